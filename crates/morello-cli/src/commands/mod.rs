@@ -1,0 +1,3 @@
+//! One module per subcommand, each with `Args` and `run`.
+
+pub mod layout;

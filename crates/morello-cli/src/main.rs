@@ -1,0 +1,51 @@
+//! The `morello` command-line tool: argument parsing, files, output and exit codes.
+//!
+//! Each subcommand lives in `commands/<name>.rs` with one `run` entry point. Exit status: 0 on
+//! success, 1 when the work ran but failed (for example no implementation fits), 2 for bad input.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod commands;
+mod failure;
+mod output;
+
+/// Finds provably optimal implementations of tensor kernels and emits them as C.
+///
+/// Start with `morello layout 6x8 '[1, 0, 1 p(4)]'` to see how a layout maps a 6x8 tensor to
+/// its buffer.
+#[derive(Debug, Parser)]
+#[command(name = "morello", version, about, long_about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show the buffer-indexing expression, buffer size and contiguity of a layout.
+    #[command(after_help = commands::layout::EXAMPLES)]
+    Layout(commands::layout::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Layout(args) => commands::layout::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => failure::report(&err),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

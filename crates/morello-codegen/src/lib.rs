@@ -1,0 +1,1 @@
+//! morello-codegen (in progress).

@@ -1,0 +1,1 @@
+//! morello-search (in progress).
