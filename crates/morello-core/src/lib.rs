@@ -4,11 +4,22 @@
 //! or searches:
 //!
 //! - [`expr`]: integer index expressions with a range-driven simplifier;
-//! - [`layout`]: the layout algebra (`PhysDim::{Dynamic, Packed, OddEven}`) and buffer indexing.
+//! - [`shape`], [`layout`]: shapes and the layout algebra (`PhysDim::{Dynamic, Packed, OddEven}`);
+//! - [`dtype`], [`target`]: element types, and targets as data (levels, kernels, cost constants);
+//! - [`spec`]: what to compute (primitives, operands, canonical forms, text);
+//! - [`kernels`]: the kernel catalogue; [`cost`]: the cost model;
+//! - [`imp`]: implementation trees; [`interp`]: the reference interpreter.
 //!
 //! Every value a user can write has a text form that prints and parses back, and nothing in this
 //! crate panics on a value a user can write.
 
+pub mod cost;
+pub mod dtype;
 pub mod expr;
+pub mod imp;
+pub mod interp;
+pub mod kernels;
 pub mod layout;
 pub mod shape;
+pub mod spec;
+pub mod target;

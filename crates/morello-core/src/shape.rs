@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 /// The largest dimension size a shape may have (2^31).
 pub const MAX_DIM: u32 = 1 << 31;
 
+/// The most dimensions a shape may have.
+pub const MAX_RANK: usize = 32;
+
 /// Why a shape is invalid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShapeError {
@@ -40,6 +43,9 @@ pub enum ShapeError {
         /// The offending text.
         text: String,
     },
+    /// More than [`MAX_RANK`] dimensions (the user's input).
+    #[error("a shape may have at most {MAX_RANK} dimensions, found {0}")]
+    TooManyDims(usize),
     /// The number of elements does not fit in 64 bits (the user's input).
     #[error("the shape has more than 2^63 - 1 elements")]
     VolumeOverflow,
@@ -59,6 +65,9 @@ impl Shape {
     /// # Errors
     /// [`ShapeError`] if a dimension is zero or too large, or the volume overflows.
     pub fn new(dims: Vec<u32>) -> Result<Self, ShapeError> {
+        if dims.len() > MAX_RANK {
+            return Err(ShapeError::TooManyDims(dims.len()));
+        }
         let mut volume: i64 = 1;
         for (index, &size) in dims.iter().enumerate() {
             if size == 0 {

@@ -44,10 +44,25 @@ impl LayoutView {
     /// # Errors
     /// [`LayoutError`] if the layout is not valid for `shape`.
     pub fn dense(layout: &Layout, shape: &Shape) -> Result<LayoutView, LayoutError> {
+        // At most MAX_PHYSICAL_DIMS (64) dims, so the count fits in a u8.
+        Self::from_parts(layout, layout.len() as u8, shape)
+    }
+
+    /// The canonical view of `layout` on `shape` when its innermost `contiguous_dims` physical
+    /// dims are known to form one contiguous run (clamped to the number of dims).
+    ///
+    /// # Errors
+    /// [`LayoutError`] if the layout is not valid for `shape`.
+    pub fn from_parts(
+        layout: &Layout,
+        contiguous_dims: u8,
+        shape: &Shape,
+    ) -> Result<LayoutView, LayoutError> {
         let entries = expand(layout, shape)?;
-        let dims: Vec<TileDim> =
-            entries.iter().filter(|e| e.size > 1).map(|e| TileDim { dim: e.dim, extent: e.size }).collect();
-        let contiguous = dims.len();
+        let run_start = entries.len().saturating_sub(usize::from(contiguous_dims));
+        let kept: Vec<(usize, &Entry)> = entries.iter().enumerate().filter(|(_, e)| e.size > 1).collect();
+        let contiguous = kept.iter().filter(|(position, _)| *position >= run_start).count();
+        let dims = kept.iter().map(|(_, e)| TileDim { dim: e.dim, extent: e.size }).collect();
         Ok(canonical(dims, contiguous))
     }
 
@@ -66,19 +81,49 @@ impl LayoutView {
     /// # Errors
     /// [`LayoutError`] if ranks differ, the tile is larger than the parent, or it does not fit.
     pub fn tile(&self, parent_shape: &Shape, tile_shape: &Shape) -> Result<LayoutView, LayoutError> {
-        if parent_shape.rank() != tile_shape.rank() {
-            return Err(LayoutError::TileRankMismatch {
-                parent: parent_shape.to_string(),
-                tile: tile_shape.to_string(),
-            });
+        self.tile_view(parent_shape, tile_shape, None)
+    }
+
+    /// The view of one tile of `tile_shape` starting at `origin` (for example a boundary region
+    /// after the full tiles of a loop). The tile must be a box of the buffer: along each logical
+    /// dimension it covers whole, aligned strips of the faster physical dims and a range of the
+    /// physical dim where it stops that does not wrap.
+    ///
+    /// # Errors
+    /// [`LayoutError`] if ranks differ, the tile leaves the parent, or it is not a box.
+    pub fn tile_at(
+        &self,
+        parent_shape: &Shape,
+        tile_shape: &Shape,
+        origin: &[u32],
+    ) -> Result<LayoutView, LayoutError> {
+        self.tile_view(parent_shape, tile_shape, Some(origin))
+    }
+
+    fn tile_view(
+        &self,
+        parent_shape: &Shape,
+        tile_shape: &Shape,
+        origin: Option<&[u32]>,
+    ) -> Result<LayoutView, LayoutError> {
+        let rank_mismatch = || LayoutError::TileRankMismatch {
+            parent: parent_shape.to_string(),
+            tile: tile_shape.to_string(),
+        };
+        if parent_shape.rank() != tile_shape.rank() || origin.is_some_and(|o| o.len() != tile_shape.rank()) {
+            return Err(rank_mismatch());
         }
         for (logical, (&t, &p)) in tile_shape.dims().iter().zip(parent_shape.dims()).enumerate() {
-            if t > p {
+            let start = origin.map_or(0, |o| u64::from(o[logical]));
+            if start + u64::from(t) > u64::from(p) {
                 return Err(LayoutError::TileTooLarge { logical: logical as u8, tile: t, parent: p });
             }
         }
         let entries = expand(&self.layout, parent_shape)?;
-        let extents = tile_extents(&entries, tile_shape)?;
+        let extents = match origin {
+            None => tile_extents(&entries, tile_shape)?,
+            Some(origin) => tile_extents_at(&entries, tile_shape, origin)?,
+        };
         // The parent's contiguous run: its innermost `contiguous_dims` physical dims.
         let run_start = entries.len().saturating_sub(usize::from(self.contiguous_dims));
         // Walk inwards-out: a tile dim joins the run while its stride equals the volume of the
@@ -106,6 +151,41 @@ impl LayoutView {
             .collect();
         Ok(canonical(dims, contiguous))
     }
+}
+
+/// The extent of a tile starting at `origin` along every physical dim of the parent.
+fn tile_extents_at(entries: &[Entry], tile_shape: &Shape, origin: &[u32]) -> Result<Vec<u64>, LayoutError> {
+    let mut extents = vec![1u64; entries.len()];
+    // Per logical dimension: tile size and origin, in units of the current digit's `inner`.
+    let mut left: Vec<u64> = tile_shape.dims().iter().map(|&t| u64::from(t)).collect();
+    let mut start: Vec<u64> = origin.iter().map(|&o| u64::from(o)).collect();
+    for (position, entry) in entries.iter().enumerate().rev() {
+        let logical = usize::from(entry.dim.logical);
+        let (t, o, s) = (left[logical], start[logical], entry.size);
+        if t == 1 {
+            continue;
+        }
+        let not_a_box = || LayoutError::TileSplitsStrip {
+            logical: entry.dim.logical,
+            tile: tile_shape.dim(logical),
+            dim: dim_text(&entry.dim),
+            strip: s,
+        };
+        if o % s == 0 && t % s == 0 {
+            // Whole, aligned cycles of this digit.
+            extents[position] = s;
+            left[logical] = t / s;
+            start[logical] = o / s;
+        } else {
+            // Stops inside this digit without wrapping; never part of an odd-even strip.
+            if o % s + t > s || matches!(entry.dim.kind, PhysDim::OddEven(_)) {
+                return Err(not_a_box());
+            }
+            extents[position] = t;
+            left[logical] = 1;
+        }
+    }
+    Ok(extents)
 }
 
 /// The extent of a tile along every physical dim of the parent.

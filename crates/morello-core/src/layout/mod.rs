@@ -73,9 +73,18 @@ impl LayoutDim {
     }
 }
 
+/// The most physical dims a layout may have.
+pub const MAX_PHYSICAL_DIMS: usize = 64;
+
 /// Why a layout is invalid, alone or for a shape.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LayoutError {
+    /// More than [`MAX_PHYSICAL_DIMS`] physical dims (the user's layout).
+    #[error("a layout may have at most 64 physical dims, found {count}")]
+    TooManyDims {
+        /// How many there were.
+        count: usize,
+    },
     /// A `Packed` or `OddEven` size below 2 (the user's layout).
     #[error("physical dim {position} (`{dim}`) has size {size}; packings must have size at least 2")]
     PackingTooSmall {
@@ -206,6 +215,9 @@ impl Layout {
     /// # Errors
     /// [`LayoutError`] naming the first broken rule.
     pub fn new(dims: Vec<LayoutDim>) -> Result<Self, LayoutError> {
+        if dims.len() > MAX_PHYSICAL_DIMS {
+            return Err(LayoutError::TooManyDims { count: dims.len() });
+        }
         let mut dynamic_at: Vec<Option<usize>> = Vec::new();
         let mut first_packing: Vec<Option<usize>> = Vec::new();
         for (position, dim) in dims.iter().enumerate() {

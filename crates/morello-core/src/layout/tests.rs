@@ -315,3 +315,45 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(384))]
+
+    /// A tile at an arbitrary origin: when `tile_at` accepts it, its contiguity claim holds.
+    #[test]
+    fn tile_at_origin_under_approximates(
+        (l, s) in layout_and_shape(),
+        fractions in proptest::collection::vec((0.0f64..1.0, 0.0f64..1.0), 3),
+    ) {
+        let tile_dims: Vec<u32> =
+            s.dims().iter().zip(&fractions).map(|(&n, (f, _))| 1 + (f64::from(n - 1) * f) as u32).collect();
+        let origin: Vec<u32> = s
+            .dims()
+            .iter()
+            .zip(&tile_dims)
+            .zip(&fractions)
+            .map(|((&n, &t), (_, g))| (f64::from(n - t) * g) as u32)
+            .collect();
+        let tile = Shape::new(tile_dims).unwrap();
+        let dense = LayoutView::dense(&l, &s).unwrap();
+        let Ok(view) = dense.tile_at(&s, &tile, &origin) else { return Ok(()) };
+        let tile_indexer = view.layout.indexer(&tile).unwrap();
+        let sizes = view.layout.physical_sizes(&tile).unwrap();
+        let run: u64 = sizes[sizes.len() - usize::from(view.contiguous_dims)..].iter().product();
+        let parent = l.indexer(&s).unwrap();
+        let mut bases = std::collections::HashMap::new();
+        for p in tile.points() {
+            let global: Vec<u32> = p.iter().zip(&origin).map(|(&x, &o)| x + o).collect();
+            let local = tile_indexer.offset(&p);
+            let base = parent.offset(&global) as i64 - (local % run) as i64;
+            let previous = bases.insert(local / run, base);
+            prop_assert!(previous.is_none() || previous == Some(base),
+                "layout {} shape {} tile {} at {:?} claims {} contiguous dims", l, s, tile, origin, view.contiguous_dims);
+        }
+        // Aligned tiles accepted by `tile` are accepted by `tile_at` with the same view.
+        if let Ok(regular) = dense.tile(&s, &tile) {
+            let aligned: Vec<u32> = origin.iter().zip(tile.dims()).map(|(&o, &t)| o / t * t).collect();
+            prop_assert_eq!(dense.tile_at(&s, &tile, &aligned).ok(), Some(regular));
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The cost model: pure functions from specs, tensors and child costs to a cost.
+//!
+//! Costs are unitless integers (roughly cycles); `docs/cost-model.md` states every formula. The
+//! constants come from the target ([`crate::target::CostConstants`] and each level's
+//! `cost_per_line`), so they can be fitted to measurements.
+//!
+//! ```text
+//! lines(t)        = Π(extents of t's non-contiguous physical dims) * ceil(run bytes / line bytes)
+//!                   where the run is the innermost contiguous physical dims
+//! move_cost(t)    = cost_per_line(level(t)) * lines(t) * (noncontiguous_penalty if t is not one run)
+//! units(t)        = volume (scalar registers) | volume / vector_size (vector registers)
+//!                 | lines(t) * line bytes (caches and memory)
+//! loop            = body * iterations + Σ boundary bodies
+//! parallel loop   = body * ceil(iterations / processors) + Σ boundary bodies
+//!                   + parallel_setup + parallel_per_iteration * ceil(iterations / processors)
+//! alloc (move)    = move_cost(source) + move_cost(destination) + prologue + body + epilogue
+//! block           = Σ stages
+//! kernel          = its own formula (see each kernel's file)
+//! ```
+
+use crate::spec::TensorSpec;
+use crate::target::{LevelKind, Target};
+
+/// A cost: unitless, roughly cycles.
+pub type Cost = u64;
+
+/// Cache lines the tensor's elements touch in their buffer.
+pub fn cache_lines(t: &TensorSpec, target: &Target) -> u64 {
+    let sizes = t.layout.physical_sizes(&t.shape).expect("a canonical tensor's layout fits its shape");
+    let split = sizes.len() - usize::from(t.contiguous_dims).min(sizes.len());
+    let outer: u64 = sizes[..split].iter().product();
+    let run_bytes: u64 = sizes[split..].iter().product::<u64>() * u64::from(t.dtype.size_bytes());
+    outer * run_bytes.div_ceil(u64::from(target.cache_line_bytes()))
+}
+
+/// The cost of touching every element of `t` once at its level.
+pub fn move_cost(t: &TensorSpec, target: &Target) -> Cost {
+    let level = target.level(t.level);
+    if level.cost_per_line == 0 {
+        return 0;
+    }
+    let penalty = if t.is_fully_contiguous() { 1 } else { target.costs().noncontiguous_penalty };
+    level.cost_per_line.saturating_mul(cache_lines(t, target)).saturating_mul(penalty)
+}
+
+/// How much of its level `t` occupies: registers for register levels, bytes (whole cache lines)
+/// otherwise.
+pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
+    match target.level(t.level).kind {
+        LevelKind::ScalarRegisters => t.shape.volume(),
+        LevelKind::VectorRegisters => t.shape.volume() / u64::from(t.vector_size.unwrap_or(1)),
+        LevelKind::Cache | LevelKind::Memory => cache_lines(t, target) * u64::from(target.cache_line_bytes()),
+    }
+}
+
+/// The cost of a loop from its body's and boundary bodies' costs.
+pub fn loop_cost(body: Cost, iterations: u64, boundaries: Cost, parallel: bool, target: &Target) -> Cost {
+    if !parallel {
+        return body.saturating_mul(iterations).saturating_add(boundaries);
+    }
+    let per_thread = iterations.div_ceil(u64::from(target.processors()));
+    let costs = target.costs();
+    body.saturating_mul(per_thread)
+        .saturating_add(boundaries)
+        .saturating_add(costs.parallel_setup)
+        .saturating_add(costs.parallel_per_iteration.saturating_mul(per_thread))
+}
+
+/// The cost of moving a tensor from `source` into `destination`, excluding the sub-specs.
+pub fn alloc_cost(source: &TensorSpec, destination: &TensorSpec, target: &Target) -> Cost {
+    move_cost(source, target).saturating_add(move_cost(destination, target))
+}

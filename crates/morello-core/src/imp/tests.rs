@@ -1,0 +1,274 @@
+//! Hand-built implementation trees: executed by the interpreter against their spec, and their
+//! costs and peaks checked against values computed by hand from `docs/cost-model.md`.
+
+use super::*;
+use crate::interp::{Buffer, InterpError, Interpreter, Value};
+use crate::spec::{FillValue, LogicalSpec};
+use crate::target::LevelId;
+
+fn avx2() -> Target {
+    Target::builtin("x86-avx2", 2).unwrap()
+}
+
+fn spec(text: &str, t: &Target) -> CanonicalSpec {
+    LogicalSpec::parse(text, t).unwrap().canonicalize(t).unwrap()
+}
+
+fn level(t: &Target, name: &str) -> LevelId {
+    t.level_id(name).unwrap()
+}
+
+/// Deterministic small-integer inputs (exact in f32), garbage in the output.
+fn buffers(s: &CanonicalSpec) -> Vec<Buffer> {
+    s.operands
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let n = o.shape.volume() as usize;
+            let values: Vec<Value> = (0..n)
+                .map(|j| {
+                    let v = ((j * 7 + i * 3) % 9) as i64 - 4;
+                    if o.dtype.is_float() {
+                        Value::Float(v as f32)
+                    } else {
+                        Value::Int(crate::interp::wrap(v, o.dtype))
+                    }
+                })
+                .collect();
+            Buffer::from_logical(o, &values).unwrap()
+        })
+        .collect()
+}
+
+/// Runs `imp` and its spec on the same inputs and compares every operand afterwards.
+fn check_against_spec(imp: &Impl, t: &Target) {
+    let interp = Interpreter::new(t);
+    let mut by_impl = buffers(&imp.spec);
+    let mut by_spec = by_impl.clone();
+    interp.execute_impl(imp, &mut by_impl).unwrap();
+    interp.execute_spec(&imp.spec, &mut by_spec).unwrap();
+    assert_eq!(by_impl, by_spec, "{}", imp.render(t));
+}
+
+#[test]
+fn zero_then_accumulate_with_scalar_kernels() {
+    let t = avx2();
+    let s = spec("Matmul(1x2x2x2, u32 GL row-major, u32 GL row-major, u32 GL row-major)", &t);
+    let zero = CanonicalSpec::fill(FillValue::Zero, s.output(), s.serial_only, &t).unwrap();
+    let accum = s.as_accum(&t).unwrap().unwrap();
+    let unit = accum.tile(&[1, 1, 1, 1], false, &t).unwrap();
+    let body = Impl::kernel(unit.clone(), KernelKind::MultAdd, &t);
+    let looped = Impl::looped(accum, vec![1, 1, 1, 1], Parallelism::Serial, body, vec![], &t);
+    let imp = Impl::block(
+        s,
+        vec![
+            Stage { operands: vec![2], body: Impl::kernel(zero, KernelKind::MemsetZero, &t) },
+            Stage { operands: vec![0, 1, 2], body: looped },
+        ],
+    );
+    assert!(KernelKind::MultAdd.applies(&unit, &t));
+    // MemsetZero: 1 + 20 * 1 line. MultAdd: 1 + 3 * 20 * 1 line. Loop: 8 iterations.
+    assert_eq!(imp.cost, 21 + 8 * 61);
+    assert_eq!(imp.peaks, MemVec::ZERO);
+    assert_eq!(imp.depth(), 3);
+    check_against_spec(&imp, &t);
+}
+
+/// `Matmul(1x1x2x8)` in f32: the output row in one AVX2 register, zeroed, then for each k a
+/// broadcast of `lhs[k]` times the row `rhs[k, :]` loaded into a register.
+fn register_tiled(t: &Target) -> Impl {
+    let (l1, vrf) = (level(t, "L1"), level(t, "VRF"));
+    let s = spec("Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)", t);
+    let cache = |o: &TensorSpec| TensorSpec { level: l1, ..o.clone() };
+    let register = |o: &TensorSpec| TensorSpec {
+        level: vrf,
+        layout: o.layout.clone(),
+        contiguous_dims: o.layout.len() as u8,
+        vector_size: Some(8),
+        ..o.clone()
+    };
+    // Output: GL -> L1 (cache view) -> VRF (buffer, stored back).
+    let out_l1 = cache(s.output());
+    let s_l1 = s.with_operand(2, out_l1.clone(), t).unwrap();
+    let out_vrf = register(&s_l1.operands[2]);
+    let s_vrf = s_l1.with_operand(2, out_vrf.clone(), t).unwrap();
+    let store = CanonicalSpec::move_between(&s_vrf.operands[2], &s_l1.operands[2], false, t).unwrap();
+    // Zero then accumulate, k split by 1.
+    let zero = CanonicalSpec::fill(FillValue::Zero, &s_vrf.operands[2], true, t).unwrap();
+    let accum = s_vrf.as_accum(t).unwrap().unwrap();
+    let step = accum.tile(&[1, 1, 1, 8], false, t).unwrap();
+    let step_lhs = step.with_operand(0, cache(&step.operands[0]), t).unwrap();
+    let step_rhs = step_lhs.with_operand(1, cache(&step_lhs.operands[1]), t).unwrap();
+    let rhs_vrf = register(&step_rhs.operands[1]);
+    let load = CanonicalSpec::move_between(&step_rhs.operands[1], &rhs_vrf, true, t).unwrap();
+    let fma = step_rhs.with_operand(1, rhs_vrf.clone(), t).unwrap();
+    assert!(KernelKind::BroadcastVecMultAdd.applies(&fma, t), "{}", fma.display(t));
+
+    let fma_impl = Impl::kernel(fma, KernelKind::BroadcastVecMultAdd, t);
+    let load_rhs = Impl::alloc(
+        step_rhs.clone(),
+        AllocParts {
+            operand: 1,
+            kind: AllocKind::Buffer,
+            destination: rhs_vrf,
+            prologue: Some(Impl::kernel(load, KernelKind::VectorAssign, t)),
+            body: fma_impl,
+            epilogue: None,
+        },
+        t,
+    );
+    let cache_rhs = Impl::alloc(
+        step_lhs.clone(),
+        AllocParts {
+            operand: 1,
+            kind: AllocKind::CacheView,
+            destination: step_rhs.operands[1].clone(),
+            prologue: None,
+            body: load_rhs,
+            epilogue: None,
+        },
+        t,
+    );
+    let cache_lhs = Impl::alloc(
+        step.clone(),
+        AllocParts {
+            operand: 0,
+            kind: AllocKind::CacheView,
+            destination: step_lhs.operands[0].clone(),
+            prologue: None,
+            body: cache_rhs,
+            epilogue: None,
+        },
+        t,
+    );
+    let k_loop = Impl::looped(accum, vec![1, 1, 1, 8], Parallelism::Serial, cache_lhs, vec![], t);
+    let block = Impl::block(
+        s_vrf.clone(),
+        vec![
+            Stage { operands: vec![2], body: Impl::kernel(zero, KernelKind::VectorFill, t) },
+            Stage { operands: vec![0, 1, 2], body: k_loop },
+        ],
+    );
+    let in_registers = Impl::alloc(
+        s_l1.clone(),
+        AllocParts {
+            operand: 2,
+            kind: AllocKind::Buffer,
+            destination: out_vrf,
+            prologue: None,
+            body: block,
+            epilogue: Some(Impl::kernel(store, KernelKind::VectorAssign, t)),
+        },
+        t,
+    );
+    Impl::alloc(
+        s,
+        AllocParts {
+            operand: 2,
+            kind: AllocKind::CacheView,
+            destination: out_l1,
+            prologue: None,
+            body: in_registers,
+            epilogue: None,
+        },
+        t,
+    )
+}
+
+#[test]
+fn register_tiled_broadcast_fma() {
+    let t = avx2();
+    let imp = register_tiled(&t);
+    // By hand (GL 20 and L1 2 per line; every tensor here is one line):
+    //   BroadcastVecMultAdd 1 + 2*1 vector + lhs in L1 (2)                 =   5
+    //   rhs -> VRF: 2 (L1) + 0 (VRF) + load (1 vector + 2) + body 5        =  10
+    //   rhs -> L1 cache: 20 + 2 + 10 = 32;  lhs -> L1 cache: 20 + 2 + 32   =  54
+    //   k loop: 2 * 54 = 108;  block: zero (1) + 108                       = 109
+    //   out -> VRF: 2 + 0 + 109 + store (1 + 2)                            = 114
+    //   out -> L1 cache: 20 + 2 + 114                                      = 136
+    assert_eq!(imp.cost, 136, "{}", imp.render(&t));
+    // VRF: out 1 + rhs 1 + the broadcast register 1; L1: three one-line views.
+    assert_eq!(imp.peaks.get(level(&t, "VRF")), 3);
+    assert_eq!(imp.peaks.get(level(&t, "L1")), 3 * 64);
+    assert_eq!(
+        imp.kernels(),
+        [KernelKind::VectorFill, KernelKind::VectorAssign, KernelKind::BroadcastVecMultAdd]
+    );
+    check_against_spec(&imp, &t);
+    let rendered = imp.render(&t);
+    assert!(rendered.starts_with("cost  GL  L2   L1  VRF  RF  implementation\n"), "{rendered}");
+    assert!(rendered.contains("kernel BroadcastVecMultAdd  MatmulAccum(1x1x1x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8)"), "{rendered}");
+}
+
+#[test]
+fn impl_trees_serialise() {
+    let t = avx2();
+    let imp = register_tiled(&t);
+    let json = serde_json::to_string(&imp).unwrap();
+    let back: Impl = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, imp);
+}
+
+#[test]
+fn interpreter_catches_a_false_contiguity_claim() {
+    let t = avx2();
+    let s = spec("FillZero(8x8, f32 GL row-major)", &t);
+    // A tile of 8x2 is not one contiguous run, but this body claims it is.
+    let lie = spec("FillZero(8x2, f32 GL row-major)", &t);
+    let truth = s.tile(&[8, 2], false, &t).unwrap();
+    assert_eq!(truth.display(&t).to_string(), "FillZero(8x2, f32 GL row-major c1)");
+    let imp = Impl::looped(
+        s,
+        vec![8, 2],
+        Parallelism::Serial,
+        Impl::kernel(lie, KernelKind::MemsetZero, &t),
+        vec![],
+        &t,
+    );
+    let mut operands = buffers(&imp.spec);
+    let err = Interpreter::new(&t).execute_impl(&imp, &mut operands).unwrap_err();
+    assert!(matches!(err, InterpError::LayoutMismatch { .. }), "{err}");
+    assert!(
+        err.to_string().contains("claims operand 0 is `f32 GL row-major`, but the data is `[0, 1] c1`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn boundary_regions_cover_the_remainder() {
+    let t = avx2();
+    // 5 = 4 + 1: one full tile of 4 and a boundary region of 1 at origin 4.
+    let s = spec("Move(5x3, u32 GL row-major, u32 GL col-major)", &t);
+    let full = s.tile(&[4, 3], false, &t).unwrap();
+    let rest = s.tile_at(&[1, 3], &[4, 0], false, &t).unwrap();
+    let scalar = |x: &CanonicalSpec| {
+        let unit = x.tile(&[1, 1], false, &t).unwrap();
+        let shape = x.shape.dims().to_vec();
+        Impl::looped(
+            x.clone(),
+            vec![1, 1],
+            Parallelism::Serial,
+            Impl::kernel(unit, KernelKind::ValueAssign, &t),
+            vec![],
+            &t,
+        )
+        .with_check(&shape)
+    };
+    let imp = Impl::looped(
+        s,
+        vec![4, 3],
+        Parallelism::Serial,
+        scalar(&full),
+        vec![Boundary { origin: vec![4, 0], body: scalar(&rest) }],
+        &t,
+    );
+    check_against_spec(&imp, &t);
+}
+
+impl Impl {
+    /// Test helper: asserts the node's spec has the given iteration shape and returns it.
+    fn with_check(self, shape: &[u32]) -> Impl {
+        assert_eq!(self.spec.shape.dims(), shape);
+        self
+    }
+}

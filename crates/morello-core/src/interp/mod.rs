@@ -1,0 +1,370 @@
+//! The reference interpreter: executes specs and implementation trees on concrete buffers.
+//!
+//! It is the oracle of the search's tests (an `Impl` must compute what its spec says) and of the
+//! verification of emitted C. Buffers hold each tensor's elements at the offsets its layout gives.
+//! Executing an `Impl` walks the tree: loops run their bodies on tiles (views with an origin),
+//! allocs create new buffers (poisoned, so reading what was never written shows up), kernels
+//! execute their spec. With [`Interpreter::check_layouts`] on, every node also checks that its
+//! spec's operand layouts and contiguity describe the actual views (the search's claims about
+//! tiles must be true, or the emitted code would be wrong).
+
+mod values;
+
+use crate::dtype::Dtype;
+use crate::imp::{AllocKind, Impl, Node};
+use crate::layout::{Layout, LayoutIndexer, LayoutView};
+use crate::shape::Shape;
+use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
+use crate::target::{LevelKind, Target};
+
+pub use values::{Value, convert, fill_value, mul_add, round_bf16, wrap};
+
+/// Why an execution failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum InterpError {
+    /// The tree still has an unsolved spec (a caller error: only complete trees execute).
+    #[error("the implementation has an unsolved spec: {0}")]
+    Unsolved(String),
+    /// A buffer does not match its operand (a caller error).
+    #[error("operand {operand}: {message}")]
+    BadBuffer {
+        /// Which operand.
+        operand: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A node's spec claims a layout or contiguity its actual data does not have (a bug in the
+    /// rewrite that built the tree).
+    #[error("{node} claims operand {operand} is `{claimed}`, but the data is `{actual}`")]
+    LayoutMismatch {
+        /// The node.
+        node: String,
+        /// Which operand.
+        operand: usize,
+        /// What the spec says.
+        claimed: String,
+        /// What the data is.
+        actual: String,
+    },
+}
+
+/// A tensor's buffer: its elements at the offsets its layout gives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Buffer {
+    /// The element type.
+    pub dtype: Dtype,
+    /// The elements, by buffer offset.
+    pub values: Vec<Value>,
+}
+
+impl Buffer {
+    /// A buffer for `tensor` holding `logical` (its elements in row-major order of the logical
+    /// index), placed by the tensor's layout.
+    ///
+    /// # Errors
+    /// [`InterpError::BadBuffer`] if the value count is wrong or the layout does not fit.
+    pub fn from_logical(tensor: &TensorSpec, logical: &[Value]) -> Result<Buffer, InterpError> {
+        let bad = |message: String| InterpError::BadBuffer { operand: 0, message };
+        if logical.len() as u64 != tensor.shape.volume() {
+            return Err(bad(format!("{} values for shape {}", logical.len(), tensor.shape)));
+        }
+        let indexer = tensor.layout.indexer(&tensor.shape).map_err(|e| bad(e.to_string()))?;
+        let mut values = vec![poison(tensor.dtype); logical.len()];
+        for (point, value) in tensor.shape.points().zip(logical) {
+            values[indexer.offset(&point) as usize] = *value;
+        }
+        Ok(Buffer { dtype: tensor.dtype, values })
+    }
+
+    /// The elements in row-major order of the logical index.
+    ///
+    /// # Errors
+    /// [`InterpError::BadBuffer`] if the layout does not fit.
+    pub fn to_logical(&self, tensor: &TensorSpec) -> Result<Vec<Value>, InterpError> {
+        let indexer = tensor
+            .layout
+            .indexer(&tensor.shape)
+            .map_err(|e| InterpError::BadBuffer { operand: 0, message: e.to_string() })?;
+        Ok(tensor.shape.points().map(|p| self.values[indexer.offset(&p) as usize]).collect())
+    }
+}
+
+/// The value a new buffer starts with: NaN for floats, a recognisable pattern for integers.
+fn poison(dtype: Dtype) -> Value {
+    if dtype.is_float() { Value::Float(f32::NAN) } else { Value::Int(wrap(0x5a5a_5a5a, dtype)) }
+}
+
+/// A buffer with its full shape and layout.
+struct Stored {
+    buffer: Buffer,
+    shape: Shape,
+    layout: Layout,
+    indexer: LayoutIndexer,
+}
+
+/// A window of a stored buffer.
+#[derive(Debug, Clone)]
+struct View {
+    buffer: usize,
+    origin: Vec<u32>,
+}
+
+/// Executes specs and implementations.
+#[derive(Debug, Clone, Copy)]
+pub struct Interpreter<'a> {
+    /// The target whose levels the specs name.
+    pub target: &'a Target,
+    /// Whether to check every node's claimed operand layouts against the data.
+    pub check_layouts: bool,
+}
+
+impl<'a> Interpreter<'a> {
+    /// An interpreter that checks layouts.
+    pub fn new(target: &'a Target) -> Self {
+        Interpreter { target, check_layouts: true }
+    }
+
+    /// Executes `spec` directly on `operands` (one dense buffer per operand, in its layout).
+    ///
+    /// # Errors
+    /// [`InterpError::BadBuffer`] if a buffer does not fit its operand.
+    pub fn execute_spec(&self, spec: &LogicalSpec, operands: &mut [Buffer]) -> Result<(), InterpError> {
+        let (mut arena, views) = self.arena(spec, operands)?;
+        run_spec(spec, &views, &mut arena);
+        give_back(arena, operands);
+        Ok(())
+    }
+
+    /// Executes an implementation on `operands` (one dense buffer per operand of its spec).
+    ///
+    /// # Errors
+    /// [`InterpError`] if a buffer does not fit, the tree is incomplete, or a node's layouts lie.
+    pub fn execute_impl(&self, imp: &Impl, operands: &mut [Buffer]) -> Result<(), InterpError> {
+        let (mut arena, views) = self.arena(&imp.spec, operands)?;
+        let result = self.run_impl(imp, &views, &mut arena);
+        give_back(arena, operands);
+        result
+    }
+
+    fn arena(
+        &self,
+        spec: &LogicalSpec,
+        operands: &mut [Buffer],
+    ) -> Result<(Vec<Stored>, Vec<View>), InterpError> {
+        if operands.len() != spec.operands.len() {
+            return Err(InterpError::BadBuffer {
+                operand: operands.len(),
+                message: format!("{} buffers for {} operands", operands.len(), spec.operands.len()),
+            });
+        }
+        let mut arena = Vec::new();
+        let mut views = Vec::new();
+        for (i, (tensor, buffer)) in spec.operands.iter().zip(operands.iter_mut()).enumerate() {
+            let bad = |message: String| InterpError::BadBuffer { operand: i, message };
+            if !tensor.is_fully_contiguous() {
+                return Err(bad("top-level operands must be whole, contiguous tensors".into()));
+            }
+            if buffer.values.len() as u64 != tensor.shape.volume() || buffer.dtype != tensor.dtype {
+                return Err(bad(format!(
+                    "expected {} {} values, found {} {}",
+                    tensor.shape.volume(),
+                    tensor.dtype,
+                    buffer.values.len(),
+                    buffer.dtype
+                )));
+            }
+            let indexer = tensor.layout.indexer(&tensor.shape).map_err(|e| bad(e.to_string()))?;
+            arena.push(Stored {
+                buffer: std::mem::replace(buffer, Buffer { dtype: tensor.dtype, values: Vec::new() }),
+                shape: tensor.shape.clone(),
+                layout: tensor.layout.clone(),
+                indexer,
+            });
+            views.push(View { buffer: i, origin: vec![0; tensor.shape.rank()] });
+        }
+        Ok((arena, views))
+    }
+
+    fn run_impl(&self, imp: &Impl, views: &[View], arena: &mut Vec<Stored>) -> Result<(), InterpError> {
+        if self.check_layouts {
+            self.check(imp, views, arena)?;
+        }
+        let spec = &imp.spec;
+        match &imp.node {
+            Node::Kernel(_) => {
+                run_spec(spec, views, arena);
+                Ok(())
+            }
+            Node::SpecApp { .. } => Err(InterpError::Unsolved(spec.display(self.target).to_string())),
+            Node::Loop { tile, body, boundaries, .. } => {
+                let steps: Vec<u32> = spec.shape.dims().iter().zip(tile).map(|(&n, &t)| n / t).collect();
+                let grid = Shape::new(steps).expect("a loop has at least one full tile per dim");
+                for index in grid.points() {
+                    let origin: Vec<u32> = index.iter().zip(tile).map(|(&i, &t)| i * t).collect();
+                    self.run_impl(body, &offset_views(spec.kind, views, &origin), arena)?;
+                }
+                for boundary in boundaries {
+                    self.run_impl(&boundary.body, &offset_views(spec.kind, views, &boundary.origin), arena)?;
+                }
+                Ok(())
+            }
+            Node::Alloc { operand, kind, destination, prologue, body, epilogue } => {
+                if *kind == AllocKind::CacheView {
+                    return self.run_impl(body, views, arena);
+                }
+                let indexer = destination
+                    .layout
+                    .indexer(&destination.shape)
+                    .map_err(|e| InterpError::BadBuffer { operand: *operand, message: e.to_string() })?;
+                arena.push(Stored {
+                    buffer: Buffer {
+                        dtype: destination.dtype,
+                        values: vec![poison(destination.dtype); destination.shape.volume() as usize],
+                    },
+                    shape: destination.shape.clone(),
+                    layout: destination.layout.clone(),
+                    indexer,
+                });
+                let new = View { buffer: arena.len() - 1, origin: vec![0; destination.shape.rank()] };
+                let old = views[*operand].clone();
+                if let Some(p) = prologue {
+                    self.run_impl(p, &[old.clone(), new.clone()], arena)?;
+                }
+                let mut inner = views.to_vec();
+                inner[*operand] = new.clone();
+                self.run_impl(body, &inner, arena)?;
+                if let Some(e) = epilogue {
+                    self.run_impl(e, &[new, old], arena)?;
+                }
+                arena.pop();
+                Ok(())
+            }
+            Node::Block { stages } => {
+                for stage in stages {
+                    let stage_views: Vec<View> = stage.operands.iter().map(|&i| views[i].clone()).collect();
+                    self.run_impl(&stage.body, &stage_views, arena)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Checks that each operand's claimed layout and contiguity describe its view.
+    fn check(&self, imp: &Impl, views: &[View], arena: &[Stored]) -> Result<(), InterpError> {
+        for (i, (tensor, view)) in imp.spec.operands.iter().zip(views).enumerate() {
+            if self.target.level(tensor.level).kind == LevelKind::ScalarRegisters {
+                continue;
+            }
+            let stored = &arena[view.buffer];
+            let mismatch = |actual: String| InterpError::LayoutMismatch {
+                node: imp.describe(self.target),
+                operand: i,
+                claimed: tensor.display(self.target).to_string(),
+                actual,
+            };
+            let actual = LayoutView::dense(&stored.layout, &stored.shape)
+                .and_then(|dense| dense.tile_at(&stored.shape, &tensor.shape, &view.origin))
+                .map_err(|e| mismatch(format!("not a box of its buffer: {e}")))?;
+            if actual.layout != tensor.layout || actual.contiguous_dims < tensor.contiguous_dims {
+                return Err(mismatch(format!("{} c{}", actual.layout, actual.contiguous_dims)));
+            }
+            // Kernels use vector registers whole: a register operand must start on a register.
+            if let (Node::Kernel(_), Some(lanes)) = (&imp.node, tensor.vector_size) {
+                let start = stored.indexer.offset(&view.origin);
+                if start % u64::from(lanes) != 0 {
+                    return Err(mismatch(format!(
+                        "a view starting at lane {start}, inside a register of {lanes}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn give_back(arena: Vec<Stored>, operands: &mut [Buffer]) {
+    for (slot, stored) in operands.iter_mut().zip(arena) {
+        *slot = stored.buffer;
+    }
+}
+
+fn offset_views(kind: PrimitiveKind, views: &[View], origin: &[u32]) -> Vec<View> {
+    kind.operand_origins(origin)
+        .into_iter()
+        .zip(views)
+        .map(|(o, v)| View {
+            buffer: v.buffer,
+            origin: v.origin.iter().zip(&o).map(|(a, b)| a + b).collect(),
+        })
+        .collect()
+}
+
+fn read(arena: &[Stored], view: &View, point: &[u32]) -> Value {
+    let stored = &arena[view.buffer];
+    let global: Vec<u32> = view.origin.iter().zip(point).map(|(o, p)| o + p).collect();
+    stored.buffer.values[stored.indexer.offset(&global) as usize]
+}
+
+fn write(arena: &mut [Stored], view: &View, point: &[u32], value: Value) {
+    let stored = &mut arena[view.buffer];
+    let global: Vec<u32> = view.origin.iter().zip(point).map(|(o, p)| o + p).collect();
+    let offset = stored.indexer.offset(&global) as usize;
+    stored.buffer.values[offset] = value;
+}
+
+/// Executes a spec's semantics on views.
+fn run_spec(spec: &LogicalSpec, views: &[View], arena: &mut [Stored]) {
+    let out_dtype = spec.output().dtype;
+    match spec.kind {
+        PrimitiveKind::Move => {
+            for p in spec.shape.points() {
+                let v = read(arena, &views[0], &p);
+                write(arena, &views[1], &p, convert(v, out_dtype));
+            }
+        }
+        PrimitiveKind::Fill { value } => {
+            let v = fill_value(value, out_dtype);
+            for p in spec.shape.points() {
+                write(arena, &views[0], &p, v);
+            }
+        }
+        PrimitiveKind::Matmul { accum } | PrimitiveKind::Conv { accum } => {
+            // Iterate the output, then the reduction dims in row-major order.
+            let rank = spec.shape.rank();
+            let reductions = spec.kind.reduction_dims();
+            let out_dims: Vec<usize> = (0..rank).filter(|d| !reductions.contains(d)).collect();
+            let out_shape = Shape::new(out_dims.iter().map(|&d| spec.shape.dim(d)).collect())
+                .expect("a sub-shape of a valid shape is valid");
+            let red_shape = Shape::new(reductions.iter().map(|&d| spec.shape.dim(d)).collect())
+                .expect("a sub-shape of a valid shape is valid");
+            let dims = spec.kind.operand_dims(rank);
+            let project = |full: &[u32], operand: usize| -> Vec<u32> {
+                dims[operand].iter().map(|d| d.origin(full)).collect()
+            };
+            let mut full = vec![0u32; rank];
+            for o in out_shape.points() {
+                for (&d, &v) in out_dims.iter().zip(&o) {
+                    full[d] = v;
+                }
+                for &d in reductions {
+                    full[d] = 0;
+                }
+                let out_point = project(&full, 2);
+                let mut acc = if accum {
+                    read(arena, &views[2], &out_point)
+                } else {
+                    convert(Value::Int(0), out_dtype)
+                };
+                for r in red_shape.points() {
+                    for (&d, &v) in reductions.iter().zip(&r) {
+                        full[d] = v;
+                    }
+                    let a = read(arena, &views[0], &project(&full, 0));
+                    let b = read(arena, &views[1], &project(&full, 1));
+                    acc = mul_add(acc, a, b, out_dtype);
+                }
+                write(arena, &views[2], &out_point, acc);
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! `BroadcastVecMultAdd`: `out[v] += s * x[v]`, one scalar broadcast times whole vectors.
+//!
+//! The building block of register-tiled matmul microkernels: with the output tile in vector
+//! registers, each step broadcasts one element of `lhs` and multiplies a row of `rhs`.
+//!
+//! ```text
+//! applies:  MatmulAccum [1, 1, 1, n]: lhs scalar, rhs [1, 1, n] and out [1, 1, n] in vector registers
+//!        or MatmulAccum [1, m, 1, 1]: rhs scalar, lhs [1, m, 1] and out [1, m, 1] in vector registers;
+//!           the scalar not in vector registers; the vector operand and the output with one layout
+//!           and one vector size, each made of whole vectors; one dtype: f32, u32 or i32
+//! memory:   1 vector register (the broadcast scalar)
+//! cost:     fixed + per_unit * vectors + move_cost(scalar)
+//! ```
+
+use super::{in_vector_registers, scalar_accessible, whole_vectors};
+use crate::cost::{Cost, move_cost};
+use crate::dtype::Dtype;
+use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
+use crate::target::{KernelCost, MemVec, Target};
+
+pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 2 };
+
+/// The scalar operand and the vector operand, if the spec has this kernel's form.
+pub(crate) fn roles(spec: &LogicalSpec) -> Option<(&TensorSpec, &TensorSpec)> {
+    if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
+        return None;
+    }
+    match spec.shape.dims() {
+        [1, 1, 1, n] if *n > 1 => Some((&spec.operands[0], &spec.operands[1])),
+        [1, m, 1, 1] if *m > 1 => Some((&spec.operands[1], &spec.operands[0])),
+        _ => None,
+    }
+}
+
+pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    let Some((scalar, vector)) = roles(spec) else { return false };
+    let out = spec.output();
+    let dtype_ok = matches!(out.dtype, Dtype::F32 | Dtype::U32 | Dtype::I32)
+        && scalar.dtype == out.dtype
+        && vector.dtype == out.dtype;
+    let Some(lanes) = out.vector_size else { return false };
+    dtype_ok
+        && scalar_accessible(scalar, target)
+        && in_vector_registers(vector, target)
+        && in_vector_registers(out, target)
+        && vector.vector_size == out.vector_size
+        && vector.layout == out.layout
+        && whole_vectors(vector, lanes)
+        && whole_vectors(out, lanes)
+}
+
+pub(super) fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
+    MemVec::single(spec.output().level, 1)
+}
+
+pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+    let out = spec.output();
+    let vectors = out.shape.volume() / u64::from(out.vector_size.unwrap_or(1));
+    let scalar_cost = roles(spec).map_or(0, |(scalar, _)| move_cost(scalar, target));
+    c.fixed.saturating_add(c.per_unit.saturating_mul(vectors)).saturating_add(scalar_cost)
+}

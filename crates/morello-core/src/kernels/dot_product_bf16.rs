@@ -1,0 +1,51 @@
+//! `DotProductBf16`: `out += Σ_k lhs[k] * rhs[k]` with bf16 inputs and an f32 result, using the
+//! AVX-512 BF16 instruction `vdpbf16ps` (32 bf16 pairs per instruction).
+//!
+//! ```text
+//! applies:  MatmulAccum [1, 1, K, 1], lhs and rhs bf16, out f32; lhs and rhs in memory or a
+//!           cache, each one contiguous run; out not in vector registers; K a multiple of 32
+//! memory:   ACCUMULATORS + 1 vector registers
+//! cost:     fixed + per_unit * K / 32 + Σ move_cost(operand)
+//! ```
+
+use super::{in_memory, scalar_accessible, widest_vector_level};
+use crate::cost::{Cost, move_cost};
+use crate::dtype::Dtype;
+use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::{KernelCost, MemVec, Target};
+
+pub(super) const REQUIRED_ISA: &[&str] = &["avx512f", "avx512bf16"];
+pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 4, per_unit: 1 };
+
+/// bf16 pairs one `vdpbf16ps` consumes.
+pub const STEP: u32 = 32;
+
+/// Vector accumulators the loop keeps.
+pub const ACCUMULATORS: u64 = 4;
+
+pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    let [1, 1, k, 1] = spec.shape.dims() else { return false };
+    let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
+    spec.kind == (PrimitiveKind::Matmul { accum: true })
+        && REQUIRED_ISA.iter().all(|f| target.has_isa(f))
+        && lhs.dtype == Dtype::Bf16
+        && rhs.dtype == Dtype::Bf16
+        && out.dtype == Dtype::F32
+        && k % STEP == 0
+        && in_memory(lhs, target)
+        && in_memory(rhs, target)
+        && lhs.is_fully_contiguous()
+        && rhs.is_fully_contiguous()
+        && scalar_accessible(out, target)
+}
+
+pub(super) fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
+    widest_vector_level(target).map_or(MemVec::ZERO, |(level, _)| MemVec::single(level, ACCUMULATORS + 1))
+}
+
+pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+    let steps = u64::from(spec.shape.dim(2) / STEP);
+    spec.operands.iter().fold(c.fixed.saturating_add(c.per_unit.saturating_mul(steps)), |acc, o| {
+        acc.saturating_add(move_cost(o, target))
+    })
+}

@@ -1,0 +1,53 @@
+//! `DotProductLoop`: `out += Σ_k lhs[k] * rhs[k]` in f32 with vector accumulators.
+//!
+//! The loop keeps [`ACCUMULATORS`] vector accumulators of the target's widest f32 vector, then
+//! sums them horizontally.
+//!
+//! ```text
+//! applies:  MatmulAccum [1, 1, K, 1] in f32; lhs and rhs in memory or a cache, each one
+//!           contiguous run; out not in vector registers; K a multiple of the vector's lanes
+//! memory:   ACCUMULATORS + 1 vector registers
+//! cost:     fixed + per_unit * K / lanes + Σ move_cost(operand)
+//! ```
+
+use super::{in_memory, scalar_accessible, widest_vector_level};
+use crate::cost::{Cost, move_cost};
+use crate::dtype::Dtype;
+use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::{KernelCost, MemVec, Target};
+
+pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 4, per_unit: 1 };
+
+/// Vector accumulators the loop keeps.
+pub const ACCUMULATORS: u64 = 4;
+
+/// f32 lanes of the target's widest vector.
+pub(crate) fn lanes(target: &Target) -> Option<u32> {
+    widest_vector_level(target).map(|(_, bytes)| bytes / 4)
+}
+
+pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    let [1, 1, k, 1] = spec.shape.dims() else { return false };
+    let Some(lanes) = lanes(target) else { return false };
+    let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
+    spec.kind == (PrimitiveKind::Matmul { accum: true })
+        && spec.operands.iter().all(|o| o.dtype == Dtype::F32)
+        && k % lanes == 0
+        && in_memory(lhs, target)
+        && in_memory(rhs, target)
+        && lhs.is_fully_contiguous()
+        && rhs.is_fully_contiguous()
+        && scalar_accessible(out, target)
+}
+
+pub(super) fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
+    widest_vector_level(target).map_or(MemVec::ZERO, |(level, _)| MemVec::single(level, ACCUMULATORS + 1))
+}
+
+pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+    let steps = u64::from(spec.shape.dim(2) / lanes(target).unwrap_or(1));
+    spec.operands.iter().fold(c.fixed.saturating_add(c.per_unit.saturating_mul(steps)), |acc, o| {
+        acc.saturating_add(move_cost(o, target))
+    })
+}

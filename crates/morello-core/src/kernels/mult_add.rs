@@ -1,0 +1,25 @@
+//! `MultAdd`: `out += lhs * rhs` on single scalars.
+//!
+//! ```text
+//! applies:  MatmulAccum or ConvAccum of volume 1; no operand in vector registers;
+//!           inputs of one dtype, output the same or f32 for bf16 inputs
+//! cost:     fixed + Σ move_cost(operand)
+//! ```
+
+use super::scalar_accessible;
+use crate::cost::{Cost, move_cost};
+use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::{KernelCost, Target};
+
+pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 0 };
+
+pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    matches!(spec.kind, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true })
+        && spec.shape.volume() == 1
+        && spec.operands.iter().all(|o| scalar_accessible(o, target))
+}
+
+pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+    spec.operands.iter().fold(c.fixed, |acc, o| acc.saturating_add(move_cost(o, target)))
+}

@@ -1,0 +1,131 @@
+//! Applicability of each kernel: the specs it takes and near misses it must refuse.
+
+use super::*;
+
+fn check(target: &Target, kernel: KernelKind, yes: &[&str], no: &[&str]) {
+    for (texts, expected) in [(yes, true), (no, false)] {
+        for text in texts {
+            let spec = LogicalSpec::parse(text, target).unwrap().canonicalize(target).unwrap();
+            assert_eq!(kernel.applies(&spec, target), expected, "{kernel} on {text}");
+        }
+    }
+}
+
+fn avx2() -> Target {
+    Target::builtin("x86-avx2", 2).unwrap()
+}
+
+#[test]
+fn mult_add() {
+    check(
+        &avx2(),
+        KernelKind::MultAdd,
+        &[
+            "MatmulAccum(1x1x1x1, f32 RF row-major, f32 RF row-major, f32 RF row-major)",
+            "MatmulAccum(1x1x1x1, u32 L1 row-major, u32 GL row-major, u32 RF row-major)",
+            "ConvAccum(1x1x1x1x1x1x1, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)",
+        ],
+        &[
+            "Matmul(1x1x1x1, f32 RF row-major, f32 RF row-major, f32 RF row-major)",
+            "MatmulAccum(1x1x2x1, f32 RF row-major, f32 RF row-major, f32 RF row-major)",
+        ],
+    );
+}
+
+#[test]
+fn broadcast_vec_mult_add() {
+    check(
+        &avx2(),
+        KernelKind::BroadcastVecMultAdd,
+        &[
+            "MatmulAccum(1x1x1x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8)",
+            "MatmulAccum(1x1x1x16, f32 RF row-major, f32 VRF row-major v8, f32 VRF row-major v8)",
+            "MatmulAccum(1x8x1x1, f32 VRF row-major v4, f32 L1 row-major, f32 VRF row-major v4)",
+            "MatmulAccum(1x1x1x8, i32 L1 row-major, i32 VRF row-major v8, i32 VRF row-major v8)",
+        ],
+        &[
+            "MatmulAccum(1x1x1x8, f32 L1 row-major, f32 L1 row-major, f32 VRF row-major v8)",
+            "MatmulAccum(1x1x1x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v4)",
+            "MatmulAccum(1x2x1x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8)",
+            "MatmulAccum(1x1x2x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8)",
+        ],
+    );
+}
+
+#[test]
+fn vector_assign() {
+    check(
+        &avx2(),
+        KernelKind::VectorAssign,
+        &[
+            "Move(1x8, f32 L1 row-major, f32 VRF row-major v8)",
+            "Move(2x8, f32 VRF row-major v8, f32 GL row-major)",
+            "Move(4x8, f32 L1 row-major c1, f32 VRF row-major v8)",
+            "Move(16, u32 VRF row-major v4, u32 VRF row-major v4)",
+        ],
+        &[
+            "Move(8x2, f32 L1 row-major c1, f32 VRF row-major v8)",
+            "Move(8x8, f32 L1 col-major, f32 VRF row-major v8)",
+            "Move(1x8, f32 L1 row-major, f32 L1 row-major)",
+            "Move(16, u32 VRF row-major v4, u32 VRF row-major v8)",
+        ],
+    );
+}
+
+#[test]
+fn fills() {
+    let t = avx2();
+    check(
+        &t,
+        KernelKind::VectorFill,
+        &["FillZero(4x8, f32 VRF row-major v8)", "FillNegInf(8, f32 VRF row-major v4)"],
+        &["FillZero(4x8, f32 L1 row-major)"],
+    );
+    check(
+        &t,
+        KernelKind::MemsetZero,
+        &["FillZero(4x8, f32 GL row-major)", "FillZero(4x8, u32 L1 col-major)"],
+        &[
+            "FillZero(4x8, f32 GL row-major c1)",
+            "FillNegInf(4x8, f32 GL row-major)",
+            "FillZero(8, f32 VRF row-major v8)",
+        ],
+    );
+    check(
+        &t,
+        KernelKind::ValueFill,
+        &["FillMin(1, i32 RF row-major)", "FillZero(1x1, f32 GL row-major)"],
+        &["FillZero(2, f32 RF row-major)"],
+    );
+    check(
+        &t,
+        KernelKind::ValueAssign,
+        &["Move(1, f32 L1 row-major, f32 RF row-major)", "Move(1x1, bf16 GL row-major, f32 GL row-major)"],
+        &["Move(2, f32 L1 row-major, f32 RF row-major)"],
+    );
+}
+
+#[test]
+fn dot_products() {
+    let t = avx2();
+    check(
+        &t,
+        KernelKind::DotProductLoop,
+        &["MatmulAccum(1x1x16x1, f32 L1 row-major, f32 L1 row-major, f32 RF row-major)"],
+        &[
+            "MatmulAccum(1x1x12x1, f32 L1 row-major, f32 L1 row-major, f32 RF row-major)",
+            "MatmulAccum(1x1x16x1, f32 L1 row-major, f32 L1 row-major c0, f32 RF row-major)",
+            "MatmulAccum(1x1x16x1, u32 L1 row-major, u32 L1 row-major, u32 RF row-major)",
+        ],
+    );
+    let bf16 = "MatmulAccum(1x1x64x1, bf16 L1 row-major, bf16 L1 row-major, f32 RF row-major)";
+    check(&Target::builtin("x86-avx512", 2).unwrap(), KernelKind::DotProductBf16, &[bf16], &[]);
+    check(&t, KernelKind::DotProductBf16, &[], &[bf16]);
+}
+
+#[test]
+fn names_round_trip() {
+    for k in KernelKind::ALL {
+        assert_eq!(k.name().parse::<KernelKind>(), Ok(k));
+    }
+}

@@ -1,0 +1,24 @@
+//! `ValueAssign`: copies one scalar, widening bf16 to f32 if the dtypes differ.
+//!
+//! ```text
+//! applies:  Move of volume 1, neither side in vector registers
+//! cost:     fixed + move_cost(source) + move_cost(destination)
+//! ```
+
+use super::scalar_accessible;
+use crate::cost::{Cost, move_cost};
+use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::{KernelCost, Target};
+
+pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 0 };
+
+pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    spec.kind == PrimitiveKind::Move
+        && spec.shape.volume() == 1
+        && spec.operands.iter().all(|o| scalar_accessible(o, target))
+}
+
+pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+    spec.operands.iter().fold(c.fixed, |acc, o| acc.saturating_add(move_cost(o, target)))
+}

@@ -1,0 +1,47 @@
+//! `VectorAssign`: copies whole vectors between vector registers and memory (loads, stores).
+//!
+//! ```text
+//! applies:  Move, one dtype, one layout; at least one side in vector registers; every side in
+//!           vector registers made of whole vectors of the vector size; a side in memory or a
+//!           cache with contiguous runs that are whole vectors (so each vector is one load/store);
+//!           two register sides with one vector size
+//! cost:     per_unit * vectors + move_cost(side in memory)
+//! ```
+
+use super::{in_memory, in_vector_registers, whole_vectors};
+use crate::cost::{Cost, move_cost};
+use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::{KernelCost, Target};
+
+pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 0, per_unit: 1 };
+
+/// The vector size of the register side(s).
+fn lanes(spec: &LogicalSpec) -> Option<u32> {
+    spec.operands.iter().find_map(|o| o.vector_size)
+}
+
+pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    if spec.kind != PrimitiveKind::Move {
+        return false;
+    }
+    let (src, dst) = (&spec.operands[0], &spec.operands[1]);
+    let Some(lanes) = lanes(spec) else { return false };
+    if src.dtype != dst.dtype || src.layout != dst.layout {
+        return false;
+    }
+    [src, dst].iter().all(|side| {
+        if in_vector_registers(side, target) {
+            side.vector_size == Some(lanes) && whole_vectors(side, lanes)
+        } else {
+            in_memory(side, target) && whole_vectors(side, lanes)
+        }
+    })
+}
+
+pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+    let vectors = spec.shape.volume() / u64::from(lanes(spec).unwrap_or(1));
+    let memory_side: Cost =
+        spec.operands.iter().filter(|o| !in_vector_registers(o, target)).map(|o| move_cost(o, target)).sum();
+    c.fixed.saturating_add(c.per_unit.saturating_mul(vectors)).saturating_add(memory_side)
+}

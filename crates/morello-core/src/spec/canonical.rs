@@ -1,0 +1,226 @@
+//! Validation and canonical form of specs.
+//!
+//! ```text
+//! valid:      iteration rank fits the kind; one operand per kind slot, each of the derived shape;
+//!             dtypes agree (matmul/conv inputs equal, output equal or bf16 -> f32; moves equal or
+//!             widening); levels exist; a vector size exactly on vector-register levels, whose
+//!             bytes are a vector width of the level and which divides the volume; layouts valid.
+//! canonical:  every layout canonical for its shape with its contiguity (LayoutView::from_parts);
+//!             scalar-register operands row-major and fully contiguous (registers have no layout);
+//!             serial_only = true when no operand lives at a level parallel loops may split.
+//! ```
+
+use super::{CanonicalSpec, LogicalSpec, PrimitiveKind, TensorSpec};
+use crate::dtype::Dtype;
+use crate::layout::{Layout, LayoutError, LayoutView};
+use crate::shape::ShapeError;
+use crate::target::{LevelKind, Target};
+
+/// Why a spec is invalid (the user's spec, or a bug in a rewrite that built it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// The iteration shape has the wrong rank for the kind.
+    #[error("{kind} needs an iteration shape of rank {expected}, found rank {found}")]
+    WrongRank {
+        /// The kind's name.
+        kind: &'static str,
+        /// The rank it needs.
+        expected: usize,
+        /// The rank given.
+        found: usize,
+    },
+    /// The wrong number of operands.
+    #[error("{kind} takes {expected} operands, found {found}")]
+    OperandCount {
+        /// The kind's name.
+        kind: &'static str,
+        /// The count it needs.
+        expected: usize,
+        /// The count given.
+        found: usize,
+    },
+    /// An operand's shape is not the one the iteration shape implies.
+    #[error("operand {operand} must have shape {expected}, found {found}")]
+    ShapeMismatch {
+        /// Which operand.
+        operand: usize,
+        /// The derived shape.
+        expected: String,
+        /// The shape given.
+        found: String,
+    },
+    /// A derived operand shape is invalid (too large).
+    #[error("operand {operand}: {source}")]
+    OperandShape {
+        /// Which operand.
+        operand: usize,
+        /// Why.
+        source: ShapeError,
+    },
+    /// Operand dtypes do not fit together.
+    #[error("{0}")]
+    Dtypes(String),
+    /// A level id that the target does not have.
+    #[error("operand {operand} names level #{level}, which the target does not have")]
+    UnknownLevel {
+        /// Which operand.
+        operand: usize,
+        /// The level id.
+        level: u8,
+    },
+    /// A vector-size rule is broken.
+    #[error("operand {operand}: {message}")]
+    VectorSize {
+        /// Which operand.
+        operand: usize,
+        /// Which rule and why.
+        message: String,
+    },
+    /// A sliding-window operand dim (a convolution's image rows) is tiled but packed.
+    #[error("operand {operand}: a sliding window can only be tiled along a dim with one plain physical dim")]
+    SlidingTile {
+        /// Which operand.
+        operand: usize,
+    },
+    /// A layout does not fit its operand.
+    #[error("operand {operand}: {source}")]
+    Layout {
+        /// Which operand.
+        operand: usize,
+        /// Why.
+        source: LayoutError,
+    },
+}
+
+impl LogicalSpec {
+    /// Validates the spec for `target` and puts it in canonical form.
+    ///
+    /// # Errors
+    /// [`SpecError`] naming the first broken rule.
+    pub fn canonicalize(&self, target: &Target) -> Result<CanonicalSpec, SpecError> {
+        let kind = self.kind;
+        if self.operands.len() != kind.operand_count() {
+            return Err(SpecError::OperandCount {
+                kind: kind.name(),
+                expected: kind.operand_count(),
+                found: self.operands.len(),
+            });
+        }
+        let shapes = kind.operand_shapes(&self.shape)?;
+        check_dtypes(kind, &self.operands)?;
+        let mut operands = Vec::with_capacity(self.operands.len());
+        for (i, (operand, shape)) in self.operands.iter().zip(&shapes).enumerate() {
+            if operand.shape != *shape {
+                return Err(SpecError::ShapeMismatch {
+                    operand: i,
+                    expected: shape.to_string(),
+                    found: operand.shape.to_string(),
+                });
+            }
+            operands.push(canonical_operand(i, operand, target)?);
+        }
+        let parallelisable = operands.iter().any(|o| target.level(o.level).parallel);
+        Ok(CanonicalSpec(LogicalSpec {
+            kind,
+            shape: self.shape.clone(),
+            operands,
+            serial_only: self.serial_only || !parallelisable,
+        }))
+    }
+}
+
+fn check_dtypes(kind: PrimitiveKind, operands: &[TensorSpec]) -> Result<(), SpecError> {
+    let d: Vec<Dtype> = operands.iter().map(|o| o.dtype).collect();
+    match kind {
+        PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => {
+            if d[0] != d[1] {
+                return Err(SpecError::Dtypes(format!(
+                    "{} inputs must have one dtype, found {} and {}",
+                    kind.name(),
+                    d[0],
+                    d[1]
+                )));
+            }
+            if d[2] != d[0] && !d[0].widens_to(d[2]) {
+                return Err(SpecError::Dtypes(format!(
+                    "{} output must be {} (or f32 for bf16 inputs), found {}",
+                    kind.name(),
+                    d[0],
+                    d[2]
+                )));
+            }
+        }
+        PrimitiveKind::Move => {
+            if d[0] != d[1] && !d[0].widens_to(d[1]) {
+                return Err(SpecError::Dtypes(format!(
+                    "a move copies or widens (bf16 -> f32); it cannot convert {} to {}",
+                    d[0], d[1]
+                )));
+            }
+        }
+        PrimitiveKind::Fill { .. } => {}
+    }
+    Ok(())
+}
+
+fn canonical_operand(i: usize, operand: &TensorSpec, target: &Target) -> Result<TensorSpec, SpecError> {
+    let Some(level) = target.levels().get(operand.level.index()) else {
+        return Err(SpecError::UnknownLevel { operand: i, level: operand.level.0 });
+    };
+    let vector_error = |message: String| SpecError::VectorSize { operand: i, message };
+    match (level.kind, operand.vector_size) {
+        (LevelKind::VectorRegisters, None) => {
+            return Err(vector_error(format!(
+                "a tensor in {} needs a vector size (such as v{})",
+                level.name,
+                level.vector_bytes.last().copied().unwrap_or(32) / operand.dtype.size_bytes()
+            )));
+        }
+        (LevelKind::VectorRegisters, Some(v)) => {
+            let bytes = u64::from(v) * u64::from(operand.dtype.size_bytes());
+            if !level.vector_bytes.iter().any(|&w| u64::from(w) == bytes) {
+                let widths: Vec<String> = level
+                    .vector_bytes
+                    .iter()
+                    .filter(|&&w| w % operand.dtype.size_bytes() == 0)
+                    .map(|&w| format!("v{}", w / operand.dtype.size_bytes()))
+                    .collect();
+                return Err(vector_error(format!(
+                    "v{v} of {} is {bytes} bytes, not a vector width of {} (use {})",
+                    operand.dtype,
+                    level.name,
+                    widths.join(", ")
+                )));
+            }
+            if operand.shape.volume() % u64::from(v) != 0 {
+                return Err(vector_error(format!(
+                    "shape {} ({} elements) is not a whole number of v{v} vectors",
+                    operand.shape,
+                    operand.shape.volume()
+                )));
+            }
+        }
+        (_, Some(v)) => {
+            return Err(vector_error(format!(
+                "v{v} is a vector size, but {} does not hold vector registers",
+                level.name
+            )));
+        }
+        (_, None) => {}
+    }
+    let view = if level.kind == LevelKind::ScalarRegisters {
+        // Registers hold scalars one by one: the layout carries no information.
+        LayoutView::dense(&Layout::row_major(operand.shape.rank() as u8), &operand.shape)
+    } else {
+        LayoutView::from_parts(&operand.layout, operand.contiguous_dims, &operand.shape)
+    }
+    .map_err(|source| SpecError::Layout { operand: i, source })?;
+    Ok(TensorSpec {
+        shape: operand.shape.clone(),
+        dtype: operand.dtype,
+        level: operand.level,
+        layout: view.layout,
+        contiguous_dims: view.contiguous_dims,
+        vector_size: operand.vector_size,
+    })
+}

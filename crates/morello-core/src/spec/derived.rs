@@ -1,0 +1,183 @@
+//! Specs derived from a spec: tiles of its iteration space, an operand replaced, the
+//! accumulating twin, and the moves and fills of operands. These are the building blocks of every
+//! rewrite.
+//!
+//! A tile's operands are views of the parent's operands: their layouts and contiguity come from
+//! [`LayoutView::tile`] (full tiles, at multiples of the tile) or [`LayoutView::tile_at`] (one
+//! region at a given origin). Operand dims that slide (a convolution's image rows `h + fh`) are
+//! only tiled when that logical dim has a single physical dim, so every window is a box.
+
+use super::{CanonicalSpec, FillValue, LogicalSpec, OperandDim, PrimitiveKind, SpecError, TensorSpec};
+use crate::layout::{LayoutView, PhysDim};
+use crate::shape::Shape;
+use crate::target::Target;
+
+impl LogicalSpec {
+    /// The spec of a full tile of the iteration space: the box of `sizes`, repeated at multiples of
+    /// `sizes`. `serial_only` is set when the tile is the body of a parallel loop.
+    ///
+    /// # Errors
+    /// [`SpecError`] if a size is 0 or larger than the spec, or an operand's layout does not admit
+    /// the tile (it would not be a box of the buffer at every position).
+    pub fn tile(
+        &self,
+        sizes: &[u32],
+        serial_only: bool,
+        target: &Target,
+    ) -> Result<CanonicalSpec, SpecError> {
+        self.tile_view(sizes, None, serial_only, target)
+    }
+
+    /// The spec of the iteration box of `sizes` starting at `origin` (a boundary region).
+    ///
+    /// # Errors
+    /// As [`LogicalSpec::tile`].
+    pub fn tile_at(
+        &self,
+        sizes: &[u32],
+        origin: &[u32],
+        serial_only: bool,
+        target: &Target,
+    ) -> Result<CanonicalSpec, SpecError> {
+        self.tile_view(sizes, Some(origin), serial_only, target)
+    }
+
+    fn tile_view(
+        &self,
+        sizes: &[u32],
+        origin: Option<&[u32]>,
+        serial_only: bool,
+        target: &Target,
+    ) -> Result<CanonicalSpec, SpecError> {
+        let shape =
+            Shape::new(sizes.to_vec()).map_err(|source| SpecError::OperandShape { operand: 0, source })?;
+        if shape.rank() != self.shape.rank() || origin.is_some_and(|o| o.len() != shape.rank()) {
+            return Err(SpecError::WrongRank {
+                kind: self.kind.name(),
+                expected: self.shape.rank(),
+                found: shape.rank(),
+            });
+        }
+        let dims = self.kind.operand_dims(sizes.len());
+        let tile_shapes = self.kind.operand_tile_shapes(sizes)?;
+        let origins = origin.map(|o| self.kind.operand_origins(o));
+        let mut operands = Vec::with_capacity(self.operands.len());
+        for (i, (operand, tile_shape)) in self.operands.iter().zip(tile_shapes).enumerate() {
+            let layout_error = |source| SpecError::Layout { operand: i, source };
+            let view =
+                LayoutView { layout: operand.layout.clone(), contiguous_dims: operand.contiguous_dims };
+            let sliding = dims[i].iter().enumerate().any(|(d, od)| slides(od, operand, d, &tile_shape));
+            let tiled = match (&origins, sliding) {
+                (Some(origins), _) => view.tile_at(&operand.shape, &tile_shape, &origins[i]),
+                (None, false) => view.tile(&operand.shape, &tile_shape),
+                (None, true) => {
+                    if !sliding_dims_are_plain(&dims[i], operand, &tile_shape) {
+                        return Err(SpecError::SlidingTile { operand: i });
+                    }
+                    view.tile_at(&operand.shape, &tile_shape, &vec![0; tile_shape.rank()])
+                }
+            }
+            .map_err(layout_error)?;
+            operands.push(TensorSpec {
+                shape: tile_shape,
+                dtype: operand.dtype,
+                level: operand.level,
+                layout: tiled.layout,
+                contiguous_dims: tiled.contiguous_dims,
+                vector_size: operand.vector_size,
+            });
+        }
+        LogicalSpec { kind: self.kind, shape, operands, serial_only: self.serial_only || serial_only }
+            .canonicalize(target)
+    }
+
+    /// The spec with operand `index` replaced (moved to another level or layout).
+    ///
+    /// # Errors
+    /// [`SpecError`] if the new operand is invalid for the spec.
+    pub fn with_operand(
+        &self,
+        index: usize,
+        operand: TensorSpec,
+        target: &Target,
+    ) -> Result<CanonicalSpec, SpecError> {
+        let mut operands = self.operands.clone();
+        operands[index] = operand;
+        LogicalSpec { kind: self.kind, shape: self.shape.clone(), operands, serial_only: self.serial_only }
+            .canonicalize(target)
+    }
+
+    /// The accumulating twin of a `Matmul` or `Conv` (same operands), if the kind has one.
+    ///
+    /// # Errors
+    /// [`SpecError`] if the result is invalid (it cannot be, for a valid spec).
+    pub fn as_accum(&self, target: &Target) -> Option<Result<CanonicalSpec, SpecError>> {
+        let kind = self.kind.as_accum()?;
+        Some(
+            LogicalSpec {
+                kind,
+                shape: self.shape.clone(),
+                operands: self.operands.clone(),
+                serial_only: self.serial_only,
+            }
+            .canonicalize(target),
+        )
+    }
+}
+
+impl CanonicalSpec {
+    /// `Move(source -> destination)` over the tensors' shape.
+    ///
+    /// # Errors
+    /// [`SpecError`] if the tensors differ in shape or the move is invalid.
+    pub fn move_between(
+        source: &TensorSpec,
+        destination: &TensorSpec,
+        serial_only: bool,
+        target: &Target,
+    ) -> Result<CanonicalSpec, SpecError> {
+        LogicalSpec {
+            kind: PrimitiveKind::Move,
+            shape: source.shape.clone(),
+            operands: vec![source.clone(), destination.clone()],
+            serial_only,
+        }
+        .canonicalize(target)
+    }
+
+    /// `Fill(value)` of one tensor.
+    ///
+    /// # Errors
+    /// [`SpecError`] if the tensor is invalid.
+    pub fn fill(
+        value: FillValue,
+        out: &TensorSpec,
+        serial_only: bool,
+        target: &Target,
+    ) -> Result<CanonicalSpec, SpecError> {
+        LogicalSpec {
+            kind: PrimitiveKind::Fill { value },
+            shape: out.shape.clone(),
+            operands: vec![out.clone()],
+            serial_only,
+        }
+        .canonicalize(target)
+    }
+}
+
+/// Whether an operand dim is a sliding window (a sum of two iteration dims) that the tile cuts.
+fn slides(od: &OperandDim, operand: &TensorSpec, d: usize, tile_shape: &Shape) -> bool {
+    od.second.is_some() && tile_shape.dim(d) < operand.shape.dim(d)
+}
+
+/// Whether every sliding dim the tile cuts is laid out as one plain (`Dynamic`) physical dim.
+fn sliding_dims_are_plain(dims: &[OperandDim], operand: &TensorSpec, tile_shape: &Shape) -> bool {
+    dims.iter().enumerate().filter(|(d, od)| slides(od, operand, *d, tile_shape)).all(|(d, _)| {
+        operand
+            .layout
+            .dims()
+            .iter()
+            .filter(|ld| usize::from(ld.logical) == d)
+            .all(|ld| ld.kind == PhysDim::Dynamic)
+    })
+}

@@ -1,0 +1,280 @@
+//! Specs: what a kernel must compute, on which tensors, where they live and how they are laid out.
+//!
+//! A [`LogicalSpec`] is a primitive ([`PrimitiveKind`]) over an iteration shape, one
+//! [`TensorSpec`] per operand, and a `serial_only` flag. Operand shapes are derived from the
+//! iteration shape ([`PrimitiveKind::operand_shapes`]):
+//!
+//! ```text
+//! Matmul [b, m, k, n]:               lhs [b, m, k], rhs [b, k, n], out [b, m, n]
+//! Conv   [b, f, c, h, w, fh, fw]:    image [b, c, h + fh - 1, w + fw - 1], filters [f, c, fh, fw],
+//!                                    out [b, f, h, w]        (NCHW, FCHW, valid padding)
+//! Move   S:                          source S, destination S
+//! Fill   S:                          out S
+//! ```
+//!
+//! [`CanonicalSpec`] is a `LogicalSpec` that has been validated against a target and put in
+//! canonical form (layouts canonical for their shapes, register layouts normalised, `serial_only`
+//! set when no operand could be split by a parallel loop). The search and the memo table only
+//! take canonical specs. A [`Spec`] adds memory limits.
+//!
+//! Text form (prints and parses back, given the target for level names):
+//! `Matmul(1x64x64x64, f32 GL row-major, f32 GL row-major, f32 GL row-major)`, with `Accum`
+//! suffixes, `c1` for partial contiguity, `v8` for vector sizes and a trailing `serial`.
+
+mod canonical;
+mod derived;
+mod geometry;
+#[cfg(test)]
+mod tests;
+mod text;
+
+use std::ops::Deref;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dtype::Dtype;
+use crate::layout::Layout;
+use crate::shape::Shape;
+use crate::target::{LevelId, MemVec};
+
+pub use canonical::SpecError;
+pub use geometry::OperandDim;
+pub use text::{SpecParseError, parse_limits};
+
+/// The value a fill writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum FillValue {
+    /// 0.
+    Zero,
+    /// Negative infinity (floats) or the minimum value (integers).
+    NegInf,
+    /// The minimum value of the dtype.
+    Min,
+}
+
+/// The computation a spec describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum PrimitiveKind {
+    /// Batched matrix multiplication `out = lhs * rhs` (or `out += lhs * rhs` when accumulating).
+    Matmul {
+        /// Whether the output is accumulated into instead of overwritten.
+        accum: bool,
+    },
+    /// Copy `source` into `destination` (levels, layouts and dtypes may differ; dtypes only widen).
+    Move,
+    /// Set every element of the output to a value.
+    Fill {
+        /// The value.
+        value: FillValue,
+    },
+    /// 2-D convolution, NCHW image and FCHW filters, valid padding, stride 1.
+    Conv {
+        /// Whether the output is accumulated into instead of overwritten.
+        accum: bool,
+    },
+}
+
+/// Whether an operand is read, written, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Read only.
+    In,
+    /// Written only.
+    Out,
+    /// Read and written (accumulated into).
+    InOut,
+}
+
+impl Direction {
+    /// Whether the operand's old contents are read.
+    pub const fn reads(self) -> bool {
+        matches!(self, Direction::In | Direction::InOut)
+    }
+
+    /// Whether the operand is written.
+    pub const fn writes(self) -> bool {
+        matches!(self, Direction::Out | Direction::InOut)
+    }
+}
+
+impl PrimitiveKind {
+    /// The name in the text form: `Matmul`, `MatmulAccum`, `Move`, `FillZero`, `FillNegInf`,
+    /// `FillMin`, `Conv`, `ConvAccum`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            PrimitiveKind::Matmul { accum: false } => "Matmul",
+            PrimitiveKind::Matmul { accum: true } => "MatmulAccum",
+            PrimitiveKind::Move => "Move",
+            PrimitiveKind::Fill { value: FillValue::Zero } => "FillZero",
+            PrimitiveKind::Fill { value: FillValue::NegInf } => "FillNegInf",
+            PrimitiveKind::Fill { value: FillValue::Min } => "FillMin",
+            PrimitiveKind::Conv { accum: false } => "Conv",
+            PrimitiveKind::Conv { accum: true } => "ConvAccum",
+        }
+    }
+
+    /// Every kind, in a fixed order.
+    pub const ALL: [PrimitiveKind; 8] = [
+        PrimitiveKind::Matmul { accum: false },
+        PrimitiveKind::Matmul { accum: true },
+        PrimitiveKind::Move,
+        PrimitiveKind::Fill { value: FillValue::Zero },
+        PrimitiveKind::Fill { value: FillValue::NegInf },
+        PrimitiveKind::Fill { value: FillValue::Min },
+        PrimitiveKind::Conv { accum: false },
+        PrimitiveKind::Conv { accum: true },
+    ];
+
+    /// The number of operands.
+    pub const fn operand_count(self) -> usize {
+        match self {
+            PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => 3,
+            PrimitiveKind::Move => 2,
+            PrimitiveKind::Fill { .. } => 1,
+        }
+    }
+
+    /// The direction of each operand; the output is always the last operand.
+    pub fn directions(self) -> Vec<Direction> {
+        let out = if self.accumulates() { Direction::InOut } else { Direction::Out };
+        match self {
+            PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => {
+                vec![Direction::In, Direction::In, out]
+            }
+            PrimitiveKind::Move => vec![Direction::In, Direction::Out],
+            PrimitiveKind::Fill { .. } => vec![Direction::Out],
+        }
+    }
+
+    /// Whether the output is accumulated into.
+    pub const fn accumulates(self) -> bool {
+        matches!(self, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true })
+    }
+
+    /// The accumulating twin of a non-accumulating reduction (`Matmul` -> `MatmulAccum`).
+    pub const fn as_accum(self) -> Option<PrimitiveKind> {
+        match self {
+            PrimitiveKind::Matmul { accum: false } => Some(PrimitiveKind::Matmul { accum: true }),
+            PrimitiveKind::Conv { accum: false } => Some(PrimitiveKind::Conv { accum: true }),
+            _ => None,
+        }
+    }
+
+    /// Iteration dims that are reductions (summed over, not in the output).
+    pub const fn reduction_dims(self) -> &'static [usize] {
+        match self {
+            PrimitiveKind::Matmul { .. } => &[2],
+            PrimitiveKind::Conv { .. } => &[2, 5, 6],
+            PrimitiveKind::Move | PrimitiveKind::Fill { .. } => &[],
+        }
+    }
+
+    /// Names of the iteration dims, for messages (`b, m, k, n` for matmul).
+    pub fn dim_names(self, rank: usize) -> Vec<String> {
+        match self {
+            PrimitiveKind::Matmul { .. } => ["b", "m", "k", "n"].map(String::from).to_vec(),
+            PrimitiveKind::Conv { .. } => ["b", "f", "c", "h", "w", "fh", "fw"].map(String::from).to_vec(),
+            _ => (0..rank).map(|i| format!("d{i}")).collect(),
+        }
+    }
+
+    /// Floating-point (or integer) operations the spec performs, for GFLOP/s figures.
+    pub fn flops(self, shape: &Shape) -> u64 {
+        match self {
+            PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => 2 * shape.volume(),
+            PrimitiveKind::Move | PrimitiveKind::Fill { .. } => shape.volume(),
+        }
+    }
+}
+
+/// One operand: its shape, element type, memory level, layout and (in vector registers) vector size.
+///
+/// # Invariants (for operands of a [`CanonicalSpec`])
+/// The layout is valid and canonical for the shape; `contiguous_dims <= layout.len()`;
+/// `vector_size` is set exactly when the level holds vector registers, its bytes are one of the
+/// level's vector widths, and it divides the volume.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct TensorSpec {
+    /// The shape.
+    pub shape: Shape,
+    /// The element type.
+    pub dtype: Dtype,
+    /// Where the tensor lives.
+    pub level: LevelId,
+    /// How its elements are arranged.
+    pub layout: Layout,
+    /// How many innermost physical dims of `layout` form one contiguous run of the buffer.
+    pub contiguous_dims: u8,
+    /// Elements per vector register, for tensors in vector registers.
+    pub vector_size: Option<u32>,
+}
+
+impl TensorSpec {
+    /// Whether the whole tensor is one contiguous run of its buffer.
+    pub fn is_fully_contiguous(&self) -> bool {
+        usize::from(self.contiguous_dims) == self.layout.len()
+    }
+
+    /// Bytes the tensor's elements occupy.
+    pub fn bytes(&self) -> u64 {
+        self.shape.volume() * u64::from(self.dtype.size_bytes())
+    }
+}
+
+/// A primitive over an iteration shape with its operands: what to compute, not how.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct LogicalSpec {
+    /// The computation.
+    pub kind: PrimitiveKind,
+    /// The iteration shape (for matmul `[b, m, k, n]`).
+    pub shape: Shape,
+    /// The operands; the output is last.
+    pub operands: Vec<TensorSpec>,
+    /// Whether the implementation must run on one thread (set inside parallel loops).
+    pub serial_only: bool,
+}
+
+impl LogicalSpec {
+    /// The output operand (always the last).
+    pub fn output(&self) -> &TensorSpec {
+        self.operands.last().expect("every primitive has an output operand")
+    }
+
+    /// The index of the output operand.
+    pub fn output_index(&self) -> usize {
+        self.operands.len() - 1
+    }
+}
+
+/// A validated, canonical [`LogicalSpec`]: the only kind of spec the search and memo accept.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CanonicalSpec(LogicalSpec);
+
+impl Deref for CanonicalSpec {
+    type Target = LogicalSpec;
+
+    fn deref(&self) -> &LogicalSpec {
+        &self.0
+    }
+}
+
+impl CanonicalSpec {
+    /// The logical spec.
+    pub fn logical(&self) -> &LogicalSpec {
+        &self.0
+    }
+
+    /// Unwraps the logical spec.
+    pub fn into_logical(self) -> LogicalSpec {
+        self.0
+    }
+}
+
+/// A canonical spec with per-level memory limits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Spec {
+    /// What to compute.
+    pub logical: CanonicalSpec,
+    /// How much of each level an implementation may use (registers or bytes).
+    pub limits: MemVec,
+}

@@ -1,0 +1,292 @@
+//! Target descriptions as files (TOML or JSON) and their validation.
+//!
+//! ```toml
+//! name = "tpu-like"
+//! cache_line_bytes = 128
+//! processors = 1
+//! kernels = ["MultAdd", "MemsetZero", "ValueAssign"]
+//!
+//! [[levels]]
+//! name = "HBM"
+//! kind = "memory"
+//! capacity = "16GiB"
+//! cost_per_line = 40
+//! parallel = true
+//! moves_to = ["VMEM"]
+//! ```
+//!
+//! Capacities are integers or strings with a `KiB`, `MiB`, `GiB` or `TiB` suffix.
+
+use serde::{Deserialize, Serialize};
+
+use super::{CostConstants, LevelId, LevelKind, MAX_LEVELS, MemoryLevel, Target};
+use crate::kernels::KernelKind;
+
+/// Why a target description is invalid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    /// The file is not valid TOML/JSON or has unknown or missing fields (the user's file).
+    #[error("cannot read the target description: {0}")]
+    Syntax(String),
+    /// A rule of target descriptions is broken (the user's file).
+    #[error("invalid target `{target}`: {message}")]
+    Invalid {
+        /// The target's name.
+        target: String,
+        /// Which rule, and where.
+        message: String,
+    },
+    /// No built-in target has this name (the user's input).
+    #[error("unknown target `{0}`; built-in targets are x86, x86-avx2 and x86-avx512, or give a target file")]
+    Unknown(String),
+    /// The host cannot run any built-in x86 target (the machine).
+    #[error("{0}")]
+    HostUnsupported(String),
+}
+
+/// A memory capacity as written in a file: an integer, or a string such as `32KiB`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Capacity {
+    /// A plain number.
+    Number(u64),
+    /// A number with a binary suffix.
+    Text(String),
+}
+
+impl Capacity {
+    fn value(&self) -> Result<u64, String> {
+        match self {
+            Capacity::Number(n) => Ok(*n),
+            Capacity::Text(text) => parse_size(text),
+        }
+    }
+}
+
+/// Parses `32KiB`, `1MiB`, `4GiB`, `1TiB`, `512B` or a plain number.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, multiplier) =
+        [("TiB", 1u64 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1)]
+            .iter()
+            .find_map(|(suffix, m)| t.strip_suffix(suffix).map(|d| (d.trim(), *m)))
+            .unwrap_or((t, 1));
+    let n: u64 = digits.parse().map_err(|_| {
+        format!("`{text}` is not a size; write a number, optionally with KiB, MiB, GiB or TiB")
+    })?;
+    n.checked_mul(multiplier).ok_or_else(|| format!("`{text}` is too large"))
+}
+
+/// One level as written in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelDescription {
+    /// Short name.
+    pub name: String,
+    /// `scalar-registers`, `vector-registers`, `cache` or `memory`.
+    pub kind: LevelKind,
+    /// Registers, or bytes.
+    pub capacity: Capacity,
+    /// Vector widths in bytes (vector registers only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vector_bytes: Vec<u32>,
+    /// Cost of touching one cache line here.
+    #[serde(default)]
+    pub cost_per_line: u64,
+    /// Whether parallel loops may split tensors here.
+    #[serde(default)]
+    pub parallel: bool,
+    /// Names of levels a tensor here may move to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moves_to: Vec<String>,
+}
+
+/// A target as written in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetDescription {
+    /// Name.
+    pub name: String,
+    /// One-line description.
+    #[serde(default)]
+    pub description: String,
+    /// Bytes per cache line.
+    pub cache_line_bytes: u32,
+    /// Processors available to parallel loops.
+    pub processors: u32,
+    /// ISA features (`avx2`, `fma`, `avx512f`, `avx512bw`, `avx512vl`, `avx512bf16`).
+    #[serde(default)]
+    pub isa: Vec<String>,
+    /// Levels, slowest first.
+    pub levels: Vec<LevelDescription>,
+    /// Kernels by name.
+    pub kernels: Vec<KernelKind>,
+    /// Cost constants (defaults where missing).
+    #[serde(default)]
+    pub costs: CostConstants,
+}
+
+/// ISA features the code generator knows how to enable.
+pub const KNOWN_ISA: [&str; 6] = ["avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512bf16"];
+
+impl Target {
+    /// Reads a target from TOML text.
+    ///
+    /// # Errors
+    /// [`TargetError`] for malformed text or a description that breaks a rule.
+    pub fn from_toml(text: &str) -> Result<Target, TargetError> {
+        let desc: TargetDescription =
+            toml::from_str(text).map_err(|e| TargetError::Syntax(one_line(&e.to_string())))?;
+        Target::new(desc)
+    }
+
+    /// Reads a target from JSON text.
+    ///
+    /// # Errors
+    /// [`TargetError`] for malformed text or a description that breaks a rule.
+    pub fn from_json(text: &str) -> Result<Target, TargetError> {
+        let desc: TargetDescription =
+            serde_json::from_str(text).map_err(|e| TargetError::Syntax(one_line(&e.to_string())))?;
+        Target::new(desc)
+    }
+
+    /// Validates a description.
+    ///
+    /// # Errors
+    /// [`TargetError::Invalid`] naming the broken rule.
+    pub fn new(desc: TargetDescription) -> Result<Target, TargetError> {
+        let invalid = |message: String| TargetError::Invalid { target: desc.name.clone(), message };
+        if desc.name.trim().is_empty() {
+            return Err(invalid("the name is empty".into()));
+        }
+        if desc.levels.is_empty() || desc.levels.len() > MAX_LEVELS {
+            return Err(invalid(format!(
+                "a target needs 1 to {MAX_LEVELS} levels, found {}",
+                desc.levels.len()
+            )));
+        }
+        if desc.processors == 0 {
+            return Err(invalid("processors must be at least 1".into()));
+        }
+        if !desc.cache_line_bytes.is_power_of_two() {
+            return Err(invalid(format!(
+                "cache_line_bytes must be a power of two, found {}",
+                desc.cache_line_bytes
+            )));
+        }
+        for feature in &desc.isa {
+            if !KNOWN_ISA.contains(&feature.as_str()) {
+                return Err(invalid(format!(
+                    "unknown ISA feature `{feature}`; known: {}",
+                    KNOWN_ISA.join(", ")
+                )));
+            }
+        }
+        for (i, level) in desc.levels.iter().enumerate() {
+            if desc.levels[..i].iter().any(|l| l.name.eq_ignore_ascii_case(&level.name)) {
+                return Err(invalid(format!("level name `{}` is used twice", level.name)));
+            }
+        }
+        let mut levels = Vec::with_capacity(desc.levels.len());
+        for (i, level) in desc.levels.iter().enumerate() {
+            let capacity =
+                level.capacity.value().map_err(|e| invalid(format!("level `{}`: {e}", level.name)))?;
+            if capacity == 0 {
+                return Err(invalid(format!("level `{}` has capacity 0", level.name)));
+            }
+            let is_vector = level.kind == LevelKind::VectorRegisters;
+            if is_vector && level.vector_bytes.is_empty() {
+                return Err(invalid(format!("vector-register level `{}` needs vector_bytes", level.name)));
+            }
+            if !is_vector && !level.vector_bytes.is_empty() {
+                return Err(invalid(format!(
+                    "level `{}` is not vector registers but lists vector_bytes",
+                    level.name
+                )));
+            }
+            if let Some(w) = level.vector_bytes.iter().find(|w| **w == 0 || !w.is_power_of_two()) {
+                return Err(invalid(format!(
+                    "level `{}`: vector width {w} is not a power of two",
+                    level.name
+                )));
+            }
+            if level.kind.counts_registers() && level.parallel {
+                return Err(invalid(format!("register level `{}` cannot be parallel", level.name)));
+            }
+            let mut moves_to = Vec::new();
+            for dest in &level.moves_to {
+                let j =
+                    desc.levels.iter().position(|l| l.name.eq_ignore_ascii_case(dest)).ok_or_else(|| {
+                        invalid(format!("level `{}` moves to unknown level `{dest}`", level.name))
+                    })?;
+                if j <= i {
+                    return Err(invalid(format!(
+                        "level `{}` moves to `{dest}`, which is not listed after it; moves go from slower to faster levels",
+                        level.name
+                    )));
+                }
+                moves_to.push(LevelId(j as u8));
+            }
+            let mut vector_bytes = level.vector_bytes.clone();
+            vector_bytes.sort_unstable();
+            vector_bytes.dedup();
+            levels.push(MemoryLevel {
+                name: level.name.clone(),
+                kind: level.kind,
+                capacity,
+                vector_bytes,
+                cost_per_line: level.cost_per_line,
+                parallel: level.parallel,
+                moves_to,
+            });
+        }
+        let mut kernels = desc.kernels.clone();
+        kernels.sort();
+        kernels.dedup();
+        let target = Target {
+            name: desc.name.clone(),
+            description: desc.description.clone(),
+            levels,
+            cache_line_bytes: desc.cache_line_bytes,
+            processors: desc.processors,
+            isa: desc.isa.clone(),
+            kernels,
+            costs: desc.costs.clone(),
+        };
+        for kernel in &target.kernels {
+            if let Some(missing) = kernel.required_isa().iter().find(|f| !target.has_isa(f)) {
+                return Err(invalid(format!("kernel {kernel} needs the ISA feature `{missing}`")));
+            }
+        }
+        Ok(target)
+    }
+}
+
+pub(super) fn describe(target: &Target) -> TargetDescription {
+    TargetDescription {
+        name: target.name.clone(),
+        description: target.description.clone(),
+        cache_line_bytes: target.cache_line_bytes,
+        processors: target.processors,
+        isa: target.isa.clone(),
+        levels: target
+            .levels
+            .iter()
+            .map(|l| LevelDescription {
+                name: l.name.clone(),
+                kind: l.kind,
+                capacity: Capacity::Number(l.capacity),
+                vector_bytes: l.vector_bytes.clone(),
+                cost_per_line: l.cost_per_line,
+                parallel: l.parallel,
+                moves_to: l.moves_to.iter().map(|id| target.levels[id.index()].name.clone()).collect(),
+            })
+            .collect(),
+        kernels: target.kernels.clone(),
+        costs: target.costs.clone(),
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

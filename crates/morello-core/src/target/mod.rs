@@ -1,0 +1,213 @@
+//! Targets as data: memory levels, vector widths, processors, kernels and cost constants.
+//!
+//! A [`Target`] is a validated value, never a type parameter: the built-in x86 targets
+//! ([`Target::builtin`]) and targets read from TOML or JSON ([`Target::from_toml`],
+//! [`Target::from_json`]) are the same type. Levels are listed from the slowest (where user
+//! tensors live) to the fastest; a [`LevelId`] is an index into that list.
+//!
+//! This module does no I/O: the CLI reads files and passes their text here.
+
+mod builtin;
+mod costs;
+mod file;
+mod memvec;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::kernels::KernelKind;
+
+pub use builtin::{HostResolution, resolve_target};
+pub use costs::{CostConstants, KernelCost};
+pub use file::{KNOWN_ISA, TargetDescription, TargetError, parse_size};
+pub use memvec::{MAX_LEVELS, MemVec};
+
+/// The index of a memory level in its target's level list (slowest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct LevelId(pub u8);
+
+impl LevelId {
+    /// The index as a `usize`.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What kind of storage a memory level is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LevelKind {
+    /// Scalar registers: one element per register; capacity counts registers.
+    ScalarRegisters,
+    /// Vector registers: capacity counts registers of the widest vector width.
+    VectorRegisters,
+    /// A hardware-managed cache: moving a tile here without changing its layout allocates nothing
+    /// new, it only claims capacity. Capacity in bytes.
+    Cache,
+    /// Addressable memory (main memory, HBM, VMEM): capacity in bytes.
+    Memory,
+}
+
+impl LevelKind {
+    /// Whether capacity counts registers rather than bytes.
+    pub const fn counts_registers(self) -> bool {
+        matches!(self, LevelKind::ScalarRegisters | LevelKind::VectorRegisters)
+    }
+}
+
+/// One memory level of a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryLevel {
+    /// Short name used in specs and on the command line (`GL`, `L1`, `VRF`, ...).
+    pub name: String,
+    /// The kind of storage.
+    pub kind: LevelKind,
+    /// Registers (for register levels) or bytes.
+    pub capacity: u64,
+    /// Vector widths in bytes that registers of this level hold (vector registers only).
+    pub vector_bytes: Vec<u32>,
+    /// Cost of touching one cache line of a tensor stored here.
+    pub cost_per_line: u64,
+    /// Whether a parallel loop may split tensors that live here.
+    pub parallel: bool,
+    /// Levels a tensor here may be moved to (strictly faster: the move graph is acyclic).
+    pub moves_to: Vec<LevelId>,
+}
+
+/// A validated target description.
+///
+/// # Invariants
+/// At least one level; at most [`MAX_LEVELS`]; names unique; the move graph acyclic; vector widths
+/// exactly on vector-register levels, each a multiple of every dtype size that uses it; capacities
+/// positive; at least one processor; the cache line a power of two.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    name: String,
+    description: String,
+    levels: Vec<MemoryLevel>,
+    cache_line_bytes: u32,
+    processors: u32,
+    isa: Vec<String>,
+    kernels: Vec<KernelKind>,
+    costs: CostConstants,
+}
+
+impl Target {
+    /// The target's name (`x86-avx2`, or the name in its file).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A one-line description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Memory levels, slowest first.
+    pub fn levels(&self) -> &[MemoryLevel] {
+        &self.levels
+    }
+
+    /// One level.
+    ///
+    /// # Panics
+    /// If `id` is not a level of this target (a caller bug: ids come from this target).
+    pub fn level(&self, id: LevelId) -> &MemoryLevel {
+        &self.levels[id.index()]
+    }
+
+    /// The id of the level called `name` (case-insensitive).
+    pub fn level_id(&self, name: &str) -> Option<LevelId> {
+        self.levels.iter().position(|l| l.name.eq_ignore_ascii_case(name)).map(|i| LevelId(i as u8))
+    }
+
+    /// Every level id, slowest first.
+    pub fn level_ids(&self) -> impl Iterator<Item = LevelId> + '_ {
+        (0..self.levels.len()).map(|i| LevelId(i as u8))
+    }
+
+    /// The level where user tensors live by default: the slowest one.
+    pub fn home_level(&self) -> LevelId {
+        LevelId(0)
+    }
+
+    /// Bytes per cache line.
+    pub fn cache_line_bytes(&self) -> u32 {
+        self.cache_line_bytes
+    }
+
+    /// How many processors a parallel loop may use.
+    pub fn processors(&self) -> u32 {
+        self.processors
+    }
+
+    /// ISA feature names the emitted code may use (`avx2`, `fma`, `avx512f`, ...).
+    pub fn isa(&self) -> &[String] {
+        &self.isa
+    }
+
+    /// Whether the target has an ISA feature.
+    pub fn has_isa(&self, feature: &str) -> bool {
+        self.isa.iter().any(|f| f == feature)
+    }
+
+    /// The kernels the search may select, in a fixed order.
+    pub fn kernels(&self) -> &[KernelKind] {
+        &self.kernels
+    }
+
+    /// Cost constants.
+    pub fn costs(&self) -> &CostConstants {
+        &self.costs
+    }
+
+    /// The capacity of every level, as a memory vector (the default memory limits).
+    pub fn capacities(&self) -> MemVec {
+        MemVec::from_fn(self.levels.len(), |i| self.levels[i].capacity)
+    }
+
+    /// The widest vector, in bytes, that any vector-register level holds (0 if none).
+    pub fn max_vector_bytes(&self) -> u32 {
+        self.levels.iter().flat_map(|l| l.vector_bytes.iter().copied()).max().unwrap_or(0)
+    }
+
+    /// The description this target was built from (what a target file holds).
+    pub fn description_value(&self) -> TargetDescription {
+        file::describe(self)
+    }
+
+    /// A copy with different cost constants (for calibration).
+    pub fn with_costs(&self, costs: CostConstants) -> Target {
+        Target { costs, ..self.clone() }
+    }
+
+    /// A stable 64-bit fingerprint of the full description (for database headers).
+    pub fn fingerprint(&self) -> u64 {
+        let text = serde_json::to_string(&self.description_value()).expect("a target description serialises");
+        fnv1a(text.as_bytes())
+    }
+
+    /// Names of the levels, slowest first, for headers such as `peaks(GL, L2, L1, VRF, RF)`.
+    pub fn level_names(&self) -> Vec<&str> {
+        self.levels.iter().map(|l| l.name.as_str()).collect()
+    }
+
+    /// Kernel costs by kernel (defaults filled in).
+    pub fn kernel_costs(&self) -> &BTreeMap<KernelKind, KernelCost> {
+        &self.costs.kernels
+    }
+}
+
+/// 64-bit FNV-1a, a small stable hash for fingerprints (not cryptographic).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests;

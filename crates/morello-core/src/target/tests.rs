@@ -1,0 +1,130 @@
+//! Tests of targets: built-ins, files, validation errors, round trips.
+
+use super::*;
+
+fn avx2() -> Target {
+    Target::builtin("x86-avx2", 2).unwrap()
+}
+
+#[test]
+fn builtins_have_the_documented_levels() {
+    let t = avx2();
+    assert_eq!(t.level_names(), ["GL", "L2", "L1", "VRF", "RF"]);
+    let vrf = t.level(t.level_id("vrf").unwrap());
+    assert_eq!((vrf.capacity, vrf.vector_bytes.as_slice()), (16, &[16u32, 32][..]));
+    assert_eq!(t.level(t.level_id("L1").unwrap()).capacity, 32 * 1024);
+    assert_eq!(t.level(t.level_id("L2").unwrap()).capacity, 1 << 20);
+    let avx512 = Target::builtin("x86-avx512", 2).unwrap();
+    let vrf = avx512.level(avx512.level_id("VRF").unwrap());
+    assert_eq!((vrf.capacity, vrf.vector_bytes.as_slice()), (32, &[16u32, 32, 64][..]));
+    assert!(avx512.kernels().contains(&KernelKind::DotProductBf16));
+    assert!(!t.kernels().contains(&KernelKind::DotProductBf16));
+    assert_eq!(
+        Target::builtin("arm", 2).unwrap_err().to_string(),
+        "unknown target `arm`; built-in targets are x86, x86-avx2 and x86-avx512, or give a target file"
+    );
+}
+
+#[test]
+fn descriptions_round_trip_through_toml_and_json() {
+    for t in [avx2(), Target::builtin("x86-avx512", 4).unwrap()] {
+        let desc = t.description_value();
+        let toml_text = toml::to_string(&desc).unwrap();
+        assert_eq!(Target::from_toml(&toml_text).unwrap(), t);
+        let json_text = serde_json::to_string(&desc).unwrap();
+        assert_eq!(Target::from_json(&json_text).unwrap(), t);
+        assert_eq!(Target::from_json(&json_text).unwrap().fingerprint(), t.fingerprint());
+    }
+    assert_ne!(avx2().fingerprint(), Target::builtin("x86-avx2", 3).unwrap().fingerprint());
+}
+
+const TPU_LIKE: &str = r#"
+name = "tpu-like"
+description = "registers / VMEM / HBM"
+cache_line_bytes = 128
+processors = 1
+kernels = ["MultAdd", "ValueAssign", "ValueFill", "MemsetZero"]
+
+[[levels]]
+name = "HBM"
+kind = "memory"
+capacity = "16GiB"
+cost_per_line = 40
+parallel = true
+moves_to = ["VMEM"]
+
+[[levels]]
+name = "VMEM"
+kind = "memory"
+capacity = "16MiB"
+cost_per_line = 4
+moves_to = ["REG"]
+
+[[levels]]
+name = "REG"
+kind = "scalar-registers"
+capacity = 32
+"#;
+
+#[test]
+fn a_register_vmem_hbm_target_from_a_file() {
+    let t = Target::from_toml(TPU_LIKE).unwrap();
+    assert_eq!(t.level_names(), ["HBM", "VMEM", "REG"]);
+    assert_eq!(t.level(LevelId(0)).capacity, 16 << 30);
+    assert_eq!(t.level(LevelId(0)).moves_to, [LevelId(1)]);
+    assert_eq!(t.costs(), &CostConstants::default());
+}
+
+#[test]
+fn invalid_files_say_what_is_wrong() {
+    let cases = [
+        (
+            TPU_LIKE.replace("moves_to = [\"VMEM\"]", "moves_to = [\"SRAM\"]"),
+            "level `HBM` moves to unknown level `SRAM`",
+        ),
+        (TPU_LIKE.replace("capacity = 32", "capacity = -3"), "cannot read the target description"),
+        (TPU_LIKE.replace("capacity = 32", "capacity = 0"), "level `REG` has capacity 0"),
+        (TPU_LIKE.replace("capacity = \"16MiB\"", "capacity = \"16 parsecs\""), "`16 parsecs` is not a size"),
+        (
+            TPU_LIKE.replace("moves_to = [\"REG\"]", "moves_to = [\"HBM\"]"),
+            "moves go from slower to faster levels",
+        ),
+        (TPU_LIKE.replace("processors = 1", "processors = 0"), "processors must be at least 1"),
+        (TPU_LIKE.replace("\"MultAdd\"", "\"FancyKernel\""), "cannot read the target description"),
+        (
+            TPU_LIKE.replace("kind = \"scalar-registers\"", "kind = \"vector-registers\""),
+            "needs vector_bytes",
+        ),
+        (TPU_LIKE.replace("cache_line_bytes = 128", "cache_line_bytes = 100"), "power of two"),
+        (TPU_LIKE.replace("name = \"VMEM\"", "name = \"hbm\""), "used twice"),
+        (
+            TPU_LIKE.replace("processors = 1", "processors = 1\nisa = [\"sse9\"]"),
+            "unknown ISA feature `sse9`",
+        ),
+        (TPU_LIKE.replace("\"MemsetZero\"", "\"DotProductBf16\""), "needs the ISA feature `avx512f`"),
+        (TPU_LIKE.replace("name = \"REG\"", "name = \"REG\"\ncolour = \"red\""), "unknown field `colour`"),
+    ];
+    for (text, message) in cases {
+        let err = Target::from_toml(&text).unwrap_err().to_string();
+        assert!(err.contains(message), "expected {message:?} in {err:?}");
+        assert!(!err.contains('\n'), "one line: {err:?}");
+    }
+    assert!(Target::from_json("{not json").unwrap_err().to_string().starts_with("cannot read"));
+}
+
+#[test]
+fn x86_resolves_on_this_host() {
+    // The host of the test suite is x86-64 with at least AVX2 (the project's supported platform).
+    let resolved = resolve_target("x86").unwrap();
+    assert!(resolved.target.name().starts_with("x86-avx"));
+    assert!(resolved.note.unwrap().starts_with("x86 resolved to"));
+    assert_eq!(resolve_target("x86-avx2").unwrap().note, None);
+}
+
+#[test]
+fn sizes_parse_with_suffixes() {
+    assert_eq!(parse_size("32KiB"), Ok(32768));
+    assert_eq!(parse_size("1 MiB"), Ok(1 << 20));
+    assert_eq!(parse_size("12"), Ok(12));
+    assert!(parse_size("99999999999TiB").is_err());
+}
