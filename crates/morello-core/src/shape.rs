@@ -8,6 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 /// The largest dimension size a shape may have (2^31).
 pub const MAX_DIM: u32 = 1 << 31;
@@ -57,7 +58,7 @@ pub enum ShapeError {
 /// Every dimension is in `[1, MAX_DIM]` and the product of all dimensions is at most `i64::MAX`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "Vec<u32>", into = "Vec<u32>")]
-pub struct Shape(Vec<u32>);
+pub struct Shape(SmallVec<[u32; 4]>);
 
 impl Shape {
     /// A shape with the given dimensions.
@@ -65,6 +66,14 @@ impl Shape {
     /// # Errors
     /// [`ShapeError`] if a dimension is zero or too large, or the volume overflows.
     pub fn new(dims: Vec<u32>) -> Result<Self, ShapeError> {
+        Self::from_slice(&dims)
+    }
+
+    /// A shape with the given dimensions, without an intermediate `Vec`.
+    ///
+    /// # Errors
+    /// [`ShapeError`] if a dimension is zero or too large, or the volume overflows.
+    pub fn from_slice(dims: &[u32]) -> Result<Self, ShapeError> {
         if dims.len() > MAX_RANK {
             return Err(ShapeError::TooManyDims(dims.len()));
         }
@@ -78,7 +87,7 @@ impl Shape {
             }
             volume = volume.checked_mul(i64::from(size)).ok_or(ShapeError::VolumeOverflow)?;
         }
-        Ok(Shape(dims))
+        Ok(Shape(SmallVec::from_slice(dims)))
     }
 
     /// The dimension sizes.
@@ -128,7 +137,7 @@ impl TryFrom<Vec<u32>> for Shape {
 
 impl From<Shape> for Vec<u32> {
     fn from(shape: Shape) -> Self {
-        shape.0
+        shape.0.to_vec()
     }
 }
 

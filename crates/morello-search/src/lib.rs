@@ -1,1 +1,30 @@
-//! morello-search (in progress).
+//! The search: rewrites, the dynamic program, and the memo table.
+//!
+//! - [`actions`]: the rewrites of a spec (moves, tilings, parallel tilings, zero-then-accumulate,
+//!   kernels) and the plans that say what sub-specs they need;
+//! - [`frontier`]: Pareto frontiers of (cost, peak memory) per spec, so one solve answers every
+//!   memory limit;
+//! - `solve`: the parallel two-phase dynamic program (explore, then solve by height);
+//! - [`memo`]: the concurrent memo table;
+//! - [`Search`]: the embedding API ([`Search::solve`], [`Search::solve_top_k`]) with a
+//!   [`SearchReport`].
+//!
+//! The search is exhaustive over the action set: it returns an implementation that is optimal
+//! for the cost model, the same for every thread count.
+
+pub mod actions;
+mod feasible;
+pub mod frontier;
+pub mod memo;
+mod reconstruct;
+mod report;
+mod search;
+mod solve;
+
+pub use actions::{Action, ActionConfig, TileSizes};
+pub use feasible::Feasibility;
+pub use frontier::{Entry, Frontier};
+pub use memo::Memo;
+pub use reconstruct::{best_impl, impl_for_entry};
+pub use report::{Phase, Progress, SearchReport, StopReason};
+pub use search::{Search, SearchError, Solution};

@@ -16,6 +16,7 @@ use super::{in_vector_registers, scalar_accessible, whole_vectors};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
+use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
 pub(super) const REQUIRED_ISA: &[&str] = &[];
@@ -31,6 +32,21 @@ pub(crate) fn roles(spec: &LogicalSpec) -> Option<(&TensorSpec, &TensorSpec)> {
         [1, m, 1, 1] if *m > 1 => Some((&spec.operands[1], &spec.operands[0])),
         _ => None,
     }
+}
+
+/// Whether the kernel could apply to some spec of this kind, levels and dtypes.
+pub(super) fn could_apply(
+    kind: PrimitiveKind,
+    levels: &[LevelKind],
+    dtypes: &[Dtype],
+    _target: &Target,
+) -> bool {
+    let vector = |i: usize| levels[i] == LevelKind::VectorRegisters;
+    kind == (PrimitiveKind::Matmul { accum: true })
+        && vector(2)
+        && vector(0) != vector(1)
+        && matches!(dtypes[2], Dtype::F32 | Dtype::U32 | Dtype::I32)
+        && dtypes.iter().all(|d| *d == dtypes[2])
 }
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {

@@ -12,6 +12,7 @@ use super::{in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
 pub(super) const REQUIRED_ISA: &[&str] = &["avx512f", "avx512bf16"];
@@ -22,6 +23,22 @@ pub const STEP: u32 = 32;
 
 /// Vector accumulators the loop keeps.
 pub const ACCUMULATORS: u64 = 4;
+
+/// Whether the kernel could apply to some spec of this kind, levels and dtypes.
+pub(super) fn could_apply(
+    kind: PrimitiveKind,
+    levels: &[LevelKind],
+    dtypes: &[Dtype],
+    target: &Target,
+) -> bool {
+    let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
+    kind == (PrimitiveKind::Matmul { accum: true })
+        && REQUIRED_ISA.iter().all(|f| target.has_isa(f))
+        && dtypes == [Dtype::Bf16, Dtype::Bf16, Dtype::F32]
+        && memory(levels[0])
+        && memory(levels[1])
+        && levels[2] != LevelKind::VectorRegisters
+}
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     let [1, 1, k, 1] = spec.shape.dims() else { return false };

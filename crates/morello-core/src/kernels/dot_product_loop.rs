@@ -14,6 +14,7 @@ use super::{in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
 pub(super) const REQUIRED_ISA: &[&str] = &[];
@@ -25,6 +26,22 @@ pub const ACCUMULATORS: u64 = 4;
 /// f32 lanes of the target's widest vector.
 pub(crate) fn lanes(target: &Target) -> Option<u32> {
     widest_vector_level(target).map(|(_, bytes)| bytes / 4)
+}
+
+/// Whether the kernel could apply to some spec of this kind, levels and dtypes.
+pub(super) fn could_apply(
+    kind: PrimitiveKind,
+    levels: &[LevelKind],
+    dtypes: &[Dtype],
+    target: &Target,
+) -> bool {
+    let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
+    kind == (PrimitiveKind::Matmul { accum: true })
+        && lanes(target).is_some()
+        && dtypes.iter().all(|d| *d == Dtype::F32)
+        && memory(levels[0])
+        && memory(levels[1])
+        && levels[2] != LevelKind::VectorRegisters
 }
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {

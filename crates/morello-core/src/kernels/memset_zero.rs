@@ -7,11 +7,24 @@
 
 use super::in_memory;
 use crate::cost::{Cost, move_cost};
+use crate::dtype::Dtype;
 use crate::spec::{FillValue, LogicalSpec, PrimitiveKind};
+use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
 pub(super) const REQUIRED_ISA: &[&str] = &[];
 pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 0 };
+
+/// Whether the kernel could apply to some spec of this kind, levels and dtypes.
+pub(super) fn could_apply(
+    kind: PrimitiveKind,
+    levels: &[LevelKind],
+    _dtypes: &[Dtype],
+    _target: &Target,
+) -> bool {
+    kind == (PrimitiveKind::Fill { value: FillValue::Zero })
+        && matches!(levels[0], LevelKind::Cache | LevelKind::Memory)
+}
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     let out = spec.output();

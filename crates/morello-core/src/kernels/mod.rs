@@ -1,9 +1,10 @@
 //! The kernel catalogue: leaf implementations the search may select.
 //!
-//! Each kernel lives in its own file with four items: `REQUIRED_ISA`, `DEFAULT_COST`,
+//! Each kernel lives in its own file with these items: `REQUIRED_ISA`, `DEFAULT_COST`,
 //! `applies(spec, target)` (the spec shapes, levels, layouts, vector sizes and dtypes it
-//! implements), `memory(spec, target)` (registers it needs beyond its operands) and
-//! `cost(spec, target)`. Adding a kernel: a file here, a variant and one line per dispatch below,
+//! implements), `could_apply(kind, level kinds, dtypes, target)` (a necessary condition on levels
+//! and dtypes alone, used to prune the search), `memory(spec, target)` (registers it needs beyond
+//! its operands) and `cost(spec, target)`. Adding a kernel: a file here, a variant and one line per dispatch below,
 //! and its C emitter in `morello-codegen` (see `docs/adding-a-kernel.md`).
 //!
 //! A kernel implements exactly its spec: the reference interpreter executes a kernel by executing
@@ -25,7 +26,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::Cost;
-use crate::spec::{LogicalSpec, TensorSpec};
+use crate::dtype::Dtype;
+use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::{KernelCost, LevelId, LevelKind, MemVec, Target};
 
 /// A kernel: a leaf of an implementation that the code generator emits directly.
@@ -127,6 +129,31 @@ impl KernelKind {
             KernelKind::ValueFill => value_fill::applies(spec, target),
             KernelKind::DotProductLoop => dot_product_loop::applies(spec, target),
             KernelKind::DotProductBf16 => dot_product_bf16::applies(spec, target),
+        }
+    }
+
+    /// Whether the kernel could apply to some spec of `kind` whose operands live at levels of
+    /// `levels` kinds with `dtypes` (shapes and layouts aside). Never false when [`Self::applies`]
+    /// could be true for such a spec: the search uses it to skip sub-specs no kernel can finish.
+    pub fn could_apply(
+        self,
+        kind: PrimitiveKind,
+        levels: &[LevelKind],
+        dtypes: &[Dtype],
+        target: &Target,
+    ) -> bool {
+        match self {
+            KernelKind::MultAdd => mult_add::could_apply(kind, levels, dtypes, target),
+            KernelKind::BroadcastVecMultAdd => {
+                broadcast_vec_mult_add::could_apply(kind, levels, dtypes, target)
+            }
+            KernelKind::VectorAssign => vector_assign::could_apply(kind, levels, dtypes, target),
+            KernelKind::VectorFill => vector_fill::could_apply(kind, levels, dtypes, target),
+            KernelKind::MemsetZero => memset_zero::could_apply(kind, levels, dtypes, target),
+            KernelKind::ValueAssign => value_assign::could_apply(kind, levels, dtypes, target),
+            KernelKind::ValueFill => value_fill::could_apply(kind, levels, dtypes, target),
+            KernelKind::DotProductLoop => dot_product_loop::could_apply(kind, levels, dtypes, target),
+            KernelKind::DotProductBf16 => dot_product_bf16::could_apply(kind, levels, dtypes, target),
         }
     }
 

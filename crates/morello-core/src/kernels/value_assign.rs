@@ -7,11 +7,23 @@
 
 use super::scalar_accessible;
 use crate::cost::{Cost, move_cost};
+use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
 pub(super) const REQUIRED_ISA: &[&str] = &[];
 pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 0 };
+
+/// Whether the kernel could apply to some spec of this kind, levels and dtypes.
+pub(super) fn could_apply(
+    kind: PrimitiveKind,
+    levels: &[LevelKind],
+    _dtypes: &[Dtype],
+    _target: &Target,
+) -> bool {
+    kind == PrimitiveKind::Move && !levels.contains(&LevelKind::VectorRegisters)
+}
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     spec.kind == PrimitiveKind::Move

@@ -10,7 +10,9 @@
 
 use super::{in_memory, in_vector_registers, whole_vectors};
 use crate::cost::{Cost, move_cost};
+use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
 pub(super) const REQUIRED_ISA: &[&str] = &[];
@@ -19,6 +21,19 @@ pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 0, per_unit: 1 }
 /// The vector size of the register side(s).
 fn lanes(spec: &LogicalSpec) -> Option<u32> {
     spec.operands.iter().find_map(|o| o.vector_size)
+}
+
+/// Whether the kernel could apply to some spec of this kind, levels and dtypes.
+pub(super) fn could_apply(
+    kind: PrimitiveKind,
+    levels: &[LevelKind],
+    dtypes: &[Dtype],
+    _target: &Target,
+) -> bool {
+    kind == PrimitiveKind::Move
+        && dtypes[0] == dtypes[1]
+        && levels.contains(&LevelKind::VectorRegisters)
+        && !levels.contains(&LevelKind::ScalarRegisters)
 }
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {

@@ -7,11 +7,23 @@
 
 use super::{in_vector_registers, whole_vectors};
 use crate::cost::Cost;
+use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
 pub(super) const REQUIRED_ISA: &[&str] = &[];
 pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 0, per_unit: 1 };
+
+/// Whether the kernel could apply to some spec of this kind, levels and dtypes.
+pub(super) fn could_apply(
+    kind: PrimitiveKind,
+    levels: &[LevelKind],
+    _dtypes: &[Dtype],
+    _target: &Target,
+) -> bool {
+    matches!(kind, PrimitiveKind::Fill { .. }) && levels[0] == LevelKind::VectorRegisters
+}
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     let out = spec.output();

@@ -29,6 +29,7 @@ mod tests;
 mod text;
 
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use crate::shape::Shape;
 
@@ -206,7 +207,7 @@ pub enum LayoutError {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "Vec<LayoutDim>", into = "Vec<LayoutDim>")]
 pub struct Layout {
-    dims: Vec<LayoutDim>,
+    dims: SmallVec<[LayoutDim; 5]>,
 }
 
 impl Layout {
@@ -259,7 +260,7 @@ impl Layout {
                 }
             }
         }
-        Ok(Layout { dims })
+        Ok(Layout { dims: SmallVec::from_vec(dims) })
     }
 
     /// The row-major layout of a rank-`rank` tensor: `[0, 1, ..., rank - 1]`.
@@ -371,6 +372,6 @@ impl TryFrom<Vec<LayoutDim>> for Layout {
 
 impl From<Layout> for Vec<LayoutDim> {
     fn from(layout: Layout) -> Self {
-        layout.dims
+        layout.dims.to_vec()
     }
 }

@@ -7,7 +7,8 @@
 //!             bytes are a vector width of the level and which divides the volume; layouts valid.
 //! canonical:  every layout canonical for its shape with its contiguity (LayoutView::from_parts);
 //!             scalar-register operands row-major and fully contiguous (registers have no layout);
-//!             serial_only = true when no operand lives at a level parallel loops may split.
+//!             serial_only = true when some operand lives at a level from which no level that
+//!             parallel loops may split is reachable (a parallel loop needs all operands there).
 //! ```
 
 use super::{CanonicalSpec, LogicalSpec, PrimitiveKind, TensorSpec};
@@ -119,7 +120,9 @@ impl LogicalSpec {
             }
             operands.push(canonical_operand(i, operand, target)?);
         }
-        let parallelisable = operands.iter().any(|o| target.level(o.level).parallel);
+        // A parallel loop needs every operand at a level it may split; operands never move to
+        // slower levels, so once one operand cannot reach such a level no parallel loop can appear.
+        let parallelisable = operands.iter().all(|o| target.can_reach_parallel(o.level));
         Ok(CanonicalSpec(LogicalSpec {
             kind,
             shape: self.shape.clone(),

@@ -14,7 +14,7 @@
 //!
 //! [`CanonicalSpec`] is a `LogicalSpec` that has been validated against a target and put in
 //! canonical form (layouts canonical for their shapes, register layouts normalised, `serial_only`
-//! set when no operand could be split by a parallel loop). The search and the memo table only
+//! set when some operand can never be split by a parallel loop). The search and the memo table only
 //! take canonical specs. A [`Spec`] adds memory limits.
 //!
 //! Text form (prints and parses back, given the target for level names):

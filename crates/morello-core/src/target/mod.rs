@@ -162,6 +162,12 @@ impl Target {
         &self.costs
     }
 
+    /// Whether a tensor at `level` is, or can move to, a level parallel loops may split.
+    pub fn can_reach_parallel(&self, level: LevelId) -> bool {
+        let l = self.level(level);
+        l.parallel || l.moves_to.iter().any(|&d| self.can_reach_parallel(d))
+    }
+
     /// The capacity of every level, as a memory vector (the default memory limits).
     pub fn capacities(&self) -> MemVec {
         MemVec::from_fn(self.levels.len(), |i| self.levels[i].capacity)

@@ -1,0 +1,283 @@
+//! Rewrites: the ways a spec can be implemented one step at a time.
+//!
+//! [`actions`] lists, for a canonical spec, every action that applies, in a fixed order that
+//! depends only on the logical spec (never on memory limits): stored decisions are indices into
+//! this list. Each action's [`Plan`] names the sub-specs it needs and how their costs and peaks
+//! combine; [`Plan::build`] turns solved sub-implementations into an [`Impl`] node. Order:
+//!
+//! 1. moves of each operand (to each faster level, layout and vector size);
+//! 2. serial tilings of one iteration dim (reduction dims only when accumulating);
+//! 3. parallel tilings (when the spec is not serial-only);
+//! 4. zero-then-accumulate (non-accumulating matmul and convolution);
+//! 5. kernels, in the target's order.
+//!
+//! Every action strictly shrinks the spec (a smaller iteration space, an operand on a faster
+//! level, or an accumulating kind), so the sub-spec graph is acyclic.
+
+mod moves;
+mod parallel_tile;
+mod tile;
+mod to_accum;
+
+use morello_core::cost::{Cost, alloc_cost, memory_units};
+use morello_core::imp::{AllocKind, AllocParts, Boundary, Impl, Parallelism, Stage};
+use morello_core::kernels::KernelKind;
+use morello_core::spec::{CanonicalSpec, TensorSpec};
+use morello_core::target::{MemVec, Target};
+use serde::{Deserialize, Serialize};
+
+use crate::feasible::Feasibility;
+
+pub use moves::candidate_layouts;
+
+/// Which tile sizes the tiling actions try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum TileSizes {
+    /// Powers of two below the dim's size (the default).
+    #[default]
+    PowersOfTwo,
+    /// Every size from 1 to the dim's size minus 1.
+    All,
+}
+
+impl TileSizes {
+    /// The tile sizes to try for a dim of size `n`, ascending.
+    pub fn for_dim(self, n: u32) -> Vec<u32> {
+        match self {
+            TileSizes::PowersOfTwo => (0..32).map(|p| 1u32 << p).take_while(|&t| t < n).collect(),
+            TileSizes::All => (1..n).collect(),
+        }
+    }
+}
+
+/// Options that shape the action set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub struct ActionConfig {
+    /// Tile sizes tried by tiling actions.
+    pub tile_sizes: TileSizes,
+}
+
+/// One rewrite of a spec.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Action {
+    /// Move an operand to a faster level: a new buffer (with a layout and, in vector registers, a
+    /// vector size) or a cache view of the same buffer.
+    Move {
+        /// Which operand.
+        operand: usize,
+        /// The operand as the body sees it.
+        destination: TensorSpec,
+        /// New buffer or cache view.
+        kind: AllocKind,
+    },
+    /// A serial loop over tiles of one iteration dim.
+    Tile {
+        /// The iteration dim.
+        dim: usize,
+        /// The tile size.
+        size: u32,
+    },
+    /// A parallel loop over tiles of up to two iteration dims.
+    ParallelTile {
+        /// Tile sizes of every iteration dim.
+        sizes: Vec<u32>,
+    },
+    /// Zero the output, then accumulate into it.
+    ToAccum,
+    /// Select a kernel.
+    Kernel(KernelKind),
+}
+
+/// How an action's sub-results combine into its cost and peaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Combine {
+    /// A kernel leaf.
+    Leaf {
+        /// The kernel's cost.
+        cost: Cost,
+        /// Its temporary registers.
+        peaks: MemVec,
+    },
+    /// A loop: child 0 is the full tile, run `iterations` times; the others run once.
+    Loop {
+        /// Full tiles.
+        iterations: u64,
+        /// Whether the loop is parallel.
+        parallel: bool,
+    },
+    /// A move: the children run one after another inside the allocation.
+    Alloc {
+        /// The new tensor's units at its level.
+        own: MemVec,
+        /// The cost of touching the source and the destination.
+        cost: Cost,
+    },
+    /// Stages run one after another.
+    Block,
+}
+
+/// A combination in linear form: `cost = base + Σ weight_i * cost_i`,
+/// `peaks = own + max_i(peaks_i)`. Every [`Combine`] has one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Linear {
+    /// The constant part of the cost.
+    pub base: Cost,
+    /// Each child's multiplier.
+    pub weights: Vec<u64>,
+    /// Memory the node itself holds while its children run.
+    pub own: MemVec,
+}
+
+impl Combine {
+    /// The linear form for `children` children.
+    pub fn linear(&self, children: usize, target: &Target) -> Linear {
+        match self {
+            Combine::Leaf { cost, peaks } => Linear { base: *cost, weights: Vec::new(), own: *peaks },
+            Combine::Loop { iterations, parallel: false } => {
+                let mut weights = vec![1; children];
+                if let Some(w) = weights.first_mut() {
+                    *w = *iterations;
+                }
+                Linear { base: 0, weights, own: MemVec::ZERO }
+            }
+            Combine::Loop { iterations, parallel: true } => {
+                let per_thread = iterations.div_ceil(u64::from(target.processors()));
+                let costs = target.costs();
+                let mut weights = vec![1; children];
+                if let Some(w) = weights.first_mut() {
+                    *w = per_thread;
+                }
+                let base = costs
+                    .parallel_setup
+                    .saturating_add(costs.parallel_per_iteration.saturating_mul(per_thread));
+                Linear { base, weights, own: MemVec::ZERO }
+            }
+            Combine::Alloc { own, cost } => Linear { base: *cost, weights: vec![1; children], own: *own },
+            Combine::Block => Linear { base: 0, weights: vec![1; children], own: MemVec::ZERO },
+        }
+    }
+}
+
+/// What an action needs: its sub-specs, in order, and how their results combine.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The sub-specs.
+    pub children: Vec<CanonicalSpec>,
+    /// How their costs and peaks combine.
+    pub combine: Combine,
+    /// What the children are, to build the [`Impl`] node.
+    pub shape: PlanShape,
+}
+
+/// The structure of a plan's node, for building its [`Impl`].
+#[derive(Debug, Clone)]
+pub enum PlanShape {
+    /// A kernel leaf.
+    Kernel(KernelKind),
+    /// A loop; child 0 is the body, then one child per boundary origin.
+    Loop {
+        /// The full tile.
+        tile: Vec<u32>,
+        /// Serial or parallel.
+        parallelism: Parallelism,
+        /// Origins of the boundary regions.
+        boundary_origins: Vec<Vec<u32>>,
+    },
+    /// A move; children are the prologue (if any), the body, then the epilogue (if any).
+    Alloc {
+        /// Which operand.
+        operand: usize,
+        /// Buffer or cache view.
+        kind: AllocKind,
+        /// The moved operand.
+        destination: TensorSpec,
+        /// Whether there is a prologue.
+        prologue: bool,
+        /// Whether there is an epilogue.
+        epilogue: bool,
+    },
+    /// A block; one child per stage, each over these parent operands.
+    Block {
+        /// The parent operands of each stage.
+        stage_operands: Vec<Vec<usize>>,
+    },
+}
+
+impl Plan {
+    /// Builds the action's node from implementations of its children (in plan order).
+    pub fn build(&self, spec: CanonicalSpec, mut children: Vec<Impl>, target: &Target) -> Impl {
+        match &self.shape {
+            PlanShape::Kernel(k) => Impl::kernel(spec, *k, target),
+            PlanShape::Loop { tile, parallelism, boundary_origins } => {
+                let rest = children.split_off(1);
+                let body = children.pop().expect("a loop plan has a body");
+                let boundaries = boundary_origins
+                    .iter()
+                    .cloned()
+                    .zip(rest)
+                    .map(|(origin, body)| Boundary { origin, body })
+                    .collect();
+                Impl::looped(spec, tile.clone(), *parallelism, body, boundaries, target)
+            }
+            PlanShape::Alloc { operand, kind, destination, prologue, epilogue } => {
+                let mut it = children.into_iter();
+                let pro = if *prologue { it.next() } else { None };
+                let body = it.next().expect("an alloc plan has a body");
+                let epi = if *epilogue { it.next() } else { None };
+                let parts = AllocParts {
+                    operand: *operand,
+                    kind: *kind,
+                    destination: destination.clone(),
+                    prologue: pro,
+                    body,
+                    epilogue: epi,
+                };
+                Impl::alloc(spec, parts, target)
+            }
+            PlanShape::Block { stage_operands } => {
+                let stages = stage_operands
+                    .iter()
+                    .cloned()
+                    .zip(children)
+                    .map(|(operands, body)| Stage { operands, body })
+                    .collect();
+                Impl::block(spec, stages)
+            }
+        }
+    }
+}
+
+/// Every action that applies to `spec`, each with its plan, in the fixed order. Actions with a
+/// sub-spec that [`Feasibility`] proves has no implementation are left out.
+pub fn actions(
+    spec: &CanonicalSpec,
+    target: &Target,
+    config: &ActionConfig,
+    feasibility: &Feasibility<'_>,
+) -> Vec<(Action, Plan)> {
+    let mut out = Vec::new();
+    moves::enumerate(spec, target, &mut out);
+    tile::enumerate(spec, target, config, &mut out);
+    parallel_tile::enumerate(spec, target, config, &mut out);
+    to_accum::enumerate(spec, target, &mut out);
+    for &kernel in target.kernels() {
+        if kernel.applies(spec, target) {
+            let combine =
+                Combine::Leaf { cost: kernel.cost(spec, target), peaks: kernel.memory(spec, target) };
+            out.push((
+                Action::Kernel(kernel),
+                Plan { children: Vec::new(), combine, shape: PlanShape::Kernel(kernel) },
+            ));
+        }
+    }
+    out.retain(|(_, plan)| plan.children.iter().all(|c| feasibility.spec(c)));
+    out
+}
+
+/// The combination for moving `source` into `destination`.
+fn alloc_combine(source: &TensorSpec, destination: &TensorSpec, target: &Target) -> Combine {
+    Combine::Alloc {
+        own: MemVec::single(destination.level, memory_units(destination, target)),
+        cost: alloc_cost(source, destination, target),
+    }
+}

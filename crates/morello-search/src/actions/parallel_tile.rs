@@ -1,0 +1,83 @@
+//! Parallel tiling of one or two non-reduction iteration dims.
+//!
+//! Only for specs that are not serial-only and whose operands all live at levels parallel loops
+//! may split. The body (one full tile) becomes serial-only. With remainders, one boundary region
+//! per non-empty subset `B` of the dims that have one: remainder extent at the end for dims in
+//! `B`, the span of the full tiles for the other remainder dims, the whole extent elsewhere.
+//! Loops with fewer than two full tiles are not worth a parallel region and are not listed.
+
+use morello_core::imp::Parallelism;
+use morello_core::spec::CanonicalSpec;
+use morello_core::target::Target;
+
+use super::{Action, ActionConfig, Combine, Plan, PlanShape};
+
+pub(super) fn enumerate(
+    spec: &CanonicalSpec,
+    target: &Target,
+    config: &ActionConfig,
+    out: &mut Vec<(Action, Plan)>,
+) {
+    if spec.serial_only
+        || target.processors() < 2
+        || !spec.operands.iter().all(|o| target.level(o.level).parallel)
+    {
+        return;
+    }
+    let reductions = spec.kind.reduction_dims();
+    let dims: Vec<usize> = (0..spec.shape.rank()).filter(|d| !reductions.contains(d)).collect();
+    let sizes_of = |d: usize| config.tile_sizes.for_dim(spec.shape.dim(d));
+    let mut tilings: Vec<Vec<(usize, u32)>> = Vec::new();
+    for (i, &a) in dims.iter().enumerate() {
+        for ta in sizes_of(a) {
+            tilings.push(vec![(a, ta)]);
+        }
+        for &b in &dims[i + 1..] {
+            for ta in sizes_of(a) {
+                for tb in sizes_of(b) {
+                    tilings.push(vec![(a, ta), (b, tb)]);
+                }
+            }
+        }
+    }
+    for tiling in tilings {
+        let mut sizes = spec.shape.dims().to_vec();
+        for &(d, t) in &tiling {
+            sizes[d] = t;
+        }
+        if let Some(plan) = plan(spec, &sizes, target) {
+            out.push((Action::ParallelTile { sizes }, plan));
+        }
+    }
+}
+
+fn plan(spec: &CanonicalSpec, tile: &[u32], target: &Target) -> Option<Plan> {
+    let full = spec.shape.dims();
+    let iterations: u64 = full.iter().zip(tile).map(|(&n, &t)| u64::from(n / t)).product();
+    if iterations < 2 {
+        return None;
+    }
+    let mut children = vec![spec.tile(tile, true, target).ok()?];
+    let remainder_dims: Vec<usize> = (0..full.len()).filter(|&d| full[d] % tile[d] != 0).collect();
+    let mut boundary_origins = Vec::new();
+    for subset in 1u32..(1 << remainder_dims.len()) {
+        let mut region = full.to_vec();
+        let mut origin = vec![0; full.len()];
+        for (bit, &d) in remainder_dims.iter().enumerate() {
+            let span = full[d] / tile[d] * tile[d];
+            if subset & (1 << bit) != 0 {
+                region[d] = full[d] - span;
+                origin[d] = span;
+            } else {
+                region[d] = span;
+            }
+        }
+        children.push(spec.tile_at(&region, &origin, false, target).ok()?);
+        boundary_origins.push(origin);
+    }
+    Some(Plan {
+        children,
+        combine: Combine::Loop { iterations, parallel: true },
+        shape: PlanShape::Loop { tile: tile.to_vec(), parallelism: Parallelism::Parallel, boundary_origins },
+    })
+}

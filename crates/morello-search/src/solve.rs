@@ -1,0 +1,384 @@
+//! The dynamic program: explore the sub-spec graph, then solve it bottom-up in parallel.
+//!
+//! ```text
+//! 1. explore   breadth-first from the goal: enumerate each new spec's actions and intern their
+//!              sub-specs (specs already in the memo are leaves). Each wave runs in parallel.
+//! 2. order     height(spec) = 1 + max height of its unsolved sub-specs (the graph is acyclic).
+//! 3. solve     by increasing height, every spec of one height in parallel: for each action,
+//!              combine the sub-specs' frontiers (pairwise, pruning dominated partial results),
+//!              then keep the Pareto frontier of all actions' results within the target's capacity.
+//! ```
+//!
+//! A spec's frontier depends only on its sub-specs' frontiers, so the result is the same for
+//! every thread count. Frontiers are exact: no pruning can lose an optimum, except dropping
+//! results whose peaks exceed a level's capacity, which no memory limit could admit.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use dashmap::DashMap;
+use dashmap::mapref::entry::Entry as MapEntry;
+use morello_core::cost::Cost;
+use morello_core::spec::CanonicalSpec;
+use morello_core::target::{MemVec, Target};
+use rayon::prelude::*;
+use rustc_hash::FxBuildHasher;
+
+use crate::actions::{ActionConfig, Linear, actions};
+use crate::feasible::Feasibility;
+use crate::frontier::{Entry, Frontier};
+use crate::memo::Memo;
+use crate::report::{Phase, Progress, StopReason};
+
+/// One action of a spec in the graph: its index, its sub-specs, and how they combine.
+struct Edge {
+    action: u16,
+    children: Vec<u32>,
+    linear: Linear,
+}
+
+/// Counters of one solve.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub specs_solved: AtomicU64,
+    pub actions: AtomicU64,
+    pub memo_hits: AtomicU64,
+}
+
+/// Everything a solve needs besides the goal.
+pub(crate) struct Solver<'a> {
+    pub target: &'a Target,
+    pub config: ActionConfig,
+    pub feasibility: &'a Feasibility<'a>,
+    pub memo: &'a Memo,
+    pub cancel: Option<&'a AtomicBool>,
+    pub deadline: Option<Instant>,
+    pub max_specs: Option<u64>,
+    pub progress: Option<&'a (dyn Fn(Progress) + Send + Sync)>,
+    pub counters: &'a Counters,
+}
+
+impl Solver<'_> {
+    fn stop_reason(&self, specs_seen: u64) -> Option<StopReason> {
+        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Some(StopReason::Cancelled);
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Some(StopReason::TimeLimit);
+        }
+        if self.max_specs.is_some_and(|m| specs_seen > m) {
+            return Some(StopReason::SpecLimit);
+        }
+        None
+    }
+
+    fn report(&self, phase: Phase, done: u64, total: u64) {
+        if let Some(f) = self.progress {
+            f(Progress { phase, done, total });
+        }
+    }
+
+    /// Solves `goal` and every sub-spec it needs into the memo.
+    ///
+    /// # Errors
+    /// The reason, if the solve stopped early; frontiers finished before that are in the memo.
+    pub fn solve(&self, goal: &CanonicalSpec) -> Result<(), StopReason> {
+        if self.memo.contains(goal) {
+            self.counters.memo_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        let graph = self.explore(goal)?;
+        self.solve_graph(graph)
+    }
+
+    fn explore(&self, goal: &CanonicalSpec) -> Result<Graph, StopReason> {
+        let ids: DashMap<CanonicalSpec, u32, FxBuildHasher> = DashMap::with_hasher(FxBuildHasher);
+        ids.insert(goal.clone(), 0);
+        let next = AtomicU32::new(1);
+        let mut specs: Vec<Option<CanonicalSpec>> = vec![Some(goal.clone())];
+        let mut known: Vec<Option<Arc<Frontier>>> = vec![None];
+        let mut edges: Vec<Vec<Edge>> = vec![Vec::new()];
+        let mut wave: Vec<u32> = vec![0];
+        let mut expanded = 0u64;
+        while !wave.is_empty() {
+            if let Some(reason) = self.stop_reason(expanded) {
+                return Err(reason);
+            }
+            self.report(Phase::Explore, expanded, expanded + wave.len() as u64);
+            let results: Vec<(u32, Vec<Edge>, Vec<(u32, CanonicalSpec)>)> = wave
+                .par_iter()
+                .map(|&id| {
+                    let spec = specs[id as usize].as_ref().expect("specs of a wave are recorded");
+                    let mut discovered = Vec::new();
+                    let spec_edges: Vec<Edge> = actions(spec, self.target, &self.config, self.feasibility)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(index, (_, plan))| {
+                            let linear = plan.combine.linear(plan.children.len(), self.target);
+                            let children = plan
+                                .children
+                                .into_iter()
+                                .map(|child| match ids.entry(child) {
+                                    MapEntry::Occupied(e) => *e.get(),
+                                    MapEntry::Vacant(v) => {
+                                        let child_id = next.fetch_add(1, Ordering::Relaxed);
+                                        discovered.push((child_id, v.key().clone()));
+                                        v.insert(child_id);
+                                        child_id
+                                    }
+                                })
+                                .collect();
+                            Edge {
+                                action: u16::try_from(index).expect("fewer than 65536 actions"),
+                                children,
+                                linear,
+                            }
+                        })
+                        .collect();
+                    (id, spec_edges, discovered)
+                })
+                .collect();
+            expanded += wave.len() as u64;
+            let total = next.load(Ordering::Relaxed) as usize;
+            specs.resize(total, None);
+            known.resize(total, None);
+            edges.resize_with(total, Vec::new);
+            let mut next_wave = Vec::new();
+            for (id, spec_edges, discovered) in results {
+                self.counters.actions.fetch_add(spec_edges.len() as u64, Ordering::Relaxed);
+                edges[id as usize] = spec_edges;
+                for (child_id, child) in discovered {
+                    match self.memo.get(&child) {
+                        Some(frontier) => {
+                            self.counters.memo_hits.fetch_add(1, Ordering::Relaxed);
+                            known[child_id as usize] = Some(frontier);
+                        }
+                        None => next_wave.push(child_id),
+                    }
+                    specs[child_id as usize] = Some(child);
+                }
+            }
+            next_wave.sort_unstable();
+            wave = next_wave;
+        }
+        Ok(Graph { specs, known, edges })
+    }
+
+    fn solve_graph(&self, graph: Graph) -> Result<(), StopReason> {
+        let Graph { specs, known, edges } = graph;
+        let heights = heights(&edges, &known);
+        let max_height = heights.iter().copied().max().unwrap_or(0);
+        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); max_height as usize + 1];
+        for (id, &h) in heights.iter().enumerate() {
+            if known[id].is_none() {
+                buckets[h as usize].push(id as u32);
+            }
+        }
+        let frontiers: Vec<OnceLock<Arc<Frontier>>> = known
+            .iter()
+            .map(|k| {
+                let cell = OnceLock::new();
+                if let Some(f) = k {
+                    let _ = cell.set(Arc::clone(f));
+                }
+                cell
+            })
+            .collect();
+        let total: u64 = buckets.iter().map(|b| b.len() as u64).sum();
+        let capacities = self.target.capacities();
+        let mut done = 0u64;
+        let mut result = Ok(());
+        for bucket in &buckets {
+            if let Some(reason) = self.stop_reason(0) {
+                result = Err(reason);
+                break;
+            }
+            self.report(Phase::Solve, done, total);
+            bucket.par_iter().for_each(|&id| {
+                let frontier = solve_node(&edges[id as usize], &frontiers, &capacities);
+                let _ = frontiers[id as usize].set(Arc::new(frontier));
+            });
+            done += bucket.len() as u64;
+        }
+        self.report(Phase::Solve, done, total);
+        // Everything solved, even when stopping early, is correct and goes to the memo.
+        for (id, cell) in frontiers.into_iter().enumerate() {
+            if known[id].is_some() {
+                continue;
+            }
+            if let (Some(frontier), Some(spec)) = (cell.into_inner(), specs[id].clone()) {
+                self.counters.specs_solved.fetch_add(1, Ordering::Relaxed);
+                self.memo.insert(spec, frontier);
+            }
+        }
+        result
+    }
+}
+
+/// The explored graph: specs by id, frontiers already known (from the memo), actions by id.
+struct Graph {
+    specs: Vec<Option<CanonicalSpec>>,
+    known: Vec<Option<Arc<Frontier>>>,
+    edges: Vec<Vec<Edge>>,
+}
+
+/// Height of every node: 0 for known frontiers and specs without unknown children.
+///
+/// # Panics
+/// If the graph has a cycle: every action shrinks its spec, so that is a bug in an action.
+fn heights(edges: &[Vec<Edge>], known: &[Option<Arc<Frontier>>]) -> Vec<u32> {
+    const UNSET: u32 = u32::MAX;
+    const IN_PROGRESS: u32 = u32::MAX - 1;
+    let mut height = vec![UNSET; edges.len()];
+    for (id, k) in known.iter().enumerate() {
+        if k.is_some() {
+            height[id] = 0;
+        }
+    }
+    // Iterative post-order: a node is finished once all its children are.
+    let mut stack: Vec<(u32, bool)> = Vec::new();
+    for root in 0..edges.len() as u32 {
+        if height[root as usize] != UNSET {
+            continue;
+        }
+        stack.push((root, false));
+        while let Some((id, children_done)) = stack.pop() {
+            let children = edges[id as usize].iter().flat_map(|e| e.children.iter().copied());
+            if children_done {
+                let h = children.map(|c| height[c as usize] + 1).max().unwrap_or(0);
+                height[id as usize] = h;
+                continue;
+            }
+            if height[id as usize] != UNSET {
+                assert_ne!(
+                    height[id as usize], IN_PROGRESS,
+                    "the sub-spec graph has a cycle through spec #{id}"
+                );
+                continue;
+            }
+            height[id as usize] = IN_PROGRESS;
+            stack.push((id, true));
+            for c in children {
+                assert_ne!(
+                    height[c as usize], IN_PROGRESS,
+                    "the sub-spec graph has a cycle through spec #{c}"
+                );
+                if height[c as usize] == UNSET {
+                    stack.push((c, false));
+                }
+            }
+        }
+    }
+    height
+}
+
+/// A partial combination of some children: summed weighted cost, maximal peaks, maximal depth.
+#[derive(Debug, Clone, Copy)]
+struct Partial {
+    cost: Cost,
+    peaks: MemVec,
+    depth: u32,
+}
+
+/// The frontier of one spec from its actions and its children's frontiers.
+fn solve_node(edges: &[Edge], frontiers: &[OnceLock<Arc<Frontier>>], capacities: &MemVec) -> Frontier {
+    let mut candidates = Vec::new();
+    'actions: for edge in edges {
+        let mut partials = vec![Partial { cost: 0, peaks: MemVec::ZERO, depth: 0 }];
+        for (child, &weight) in edge.children.iter().zip(&edge.linear.weights) {
+            let frontier = frontiers[*child as usize].get().expect("children are solved before parents");
+            if frontier.is_empty() {
+                continue 'actions;
+            }
+            let mut next = Vec::with_capacity(partials.len() * frontier.entries().len());
+            for p in &partials {
+                for e in frontier.entries() {
+                    let peaks = p.peaks.elementwise_max(&e.peaks);
+                    if !edge.linear.own.saturating_add(&peaks).fits(capacities) {
+                        continue;
+                    }
+                    next.push(Partial {
+                        cost: p.cost.saturating_add(weight.saturating_mul(e.cost)),
+                        peaks,
+                        depth: p.depth.max(e.depth),
+                    });
+                }
+            }
+            partials = prune(next);
+            if partials.is_empty() {
+                continue 'actions;
+            }
+        }
+        for p in partials {
+            let peaks = edge.linear.own.saturating_add(&p.peaks);
+            if peaks.fits(capacities) {
+                candidates.push(Entry {
+                    cost: edge.linear.base.saturating_add(p.cost),
+                    peaks,
+                    depth: p.depth + 1,
+                    action: edge.action,
+                });
+            }
+        }
+    }
+    Frontier::from_candidates(candidates)
+}
+
+/// Drops partial combinations that another beats on cost and every peak (ties: smaller depth).
+fn prune(mut partials: Vec<Partial>) -> Vec<Partial> {
+    if partials.len() <= 1 {
+        return partials;
+    }
+    partials.sort_unstable_by_key(|p| (p.cost, p.peaks, p.depth));
+    let mut kept: Vec<Partial> = Vec::with_capacity(partials.len().min(16));
+    for p in partials {
+        if !kept.iter().any(|k| k.peaks.fits(&p.peaks)) {
+            kept.push(p);
+        }
+    }
+    kept
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+    use morello_core::spec::LogicalSpec;
+
+    #[test]
+    fn tiny_graph() {
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        let spec = LogicalSpec::parse(
+            "Matmul(1x1x1x1, u32 GL row-major, u32 GL row-major, u32 GL row-major)",
+            &target,
+        )
+        .unwrap()
+        .canonicalize(&target)
+        .unwrap();
+        let memo = Memo::new();
+        let counters = Counters::default();
+        let feasibility = Feasibility::new(&target);
+        let solver = Solver {
+            target: &target,
+            config: ActionConfig::default(),
+            feasibility: &feasibility,
+            memo: &memo,
+            cancel: None,
+            deadline: None,
+            max_specs: Some(200),
+            progress: None,
+            counters: &counters,
+        };
+        let graph = solver.explore(&spec);
+        match graph {
+            Ok(g) => {
+                for (i, s) in g.specs.iter().enumerate() {
+                    let s = s.as_ref().unwrap();
+                    let kids: Vec<Vec<u32>> = g.edges[i].iter().map(|e| e.children.clone()).collect();
+                    println!("{i}: {} -> {:?}", s.display(&target), kids);
+                }
+            }
+            Err(e) => println!("stopped {e:?}"),
+        }
+    }
+}
