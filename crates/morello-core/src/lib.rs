@@ -4,7 +4,10 @@
 //! or searches:
 //!
 //! - [`expr`]: integer index expressions with a range-driven simplifier;
-//! - [`layout`]: the layout algebra (`PhysDim::{Dynamic, Packed, OddEven}`) and buffer indexing.
+//! - [`layout`]: the layout algebra (`PhysDim::{Dynamic, Packed, OddEven}`) and buffer indexing;
+//! - [`shape`]: validated tensor shapes;
+//! - [`xla`]: XLA's shape and layout text, tiling, padding, linear indexing, and the bridge to
+//!   [`layout`].
 //!
 //! Every value a user can write has a text form that prints and parses back, and nothing in this
 //! crate panics on a value a user can write.
@@ -12,3 +15,4 @@
 pub mod expr;
 pub mod layout;
 pub mod shape;
+pub mod xla;
