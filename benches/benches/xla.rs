@@ -9,7 +9,8 @@ const HLO_EXAMPLE: &str = "bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}";
 
 fn parse(c: &mut Criterion) {
     c.bench_function("xla_parse/hlo_example", |b| b.iter(|| black_box(HLO_EXAMPLE).parse::<XlaShape>()));
-    let tuple = "(f32[16,256]{1,0:T(8,128)}, s8[64,512]{1,0:T(8,128)(4,1)}, pred[], (u4[7]{0:pad(9)T(4)L(8)}))";
+    let tuple =
+        "(f32[16,256]{1,0:T(8,128)}, s8[64,512]{1,0:T(8,128)(4,1)}, pred[], (u4[7]{0:pad(9)T(4)L(8)}))";
     c.bench_function("xla_parse/tuple_of_4", |b| b.iter(|| black_box(tuple).parse::<XlaShape>()));
 }
 

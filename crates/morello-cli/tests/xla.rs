@@ -303,7 +303,7 @@ fn seed_examples() {
     assert_eq!(code, 0, "{stderr}");
     for needle in [
         "shape:           bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}",
-        "element type:    bf16 (16 bits)",
+        "element type:    bf16 (16 bits, 2 bytes)",
         "minor-to-major:  [2,1,0]",
         "tiles:           T(8,128)(2,1)",
         "memory space:    S(1) (VMEM)",

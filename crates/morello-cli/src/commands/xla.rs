@@ -135,11 +135,15 @@ fn describe(array: &ArrayShape, indent: &str) -> String {
         ("shape", array.to_string()),
         (
             "element type",
-            format!(
-                "{element} ({} bits{})",
-                element.bits(),
-                if element.bits() < 8 { ", two per byte" } else { "" }
-            ),
+            if element.bits() < 8 {
+                format!("{element} ({} bits, two per byte)", element.bits())
+            } else {
+                format!(
+                    "{element} ({} bits, {})",
+                    element.bits(),
+                    plural(u64::from(element.bits() / 8), "byte")
+                )
+            },
         ),
         (
             "dimensions",

@@ -317,6 +317,7 @@ fn bad_input_is_located() {
         ("f32[2]{0:T(9223372036854775808)}", "above the limit of 2^63 - 1"),
         // Other rules.
         ("f32[-2]", "`-2` at column 5: a dimension size must not be negative"),
+        ("f32[-0]", "`-0` at column 5: a dimension size must not be negative"),
         ("f32[?]", "`?` at column 5: dynamic dimension sizes"),
         ("f32[<=4]", "dynamic dimension sizes (`?`, `<=N`) are not supported"),
         ("f32[2]{0:L(0)}", "`0` at column 12: tail_padding_alignment_in_elements must be at least 1"),

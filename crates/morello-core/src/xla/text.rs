@@ -254,7 +254,7 @@ impl Reader<'_> {
     /// A non-negative integer no larger than `2^63 - 1`.
     fn size(&mut self, what: &str) -> Result<(u64, Span), XlaError> {
         let (value, span) = self.integer(what)?;
-        if value < 0 {
+        if value < 0 || self.text[span.start..].starts_with('-') {
             return Err(self.error_at(span, format!("{what} must not be negative")));
         }
         let size = u64::try_from(value)
