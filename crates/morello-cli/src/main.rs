@@ -27,12 +27,16 @@ enum Command {
     /// Show the buffer-indexing expression, buffer size and contiguity of a layout.
     #[command(after_help = commands::layout::EXAMPLES)]
     Layout(commands::layout::Args),
+    /// Read an XLA shape (`f32[16,256]{1,0:T(8,128)}`): its tiling, buffer, offsets and morello layout.
+    #[command(after_help = commands::xla::EXAMPLES)]
+    Xla(commands::xla::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Layout(args) => commands::layout::run(&args),
+        Command::Xla(args) => commands::xla::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

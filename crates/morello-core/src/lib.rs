@@ -5,6 +5,8 @@
 //!
 //! - [`expr`]: integer index expressions with a range-driven simplifier;
 //! - [`shape`], [`layout`]: shapes and the layout algebra (`PhysDim::{Dynamic, Packed, OddEven}`);
+//! - [`xla`]: XLA's shape and layout text, tiling, padding, linear indexing, and the bridge to
+//!   [`layout`];
 //! - [`dtype`], [`target`]: element types, and targets as data (levels, kernels, cost constants);
 //! - [`spec`]: what to compute (primitives, operands, canonical forms, text);
 //! - [`kernels`]: the kernel catalogue; [`cost`]: the cost model;
@@ -23,3 +25,4 @@ pub mod layout;
 pub mod shape;
 pub mod spec;
 pub mod target;
+pub mod xla;

@@ -1,3 +1,4 @@
 //! One module per subcommand, each with `Args` and `run`.
 
 pub mod layout;
+pub mod xla;

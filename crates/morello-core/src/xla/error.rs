@@ -1,0 +1,212 @@
+//! [`XlaError`]: why XLA shape text, a shape value, or an index into it is invalid.
+//!
+//! Every variant is the user's fault (their text, or the values a caller passes on from a user).
+//! Errors found while reading text are [`XlaError::Syntax`] or [`XlaError::Invalid`], which name
+//! the offending part of the text and its column, so a message reads like
+//! ``"`T(8,0)` at column 12: tile (8,0) has size 0 in its dimension 1; tile sizes must be at least 1"``.
+//! Messages are one line: control characters in quoted text are escaped.
+
+/// Why an XLA shape, layout, or index is invalid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XlaError {
+    /// The text is not in the shape syntax (the user's text).
+    #[error("{} at column {column}: {message}", quoted(.fragment))]
+    Syntax {
+        /// What was expected or what is wrong.
+        message: String,
+        /// The offending part of the text (empty at the end of the text).
+        fragment: String,
+        /// Its 1-based column, in characters.
+        column: usize,
+    },
+    /// A well-formed part of the text whose value breaks a rule (the user's text).
+    #[error("{} at column {column}: {error}", quoted(.fragment))]
+    Invalid {
+        /// The rule that is broken.
+        error: Box<XlaError>,
+        /// The part of the text that holds the value.
+        fragment: String,
+        /// Its 1-based column, in characters.
+        column: usize,
+    },
+    /// An element type name that is not supported (the user's text).
+    #[error("unknown element type `{name}`; supported: {}", super::ElementType::supported_names())]
+    UnknownElementType {
+        /// The name as written.
+        name: String,
+    },
+    /// A dimension size above `i64::MAX` (the user's input).
+    #[error("dimension {dimension} has size {size}, above the limit of 2^63 - 1")]
+    DimTooLarge {
+        /// Which dimension.
+        dimension: usize,
+        /// Its size.
+        size: u64,
+    },
+    /// `minor_to_major` is not a permutation of `0..rank` (the user's input).
+    #[error("minor_to_major {} is not a permutation of the dimension numbers 0..{rank}", list(.minor_to_major))]
+    NotAPermutation {
+        /// The list as given.
+        minor_to_major: Vec<i128>,
+        /// The shape's number of dimensions.
+        rank: usize,
+    },
+    /// A tile with no dimensions, `T()` (the user's input).
+    #[error("a tile needs at least one dimension")]
+    EmptyTile,
+    /// A tile size of zero or less (the user's input).
+    #[error("tile {tile} has size {size} in its dimension {dimension}; tile sizes must be at least 1")]
+    TileSizeNotPositive {
+        /// The tile as written.
+        tile: String,
+        /// Which dimension of the tile.
+        dimension: usize,
+        /// The size.
+        size: i128,
+    },
+    /// A tile size above `i64::MAX` (the user's input).
+    #[error("tile {tile} has size {size} in its dimension {dimension}, above the limit of 2^63 - 1")]
+    TileSizeTooLarge {
+        /// The tile as written.
+        tile: String,
+        /// Which dimension of the tile.
+        dimension: usize,
+        /// The size.
+        size: i128,
+    },
+    /// A combine-dimensions tile entry `*` (the user's input; not supported by this project).
+    #[error("tile {tile} combines dimensions with `*`, which is not supported")]
+    CombineDimensions {
+        /// The tile as written.
+        tile: String,
+    },
+    /// A tile with more dimensions than the shape it applies to (the user's input).
+    #[error(
+        "tile {tile} (tiling number {index}) has {tile_dims} dimensions, but the shape it tiles has only {rank}"
+    )]
+    TileTooManyDims {
+        /// Which tiling of the layout (0 is the first).
+        index: usize,
+        /// The tile as text.
+        tile: String,
+        /// The tile's number of dimensions.
+        tile_dims: usize,
+        /// The number of dimensions of the shape it applies to (after the previous tilings).
+        rank: usize,
+    },
+    /// `padded_dimensions` with a length other than the shape's rank (the user's input).
+    #[error("padded_dimensions has {len} entries, but the shape has {rank} dimensions")]
+    PaddedDimensionsRank {
+        /// The number of entries given.
+        len: usize,
+        /// The shape's number of dimensions.
+        rank: usize,
+    },
+    /// A padded width below its dimension's size (the user's input).
+    #[error("padded_dimensions gives dimension {dimension} (size {size}) the smaller width {padded}")]
+    PaddedDimensionTooSmall {
+        /// Which dimension.
+        dimension: usize,
+        /// Its size.
+        size: u64,
+        /// The width given.
+        padded: u64,
+    },
+    /// A padded width above `i64::MAX` (the user's input).
+    #[error("padded_dimensions gives dimension {dimension} the width {padded}, above the limit of 2^63 - 1")]
+    PaddedDimensionTooLarge {
+        /// Which dimension.
+        dimension: usize,
+        /// The width given.
+        padded: u64,
+    },
+    /// `tail_padding_alignment_in_elements` of zero (the user's input).
+    #[error("tail_padding_alignment_in_elements must be at least 1, not 0")]
+    ZeroTailPaddingAlignment,
+    /// A value that does not fit XLA's `int64` (the user's input).
+    #[error("{what} is {value}, above the limit of 2^63 - 1")]
+    TooLarge {
+        /// What the value is.
+        what: &'static str,
+        /// The value.
+        value: u128,
+    },
+    /// Sizes that overflow 64-bit arithmetic once tiled or padded (the user's input).
+    #[error("{what} exceeds 2^63 - 1")]
+    Overflow {
+        /// What overflows, in words.
+        what: String,
+    },
+    /// A dimension number outside `-rank..rank` (the caller's input).
+    #[error("dimension {dimension} is out of range for a shape with {rank} dimensions")]
+    DimensionOutOfRange {
+        /// The dimension number (negative counts from the end).
+        dimension: i64,
+        /// The shape's number of dimensions.
+        rank: usize,
+    },
+    /// An array was needed but the text is a tuple (the user's input).
+    #[error("expected an array shape, found the tuple {shape}")]
+    NotAnArray {
+        /// The tuple as text.
+        shape: String,
+    },
+    /// A multi-index with the wrong number of coordinates (the caller's input).
+    #[error("index has {len} coordinates, but the shape has {rank} dimensions")]
+    IndexRank {
+        /// The index's length.
+        len: usize,
+        /// The shape's number of dimensions.
+        rank: usize,
+    },
+    /// A coordinate outside its dimension (the caller's input).
+    #[error("coordinate {coordinate} is outside dimension {dimension} of size {size}")]
+    IndexOutOfBounds {
+        /// Which dimension.
+        dimension: usize,
+        /// The coordinate.
+        coordinate: u64,
+        /// The dimension's size.
+        size: u64,
+    },
+    /// A linear index outside the buffer (the caller's input).
+    #[error("linear index {index} is outside the buffer of {buffer_elements} elements")]
+    LinearIndexOutOfBounds {
+        /// The linear index.
+        index: u64,
+        /// The buffer's size in elements.
+        buffer_elements: u64,
+    },
+}
+
+/// A fragment of text as an error message shows it.
+fn quoted(fragment: &str) -> String {
+    if fragment.is_empty() { "the end of the text".to_string() } else { format!("`{fragment}`") }
+}
+
+/// `[a, b, c]`.
+fn list(values: &[i128]) -> String {
+    let items: Vec<String> = values.iter().map(i128::to_string).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The longest fragment an error quotes, in characters.
+const MAX_FRAGMENT_CHARS: usize = 48;
+
+/// A fragment of user text made safe for a one-line message: control characters escaped and
+/// long text cut short with `...`.
+pub(crate) fn fragment_of(text: &str) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == MAX_FRAGMENT_CHARS {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
