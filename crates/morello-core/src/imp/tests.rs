@@ -197,7 +197,7 @@ fn register_tiled_broadcast_fma() {
     check_against_spec(&imp, &t);
     let rendered = imp.render(&t);
     assert!(rendered.starts_with("cost  GL  L2   L1  VRF  RF  implementation\n"), "{rendered}");
-    assert!(rendered.contains("kernel BroadcastVecMultAdd  MatmulAccum(1x1x1x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8)"), "{rendered}");
+    assert!(rendered.contains("kernel BroadcastVecMultAdd  MatmulAccum(1x1x1x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8, serial)"), "{rendered}");
 }
 
 #[test]
