@@ -8,6 +8,7 @@
 use super::{Layout, LayoutDim, LayoutError, PhysDim, text::dim_text};
 use crate::expr::{IndexExpr, RangeEnv};
 use crate::shape::Shape;
+use smallvec::SmallVec;
 
 /// One physical dim with everything needed to compute offsets.
 #[derive(Debug, Clone, Copy)]
@@ -23,10 +24,13 @@ pub(crate) struct Entry {
     pub outermost: bool,
 }
 
-pub(crate) fn expand(layout: &Layout, shape: &Shape) -> Result<Vec<Entry>, LayoutError> {
+/// Physical dims of one layout; most layouts have few, so they live inline.
+pub(crate) type Entries = SmallVec<[Entry; 6]>;
+
+pub(crate) fn expand(layout: &Layout, shape: &Shape) -> Result<Entries, LayoutError> {
     let rank = shape.rank();
     let dims = layout.dims();
-    let mut entries: Vec<Entry> = Vec::with_capacity(dims.len());
+    let mut entries: Entries = SmallVec::with_capacity(dims.len());
     for (position, dim) in dims.iter().enumerate() {
         if usize::from(dim.logical) >= rank {
             return Err(LayoutError::DimOutOfRange { position, logical: dim.logical, rank });
@@ -34,8 +38,7 @@ pub(crate) fn expand(layout: &Layout, shape: &Shape) -> Result<Vec<Entry>, Layou
         entries.push(Entry { dim: *dim, size: 0, inner: 1, stride: 1, outermost: false });
     }
     // Walk each logical dimension from its fastest physical dim outwards.
-    let mut remaining: Vec<u64> = shape.dims().iter().map(|&d| u64::from(d)).collect();
-    let mut seen = vec![false; rank];
+    let mut remaining: SmallVec<[u64; 6]> = shape.dims().iter().map(|&d| u64::from(d)).collect();
     for position in (0..entries.len()).rev() {
         let logical = usize::from(entries[position].dim.logical);
         entries[position].inner = u64::from(shape.dim(logical)) / remaining[logical];
@@ -56,7 +59,6 @@ pub(crate) fn expand(layout: &Layout, shape: &Shape) -> Result<Vec<Entry>, Layou
             }
         };
         entries[position].size = size;
-        seen[logical] = true;
     }
     for (logical, &left) in remaining.iter().enumerate() {
         if left != 1 {
@@ -66,7 +68,7 @@ pub(crate) fn expand(layout: &Layout, shape: &Shape) -> Result<Vec<Entry>, Layou
     }
     // Strides (row-major over physical sizes) and which dim is outermost per logical dimension.
     let mut stride = 1u64;
-    let mut outer_seen = vec![false; rank];
+    let mut outer_seen: SmallVec<[bool; 6]> = smallvec::smallvec![false; rank];
     for entry in entries.iter_mut().rev() {
         entry.stride = stride;
         stride *= entry.size;
@@ -117,7 +119,7 @@ pub(crate) fn buffer_index(layout: &Layout, shape: &Shape) -> Result<IndexExpr, 
 /// Computes buffer offsets of logical points directly from the digit table (no expression).
 #[derive(Debug, Clone)]
 pub struct LayoutIndexer {
-    entries: Vec<Entry>,
+    entries: Entries,
     rank: usize,
 }
 

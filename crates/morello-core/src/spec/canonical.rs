@@ -122,14 +122,21 @@ impl LogicalSpec {
         }
         // A parallel loop needs every operand at a level it may split; operands never move to
         // slower levels, so once one operand cannot reach such a level no parallel loop can appear.
-        let parallelisable = operands.iter().all(|o| target.can_reach_parallel(o.level));
-        Ok(CanonicalSpec(LogicalSpec {
-            kind,
-            shape: self.shape.clone(),
-            operands,
-            serial_only: self.serial_only || !parallelisable,
-        }))
+        Ok(assemble(kind, self.shape.clone(), operands, self.serial_only, target))
     }
+}
+
+/// A canonical spec from operands that are already valid and canonical: only `serial_only` is
+/// normalised. The fast path of rewrites that change one operand or take tiles of canonical ones.
+pub(super) fn assemble(
+    kind: PrimitiveKind,
+    shape: crate::shape::Shape,
+    operands: Vec<TensorSpec>,
+    serial_only: bool,
+    target: &Target,
+) -> CanonicalSpec {
+    let parallelisable = operands.iter().all(|o| target.can_reach_parallel(o.level));
+    CanonicalSpec(LogicalSpec { kind, shape, operands, serial_only: serial_only || !parallelisable })
 }
 
 fn check_dtypes(kind: PrimitiveKind, operands: &[TensorSpec]) -> Result<(), SpecError> {
@@ -166,7 +173,7 @@ fn check_dtypes(kind: PrimitiveKind, operands: &[TensorSpec]) -> Result<(), Spec
     Ok(())
 }
 
-fn canonical_operand(i: usize, operand: &TensorSpec, target: &Target) -> Result<TensorSpec, SpecError> {
+pub(super) fn canonical_operand(i: usize, operand: &TensorSpec, target: &Target) -> Result<TensorSpec, SpecError> {
     let Some(level) = target.levels().get(operand.level.index()) else {
         return Err(SpecError::UnknownLevel { operand: i, level: operand.level.0 });
     };

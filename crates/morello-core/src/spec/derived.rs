@@ -7,12 +7,13 @@
 //! region at a given origin). Operand dims that slide (a convolution's image rows `h + fh`) are
 //! only tiled when that logical dim has a single physical dim, so every window is a box.
 
+use super::canonical::{assemble, canonical_operand};
 use super::{CanonicalSpec, FillValue, LogicalSpec, OperandDim, PrimitiveKind, SpecError, TensorSpec};
-use crate::layout::{LayoutView, PhysDim};
+use crate::layout::{Layout, LayoutView, PhysDim};
 use crate::shape::Shape;
-use crate::target::Target;
+use crate::target::{LevelKind, Target};
 
-impl LogicalSpec {
+impl CanonicalSpec {
     /// The spec of a full tile of the iteration space: the box of `sizes`, repeated at multiples of
     /// `sizes`. `serial_only` is set when the tile is the body of a parallel loop.
     ///
@@ -78,17 +79,37 @@ impl LogicalSpec {
                 }
             }
             .map_err(layout_error)?;
+            if let Some(v) = operand.vector_size {
+                if tile_shape.volume() % u64::from(v) != 0 {
+                    return Err(SpecError::VectorSize {
+                        operand: i,
+                        message: format!(
+                            "shape {} ({} elements) is not a whole number of v{v} vectors",
+                            tile_shape,
+                            tile_shape.volume()
+                        ),
+                    });
+                }
+            }
+            // Registers hold scalars one by one: their layout stays the canonical row-major.
+            let (layout, contiguous_dims) = if target.level(operand.level).kind == LevelKind::ScalarRegisters {
+                let dense = LayoutView::dense(&Layout::row_major(tile_shape.rank() as u8), &tile_shape)
+                    .map_err(layout_error)?;
+                (dense.layout, dense.contiguous_dims)
+            } else {
+                (tiled.layout, tiled.contiguous_dims)
+            };
             operands.push(TensorSpec {
                 shape: tile_shape,
                 dtype: operand.dtype,
                 level: operand.level,
-                layout: tiled.layout,
-                contiguous_dims: tiled.contiguous_dims,
+                layout,
+                contiguous_dims,
                 vector_size: operand.vector_size,
             });
         }
-        LogicalSpec { kind: self.kind, shape, operands, serial_only: self.serial_only || serial_only }
-            .canonicalize(target)
+        // Tiles of canonical views are canonical: no need to canonicalise the operands again.
+        Ok(assemble(self.kind, shape, operands, self.serial_only || serial_only, target))
     }
 
     /// The spec with operand `index` replaced (moved to another level or layout).
@@ -102,9 +123,14 @@ impl LogicalSpec {
         target: &Target,
     ) -> Result<CanonicalSpec, SpecError> {
         let mut operands = self.operands.clone();
-        operands[index] = operand;
-        LogicalSpec { kind: self.kind, shape: self.shape.clone(), operands, serial_only: self.serial_only }
-            .canonicalize(target)
+        if operand.shape != operands[index].shape || operand.dtype != operands[index].dtype {
+            operands[index] = operand;
+            let spec = LogicalSpec { kind: self.kind, shape: self.shape.clone(), operands, serial_only: self.serial_only };
+            return spec.canonicalize(target);
+        }
+        // Same shape and dtype: `self` is canonical, so only the new operand needs checking.
+        operands[index] = canonical_operand(index, &operand, target)?;
+        Ok(assemble(self.kind, self.shape.clone(), operands, self.serial_only, target))
     }
 
     /// The accumulating twin of a `Matmul` or `Conv` (same operands), if the kind has one.

@@ -77,8 +77,13 @@ pub fn candidate_layouts(shape: &Shape, dtype: Dtype, target: &Target) -> Vec<La
 pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Action, Plan)>) {
     let directions = spec.kind.directions();
     for (i, source) in spec.operands.iter().enumerate() {
-        for &level_id in &target.level(source.level).moves_to {
-            for (destination, kind) in destinations(source, level_id, target) {
+        let moves_to = &target.level(source.level).moves_to;
+        if moves_to.is_empty() {
+            continue;
+        }
+        let layouts = candidate_layouts(&source.shape, source.dtype, target);
+        for &level_id in moves_to {
+            for (destination, kind) in destinations(source, level_id, &layouts, target) {
                 if !shrinks(spec, i, level_id, kind) {
                     continue;
                 }
@@ -103,7 +108,12 @@ fn shrinks(spec: &CanonicalSpec, operand: usize, level: LevelId, kind: AllocKind
 }
 
 /// Every destination of `source` at `level_id`, with whether it is a buffer or a cache view.
-fn destinations(source: &TensorSpec, level_id: LevelId, target: &Target) -> Vec<(TensorSpec, AllocKind)> {
+fn destinations(
+    source: &TensorSpec,
+    level_id: LevelId,
+    layouts: &[Layout],
+    target: &Target,
+) -> Vec<(TensorSpec, AllocKind)> {
     let level = target.level(level_id);
     let dense = |layout: Layout, vector_size: Option<u32>| TensorSpec {
         shape: source.shape.clone(),
@@ -113,18 +123,17 @@ fn destinations(source: &TensorSpec, level_id: LevelId, target: &Target) -> Vec<
         layout,
         vector_size,
     };
-    let layouts = || candidate_layouts(&source.shape, source.dtype, target);
     let mut out = Vec::new();
     match level.kind {
         LevelKind::Cache => {
             out.push((TensorSpec { level: level_id, ..source.clone() }, AllocKind::CacheView));
-            for layout in layouts() {
-                if layout != source.layout || !source.is_fully_contiguous() {
-                    out.push((dense(layout, None), AllocKind::Buffer));
+            for layout in layouts {
+                if *layout != source.layout || !source.is_fully_contiguous() {
+                    out.push((dense(layout.clone(), None), AllocKind::Buffer));
                 }
             }
         }
-        LevelKind::Memory => out.extend(layouts().into_iter().map(|l| (dense(l, None), AllocKind::Buffer))),
+        LevelKind::Memory => out.extend(layouts.iter().map(|l| (dense(l.clone(), None), AllocKind::Buffer))),
         LevelKind::VectorRegisters => {
             // Kernels read registers as whole vectors along one dim: row- or column-major only.
             let rank = source.shape.rank() as u8;
