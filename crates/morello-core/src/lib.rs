@@ -4,11 +4,13 @@
 //! or searches:
 //!
 //! - [`expr`]: integer index expressions with a range-driven simplifier;
-//! - [`layout`]: the layout algebra (`PhysDim::{Dynamic, Packed, OddEven}`) and buffer indexing.
+//! - [`layout`]: the layout algebra (`PhysDim::{Dynamic, Packed, OddEven}`) and buffer indexing;
+//! - [`hlo`]: a plain-data model of XLA HLO modules (the subset the indexing analysis reads).
 //!
 //! Every value a user can write has a text form that prints and parses back, and nothing in this
 //! crate panics on a value a user can write.
 
 pub mod expr;
+pub mod hlo;
 pub mod layout;
 pub mod shape;
