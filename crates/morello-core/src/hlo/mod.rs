@@ -17,8 +17,8 @@
 //! Errors are [`HloError`]s that name the computation and the instruction. Code holding an
 //! `HloModule` can rely on those checks.
 //!
-//! This module is data and validation only: the HLO text reader builds these values, and
-//! the indexing analysis computes indexing maps from them. Element types are not modelled (no map
+//! This module is data and validation only: a reader of HLO text builds these values, and
+//! [`crate::indexing`] computes indexing maps from them. Element types are not modelled (no map
 //! depends on them); layouts are, as `minor_to_major`, because a bitcast's meaning depends on
 //! them.
 //!
@@ -48,6 +48,7 @@ pub use builder::ComputationBuilder;
 pub use error::{HloError, HloErrorKind};
 pub use op::{ComparisonDirection, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim, WindowDim};
 pub use shape::{ArrayShape, HloShape};
+pub(crate) use validate::padded_size;
 
 /// The position of an instruction in its computation's instruction list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

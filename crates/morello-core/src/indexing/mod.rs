@@ -14,14 +14,35 @@
 //!   bounds, drops constraints that always hold, detects unsatisfiable ones, and simplifies every
 //!   expression with [`IndexExpr::simplify`](crate::expr::IndexExpr::simplify);
 //! - [`compose`]: one map after another;
-//! - `enumerate`: every `(source, target)` pair of a small map ([`IndexingMap::enumerate`]).
+//! - `enumerate`: every `(source, target)` pair of a small map ([`IndexingMap::enumerate`]);
+//! - `ops`: the maps of every op of [`crate::hlo`], output-to-input ([`output_to_input`]) and
+//!   input-to-output ([`input_to_output`]);
+//! - `fusion`: maps through a whole computation, composed op by op from its root to each
+//!   parameter ([`computation_output_to_parameters`]) and back
+//!   ([`computation_parameter_to_outputs`]).
 //!
-//! This module computes maps; it does not read text files or print anything.
+//! ```
+//! use morello_core::hlo::{ComputationBuilder, ComputationId, HloModule, HloOp, HloShape};
+//! use morello_core::indexing::output_to_input;
+//! let mut f = ComputationBuilder::new("f");
+//! let p0 = f.add("p0", HloShape::array(&[20]), HloOp::Parameter { number: 0 }, &[]);
+//! let bc = f.add("bc0", HloShape::array(&[10, 20, 30]), HloOp::Broadcast { dimensions: vec![1] }, &[p0]);
+//! let module = HloModule::new("m", vec![f.finish(bc)], ComputationId(0)).unwrap();
+//! let maps = output_to_input(&module, ComputationId(0), bc, 0).unwrap();
+//! assert_eq!(
+//!     maps[0].maps[0].to_string(),
+//!     "(d0, d1, d2) -> (d1), domain: d0 in [0, 9], d1 in [0, 19], d2 in [0, 29]"
+//! );
+//! ```
+//!
+//! This module computes maps; it does not read HLO text or print anything.
 
 mod compose;
 mod enumerate;
 mod error;
+mod fusion;
 mod map;
+mod ops;
 mod simplify;
 #[cfg(test)]
 mod tests;
@@ -30,4 +51,6 @@ mod text;
 pub use compose::compose;
 pub use enumerate::{EnumerationLimits, IndexPair};
 pub use error::IndexingError;
+pub use fusion::{MAX_MAPS_PER_VALUE, computation_output_to_parameters, computation_parameter_to_outputs};
 pub use map::{Constraint, IndexingMap};
+pub use ops::{OperandMaps, OutputMaps, input_to_output, output_to_input};
