@@ -48,6 +48,11 @@ mod simplify;
 mod tests;
 mod text;
 
+/// `docs/indexing-maps.md`, whose Rust example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../../docs/indexing-maps.md")]
+struct IndexingMapsGuide;
+
 pub use compose::compose;
 pub use enumerate::{EnumerationLimits, IndexPair};
 pub use error::IndexingError;

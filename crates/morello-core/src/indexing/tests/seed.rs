@@ -621,3 +621,39 @@ fn affine_map_text() {
     assert_eq!(map.to_string(), text);
     assert_eq!(map.evaluate(&[4], &[1, 2]).unwrap(), Some(vec![6, 8, 56]));
 }
+
+/// The worked example of `docs/indexing-maps.md`: a strided slice of a pad.
+#[test]
+fn docs_worked_example() {
+    let mut b = Body::new("f");
+    let p0 = b.param("p0", &[4, 4]);
+    let v = b.param("v", &[]);
+    let dims = vec![PadDim { low: 1, high: 4, interior: 1 }, PadDim { low: 4, high: 8, interior: 0 }];
+    let pad = b.op("pad", &[12, 16], HloOp::Pad { dims }, &[p0, v]);
+    let slice = vec![SliceDim { start: 1, limit: 12, stride: 2 }, SliceDim { start: 4, limit: 8, stride: 1 }];
+    let s = b.op("s", &[6, 4], HloOp::Slice { dims: slice }, &[pad]);
+    let (m, fusion) = fusion_module(b, s);
+    assert_eq!(
+        out_to_in(&m, fusion, 0),
+        [
+            strings(&["(d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 3]"]),
+            strings(&["(d0, d1) -> (), domain: d0 in [0, 5], d1 in [0, 3]"]),
+        ]
+    );
+    assert_eq!(
+        in_to_out(&m, fusion, 0),
+        [strings(&["(d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 3]"])]
+    );
+    check_against_reference(&m, fusion);
+    let slice_map: IndexingMap =
+        "(d0, d1) -> (d0 * 2 + 1, d1 + 4), domain: d0 in [0, 5], d1 in [0, 3]".parse().unwrap();
+    let pad_map: IndexingMap =
+        "(d0, d1) -> (d0 floordiv 2, d1 - 4), domain: d0 in [1, 7], d1 in [4, 7], d0 mod 2 in [1, 1]"
+            .parse()
+            .unwrap();
+    let raw: IndexingMap = "(d0, d1) -> ((d0 * 2 + 1) floordiv 2, d1), domain: d0 in [0, 5], d1 in [0, 3], \
+         (d0 * 2 + 1) mod 2 in [1, 1], d0 * 2 + 1 in [1, 7], d1 + 4 in [4, 7]"
+        .parse()
+        .unwrap();
+    assert_eq!(raw.simplify().unwrap(), compose(&slice_map, &pad_map).unwrap());
+}
