@@ -62,11 +62,17 @@ pub enum HloErrorKind {
         /// The offending number.
         number: usize,
     },
-    /// A called computation does not exist or is not listed before the caller.
-    #[error("calls computation {index}, which is not defined before this computation")]
-    CallNotDefinedBefore {
+    /// A called computation does not exist.
+    #[error("calls computation {index}, which does not exist")]
+    NoSuchComputation {
         /// The callee id.
         index: usize,
+    },
+    /// A call leads back to a computation already being called (calls must not recurse).
+    #[error("calls `{callee}`, which leads back to this computation (calls must not recurse)")]
+    RecursiveCall {
+        /// The callee's name.
+        callee: String,
     },
     /// The op has the wrong number of operands.
     #[error("`{opcode}` takes {expected} operands, found {found}")]

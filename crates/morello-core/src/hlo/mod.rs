@@ -6,13 +6,13 @@
 //! refer to earlier instructions of the same computation by [`InstrId`].
 //!
 //! ```text
-//! module      = computations (callees before callers) + entry
+//! module      = computations (in any order) + entry
 //! computation = instructions in definition order + root
 //! instruction = name, shape, op (opcode and attributes), operands (earlier instructions)
 //! ```
 //!
-//! [`HloModule::new`] validates everything once: names, operand order, parameter numbers, called
-//! computations, and every op's attributes against its operand and result shapes (a transpose
+//! [`HloModule::new`] validates everything once: names, operand order, parameter numbers, calls
+//! (which must not recurse), and every op's attributes against its operand and result shapes (a transpose
 //! that is not a permutation, a slice out of bounds, a dot whose contracting sizes differ, ...).
 //! Errors are [`HloError`]s that name the computation and the instruction. Code holding an
 //! `HloModule` can rely on those checks.
@@ -121,8 +121,8 @@ impl HloComputation {
 /// - Every operand refers to an earlier instruction of the same computation, and every root
 ///   exists, so definition order is a topological order.
 /// - Parameters of each computation are numbered `0..n` without gaps or repeats.
-/// - A computation only calls (`to_apply`, `calls`) computations listed before it, so calls
-///   never recurse.
+/// - Called computations (`to_apply`, `calls`) exist and calls never recurse: the call graph is
+///   acyclic.
 /// - Every instruction's attributes agree with its operand and result shapes, as checked by
 ///   [`HloModule::new`] (see [`HloErrorKind`] for the list).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,7 +133,7 @@ pub struct HloModule {
 }
 
 impl HloModule {
-    /// Validates and builds a module. Callees must be listed before their callers.
+    /// Validates and builds a module; computations may be listed in any order.
     ///
     /// # Errors
     /// The first [`HloError`] found, naming the computation and the instruction.
@@ -151,7 +151,7 @@ impl HloModule {
         &self.name
     }
 
-    /// Every computation, callees before callers.
+    /// Every computation, in the order given.
     pub fn computations(&self) -> &[HloComputation] {
         &self.computations
     }

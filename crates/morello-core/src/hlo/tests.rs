@@ -129,7 +129,7 @@ fn shape_errors() {
             vec![2],
             HloShape::array(&[2]),
             HloOp::Reduce { dimensions: vec![], to_apply: ComputationId(0) },
-            "calls computation 0, which is not defined before this computation",
+            "calls `f`, which leads back to this computation (calls must not recurse)",
         ),
     ];
     for (dims, result, op, expected) in cases {
@@ -170,6 +170,34 @@ fn structure_errors() {
     assert_eq!(
         message(HloModule::new("m", vec![one.clone(), one], ComputationId(0))),
         "computation `f`: another computation has the same name"
+    );
+}
+
+#[test]
+fn computations_in_any_order_but_no_recursion() {
+    let mut entry = ComputationBuilder::new("entry");
+    let a = entry.add("a", HloShape::array(&[2]), HloOp::Parameter { number: 0 }, &[]);
+    let fusion = entry.add("fusion", HloShape::array(&[2]), HloOp::Fusion { calls: ComputationId(1) }, &[a]);
+    let mut callee = ComputationBuilder::new("callee");
+    let p = callee.add("p", HloShape::array(&[2]), HloOp::Parameter { number: 0 }, &[]);
+    let m =
+        HloModule::new("m", vec![entry.clone().finish(fusion), callee.clone().finish(p)], ComputationId(0));
+    assert!(m.is_ok(), "{m:?}");
+    let mut looping = ComputationBuilder::new("callee");
+    let p = looping.add("p", HloShape::array(&[2]), HloOp::Parameter { number: 0 }, &[]);
+    let back = looping.add("back", HloShape::array(&[2]), HloOp::Fusion { calls: ComputationId(0) }, &[p]);
+    assert_eq!(
+        message(HloModule::new(
+            "m",
+            vec![entry.clone().finish(fusion), looping.finish(back)],
+            ComputationId(0)
+        )),
+        "instruction `back` in computation `callee`: calls `entry`, which leads back to this computation \
+         (calls must not recurse)"
+    );
+    assert_eq!(
+        message(HloModule::new("m", vec![entry.finish(fusion)], ComputationId(0))),
+        "instruction `fusion` in computation `entry`: calls computation 1, which does not exist"
     );
 }
 

@@ -1,5 +1,6 @@
-//! The checks behind [`HloModule::new`](super::HloModule::new): module structure, then every
-//! instruction's shape, then every op's attributes against its operand and result shapes.
+//! The checks behind [`HloModule::new`](super::HloModule::new): the structure of every
+//! computation (names, operand order, parameter numbers, shapes), then that calls do not recurse,
+//! then every op's attributes against its operand and result shapes.
 //!
 //! Shapes are compared by dimensions only: layouts may differ between an op's operands and its
 //! result (a transpose often changes only the layout).
@@ -28,8 +29,12 @@ pub(super) fn module(computations: &[HloComputation], entry: ComputationId) -> R
             kind: HloErrorKind::NoSuchEntry { index: entry.0 },
         });
     }
-    for (index, computation) in computations.iter().enumerate() {
-        check_computation(&computations[..index], computation)?;
+    for computation in computations {
+        check_structure(computations.len(), computation)?;
+    }
+    check_calls_do_not_recurse(computations)?;
+    for computation in computations {
+        check_ops(computations, computation)?;
     }
     Ok(())
 }
@@ -38,45 +43,97 @@ fn structural(computation: &HloComputation, kind: HloErrorKind) -> HloError {
     HloError { computation: computation.name.clone(), instruction: None, kind }
 }
 
-fn check_computation(callees: &[HloComputation], computation: &HloComputation) -> Result<(), HloError> {
+fn at(computation: &HloComputation, instr: &HloInstruction, kind: HloErrorKind) -> HloError {
+    HloError { computation: computation.name.clone(), instruction: Some(instr.name.clone()), kind }
+}
+
+/// Root, names, operand order, callee ids, parameter numbers and shapes of one computation.
+fn check_structure(num_computations: usize, computation: &HloComputation) -> Result<(), HloError> {
     if computation.root.0 >= computation.instructions.len() {
         return Err(structural(computation, HloErrorKind::NoSuchRoot { index: computation.root.0 }));
     }
-    let at = |instr: &HloInstruction, kind| HloError {
-        computation: computation.name.clone(),
-        instruction: Some(instr.name.clone()),
-        kind,
-    };
     let mut names = HashSet::new();
     let mut numbers = Vec::new();
     for (index, instr) in computation.instructions.iter().enumerate() {
         if !names.insert(instr.name.as_str()) {
-            return Err(at(instr, HloErrorKind::DuplicateInstruction));
+            return Err(at(computation, instr, HloErrorKind::DuplicateInstruction));
         }
         for (position, operand) in instr.operands.iter().enumerate() {
             if operand.0 >= index {
-                return Err(at(instr, HloErrorKind::OperandNotDefinedBefore { position, index: operand.0 }));
+                let kind = HloErrorKind::OperandNotDefinedBefore { position, index: operand.0 };
+                return Err(at(computation, instr, kind));
             }
         }
         if let Some(callee) = instr.op.called_computation() {
-            if callee.0 >= callees.len() {
-                return Err(at(instr, HloErrorKind::CallNotDefinedBefore { index: callee.0 }));
+            if callee.0 >= num_computations {
+                return Err(at(computation, instr, HloErrorKind::NoSuchComputation { index: callee.0 }));
             }
         }
         if let HloOp::Parameter { number } = instr.op {
             numbers.push((number, instr));
         }
-        check_shape("the result", &instr.shape).map_err(|kind| at(instr, kind))?;
-        let operands: Vec<&HloInstruction> =
-            instr.operands.iter().map(|id| &computation.instructions[id.0]).collect();
-        let op = OpCheck { instr, operands, callees };
-        op.check().map_err(|kind| at(instr, kind))?;
+        check_shape("the result", &instr.shape).map_err(|kind| at(computation, instr, kind))?;
     }
     numbers.sort_by_key(|(number, _)| *number);
     for (expected, (number, instr)) in numbers.iter().enumerate() {
         if *number != expected {
-            return Err(at(instr, HloErrorKind::ParameterNumber { number: *number }));
+            return Err(at(computation, instr, HloErrorKind::ParameterNumber { number: *number }));
         }
+    }
+    Ok(())
+}
+
+/// The call graph (`to_apply`, `calls`) must be acyclic; found by an iterative depth-first
+/// search (no recursion, so a deep call chain cannot overflow the stack).
+fn check_calls_do_not_recurse(computations: &[HloComputation]) -> Result<(), HloError> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        OnPath,
+        Done,
+    }
+    let mut marks = vec![Mark::New; computations.len()];
+    for start in 0..computations.len() {
+        if marks[start] != Mark::New {
+            continue;
+        }
+        marks[start] = Mark::OnPath;
+        // (computation, index of the next instruction to look at)
+        let mut path = vec![(start, 0usize)];
+        while let Some((current, next)) = path.last_mut() {
+            let computation = &computations[*current];
+            let call = computation.instructions[*next..].iter().enumerate().find_map(|(offset, instr)| {
+                instr.op.called_computation().map(|callee| (*next + offset, callee))
+            });
+            let Some((position, callee)) = call else {
+                marks[*current] = Mark::Done;
+                path.pop();
+                continue;
+            };
+            *next = position + 1;
+            match marks[callee.0] {
+                Mark::OnPath => {
+                    let kind = HloErrorKind::RecursiveCall { callee: computations[callee.0].name.clone() };
+                    return Err(at(computation, &computation.instructions[position], kind));
+                }
+                Mark::New => {
+                    marks[callee.0] = Mark::OnPath;
+                    path.push((callee.0, 0));
+                }
+                Mark::Done => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every op's attributes against its shapes, once the whole module's structure is known good.
+fn check_ops(computations: &[HloComputation], computation: &HloComputation) -> Result<(), HloError> {
+    for instr in &computation.instructions {
+        let operands: Vec<&HloInstruction> =
+            instr.operands.iter().map(|id| &computation.instructions[id.0]).collect();
+        let op = OpCheck { instr, operands, computations };
+        op.check().map_err(|kind| at(computation, instr, kind))?;
     }
     Ok(())
 }
@@ -122,7 +179,7 @@ pub(crate) fn volume(array: &ArrayShape) -> i64 {
 struct OpCheck<'a> {
     instr: &'a HloInstruction,
     operands: Vec<&'a HloInstruction>,
-    callees: &'a [HloComputation],
+    computations: &'a [HloComputation],
 }
 
 impl<'a> OpCheck<'a> {
@@ -398,7 +455,7 @@ impl<'a> OpCheck<'a> {
     }
 
     fn fusion(&self, calls: ComputationId) -> Check {
-        let callee = &self.callees[calls.0];
+        let callee = &self.computations[calls.0];
         let parameters = callee.parameters();
         if parameters.len() != self.operands.len() {
             return Err(HloErrorKind::FusionParameterCount {
