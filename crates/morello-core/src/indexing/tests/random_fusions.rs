@@ -152,22 +152,40 @@ fn random_op(b: &mut Body, c: &mut Choices, x: InstrId, dims: &[i64], tag: &str)
             (b.op(&name("concat"), &out, HloOp::Concatenate { dimension: k }, &[first, second]), out)
         }
         10 if rank > 0 => {
-            let contracting = c.pick(rank);
-            let batch: Vec<usize> = (0..rank).filter(|&k| k != contracting && c.coin()).take(1).collect();
-            let free = c.between(1, 3);
-            let mut rhs: Vec<i64> = batch.iter().map(|&k| dims[k]).collect();
-            rhs.push(dims[contracting]);
-            rhs.push(free);
-            let y = b.param(&name("rhs"), &rhs);
+            // Each lhs dim is contracted, batch or free (at least one contracted); the rhs lists
+            // the paired dims and 0 to 2 free dims of its own, in a random order.
+            let roles: Vec<usize> = (0..rank).map(|_| c.pick(3)).collect();
+            let mut lhs_contracting: Vec<usize> = (0..rank).filter(|&k| roles[k] == 0).collect();
+            if lhs_contracting.is_empty() {
+                lhs_contracting.push(c.pick(rank));
+            }
+            let lhs_batch: Vec<usize> =
+                (0..rank).filter(|&k| roles[k] == 1 && !lhs_contracting.contains(&k)).collect();
+            let rhs_free: Vec<i64> = (0..c.pick(3)).map(|_| c.between(1, 3)).collect();
+            let mut rhs_sizes: Vec<i64> =
+                lhs_batch.iter().chain(&lhs_contracting).map(|&k| dims[k]).collect();
+            rhs_sizes.extend(&rhs_free);
+            // rhs dim order[i] holds entry i of [batch..., contracting..., free...].
+            let order = c.permutation(rhs_sizes.len());
+            let mut rhs = vec![0; rhs_sizes.len()];
+            for (i, &position) in order.iter().enumerate() {
+                rhs[position] = rhs_sizes[i];
+            }
+            let nb = lhs_batch.len();
             let dot = DotDimensions {
-                lhs_batch: batch.clone(),
-                rhs_batch: (0..batch.len()).collect(),
-                lhs_contracting: vec![contracting],
-                rhs_contracting: vec![batch.len()],
+                lhs_batch: lhs_batch.clone(),
+                rhs_batch: order[..nb].to_vec(),
+                lhs_contracting: lhs_contracting.clone(),
+                rhs_contracting: order[nb..nb + lhs_contracting.len()].to_vec(),
             };
-            let mut out: Vec<i64> = batch.iter().map(|&k| dims[k]).collect();
-            out.extend((0..rank).filter(|k| *k != contracting && !batch.contains(k)).map(|k| dims[k]));
-            out.push(free);
+            let y = b.param(&name("rhs"), &rhs);
+            let mut out: Vec<i64> = lhs_batch.iter().map(|&k| dims[k]).collect();
+            out.extend(
+                (0..rank).filter(|k| !lhs_contracting.contains(k) && !lhs_batch.contains(k)).map(|k| dims[k]),
+            );
+            let mut free_positions: Vec<usize> = order[nb + lhs_contracting.len()..].to_vec();
+            free_positions.sort();
+            out.extend(free_positions.iter().map(|&p| rhs[p]));
             (b.op(&name("dot"), &out, HloOp::Dot(dot), &[x, y]), out)
         }
         11 => {

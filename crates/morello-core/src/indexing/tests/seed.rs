@@ -657,3 +657,58 @@ fn docs_worked_example() {
         .unwrap();
     assert_eq!(raw.simplify().unwrap(), compose(&slice_map, &pad_map).unwrap());
 }
+
+// Beyond the seed: a multi-output fusion and a fusion inside a fusion.
+
+#[test]
+fn multi_output_fusion() {
+    let mut b = Body::new("f");
+    let p0 = b.param("p0", &[2, 3]);
+    let t = b.op("t", &[3, 2], HloOp::Transpose { dimensions: vec![1, 0] }, &[p0]);
+    let e = b.op("e", &[2, 3], HloOp::Elementwise(ElementwiseOp::Exponential), &[p0]);
+    let root = b.shaped("root", HloShape::tuple(&[&[3, 2], &[2, 3]]), HloOp::Tuple, &[t, e]);
+    let (m, fusion) = fusion_module(b, root);
+    assert_eq!(
+        out_to_in(&m, fusion, 0),
+        [strings(&["(d0, d1) -> (d1, d0), domain: d0 in [0, 2], d1 in [0, 1]"])]
+    );
+    assert_eq!(
+        out_to_in(&m, fusion, 1),
+        [strings(&["(d0, d1) -> (d0, d1), domain: d0 in [0, 1], d1 in [0, 2]"])]
+    );
+    assert_eq!(
+        in_to_out(&m, fusion, 0),
+        [
+            strings(&["(d0, d1) -> (d1, d0), domain: d0 in [0, 1], d1 in [0, 2]"]),
+            strings(&["(d0, d1) -> (d0, d1), domain: d0 in [0, 1], d1 in [0, 2]"]),
+        ]
+    );
+    check_against_reference(&m, fusion);
+}
+
+#[test]
+fn fusion_inside_a_fusion() {
+    use crate::hlo::{ComputationBuilder, ComputationId, HloModule};
+    // inner(p) = p + transpose(p); outer(q) = reverse(inner(q)).
+    let mut inner = ComputationBuilder::new("inner");
+    let p = inner.add("p", HloShape::array(&[3, 3]), HloOp::Parameter { number: 0 }, &[]);
+    let t = inner.add("t", HloShape::array(&[3, 3]), HloOp::Transpose { dimensions: vec![1, 0] }, &[p]);
+    let a = inner.add("a", HloShape::array(&[3, 3]), HloOp::Elementwise(ElementwiseOp::Add), &[p, t]);
+    let mut outer = ComputationBuilder::new("outer");
+    let q = outer.add("q", HloShape::array(&[3, 3]), HloOp::Parameter { number: 0 }, &[]);
+    let f = outer.add("f", HloShape::array(&[3, 3]), HloOp::Fusion { calls: ComputationId(0) }, &[q]);
+    let r = outer.add("r", HloShape::array(&[3, 3]), HloOp::Reverse { dimensions: vec![0] }, &[f]);
+    let mut entry = ComputationBuilder::new("entry");
+    let x = entry.add("x", HloShape::array(&[3, 3]), HloOp::Parameter { number: 0 }, &[]);
+    let g = entry.add("g", HloShape::array(&[3, 3]), HloOp::Fusion { calls: ComputationId(1) }, &[x]);
+    let m = HloModule::new("m", vec![inner.finish(a), outer.finish(r), entry.finish(g)], ComputationId(2))
+        .unwrap();
+    assert_eq!(
+        out_to_in(&m, g, 0),
+        [strings(&[
+            "(d0, d1) -> (-d0 + 2, d1), domain: d0 in [0, 2], d1 in [0, 2]",
+            "(d0, d1) -> (d1, -d0 + 2), domain: d0 in [0, 2], d1 in [0, 2]",
+        ])]
+    );
+    check_against_reference(&m, g);
+}
