@@ -10,7 +10,9 @@
 //! - [`dtype`], [`target`]: element types, and targets as data (levels, kernels, cost constants);
 //! - [`spec`]: what to compute (primitives, operands, canonical forms, text);
 //! - [`kernels`]: the kernel catalogue; [`cost`]: the cost model;
-//! - [`imp`]: implementation trees; [`interp`]: the reference interpreter.
+//! - [`imp`]: implementation trees; [`interp`]: the reference interpreter;
+//! - [`hlo`]: a plain-data model of XLA HLO modules (the subset the indexing analysis reads);
+//! - [`indexing`]: XLA-style indexing maps for every HLO op, composed through fusions.
 //!
 //! Every value a user can write has a text form that prints and parses back, and nothing in this
 //! crate panics on a value a user can write.
@@ -18,7 +20,9 @@
 pub mod cost;
 pub mod dtype;
 pub mod expr;
+pub mod hlo;
 pub mod imp;
+pub mod indexing;
 pub mod interp;
 pub mod kernels;
 pub mod layout;

@@ -1,0 +1,300 @@
+//! Opcodes and their attributes, for the supported HLO subset.
+//!
+//! Dimension numbers are `usize` (a reader rejects negative ones while parsing); sizes, offsets
+//! and strides are `i64` because XLA allows negative padding.
+
+use super::ComputationId;
+
+/// The comparison of a `compare` instruction (`direction=LT`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ComparisonDirection {
+    /// `EQ`.
+    Eq,
+    /// `NE`.
+    Ne,
+    /// `LT`.
+    Lt,
+    /// `LE`.
+    Le,
+    /// `GT`.
+    Gt,
+    /// `GE`.
+    Ge,
+}
+
+impl ComparisonDirection {
+    /// The direction named by XLA's text (`EQ`, `NE`, `LT`, `LE`, `GT`, `GE`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "EQ" => Self::Eq,
+            "NE" => Self::Ne,
+            "LT" => Self::Lt,
+            "LE" => Self::Le,
+            "GT" => Self::Gt,
+            "GE" => Self::Ge,
+            _ => return None,
+        })
+    }
+}
+
+/// An elementwise opcode: every output element reads the same index of every operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ElementwiseOp {
+    /// `add(a, b)`.
+    Add,
+    /// `subtract(a, b)`.
+    Subtract,
+    /// `multiply(a, b)`.
+    Multiply,
+    /// `divide(a, b)`.
+    Divide,
+    /// `maximum(a, b)`.
+    Maximum,
+    /// `minimum(a, b)`.
+    Minimum,
+    /// `exponential(a)`.
+    Exponential,
+    /// `log(a)`.
+    Log,
+    /// `negate(a)`.
+    Negate,
+    /// `tanh(a)`.
+    Tanh,
+    /// `convert(a)` (the element type is in the result shape, which is not modelled).
+    Convert,
+    /// `select(pred, on_true, on_false)`.
+    Select,
+    /// `compare(a, b), direction=...`.
+    Compare(ComparisonDirection),
+}
+
+impl ElementwiseOp {
+    /// The opcode for XLA's opcode text, except `compare`, whose direction is an attribute.
+    pub fn from_opcode(opcode: &str) -> Option<Self> {
+        Some(match opcode {
+            "add" => Self::Add,
+            "subtract" => Self::Subtract,
+            "multiply" => Self::Multiply,
+            "divide" => Self::Divide,
+            "maximum" => Self::Maximum,
+            "minimum" => Self::Minimum,
+            "exponential" => Self::Exponential,
+            "log" => Self::Log,
+            "negate" => Self::Negate,
+            "tanh" => Self::Tanh,
+            "convert" => Self::Convert,
+            "select" => Self::Select,
+            _ => return None,
+        })
+    }
+
+    /// XLA's opcode text.
+    pub fn opcode(self) -> &'static str {
+        match self {
+            Self::Add => "add",
+            Self::Subtract => "subtract",
+            Self::Multiply => "multiply",
+            Self::Divide => "divide",
+            Self::Maximum => "maximum",
+            Self::Minimum => "minimum",
+            Self::Exponential => "exponential",
+            Self::Log => "log",
+            Self::Negate => "negate",
+            Self::Tanh => "tanh",
+            Self::Convert => "convert",
+            Self::Select => "select",
+            Self::Compare(_) => "compare",
+        }
+    }
+
+    /// The number of operands.
+    pub fn arity(self) -> usize {
+        match self {
+            Self::Exponential | Self::Log | Self::Negate | Self::Tanh | Self::Convert => 1,
+            Self::Add
+            | Self::Subtract
+            | Self::Multiply
+            | Self::Divide
+            | Self::Maximum
+            | Self::Minimum
+            | Self::Compare(_) => 2,
+            Self::Select => 3,
+        }
+    }
+}
+
+/// One dimension of a `slice`: `[start:limit:stride]`, `limit` exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SliceDim {
+    /// The first index read.
+    pub start: i64,
+    /// One past the last index that may be read.
+    pub limit: i64,
+    /// The step between read indices (at least 1).
+    pub stride: i64,
+}
+
+/// One dimension of a `pad`: `low_high_interior`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PadDim {
+    /// Elements added before the first element (negative crops).
+    pub low: i64,
+    /// Elements added after the last element (negative crops).
+    pub high: i64,
+    /// Elements added between two neighbours (at least 0).
+    pub interior: i64,
+}
+
+/// One dimension of a `reduce-window`'s window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct WindowDim {
+    /// The window size (at least 1).
+    pub size: i64,
+    /// The distance between neighbouring windows (at least 1).
+    pub stride: i64,
+    /// Padding before the base area (may be negative).
+    pub pad_low: i64,
+    /// Padding after the base area (may be negative).
+    pub pad_high: i64,
+    /// The dilation of the window (`rhs_dilate`, at least 1).
+    pub window_dilation: i64,
+    /// The dilation of the base area (`lhs_dilate`, at least 1).
+    pub base_dilation: i64,
+}
+
+impl WindowDim {
+    /// A window dimension of this size and stride, without padding or dilation.
+    pub fn new(size: i64, stride: i64) -> Self {
+        WindowDim { size, stride, pad_low: 0, pad_high: 0, window_dilation: 1, base_dilation: 1 }
+    }
+}
+
+/// The dimension numbers of a `dot`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct DotDimensions {
+    /// `lhs_batch_dims`.
+    pub lhs_batch: Vec<usize>,
+    /// `rhs_batch_dims`, paired with `lhs_batch` in order.
+    pub rhs_batch: Vec<usize>,
+    /// `lhs_contracting_dims`.
+    pub lhs_contracting: Vec<usize>,
+    /// `rhs_contracting_dims`, paired with `lhs_contracting` in order.
+    pub rhs_contracting: Vec<usize>,
+}
+
+/// An opcode with its attributes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum HloOp {
+    /// `parameter(number)`.
+    Parameter {
+        /// The parameter number.
+        number: usize,
+    },
+    /// `constant(...)` (the value is not modelled).
+    Constant,
+    /// `iota(), iota_dimension=dimension`.
+    Iota {
+        /// The dimension along which the values count up.
+        dimension: usize,
+    },
+    /// An elementwise opcode.
+    Elementwise(ElementwiseOp),
+    /// `broadcast(x), dimensions={...}`: operand dim `i` becomes result dim `dimensions[i]`.
+    Broadcast {
+        /// The result dimension of each operand dimension.
+        dimensions: Vec<usize>,
+    },
+    /// `transpose(x), dimensions={...}`: result dim `i` is operand dim `dimensions[i]`.
+    Transpose {
+        /// The permutation.
+        dimensions: Vec<usize>,
+    },
+    /// `reverse(x), dimensions={...}`.
+    Reverse {
+        /// The reversed dimensions.
+        dimensions: Vec<usize>,
+    },
+    /// `reduce(inputs..., inits...), dimensions={...}, to_apply=c` (variadic: `n` inputs then
+    /// `n` scalar inits; a tuple result when `n > 1`).
+    Reduce {
+        /// The reduced (removed) dimensions of the inputs.
+        dimensions: Vec<usize>,
+        /// The reducer.
+        to_apply: ComputationId,
+    },
+    /// `slice(x), slice={[start:limit:stride], ...}`.
+    Slice {
+        /// One entry per dimension.
+        dims: Vec<SliceDim>,
+    },
+    /// `reshape(x)`: the same elements in row-major order, another shape.
+    Reshape,
+    /// `bitcast(x)`: the same buffer read with another shape and layout.
+    Bitcast,
+    /// `concatenate(xs...), dimensions={dimension}`.
+    Concatenate {
+        /// The dimension along which operands are joined.
+        dimension: usize,
+    },
+    /// `dot(lhs, rhs), lhs_batch_dims=..., ...`.
+    Dot(DotDimensions),
+    /// `pad(x, value), padding=l_h_i x ...`.
+    Pad {
+        /// One entry per dimension.
+        dims: Vec<PadDim>,
+    },
+    /// `reduce-window(inputs..., inits...), window={...}, to_apply=c` (variadic like reduce).
+    ReduceWindow {
+        /// One entry per dimension.
+        window: Vec<WindowDim>,
+        /// The reducer.
+        to_apply: ComputationId,
+    },
+    /// `fusion(xs...), calls=c`: operand `p` is the callee's parameter `p`.
+    Fusion {
+        /// The fused computation.
+        calls: ComputationId,
+    },
+    /// `tuple(xs...)`.
+    Tuple,
+    /// `get-tuple-element(t), index=i`.
+    GetTupleElement {
+        /// The tuple element.
+        index: usize,
+    },
+}
+
+impl HloOp {
+    /// XLA's opcode text.
+    pub fn opcode(&self) -> &'static str {
+        match self {
+            HloOp::Parameter { .. } => "parameter",
+            HloOp::Constant => "constant",
+            HloOp::Iota { .. } => "iota",
+            HloOp::Elementwise(op) => op.opcode(),
+            HloOp::Broadcast { .. } => "broadcast",
+            HloOp::Transpose { .. } => "transpose",
+            HloOp::Reverse { .. } => "reverse",
+            HloOp::Reduce { .. } => "reduce",
+            HloOp::Slice { .. } => "slice",
+            HloOp::Reshape => "reshape",
+            HloOp::Bitcast => "bitcast",
+            HloOp::Concatenate { .. } => "concatenate",
+            HloOp::Dot(_) => "dot",
+            HloOp::Pad { .. } => "pad",
+            HloOp::ReduceWindow { .. } => "reduce-window",
+            HloOp::Fusion { .. } => "fusion",
+            HloOp::Tuple => "tuple",
+            HloOp::GetTupleElement { .. } => "get-tuple-element",
+        }
+    }
+
+    /// The computation this op calls, if any.
+    pub fn called_computation(&self) -> Option<ComputationId> {
+        match self {
+            HloOp::Reduce { to_apply, .. } | HloOp::ReduceWindow { to_apply, .. } => Some(*to_apply),
+            HloOp::Fusion { calls } => Some(*calls),
+            _ => None,
+        }
+    }
+}

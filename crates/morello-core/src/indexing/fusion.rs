@@ -1,0 +1,160 @@
+//! Indexing maps through a whole computation: the composition of the maps of its instructions.
+//!
+//! Output-to-input walks the instructions from the root back to the parameters (reverse
+//! definition order, so every user of a value is done before the value). Each value collects the
+//! maps from the root output to it: for every map `a` reaching an instruction and every map `m`
+//! of that instruction to one of its operands, `compose(a, m)` reaches the operand.
+//! Input-to-output walks forward from one parameter the same way.
+//!
+//! A value read along several paths keeps one map per distinct way it is read (the seed's
+//! `p0 + transpose(p0)` has two); maps equal after simplification are kept once (the seed's
+//! chain of transposes has one), and maps known to be empty are dropped (they relate nothing).
+
+use crate::hlo::{ComputationId, HloComputation, HloModule, HloOp, InstrId};
+
+use super::ops::{op_input_to_output, op_output_to_input};
+use super::{IndexingError, IndexingMap, OperandMaps, OutputMaps, compose};
+
+/// The most distinct maps one value of a computation may collect before the analysis gives up
+/// with [`IndexingError::TooManyMaps`].
+pub const MAX_MAPS_PER_VALUE: usize = 256;
+
+/// The maps from output `output` of a computation's root to every array of every parameter,
+/// one entry per parameter array in parameter order (a parameter the output never reads has an
+/// empty list). For a fusion instruction, the parameters are its operands.
+///
+/// # Errors
+/// [`IndexingError::NoSuch`] if the computation or output does not exist;
+/// [`IndexingError::TooManyMaps`] if a value collects more than [`MAX_MAPS_PER_VALUE`] maps;
+/// [`IndexingError::Arithmetic`] on overflow.
+pub fn computation_output_to_parameters(
+    module: &HloModule,
+    computation: ComputationId,
+    output: usize,
+) -> Result<Vec<OperandMaps>, IndexingError> {
+    let comp = lookup(module, computation)?;
+    let mut sets = Sets::new(comp);
+    let root_shape = comp
+        .root_instruction()
+        .and_then(|r| r.shape.arrays().get(output))
+        .ok_or_else(|| IndexingError::NoSuch(format!("output {output} of computation `{}`", comp.name)))?;
+    sets.add(comp.root, output, IndexingMap::identity(&root_shape.dims))?;
+    for index in (0..comp.instructions.len()).rev() {
+        let id = InstrId(index);
+        let instr = &comp.instructions[index];
+        if matches!(instr.op, HloOp::Parameter { .. }) {
+            continue;
+        }
+        for out in 0..instr.shape.arrays().len() {
+            let reaching = std::mem::take(&mut sets.maps[index][out]);
+            if reaching.is_empty() {
+                continue;
+            }
+            for edge in op_output_to_input(module, comp, id, out)? {
+                let Some(&target) = instr.operands.get(edge.operand) else { continue };
+                for a in &reaching {
+                    for m in &edge.maps {
+                        sets.add(target, edge.operand_output, compose(a, m)?)?;
+                    }
+                }
+            }
+            sets.maps[index][out] = reaching;
+        }
+    }
+    Ok(comp
+        .parameters()
+        .into_iter()
+        .enumerate()
+        .flat_map(|(number, id)| {
+            let arrays = sets.maps[id.0].clone();
+            arrays.into_iter().enumerate().map(move |(operand_output, maps)| OperandMaps {
+                operand: number,
+                operand_output,
+                maps,
+            })
+        })
+        .collect())
+}
+
+/// The maps from array `parameter_output` of parameter `parameter` of a computation to every
+/// output of its root, one entry per root output (an output that never reads the parameter has
+/// an empty list).
+///
+/// # Errors
+/// As [`computation_output_to_parameters`], and [`IndexingError::NoSuch`] if the parameter does
+/// not exist.
+pub fn computation_parameter_to_outputs(
+    module: &HloModule,
+    computation: ComputationId,
+    parameter: usize,
+    parameter_output: usize,
+) -> Result<Vec<OutputMaps>, IndexingError> {
+    let comp = lookup(module, computation)?;
+    let no_parameter =
+        || IndexingError::NoSuch(format!("parameter {parameter} of computation `{}`", comp.name));
+    let param = *comp.parameters().get(parameter).ok_or_else(no_parameter)?;
+    let shape = comp.instructions[param.0].shape.arrays().get(parameter_output).ok_or_else(no_parameter)?;
+    let mut sets = Sets::new(comp);
+    sets.add(param, parameter_output, IndexingMap::identity(&shape.dims))?;
+    for index in param.0 + 1..comp.instructions.len() {
+        let instr = &comp.instructions[index];
+        for (position, operand) in instr.operands.iter().enumerate() {
+            for operand_output in 0..sets.maps[operand.0].len() {
+                let reaching = sets.maps[operand.0][operand_output].clone();
+                if reaching.is_empty() {
+                    continue;
+                }
+                for edge in op_input_to_output(module, comp, InstrId(index), position, operand_output)? {
+                    for a in &reaching {
+                        for m in &edge.maps {
+                            sets.add(InstrId(index), edge.output, compose(a, m)?)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let root = &sets.maps[comp.root.0];
+    Ok(root
+        .iter()
+        .enumerate()
+        .map(|(output, maps)| OutputMaps { operand_output: parameter_output, output, maps: maps.clone() })
+        .collect())
+}
+
+fn lookup(module: &HloModule, id: ComputationId) -> Result<&HloComputation, IndexingError> {
+    module.computation(id).ok_or_else(|| IndexingError::NoSuch(format!("computation {}", id.0)))
+}
+
+/// The maps reaching every array of every instruction.
+struct Sets<'a> {
+    computation: &'a HloComputation,
+    maps: Vec<Vec<Vec<IndexingMap>>>,
+}
+
+impl<'a> Sets<'a> {
+    fn new(computation: &'a HloComputation) -> Self {
+        let maps =
+            computation.instructions.iter().map(|i| vec![Vec::new(); i.shape.arrays().len()]).collect();
+        Sets { computation, maps }
+    }
+
+    /// Adds a map unless it is known empty or already present.
+    fn add(&mut self, id: InstrId, output: usize, map: IndexingMap) -> Result<(), IndexingError> {
+        if map.is_known_empty() {
+            return Ok(());
+        }
+        let Some(set) = self.maps.get_mut(id.0).and_then(|outputs| outputs.get_mut(output)) else {
+            return Err(IndexingError::NoSuch(format!("output {output} of instruction {}", id.0)));
+        };
+        if set.contains(&map) {
+            return Ok(());
+        }
+        if set.len() >= MAX_MAPS_PER_VALUE {
+            let instruction = self.computation.instructions[id.0].name.clone();
+            return Err(IndexingError::TooManyMaps { instruction, limit: MAX_MAPS_PER_VALUE });
+        }
+        set.push(map);
+        Ok(())
+    }
+}

@@ -1,0 +1,272 @@
+//! The oracle: which operand elements each output element reads, computed from each op's
+//! semantics with plain loops over indices, never from indexing maps.
+//!
+//! Scalars that supply a value (inits of reduce and reduce-window, the padding value of a pad)
+//! count as read by every output element, as the seed defines. A fusion follows reads through
+//! its computation until it reaches parameters.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::hlo::{ArrayShape, HloComputation, HloModule, HloOp, InstrId};
+
+/// One element read: operand position, array of the operand, index.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Read {
+    pub operand: usize,
+    pub operand_output: usize,
+    pub index: Vec<i64>,
+}
+
+/// Every index of a shape, row-major.
+pub fn all_indices(dims: &[i64]) -> Vec<Vec<i64>> {
+    let mut out = vec![Vec::new()];
+    for &size in dims {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| (0..size).map(move |v| [prefix.clone(), vec![v]].concat()))
+            .collect();
+    }
+    out
+}
+
+fn array(comp: &HloComputation, id: InstrId, output: usize) -> &ArrayShape {
+    &comp.instructions[id.0].shape.arrays()[output]
+}
+
+/// Row-major position of `index` in `dims`.
+fn row_major(index: &[i64], dims: &[i64]) -> i64 {
+    index.iter().zip(dims).fold(0, |acc, (&i, &size)| acc * size + i)
+}
+
+/// The index at row-major position `linear` of `dims`.
+fn unravel(mut linear: i64, dims: &[i64]) -> Vec<i64> {
+    let mut out = vec![0; dims.len()];
+    for k in (0..dims.len()).rev() {
+        out[k] = linear % dims[k];
+        linear /= dims[k];
+    }
+    out
+}
+
+/// Buffer position of a logical index under a shape's layout.
+fn physical_position(index: &[i64], shape: &ArrayShape) -> i64 {
+    let minor_to_major: Vec<usize> =
+        shape.minor_to_major.clone().unwrap_or_else(|| (0..shape.rank()).rev().collect());
+    let mut stride = 1;
+    let mut position = 0;
+    for &dim in &minor_to_major {
+        position += index[dim] * stride;
+        stride *= shape.dims[dim];
+    }
+    position
+}
+
+/// The logical index at buffer position `position` under a shape's layout.
+fn logical_index(mut position: i64, shape: &ArrayShape) -> Vec<i64> {
+    let minor_to_major: Vec<usize> =
+        shape.minor_to_major.clone().unwrap_or_else(|| (0..shape.rank()).rev().collect());
+    let mut out = vec![0; shape.rank()];
+    for &dim in &minor_to_major {
+        out[dim] = position % shape.dims[dim];
+        position /= shape.dims[dim];
+    }
+    out
+}
+
+/// The elements output `output` at `index` of instruction `id` reads directly.
+pub fn reads(
+    module: &HloModule,
+    comp: &HloComputation,
+    id: InstrId,
+    output: usize,
+    index: &[i64],
+) -> Vec<Read> {
+    let instr = &comp.instructions[id.0];
+    let read = |operand: usize, index: Vec<i64>| Read { operand, operand_output: 0, index };
+    let operand_dims = |i: usize| array(comp, instr.operands[i], 0).dims.clone();
+    match &instr.op {
+        HloOp::Parameter { .. } | HloOp::Constant | HloOp::Iota { .. } => vec![],
+        HloOp::Elementwise(_) => (0..instr.operands.len()).map(|i| read(i, index.to_vec())).collect(),
+        HloOp::Broadcast { dimensions } => vec![read(0, dimensions.iter().map(|&b| index[b]).collect())],
+        HloOp::Transpose { dimensions } => {
+            let mut j = vec![0; index.len()];
+            for (i, &p) in dimensions.iter().enumerate() {
+                j[p] = index[i];
+            }
+            vec![read(0, j)]
+        }
+        HloOp::Reverse { dimensions } => {
+            let dims = operand_dims(0);
+            let j = (0..index.len())
+                .map(|k| if dimensions.contains(&k) { dims[k] - 1 - index[k] } else { index[k] });
+            vec![read(0, j.collect())]
+        }
+        HloOp::Reduce { dimensions, .. } => {
+            let n = instr.operands.len() / 2;
+            let input = operand_dims(0);
+            let reduced: Vec<i64> = dimensions.iter().map(|&k| input[k]).collect();
+            let mut out = Vec::new();
+            for combo in all_indices(&reduced) {
+                let mut kept = index.iter();
+                let j: Vec<i64> = (0..input.len())
+                    .map(|k| match dimensions.iter().position(|&r| r == k) {
+                        Some(p) => combo[p],
+                        None => *kept.next().unwrap(),
+                    })
+                    .collect();
+                out.extend((0..n).map(|i| read(i, j.clone())));
+            }
+            out.extend((n..2 * n).map(|i| read(i, vec![])));
+            out
+        }
+        HloOp::Slice { dims } => {
+            vec![read(0, dims.iter().zip(index).map(|(s, &i)| s.start + s.stride * i).collect())]
+        }
+        HloOp::Reshape => {
+            let out_dims = &instr.shape.arrays()[0].dims;
+            vec![read(0, unravel(row_major(index, out_dims), &operand_dims(0)))]
+        }
+        HloOp::Bitcast => {
+            let position = physical_position(index, &instr.shape.arrays()[0]);
+            vec![read(0, logical_index(position, array(comp, instr.operands[0], 0)))]
+        }
+        HloOp::Concatenate { dimension } => {
+            let mut start = 0;
+            for i in 0..instr.operands.len() {
+                let size = operand_dims(i)[*dimension];
+                if index[*dimension] < start + size {
+                    let mut j = index.to_vec();
+                    j[*dimension] -= start;
+                    return vec![read(i, j)];
+                }
+                start += size;
+            }
+            vec![]
+        }
+        HloOp::Dot(dims) => {
+            let (lhs, rhs) = (operand_dims(0), operand_dims(1));
+            let contracting: Vec<i64> = dims.lhs_contracting.iter().map(|&k| lhs[k]).collect();
+            let nb = dims.lhs_batch.len();
+            let lhs_free: Vec<usize> = (0..lhs.len())
+                .filter(|k| !dims.lhs_batch.contains(k) && !dims.lhs_contracting.contains(k))
+                .collect();
+            let rhs_free: Vec<usize> = (0..rhs.len())
+                .filter(|k| !dims.rhs_batch.contains(k) && !dims.rhs_contracting.contains(k))
+                .collect();
+            let mut out = Vec::new();
+            for c in all_indices(&contracting) {
+                let mut l = vec![0; lhs.len()];
+                let mut r = vec![0; rhs.len()];
+                for b in 0..nb {
+                    l[dims.lhs_batch[b]] = index[b];
+                    r[dims.rhs_batch[b]] = index[b];
+                }
+                for (p, &k) in lhs_free.iter().enumerate() {
+                    l[k] = index[nb + p];
+                }
+                for (p, &k) in rhs_free.iter().enumerate() {
+                    r[k] = index[nb + lhs_free.len() + p];
+                }
+                for (p, (&lk, &rk)) in dims.lhs_contracting.iter().zip(&dims.rhs_contracting).enumerate() {
+                    l[lk] = c[p];
+                    r[rk] = c[p];
+                }
+                out.push(read(0, l));
+                out.push(read(1, r));
+            }
+            out
+        }
+        HloOp::Pad { dims } => {
+            let input = operand_dims(0);
+            let mut j = Vec::new();
+            for (k, p) in dims.iter().enumerate() {
+                let t = index[k] - p.low;
+                let q = p.interior + 1;
+                if t >= 0 && t % q == 0 && t / q < input[k] {
+                    j.push(t / q);
+                }
+            }
+            let mut out = vec![read(1, vec![])];
+            if j.len() == input.len() {
+                out.push(read(0, j));
+            }
+            out
+        }
+        HloOp::ReduceWindow { window, .. } => {
+            let n = instr.operands.len() / 2;
+            let input = operand_dims(0);
+            let sizes: Vec<i64> = window.iter().map(|w| w.size).collect();
+            let mut out = Vec::new();
+            for offsets in all_indices(&sizes) {
+                let mut j = Vec::new();
+                for (k, w) in window.iter().enumerate() {
+                    let t = index[k] * w.stride + offsets[k] * w.window_dilation - w.pad_low;
+                    if t >= 0 && t % w.base_dilation == 0 && t / w.base_dilation < input[k] {
+                        j.push(t / w.base_dilation);
+                    }
+                }
+                if j.len() == input.len() {
+                    out.extend((0..n).map(|i| read(i, j.clone())));
+                }
+            }
+            out.extend((n..2 * n).map(|i| read(i, vec![])));
+            out
+        }
+        HloOp::Fusion { calls } => {
+            let callee = &module.computations()[calls.0];
+            parameter_reads(module, callee, output, index).into_iter().collect()
+        }
+        HloOp::Tuple => vec![read(output, index.to_vec())],
+        HloOp::GetTupleElement { index: element } => {
+            vec![Read { operand: 0, operand_output: *element, index: index.to_vec() }]
+        }
+    }
+}
+
+/// The parameter elements output `output` at `index` of a computation's root reads, following
+/// reads through every instruction (`operand` is the parameter number).
+pub fn parameter_reads(
+    module: &HloModule,
+    comp: &HloComputation,
+    output: usize,
+    index: &[i64],
+) -> BTreeSet<Read> {
+    let mut found = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut work = vec![(comp.root, output, index.to_vec())];
+    while let Some((id, out, idx)) = work.pop() {
+        if !seen.insert((id, out, idx.clone())) {
+            continue;
+        }
+        let instr = &comp.instructions[id.0];
+        if let HloOp::Parameter { number } = instr.op {
+            found.insert(Read { operand: number, operand_output: out, index: idx });
+            continue;
+        }
+        for r in reads(module, comp, id, out, &idx) {
+            work.push((instr.operands[r.operand], r.operand_output, r.index));
+        }
+    }
+    found
+}
+
+/// A relation between indices: (source index, target index) pairs.
+pub type Relation = BTreeSet<(Vec<i64>, Vec<i64>)>;
+
+/// For output `output` of an instruction, the relation (output index, operand index) per
+/// (operand, operand output).
+pub fn output_to_input_relations(
+    module: &HloModule,
+    comp: &HloComputation,
+    id: InstrId,
+    output: usize,
+) -> BTreeMap<(usize, usize), Relation> {
+    let mut relations: BTreeMap<(usize, usize), Relation> = BTreeMap::new();
+    let dims = array(comp, id, output).dims.clone();
+    for index in all_indices(&dims) {
+        for r in reads(module, comp, id, output, &index) {
+            relations.entry((r.operand, r.operand_output)).or_default().insert((index.clone(), r.index));
+        }
+    }
+    relations
+}
