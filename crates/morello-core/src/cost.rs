@@ -14,12 +14,14 @@
 //! parallel loop   = body * ceil(iterations / processors) + Σ boundary bodies
 //!                   + parallel_setup + parallel_per_iteration * ceil(iterations / processors)
 //! alloc (move)    = move_cost(source) + move_cost(destination) + prologue + body + epilogue
+//! alloc peaks     = snap(units(destination) + max(children)), snap rounding cache and memory
+//!                   amounts up to a power of two
 //! block           = Σ stages
 //! kernel          = its own formula (see each kernel's file)
 //! ```
 
 use crate::spec::TensorSpec;
-use crate::target::{LevelKind, Target};
+use crate::target::{LevelKind, MemVec, Target};
 
 /// A cost: unitless, roughly cycles.
 pub type Cost = u64;
@@ -51,6 +53,18 @@ pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
         LevelKind::VectorRegisters => t.shape.volume() / u64::from(t.vector_size.unwrap_or(1)),
         LevelKind::Cache | LevelKind::Memory => cache_lines(t, target) * u64::from(target.cache_line_bytes()),
     }
+}
+
+/// Peaks as the model counts them: amounts at caches and memory are rounded up to a power of two
+/// (memory is budgeted in power-of-two blocks), registers are exact.
+pub fn snap_peaks(peaks: MemVec, target: &Target) -> MemVec {
+    let mut out = peaks;
+    for (i, level) in target.levels().iter().enumerate() {
+        if matches!(level.kind, LevelKind::Cache | LevelKind::Memory) && out.0[i] > 0 {
+            out.0[i] = out.0[i].checked_next_power_of_two().unwrap_or(u64::MAX);
+        }
+    }
+    out
 }
 
 /// The cost of a loop from its body's and boundary bodies' costs.

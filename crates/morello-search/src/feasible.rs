@@ -5,7 +5,9 @@
 //! (with a copy-in and copy-out that must themselves be feasible); zero-then-accumulate switches
 //! to the accumulating kind and needs a feasible zero fill; a kernel ends the path when its
 //! [`KernelKind::could_apply`] holds. A spec whose state has no path to a kernel has no
-//! implementation, so the search never generates one: this cannot lose an optimum.
+//! implementation, so the search never generates one: this cannot lose an optimum. Operands in
+//! vector registers never move again, so a spec with some is also checked against the shapes and
+//! layouts kernels need after tiling.
 //!
 //! [`KernelKind::could_apply`]: morello_core::kernels::KernelKind::could_apply
 
@@ -40,13 +42,22 @@ impl<'t> Feasibility<'t> {
         Feasibility { target, cache: DashMap::with_hasher(FxBuildHasher) }
     }
 
-    /// Whether some implementation of some spec with this spec's kind, levels and dtypes exists.
+    /// Whether `spec` may have an implementation: its abstract state can reach a kernel, and, if
+    /// some operands are in vector registers (where they stay), some kernel could take them after
+    /// tiling ([`KernelKind::could_apply_after_tiling`]).
+    ///
+    /// [`KernelKind::could_apply_after_tiling`]: morello_core::kernels::KernelKind::could_apply_after_tiling
     pub fn spec(&self, spec: &CanonicalSpec) -> bool {
-        self.state(State {
+        let levels_ok = self.state(State {
             kind: spec.kind,
             levels: spec.operands.iter().map(|o| o.level).collect(),
             dtypes: spec.operands.iter().map(|o| o.dtype).collect(),
-        })
+        });
+        let in_vectors =
+            spec.operands.iter().any(|o| self.target.level(o.level).kind == LevelKind::VectorRegisters);
+        levels_ok
+            && (!in_vectors
+                || self.target.kernels().iter().any(|k| k.could_apply_after_tiling(spec, self.target)))
     }
 
     /// As [`Feasibility::spec`], for an explicit kind, levels and dtypes.

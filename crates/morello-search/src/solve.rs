@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry as MapEntry;
-use morello_core::cost::Cost;
+use morello_core::cost::{Cost, snap_peaks};
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::{MemVec, Target};
 use rayon::prelude::*;
@@ -196,7 +196,7 @@ impl Solver<'_> {
             }
             self.report(Phase::Solve, done, total);
             bucket.par_iter().for_each(|&id| {
-                let frontier = solve_node(&edges[id as usize], &frontiers, &capacities);
+                let frontier = solve_node(&edges[id as usize], &frontiers, &capacities, self.target);
                 let _ = frontiers[id as usize].set(Arc::new(frontier));
             });
             done += bucket.len() as u64;
@@ -282,7 +282,12 @@ struct Partial {
 }
 
 /// The frontier of one spec from its actions and its children's frontiers.
-fn solve_node(edges: &[Edge], frontiers: &[OnceLock<Arc<Frontier>>], capacities: &MemVec) -> Frontier {
+fn solve_node(
+    edges: &[Edge],
+    frontiers: &[OnceLock<Arc<Frontier>>],
+    capacities: &MemVec,
+    target: &Target,
+) -> Frontier {
     let mut candidates = Vec::new();
     'actions: for edge in edges {
         let mut partials = vec![Partial { cost: 0, peaks: MemVec::ZERO, depth: 0 }];
@@ -311,7 +316,7 @@ fn solve_node(edges: &[Edge], frontiers: &[OnceLock<Arc<Frontier>>], capacities:
             }
         }
         for p in partials {
-            let peaks = edge.linear.own.saturating_add(&p.peaks);
+            let peaks = snap_peaks(edge.linear.own.saturating_add(&p.peaks), target);
             if peaks.fits(capacities) {
                 candidates.push(Entry {
                     cost: edge.linear.base.saturating_add(p.cost),

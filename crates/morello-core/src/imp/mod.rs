@@ -23,7 +23,7 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cost::{Cost, alloc_cost, loop_cost, memory_units};
+use crate::cost::{Cost, alloc_cost, loop_cost, memory_units, snap_peaks};
 use crate::kernels::KernelKind;
 use crate::spec::{CanonicalSpec, TensorSpec};
 use crate::target::{MemVec, Target};
@@ -182,7 +182,7 @@ impl Impl {
         Impl {
             spec,
             cost,
-            peaks: own.saturating_add(&child_peaks),
+            peaks: snap_peaks(own.saturating_add(&child_peaks), target),
             node: Node::Alloc {
                 operand,
                 kind,

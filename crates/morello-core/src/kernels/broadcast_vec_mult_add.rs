@@ -12,7 +12,7 @@
 //! cost:     fixed + per_unit * vectors + move_cost(scalar)
 //! ```
 
-use super::{in_vector_registers, scalar_accessible, whole_vectors};
+use super::{in_vector_registers, scalar_accessible, vectors_along, whole_vectors};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
@@ -47,6 +47,28 @@ pub(super) fn could_apply(
         && vector(0) != vector(1)
         && matches!(dtypes[2], Dtype::F32 | Dtype::U32 | Dtype::I32)
         && dtypes.iter().all(|d| *d == dtypes[2])
+}
+
+/// Whether some tile of a matmul could take this kernel, given which operands are already in
+/// vector registers: column form `[1, m, 1, 1]` (lhs and out vectors along `m`) or row form
+/// `[1, 1, 1, n]` (rhs and out vectors along `n`), never both inputs in registers.
+pub(super) fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
+    if !matches!(spec.kind, PrimitiveKind::Matmul { .. }) {
+        return false;
+    }
+    let vector = |i: usize| in_vector_registers(&spec.operands[i], target);
+    let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
+    // Operand dims: lhs [b, m, k], rhs [b, k, n], out [b, m, n].
+    let same_lanes = |i: usize| !vector(i) || !vector(2) || spec.operands[i].vector_size == out.vector_size;
+    let column = !vector(1)
+        && same_lanes(0)
+        && (!vector(0) || vectors_along(lhs, 1))
+        && (!vector(2) || vectors_along(out, 1));
+    let row = !vector(0)
+        && same_lanes(1)
+        && (!vector(1) || vectors_along(rhs, 2))
+        && (!vector(2) || vectors_along(out, 2));
+    column || row
 }
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {

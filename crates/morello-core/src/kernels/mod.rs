@@ -157,6 +157,23 @@ impl KernelKind {
         }
     }
 
+    /// Whether some tile of `spec`, reached by serial tiling while its register operands stay where
+    /// they are, could apply the kernel. Only asked of specs with operands in vector registers
+    /// (which can never move again): a spec none of whose kernels passes has no implementation.
+    /// Never false when a tile could apply the kernel.
+    pub fn could_apply_after_tiling(self, spec: &LogicalSpec, target: &Target) -> bool {
+        match self {
+            KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::could_apply_after_tiling(spec, target),
+            KernelKind::VectorAssign => vector_assign::could_apply_after_tiling(spec, target),
+            KernelKind::VectorFill => matches!(spec.kind, PrimitiveKind::Fill { .. }),
+            _ => {
+                let levels: Vec<LevelKind> = spec.operands.iter().map(|o| level_kind(o, target)).collect();
+                let dtypes: Vec<Dtype> = spec.operands.iter().map(|o| o.dtype).collect();
+                self.could_apply(spec.kind, &levels, &dtypes, target)
+            }
+        }
+    }
+
     /// Memory the kernel needs beyond its operands (temporary registers).
     pub fn memory(self, spec: &LogicalSpec, target: &Target) -> MemVec {
         match self {
@@ -230,6 +247,17 @@ fn run_elements(t: &TensorSpec) -> u64 {
 /// tensor splits into whole vectors of `lanes` elements.
 fn whole_vectors(t: &TensorSpec, lanes: u32) -> bool {
     lanes > 0 && run_elements(t) % u64::from(lanes) == 0
+}
+
+/// Whether tiles of `t` that are 1 in every dim but `dim` are whole vectors: `dim` is its innermost
+/// physical dim, that dim is in the contiguous run, and it holds at least one vector.
+fn vectors_along(t: &TensorSpec, dim: usize) -> bool {
+    let innermost = t.layout.dims().last().map(|d| usize::from(d.logical));
+    let lanes = t.vector_size.unwrap_or(1);
+    innermost == Some(dim)
+        && t.contiguous_dims >= 1
+        && t.shape.dim(dim) >= lanes
+        && t.shape.dim(dim) % lanes == 0
 }
 
 /// The vector-register level with the widest vectors, and that width in bytes.

@@ -8,10 +8,10 @@
 //! cost:     per_unit * vectors + move_cost(side in memory)
 //! ```
 
-use super::{in_memory, in_vector_registers, whole_vectors};
+use super::{in_memory, in_vector_registers, vectors_along, whole_vectors};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
-use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
@@ -34,6 +34,22 @@ pub(super) fn could_apply(
         && dtypes[0] == dtypes[1]
         && levels.contains(&LevelKind::VectorRegisters)
         && !levels.contains(&LevelKind::ScalarRegisters)
+}
+
+/// Whether some tile of a move could take this kernel: tiles one vector long along the register
+/// side's innermost dim must be whole vectors on every side, so every side's vectors run along
+/// that dim (then every such tile has the same one-dim layout on both sides).
+pub(super) fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
+    if spec.kind != PrimitiveKind::Move || spec.operands[0].dtype != spec.operands[1].dtype {
+        return false;
+    }
+    let Some(register) = spec.operands.iter().find(|o| in_vector_registers(o, target)) else { return false };
+    let Some(dim) = register.layout.dims().last().map(|d| usize::from(d.logical)) else { return false };
+    spec.operands.iter().all(|side| {
+        let lanes = register.vector_size.unwrap_or(1);
+        let along = TensorSpec { vector_size: Some(lanes), ..side.clone() };
+        (in_vector_registers(side, target) || in_memory(side, target)) && vectors_along(&along, dim)
+    })
 }
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {

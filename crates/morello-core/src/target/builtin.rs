@@ -3,7 +3,8 @@
 //! Both model one class of machine: 16 scalar registers; 16 x 256-bit (AVX2) or 32 x 512-bit
 //! (AVX-512) vector registers; a 32 KiB L1 data cache and a 1 MiB L2 per core; main memory.
 //! Levels, slowest first: `GL` (main memory), `L2`, `L1`, `VRF`, `RF`. Moves go
-//! `GL -> {L2, L1}`, `L2 -> L1`, `L1 -> {VRF, RF}`.
+//! `GL -> L2 -> L1 -> {VRF, RF}`; new buffers (packing, relayout) are allocated in `GL` and `L2`,
+//! while `L1` only holds cache views of them.
 
 use super::file::{Capacity, LevelDescription, TargetDescription};
 use super::{CostConstants, LevelKind, Target, TargetError};
@@ -33,6 +34,7 @@ fn level(
         vector_bytes: vector_bytes.to_vec(),
         cost_per_line,
         parallel: matches!(kind, LevelKind::Memory | LevelKind::Cache),
+        allocates: true,
         moves_to: moves_to.iter().map(|s| s.to_string()).collect(),
     }
 }
@@ -60,9 +62,13 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
         processors,
         isa,
         levels: vec![
-            level("GL", LevelKind::Memory, 1 << 40, &[], 20, &["L2", "L1"]),
+            level("GL", LevelKind::Memory, 1 << 40, &[], 20, &["L2"]),
             level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1"]),
-            level("L1", LevelKind::Cache, 32 << 10, &[], 2, &["VRF", "RF"]),
+            // Packing into L1 buffers is left to L2: L1 only holds views of L2 data.
+            LevelDescription {
+                allocates: false,
+                ..level("L1", LevelKind::Cache, 32 << 10, &[], 2, &["VRF", "RF"])
+            },
             level("VRF", LevelKind::VectorRegisters, vector_regs, widths, 0, &[]),
             level("RF", LevelKind::ScalarRegisters, 16, &[], 0, &[]),
         ],

@@ -96,6 +96,9 @@ pub struct LevelDescription {
     /// Whether parallel loops may split tensors here.
     #[serde(default)]
     pub parallel: bool,
+    /// Whether moves may allocate new buffers here (default true); cache views are always allowed.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub allocates: bool,
     /// Names of levels a tensor here may move to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moves_to: Vec<String>,
@@ -237,6 +240,7 @@ impl Target {
                 vector_bytes,
                 cost_per_line: level.cost_per_line,
                 parallel: level.parallel,
+                allocates: level.allocates,
                 moves_to,
             });
         }
@@ -279,12 +283,21 @@ pub(super) fn describe(target: &Target) -> TargetDescription {
                 vector_bytes: l.vector_bytes.clone(),
                 cost_per_line: l.cost_per_line,
                 parallel: l.parallel,
+                allocates: l.allocates,
                 moves_to: l.moves_to.iter().map(|id| target.levels[id.index()].name.clone()).collect(),
             })
             .collect(),
         kernels: target.kernels.clone(),
         costs: target.costs.clone(),
     }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn one_line(text: &str) -> String {

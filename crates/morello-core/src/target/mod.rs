@@ -71,6 +71,9 @@ pub struct MemoryLevel {
     pub cost_per_line: u64,
     /// Whether a parallel loop may split tensors that live here.
     pub parallel: bool,
+    /// Whether a move may allocate a new buffer here (to change the layout, or to pack a tile).
+    /// Cache views and register moves are always allowed.
+    pub allocates: bool,
     /// Levels a tensor here may be moved to (strictly faster: the move graph is acyclic).
     pub moves_to: Vec<LevelId>,
 }

@@ -3,10 +3,10 @@
 //! For operand `i` at level `L` and each level `D` that `L` moves to:
 //!
 //! ```text
-//! D a cache:            a cache view (same buffer, layout and contiguity; nothing copied), and a
-//!                       new buffer in every candidate layout other than the operand's own (or in
-//!                       its own, when the operand is not one contiguous run)
-//! D memory:             a new buffer in every candidate layout
+//! D a cache:            a cache view (same buffer, layout and contiguity; nothing copied), and,
+//!                       if D allocates, a new buffer in every candidate layout other than the
+//!                       operand's own (or in its own, when the operand is not one contiguous run)
+//! D memory:             if D allocates, a new buffer in every candidate layout
 //! D vector registers:   registers in row- or column-major order, for every vector size of D
 //!                       that divides the volume
 //! D scalar registers:   registers (no layout)
@@ -127,13 +127,20 @@ fn destinations(
     match level.kind {
         LevelKind::Cache => {
             out.push((TensorSpec { level: level_id, ..source.clone() }, AllocKind::CacheView));
+            if !level.allocates {
+                out.retain(|(d, _)| memory_units(d, target) <= level.capacity);
+                return out;
+            }
             for layout in layouts {
                 if *layout != source.layout || !source.is_fully_contiguous() {
                     out.push((dense(layout.clone(), None), AllocKind::Buffer));
                 }
             }
         }
-        LevelKind::Memory => out.extend(layouts.iter().map(|l| (dense(l.clone(), None), AllocKind::Buffer))),
+        LevelKind::Memory if level.allocates => {
+            out.extend(layouts.iter().map(|l| (dense(l.clone(), None), AllocKind::Buffer)));
+        }
+        LevelKind::Memory => {}
         LevelKind::VectorRegisters => {
             // Kernels read registers as whole vectors along one dim: row- or column-major only.
             let rank = source.shape.rank() as u8;

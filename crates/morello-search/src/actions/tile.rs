@@ -3,7 +3,7 @@
 //! For each iteration dim (reduction dims only when the spec accumulates) and each tile size `t`
 //! below its size `n`: a loop over `floor(n / t)` full tiles and, when `t` does not divide `n`, one
 //! boundary region of `n mod t` at origin `floor(n / t) * t`. Tiles that do not fit an operand's
-//! layout are skipped.
+//! layout are skipped. Tiles are serial-only: parallel loops are the outermost loops.
 
 use morello_core::imp::Parallelism;
 use morello_core::spec::CanonicalSpec;
@@ -35,14 +35,14 @@ fn plan(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> Option<
     let n = spec.shape.dim(dim);
     let mut tile = spec.shape.dims().to_vec();
     tile[dim] = size;
-    let mut children = vec![spec.tile(&tile, false, target).ok()?];
+    let mut children = vec![spec.tile(&tile, true, target).ok()?];
     let mut boundary_origins = Vec::new();
     if n % size != 0 {
         let mut region = spec.shape.dims().to_vec();
         region[dim] = n % size;
         let mut origin = vec![0; region.len()];
         origin[dim] = n / size * size;
-        children.push(spec.tile_at(&region, &origin, false, target).ok()?);
+        children.push(spec.tile_at(&region, &origin, true, target).ok()?);
         boundary_origins.push(origin);
     }
     Some(Plan {
