@@ -385,7 +385,9 @@ pub fn run_bench(
         scope
             .spawn(move || -> Result<_, CodegenError> {
                 let mut notes = Vec::new();
-                if let Some(cpu) = cpu.filter(|&id| !core_affinity::set_for_current(core_affinity::CoreId { id })) {
+                if let Some(cpu) =
+                    cpu.filter(|&id| !core_affinity::set_for_current(core_affinity::CoreId { id }))
+                {
                     notes.push(format!("the Rust driver thread could not be pinned to CPU {cpu}"));
                 }
                 let mut client = match program {
@@ -411,7 +413,8 @@ pub fn run_bench(
             let stats = SampleStats::of(&seconds).ok_or_else(|| CodegenError::InvalidBench {
                 reason: format!("{label} produced no finite sample"),
             })?;
-            let per_second = |amount: Option<f64>| amount.filter(|_| stats.median > 0.0).map(|a| a / stats.median / 1e9);
+            let per_second =
+                |amount: Option<f64>| amount.filter(|_| stats.median > 0.0).map(|a| a / stats.median / 1e9);
             let gflops = per_second(request.work.flops);
             let percent_of_peak = gflops.zip(peak_gflops).map(|(g, p)| 100.0 * g / p);
             Ok(CandidateResult {
@@ -481,7 +484,11 @@ fn measure_all(
 }
 
 /// One warm-up call, then repetitions grown until one sample takes at least `min_seconds`.
-fn calibrate(candidate: &mut Timed, mut client: Option<&mut ServeClient>, min_seconds: f64) -> Result<u64, CodegenError> {
+fn calibrate(
+    candidate: &mut Timed,
+    mut client: Option<&mut ServeClient>,
+    min_seconds: f64,
+) -> Result<u64, CodegenError> {
     time_calls(candidate, client.as_deref_mut(), 1)?;
     let mut reps: u64 = 1;
     loop {
@@ -495,7 +502,11 @@ fn calibrate(candidate: &mut Timed, mut client: Option<&mut ServeClient>, min_se
 }
 
 /// Seconds per call over `reps` back-to-back calls.
-fn time_calls(candidate: &mut Timed, client: Option<&mut ServeClient>, reps: u64) -> Result<f64, CodegenError> {
+fn time_calls(
+    candidate: &mut Timed,
+    client: Option<&mut ServeClient>,
+    reps: u64,
+) -> Result<f64, CodegenError> {
     match candidate {
         Timed::C(index) => {
             let client = client.ok_or_else(|| CodegenError::InvalidBench {
@@ -534,17 +545,22 @@ impl ServeClient {
             .map_err(|e| CodegenError::io(format!("starting {}", program.display()), e))?;
         let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(stdin), Some(stdout), Some(mut stderr)) = pipes else {
-            return Err(CodegenError::InvalidBench { reason: "the benchmark program's pipes are missing".into() });
+            return Err(CodegenError::InvalidBench {
+                reason: "the benchmark program's pipes are missing".into(),
+            });
         };
         let stderr = std::thread::spawn(move || {
             let mut text = String::new();
             let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
             text
         });
-        let mut client = ServeClient { program, child, stdin, stdout: BufReader::new(stdout), stderr: Some(stderr) };
+        let mut client =
+            ServeClient { program, child, stdin, stdout: BufReader::new(stdout), stderr: Some(stderr) };
         let line = client.read_line()?;
         if !line.starts_with(SERVE_READY_PREFIX) {
-            return Err(client.bad_output(format!("expected `{SERVE_READY_PREFIX}`, got `{}`", line.trim_end())));
+            return Err(
+                client.bad_output(format!("expected `{SERVE_READY_PREFIX}`, got `{}`", line.trim_end()))
+            );
         }
         Ok(client)
     }
@@ -557,7 +573,9 @@ impl ServeClient {
         let line = self.read_line()?;
         match parse_sample_line(&line) {
             Some(sample) if sample.candidate == index && sample.reps == reps => Ok(sample.seconds_per_call),
-            _ => Err(self.bad_output(format!("expected a sample of entry {index}, got `{}`", line.trim_end()))),
+            _ => {
+                Err(self.bad_output(format!("expected a sample of entry {index}, got `{}`", line.trim_end())))
+            }
         }
     }
 
@@ -599,9 +617,153 @@ impl ServeClient {
     /// Asks the program to quit and checks that it exited cleanly.
     fn finish(mut self) -> Result<(), CodegenError> {
         let _ = writeln!(self.stdin, "quit").and_then(|()| self.stdin.flush());
-        let status =
-            self.child.wait().map_err(|e| CodegenError::io(format!("waiting for {}", self.program.display()), e))?;
+        let status = self
+            .child
+            .wait()
+            .map_err(|e| CodegenError::io(format!("waiting for {}", self.program.display()), e))?;
         let stderr = self.stderr_text();
         check_termination(&self.program, Termination::from_status(status), stderr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::{CType, KernelParam, ParamRole};
+    use crate::test_support::{compiler, strict};
+
+    const SCALE: &str =
+        "void scale(const float *x, float *y) {\n  for (int i = 0; i < 64; i++) y[i] = 2.0f * x[i];\n}\n";
+
+    fn scale_signature() -> KernelSignature {
+        KernelSignature::new(
+            "scale",
+            vec![
+                KernelParam::new("x", CType::F32, 64, ParamRole::Input),
+                KernelParam::new("y", CType::F32, 64, ParamRole::Output),
+            ],
+        )
+    }
+
+    /// The same kernel in Rust, checking it got the C program's seeded inputs.
+    struct RustScale {
+        x: Vec<f32>,
+        y: Vec<f32>,
+    }
+
+    impl RustKernel for RustScale {
+        fn run(&mut self) {
+            for (y, x) in self.y.iter_mut().zip(&self.x) {
+                *y = std::hint::black_box(2.0 * x);
+            }
+        }
+
+        fn written(&self) -> Vec<Buffer> {
+            vec![Buffer::F32(self.y.clone())]
+        }
+    }
+
+    fn quick() -> BenchConfig {
+        BenchConfig {
+            min_sample_seconds: 0.002,
+            samples: 3,
+            seed: 5,
+            peak: PeakProbe::Skip,
+            ..BenchConfig::default()
+        }
+    }
+
+    fn c_candidate(label: &str) -> Candidate {
+        Candidate::C(CCandidate { entry: BenchEntry::new(label, "scale"), unit: None, link_args: vec![] })
+    }
+
+    #[test]
+    fn c_and_rust_candidates_alternate_in_one_run() {
+        let Some(compiler) = compiler() else { return };
+        let prepare: PrepareRustKernel = Box::new(|buffers: &[Buffer]| {
+            assert_eq!(buffers[0], Buffer::from_seed(CType::F32, 64, 5, 0));
+            let x = buffers[0].as_f32().expect("f32").to_vec();
+            Ok(Box::new(RustScale { x, y: vec![0.0; 64] }) as Box<dyn RustKernel>)
+        });
+        let request = BenchRequest {
+            signature: scale_signature(),
+            kernel_source: SCALE.into(),
+            options: strict(),
+            candidates: vec![
+                c_candidate("morello"),
+                Candidate::Rust(RustCandidate { label: "rust".into(), prepare }),
+                c_candidate("again"),
+            ],
+            work: Work { flops: Some(64.0), bytes: Some(512.0) },
+        };
+        let report = run_bench(&compiler, request, &quick()).expect("runs");
+        assert_eq!(report.results.len(), 3);
+        assert_eq!(report.threads, 1);
+        assert!(report.cpu.is_some());
+        for result in &report.results {
+            assert_eq!(result.seconds_per_call.len(), 3);
+            assert!(result.stats.min > 0.0 && result.stats.max < 1e-3, "{result:?}");
+            assert!(result.stats.min <= result.stats.median && result.stats.median <= result.stats.max);
+            let gflops = result.gflops.expect("flops given");
+            assert!((gflops - 64.0 / result.stats.median / 1e9).abs() < 1e-9);
+            assert!(result.gbytes_per_second.is_some() && result.percent_of_peak.is_none());
+            assert!(result.reps_per_sample as f64 * result.stats.max >= 0.001, "{result:?}");
+        }
+        assert_eq!(report.result("rust").map(|r| r.runtime), Some(Runtime::Rust));
+        let speedup = report.speedup("morello", "again").expect("both present");
+        assert!(speedup > 0.0 && speedup.is_finite());
+        assert_eq!(report.speedups("morello").len(), 2);
+    }
+
+    #[test]
+    fn a_crashing_candidate_is_reported_with_its_signal() {
+        let Some(compiler) = compiler() else { return };
+        let kernel = "#include <signal.h>\nvoid scale(const float *x, float *y) {\n  (void)x; (void)y;\n  raise(SIGSEGV);\n}\n";
+        let request = BenchRequest {
+            signature: scale_signature(),
+            kernel_source: kernel.into(),
+            options: strict(),
+            candidates: vec![c_candidate("morello")],
+            work: Work::default(),
+        };
+        match run_bench(&compiler, request, &quick()) {
+            Err(CodegenError::Signalled { termination, .. }) => {
+                assert_eq!(termination.signal_name(), Some("SIGSEGV"));
+            }
+            other => panic!("expected Signalled, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_configurations_are_refused() {
+        let Some(compiler) = compiler() else { return };
+        let request = || BenchRequest {
+            signature: scale_signature(),
+            kernel_source: SCALE.into(),
+            options: strict(),
+            candidates: vec![c_candidate("morello")],
+            work: Work::default(),
+        };
+        let zero_samples = BenchConfig { samples: 0, ..quick() };
+        assert!(matches!(
+            run_bench(&compiler, request(), &zero_samples),
+            Err(CodegenError::InvalidBench { .. })
+        ));
+        let no_candidates = BenchRequest { candidates: vec![], ..request() };
+        assert!(matches!(
+            run_bench(&compiler, no_candidates, &quick()),
+            Err(CodegenError::InvalidBench { .. })
+        ));
+    }
+
+    #[test]
+    fn pinning_defaults_to_one_cpu_for_one_thread_only() {
+        assert!(BenchConfig::default().cpu().is_some());
+        assert_eq!(BenchConfig { threads: 2, ..BenchConfig::default() }.cpu(), None);
+        assert_eq!(
+            BenchConfig { pinning: Pinning::Cpu(0), threads: 2, ..BenchConfig::default() }.cpu(),
+            Some(0)
+        );
+        assert_eq!(thread_environment(2)[0], ("OMP_NUM_THREADS".to_string(), "2".to_string()));
     }
 }

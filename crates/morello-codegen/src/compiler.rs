@@ -317,12 +317,21 @@ impl Compiler {
         let stderr = self.finish(child, "link", &command)?;
         append_diagnostics(&mut diagnostics, "link", &stderr);
         commands.push(command);
-        Ok(Build { _temporary: temporary, dir, binary, diagnostics, commands, features: options.features.clone() })
+        Ok(Build {
+            _temporary: temporary,
+            dir,
+            binary,
+            diagnostics,
+            commands,
+            features: options.features.clone(),
+        })
     }
 
     fn spawn(&self, args: &[String]) -> Result<Child, CodegenError> {
-        let (program, leading) =
-            self.command.split_first().expect("a Compiler's command is never empty (checked in from_command)");
+        let (program, leading) = self
+            .command
+            .split_first()
+            .expect("a Compiler's command is never empty (checked in from_command)");
         Command::new(program)
             .args(leading)
             .args(args)
@@ -378,7 +387,9 @@ fn check_units(units: &[SourceUnit]) -> Result<(), CodegenError> {
             });
         }
         if units[..index].iter().any(|u| u.name == unit.name) {
-            return Err(CodegenError::InvalidProgram { reason: format!("two units are named `{}`", unit.name) });
+            return Err(CodegenError::InvalidProgram {
+                reason: format!("two units are named `{}`", unit.name),
+            });
         }
     }
     Ok(())
@@ -395,4 +406,126 @@ fn append_diagnostics(all: &mut String, unit: &str, stderr: &str) {
 
 fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{compiler, gcc_and_clang, one_unit, strict};
+
+    #[test]
+    fn a_missing_compiler_is_a_typed_error() {
+        match Compiler::from_command("/nonexistent/cc") {
+            Err(CodegenError::NoCompiler { tried }) => assert_eq!(tried, ["/nonexistent/cc"]),
+            other => panic!("expected NoCompiler, got {other:?}"),
+        }
+        assert!(Compiler::from_command("  ").is_err());
+    }
+
+    #[test]
+    fn compilers_report_their_family_and_version() {
+        for compiler in gcc_and_clang() {
+            let expected =
+                if compiler.command() == "clang" { CompilerFamily::Clang } else { CompilerFamily::Gcc };
+            assert_eq!(compiler.family(), expected);
+            assert!(!compiler.version().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_compile_error_carries_the_compiler_message() {
+        let Some(compiler) = compiler() else { return };
+        let source = "int main(void) {\n  return undefined_variable_xyz;\n}\n".to_string();
+        match compiler.build(&one_unit(source), &CompileOptions::default()) {
+            Err(CodegenError::CompileFailed { unit, stderr, command, .. }) => {
+                assert_eq!(unit, "main");
+                assert!(stderr.contains("undefined_variable_xyz"), "{stderr}");
+                assert!(command.contains("-O3 -std=gnu11 -Wall -Wextra"), "{command}");
+            }
+            other => panic!("expected CompileFailed, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn warnings_are_captured_or_denied() {
+        let Some(compiler) = compiler() else { return };
+        let source = "int main(void) {\n  int unused_thing = 3;\n  return 0;\n}\n".to_string();
+        let build =
+            compiler.build(&one_unit(source.clone()), &CompileOptions::default()).expect("only a warning");
+        assert!(build.diagnostics().contains("unused_thing"), "{}", build.diagnostics());
+        assert!(build.binary().exists());
+        let denied = compiler.build(&one_unit(source), &strict());
+        assert!(matches!(denied, Err(CodegenError::CompileFailed { .. })), "{denied:?}");
+    }
+
+    #[test]
+    fn a_link_error_is_reported_as_the_link_step() {
+        let Some(compiler) = compiler() else { return };
+        let source =
+            "void missing_function_xyz(void);\nint main(void) {\n  missing_function_xyz();\n  return 0;\n}\n";
+        match compiler.build(&one_unit(source.into()), &strict()) {
+            Err(CodegenError::CompileFailed { unit, stderr, .. }) => {
+                assert_eq!(unit, "link");
+                assert!(stderr.contains("missing_function_xyz"), "{stderr}");
+            }
+            other => panic!("expected a link failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn target_and_openmp_flags_reach_every_unit_and_the_link() {
+        let Some(compiler) = compiler() else { return };
+        let options = CompileOptions {
+            features: vec![IsaFeature::Fma, IsaFeature::Avx2],
+            openmp: OpenMp::Enabled,
+            warnings: Warnings::Deny,
+        };
+        let main = "#include <omp.h>\nint twice(int x);\nint main(void) {\n  int sum = 0;\n\
+                    #pragma omp parallel for reduction(+ : sum)\n  for (int i = 0; i < 8; i++) sum += twice(i);\n\
+                    return sum == 56 && omp_get_max_threads() >= 1 ? 0 : 1;\n}\n";
+        let other = "#ifndef __AVX2__\n#error no avx2\n#endif\nint twice(int x) { return 2 * x; }\n";
+        let program = CProgram {
+            units: vec![SourceUnit::new("main", main), SourceUnit::new("other", other)],
+            link_args: vec![],
+        };
+        let build = match compiler.build(&program, &options) {
+            Ok(build) => build,
+            Err(CodegenError::CompileFailed { stderr, .. }) if stderr.contains("omp.h") => {
+                println!("skipped: OpenMP headers are not installed for {compiler}");
+                return;
+            }
+            Err(other) => panic!("{other}"),
+        };
+        assert_eq!(build.commands().len(), 3);
+        assert!(build.commands().iter().all(|c| c.contains("-fopenmp")));
+        assert!(build.commands()[1].contains("-mavx2 -mfma"));
+        assert_eq!(build.features(), [IsaFeature::Fma, IsaFeature::Avx2]);
+        if crate::host::require_features(build.features()).is_ok() {
+            crate::run::run_program(build.binary(), &[], &[]).expect("runs");
+        }
+    }
+
+    #[test]
+    fn bad_programs_are_refused() {
+        let Some(compiler) = compiler() else { return };
+        let empty = CProgram::default();
+        assert!(matches!(compiler.build(&empty, &strict()), Err(CodegenError::InvalidProgram { .. })));
+        let twice = CProgram {
+            units: vec![SourceUnit::new("a", "int x;"), SourceUnit::new("a", "int y;")],
+            link_args: vec![],
+        };
+        assert!(matches!(compiler.build(&twice, &strict()), Err(CodegenError::InvalidProgram { .. })));
+    }
+
+    #[test]
+    fn a_kept_build_directory_stays() {
+        let Some(compiler) = compiler() else { return };
+        let parent = tempfile::tempdir().expect("temp dir");
+        let dir = parent.path().join("kept");
+        let source = "int main(void) { return 0; }\n".to_string();
+        let build =
+            compiler.build_in(&one_unit(source), &strict(), &BuildDir::Keep(dir.clone())).expect("compiles");
+        drop(build);
+        assert!(dir.join("main.c").exists() && dir.join("program").exists());
+    }
 }

@@ -71,9 +71,8 @@ mod tests {
 
     #[test]
     fn the_error_names_the_missing_instructions() {
-        let error = CodegenError::MissingHostFeatures {
-            missing: vec![IsaFeature::Avx512vl, IsaFeature::Avx512bf16],
-        };
+        let error =
+            CodegenError::MissingHostFeatures { missing: vec![IsaFeature::Avx512vl, IsaFeature::Avx512bf16] };
         assert_eq!(error.to_string(), "the host cannot run AVX-512 VL and AVX-512 BF16 instructions");
     }
 }

@@ -65,7 +65,9 @@ impl PeakVariant {
     /// The features the variant is compiled with.
     pub fn features(self) -> Vec<IsaFeature> {
         match self {
-            PeakVariant::Avx512 => vec![IsaFeature::Avx, IsaFeature::Avx2, IsaFeature::Fma, IsaFeature::Avx512f],
+            PeakVariant::Avx512 => {
+                vec![IsaFeature::Avx, IsaFeature::Avx2, IsaFeature::Fma, IsaFeature::Avx512f]
+            }
             PeakVariant::Avx2 => vec![IsaFeature::Avx, IsaFeature::Avx2, IsaFeature::Fma],
         }
     }
@@ -102,8 +104,12 @@ pub struct PeakReport {
 /// The probe's C source for `variant`.
 pub fn peak_probe_source(variant: PeakVariant) -> String {
     let (vector, set1, fma, add, store, lanes) = match variant {
-        PeakVariant::Avx512 => ("__m512", "_mm512_set1_ps", "_mm512_fmadd_ps", "_mm512_add_ps", "_mm512_storeu_ps", 16),
-        PeakVariant::Avx2 => ("__m256", "_mm256_set1_ps", "_mm256_fmadd_ps", "_mm256_add_ps", "_mm256_storeu_ps", 8),
+        PeakVariant::Avx512 => {
+            ("__m512", "_mm512_set1_ps", "_mm512_fmadd_ps", "_mm512_add_ps", "_mm512_storeu_ps", 16)
+        }
+        PeakVariant::Avx2 => {
+            ("__m256", "_mm256_set1_ps", "_mm256_fmadd_ps", "_mm256_add_ps", "_mm256_storeu_ps", 8)
+        }
     };
     let chains = variant.chains();
     let flops_per_iteration = chains * variant.lanes() * 2;
@@ -204,4 +210,40 @@ pub fn measure_peak(compiler: &Compiler, config: &PeakConfig) -> Result<PeakRepo
         });
     }
     Ok(PeakReport { variant, gflops, samples_gflops })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::compiler;
+
+    #[test]
+    fn the_probe_compiles_warning_free_and_measures_a_positive_peak() {
+        let Some(compiler) = compiler() else { return };
+        if PeakVariant::for_host().is_none() {
+            println!("skipped: the host has no FMA");
+            return;
+        }
+        // The host's variant is compiled by `measure_peak` below; check the other one compiles.
+        let others = [PeakVariant::Avx2, PeakVariant::Avx512]
+            .into_iter()
+            .filter(|v| Some(*v) != PeakVariant::for_host());
+        for variant in others {
+            let options = CompileOptions {
+                features: variant.features(),
+                warnings: crate::compiler::Warnings::Deny,
+                ..CompileOptions::default()
+            };
+            let program = CProgram {
+                units: vec![SourceUnit::new("peak", peak_probe_source(variant))],
+                link_args: vec![],
+            };
+            compiler.build(&program, &options).expect("the probe compiles without warnings");
+        }
+        let config = PeakConfig { min_seconds: 0.005, samples: 2, cpu: Some(0) };
+        let report = measure_peak(&compiler, &config).expect("runs");
+        assert_eq!(report.samples_gflops.len(), 2);
+        // Far below any x86 core with FMA, far above none.
+        assert!(report.gflops > 1.0 && report.gflops < 10_000.0, "{report:?}");
+    }
 }

@@ -15,7 +15,8 @@ pub(crate) fn compiler() -> Option<Compiler> {
 
 /// gcc and clang, each if installed (empty, with a printed reason, if neither is).
 pub(crate) fn gcc_and_clang() -> Vec<Compiler> {
-    let found: Vec<Compiler> = ["gcc", "clang"].iter().filter_map(|c| Compiler::from_command(c).ok()).collect();
+    let found: Vec<Compiler> =
+        ["gcc", "clang"].iter().filter_map(|c| Compiler::from_command(c).ok()).collect();
     if found.is_empty() {
         println!("skipped: neither gcc nor clang is installed");
     }

@@ -20,8 +20,10 @@ mod libxsmm;
 mod naive;
 mod openblas;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Mutex;
 
 use serde::Serialize;
 
@@ -52,8 +54,13 @@ pub enum BaselineKind {
 
 impl BaselineKind {
     /// Every baseline, in reporting order.
-    pub const ALL: [BaselineKind; 5] =
-        [BaselineKind::Naive, BaselineKind::OpenBlas, BaselineKind::Blis, BaselineKind::Libxsmm, BaselineKind::Gemm];
+    pub const ALL: [BaselineKind; 5] = [
+        BaselineKind::Naive,
+        BaselineKind::OpenBlas,
+        BaselineKind::Blis,
+        BaselineKind::Libxsmm,
+        BaselineKind::Gemm,
+    ];
 
     /// The name used on command lines and in reports: `naive`, `openblas`, `blis`, `libxsmm`,
     /// `gemm`.
@@ -217,7 +224,10 @@ pub fn matmul_baseline(
         return Err(format!("{kind}: single-threaded only, and {threads} threads were requested"));
     }
     if kind == BaselineKind::Gemm {
-        return Ok(Candidate::Rust(RustCandidate { label: kind.name().into(), prepare: gemm::prepare(problem, threads) }));
+        return Ok(Candidate::Rust(RustCandidate {
+            label: kind.name().into(),
+            prepare: gemm::prepare(problem, threads),
+        }));
     }
     if kind != BaselineKind::Naive {
         probe(compiler, kind)?;
@@ -241,17 +251,34 @@ fn c_baseline(kind: BaselineKind, problem: &MatmulProblem, threads: usize) -> (&
     }
 }
 
+/// Probe results for this process, by compiler command and baseline (libraries do not appear
+/// or vanish during a run, and a bench suite asks for the same baselines at every size).
+static PROBES: Mutex<BTreeMap<(String, BaselineKind), Result<(), String>>> = Mutex::new(BTreeMap::new());
+
 /// Checks that a C baseline library is installed: compiles, links and runs its 2x2x2 instance
-/// against a known product.
+/// against a known product. The answer is remembered for the rest of the process.
 ///
 /// # Errors
 /// A one-line reason with the install command.
 pub fn probe(compiler: &Compiler, kind: BaselineKind) -> Result<(), String> {
+    let key = (compiler.command(), kind);
+    if let Some(known) = PROBES.lock().ok().and_then(|probes| probes.get(&key).cloned()) {
+        return known;
+    }
+    let result = probe_uncached(compiler, kind);
+    if let Ok(mut probes) = PROBES.lock() {
+        probes.insert(key, result.clone());
+    }
+    result
+}
+
+fn probe_uncached(compiler: &Compiler, kind: BaselineKind) -> Result<(), String> {
     let problem = MatmulProblem::f32(2, 2, 2);
     let (function, c) = c_baseline(kind, &problem, 1);
-    let setup = c.setup.as_deref().map_or(String::new(), |s| {
-        format!("int {s}(void);\n  if ({s}() != 0) return 4;\n")
-    });
+    let setup = c
+        .setup
+        .as_deref()
+        .map_or(String::new(), |s| format!("int {s}(void);\n  if ({s}() != 0) return 4;\n"));
     let main = format!(
         "void {function}(const float *lhs, const float *rhs, float *out);\n\
          int main(void) {{\n  {setup}\
@@ -276,9 +303,9 @@ pub fn probe(compiler: &Compiler, kind: BaselineKind) -> Result<(), String> {
         format!("{kind}: not installed ({detail}){install}")
     })?;
     let env = crate::bench::thread_environment(1);
-    run_program(build.binary(), &[], &env)
-        .map(|_| ())
-        .map_err(|error| format!("{kind}: its probe failed ({}){install}", first_error_line(&error.to_string())))
+    run_program(build.binary(), &[], &env).map(|_| ()).map_err(|error| {
+        format!("{kind}: its probe failed ({}){install}", first_error_line(&error.to_string()))
+    })
 }
 
 /// The most informative line of a compiler message: the first mentioning an error.

@@ -263,7 +263,9 @@ int main(int argc, char **argv) {{
 
 fn check_entries(entries: &[BenchEntry]) -> Result<(), CodegenError> {
     if entries.is_empty() {
-        return Err(CodegenError::InvalidSignature { reason: "a benchmark needs at least one candidate".into() });
+        return Err(CodegenError::InvalidSignature {
+            reason: "a benchmark needs at least one candidate".into(),
+        });
     }
     for (index, entry) in entries.iter().enumerate() {
         check_identifier(&entry.function, "candidate function")?;
@@ -278,7 +280,9 @@ fn check_entries(entries: &[BenchEntry]) -> Result<(), CodegenError> {
             });
         }
         if entries[..index].iter().any(|e| e.label == entry.label) {
-            return Err(CodegenError::InvalidSignature { reason: format!("two candidates are labelled `{}`", entry.label) });
+            return Err(CodegenError::InvalidSignature {
+                reason: format!("two candidates are labelled `{}`", entry.label),
+            });
         }
     }
     Ok(())

@@ -15,9 +15,7 @@ mod buffer;
 mod prelude;
 mod verify;
 
-pub use bench_main::{
-    BenchEntry, SERVE_READY_PREFIX, SampleLine, bench_program_source, parse_sample_line,
-};
+pub use bench_main::{BenchEntry, SERVE_READY_PREFIX, SampleLine, bench_program_source, parse_sample_line};
 pub use buffer::Buffer;
 pub use verify::{VerifyInputs, VerifyRun, run_verify, verify_program_source};
 
@@ -243,11 +241,15 @@ pub(crate) fn check_identifier(name: &str, what: &str) -> Result<(), CodegenErro
     let starts_well = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !starts_well || !rest_ok {
-        return Err(CodegenError::InvalidSignature { reason: format!("{what} `{name}` is not a C identifier") });
+        return Err(CodegenError::InvalidSignature {
+            reason: format!("{what} `{name}` is not a C identifier"),
+        });
     }
     if name.starts_with("morello_") || C_RESERVED.contains(&name) {
         return Err(CodegenError::InvalidSignature {
-            reason: format!("{what} `{name}` is reserved (C keyword, `main`, or the harness's `morello_` prefix)"),
+            reason: format!(
+                "{what} `{name}` is reserved (C keyword, `main`, or the harness's `morello_` prefix)"
+            ),
         });
     }
     Ok(())

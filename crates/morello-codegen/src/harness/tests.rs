@@ -47,10 +47,7 @@ fn signatures_are_validated() {
     let mut read_only = add_signature();
     read_only.params[2].role = ParamRole::Input;
     assert!(reason(read_only).contains("writes no parameter"));
-    assert_eq!(
-        add_signature().c_prototype(),
-        "void add(const float *lhs, const float *rhs, float *out)"
-    );
+    assert_eq!(add_signature().c_prototype(), "void add(const float *lhs, const float *rhs, float *out)");
 }
 
 #[test]
@@ -114,8 +111,10 @@ fn verification_runs_a_hand_written_2x2x2_matmul_with_gcc_and_clang() {
     let source = verify_program_source(&signature, MATMUL_2X2X2).expect("valid");
     for compiler in gcc_and_clang() {
         let build = compiler.build(&one_unit(source.clone()), &strict()).expect("compiles warning-free");
-        let inputs =
-            VerifyInputs::Buffers(vec![Buffer::F32(vec![1.0, 2.0, 3.0, 4.0]), Buffer::F32(vec![5.0, 6.0, 7.0, 8.0])]);
+        let inputs = VerifyInputs::Buffers(vec![
+            Buffer::F32(vec![1.0, 2.0, 3.0, 4.0]),
+            Buffer::F32(vec![5.0, 6.0, 7.0, 8.0]),
+        ]);
         let run = run_verify(&build, &signature, &inputs).expect("runs");
         assert_eq!(run.params[2], Buffer::F32(vec![19.0, 22.0, 43.0, 50.0]), "{compiler}");
     }
@@ -169,7 +168,11 @@ fn a_kernel_raising_sigill_is_reported_as_such() {
         CodegenError::Signalled { termination, .. } => assert_eq!(*termination, Termination::Signal(4)),
         other => panic!("expected Signalled, got {other:?}"),
     }
-    assert!(error.to_string().contains("SIGILL (illegal instruction: the binary uses instructions this CPU lacks)"));
+    assert!(
+        error
+            .to_string()
+            .contains("SIGILL (illegal instruction: the binary uses instructions this CPU lacks)")
+    );
 }
 
 #[test]

@@ -59,7 +59,10 @@ impl VerifyRun {
 ///
 /// # Errors
 /// [`CodegenError::InvalidSignature`] if the signature breaks its invariants.
-pub fn verify_program_source(signature: &KernelSignature, kernel_source: &str) -> Result<String, CodegenError> {
+pub fn verify_program_source(
+    signature: &KernelSignature,
+    kernel_source: &str,
+) -> Result<String, CodegenError> {
     signature.validate()?;
     let n = signature.params.len();
     let mut c = prelude();
@@ -108,7 +111,12 @@ int main(int argc, char **argv) {{
         usage = usage.join(", "),
     );
     for (i, p) in signature.params.iter().enumerate() {
-        let _ = writeln!(c, "  {t} *morello_p{i} = morello_alloc({bytes}u);", t = p.c_type.c_name(), bytes = p.bytes());
+        let _ = writeln!(
+            c,
+            "  {t} *morello_p{i} = morello_alloc({bytes}u);",
+            t = p.c_type.c_name(),
+            bytes = p.bytes()
+        );
     }
     for (i, p) in signature.params.iter().enumerate().filter(|(_, p)| p.role.is_read()) {
         let _ = write!(
@@ -156,8 +164,12 @@ pub fn run_verify(
 ) -> Result<VerifyRun, CodegenError> {
     signature.validate()?;
     require_features(build.features())?;
-    let paths: Vec<PathBuf> =
-        signature.params.iter().enumerate().map(|(i, p)| build.dir().join(format!("param{i}_{}.bin", p.name))).collect();
+    let paths: Vec<PathBuf> = signature
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| build.dir().join(format!("param{i}_{}.bin", p.name)))
+        .collect();
     let mut args = Vec::new();
     match inputs {
         VerifyInputs::Seed(seed) => {
@@ -165,7 +177,8 @@ pub fn run_verify(
             args.push(seed.to_string());
         }
         VerifyInputs::Buffers(buffers) => {
-            let read: Vec<usize> = (0..signature.params.len()).filter(|&i| signature.params[i].role.is_read()).collect();
+            let read: Vec<usize> =
+                (0..signature.params.len()).filter(|&i| signature.params[i].role.is_read()).collect();
             if buffers.len() != read.len() {
                 return Err(CodegenError::BadBuffer {
                     param: signature.name.clone(),
