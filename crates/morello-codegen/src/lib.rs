@@ -9,7 +9,7 @@
 //!   SIGILL is refused with a reason; [`run`] names the signal when a program dies anyway;
 //! - [`harness`]: a C `main` around a kernel, for verification (files or a seed in, outputs out)
 //!   or benchmarking (calibrated, alternating samples);
-//! - [`bench`]: the side-by-side protocol (kernel and baselines in one run, same inputs,
+//! - [`bench`](mod@bench): the side-by-side protocol (kernel and baselines in one run, same inputs,
 //!   alternating, pinned), with [`stats`] for medians and spreads;
 //! - [`baselines`]: OpenBLAS, BLIS, libxsmm, a naive loop and a Rust GEMM with the matmul
 //!   kernel's call shape;

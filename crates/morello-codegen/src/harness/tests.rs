@@ -223,3 +223,27 @@ fn sample_lines_parse_strictly() {
     assert_eq!(parse_sample_line("sample\t2\tx\t100"), None);
     assert_eq!(parse_sample_line("sample\t2\tx\t100\tnan"), None);
 }
+
+#[test]
+fn harnesses_for_every_type_compile_warning_free_with_gcc_and_clang() {
+    let params: Vec<KernelParam> = CType::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            let role = [ParamRole::Input, ParamRole::InOut, ParamRole::Output][i % 3];
+            KernelParam::new(format!("p_{}", t.name()), t, 3 + i, role)
+        })
+        .collect();
+    let signature = KernelSignature::new("kernel_all_types", params);
+    let casts: String = signature.params.iter().map(|p| format!("  (void){};\n", p.name)).collect();
+    let kernel = format!("{} {{\n{casts}}}\n", signature.c_prototype());
+    let verify = verify_program_source(&signature, &kernel).expect("valid");
+    let bench = bench_program_source(&signature, &kernel, &[BenchEntry::new("k", "kernel_all_types")])
+        .expect("valid");
+    for compiler in gcc_and_clang() {
+        for source in [&verify, &bench] {
+            let build = compiler.build(&one_unit(source.clone()), &strict());
+            assert!(build.is_ok(), "{compiler}: {}", build.err().map(|e| e.to_string()).unwrap_or_default());
+        }
+    }
+}
