@@ -51,7 +51,7 @@ pub const DEFAULT_SAMPLES: usize = 5;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Pinning {
     /// One thread: the highest-numbered CPU this process may use (CPU 0 tends to take more
-    /// interrupts); several threads: unpinned.
+    /// interrupts; read from `/proc/self/status`); several threads: unpinned.
     #[default]
     Auto,
     /// This CPU.
@@ -106,9 +106,7 @@ impl BenchConfig {
         match self.pinning {
             Pinning::Cpu(cpu) => Some(cpu),
             Pinning::Unpinned => None,
-            Pinning::Auto if self.threads == 1 => {
-                Some(std::thread::available_parallelism().map_or(0, |n| n.get() - 1))
-            }
+            Pinning::Auto if self.threads == 1 => Some(highest_allowed_cpu()),
             Pinning::Auto => None,
         }
     }
@@ -126,6 +124,19 @@ impl BenchConfig {
         }
         Ok(())
     }
+}
+
+/// The highest-numbered CPU this process may run on (from `Cpus_allowed_list` in
+/// `/proc/self/status`, e.g. `0-3,8`), else `available_parallelism - 1`.
+fn highest_allowed_cpu() -> usize {
+    let from_status = std::fs::read_to_string("/proc/self/status").ok().and_then(|status| {
+        let list = status.lines().find_map(|line| line.strip_prefix("Cpus_allowed_list:"))?;
+        list.trim()
+            .split(',')
+            .filter_map(|range| range.rsplit('-').next()?.trim().parse::<usize>().ok())
+            .max()
+    });
+    from_status.unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get() - 1))
 }
 
 /// A candidate written in C: an entry of the benchmark program.
@@ -242,7 +253,7 @@ pub struct CandidateResult {
 /// The outcome of a benchmark run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BenchReport {
-    /// The compiler, e.g. `gcc (gcc (Debian 12.2.0-14) 12.2.0)`.
+    /// The compiler, e.g. `cc: cc (Debian 12.2.0-14) 12.2.0`.
     pub compiler: String,
     /// Threads per candidate.
     pub threads: usize,

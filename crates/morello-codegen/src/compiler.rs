@@ -369,7 +369,7 @@ impl Compiler {
 
 impl fmt::Display for Compiler {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.command(), self.version)
+        write!(f, "{}: {}", self.command(), self.version)
     }
 }
 
