@@ -1,0 +1,780 @@
+//! The side-by-side measurement protocol: several candidates (the morello kernel and baselines)
+//! timed in one run, on the same inputs, alternating sample by sample, on one pinned core.
+//!
+//! # Protocol
+//!
+//! 1. All C candidates go into **one program**: the kernel's unit carries the benchmark `main`
+//!    ([`crate::harness::bench_program_source`]), each C baseline is its own unit with its own
+//!    flags, and the libraries are linked together (their symbols are distinct: OpenBLAS through
+//!    `cblas_sgemm`, BLIS through `bli_sgemm`, libxsmm through its JIT dispatch).
+//! 2. The peak probe ([`crate::peak`]) runs once, on the same core, before anything else.
+//! 3. The program starts in serve mode, pinned with `sched_setaffinity` to the chosen CPU, and
+//!    fills its inputs from the seed. Candidates written in Rust get the identical inputs from
+//!    [`Buffer::from_seed`] and run on a driver thread pinned to the same CPU; the driver waits
+//!    on the program while it times, so the two never compete for the core.
+//! 4. Each candidate gets one warm-up call, then its repetitions are calibrated (growing at most
+//!    100x per step) until one sample takes at least `min_sample_seconds`.
+//! 5. `samples` rounds follow; round `s` times every candidate once, starting at candidate
+//!    `s mod n`, so slow drifts of the machine (clock, neighbours) hit every candidate alike.
+//! 6. Each candidate's seconds per call are summarised by median, quartiles and range; GFLOP/s
+//!    and GB/s use the median.
+//!
+//! With more than one thread nothing is pinned and `OMP_NUM_THREADS`, `OPENBLAS_NUM_THREADS` and
+//! `BLIS_NUM_THREADS` are set to the thread count (they are set to 1 for a one-thread run, so no
+//! library spawns helpers).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::compiler::{CProgram, CompileOptions, Compiler, SourceUnit};
+use crate::error::CodegenError;
+use crate::harness::{
+    BenchEntry, Buffer, KernelSignature, SERVE_READY_PREFIX, bench_program_source, parse_sample_line,
+};
+use crate::host::require_features;
+use crate::peak::{PeakConfig, PeakReport, measure_peak};
+use crate::run::{Termination, check_termination};
+use crate::stats::SampleStats;
+
+/// The default minimum duration of one sample, in seconds.
+pub const DEFAULT_MIN_SAMPLE_SECONDS: f64 = 0.2;
+
+/// The default number of samples per candidate.
+pub const DEFAULT_SAMPLES: usize = 5;
+
+/// Which CPU a benchmark runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pinning {
+    /// One thread: the highest-numbered CPU this process may use (CPU 0 tends to take more
+    /// interrupts; read from `/proc/self/status`); several threads: unpinned.
+    #[default]
+    Auto,
+    /// This CPU.
+    Cpu(usize),
+    /// Let the OS schedule.
+    Unpinned,
+}
+
+/// Whether a benchmark run measures the machine's peak first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PeakProbe {
+    /// Run the FMA-throughput probe once, before the candidates.
+    #[default]
+    Measure,
+    /// Do not (e.g. in tests).
+    Skip,
+}
+
+/// How to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchConfig {
+    /// The minimum duration of one sample (repetitions are calibrated to reach it).
+    pub min_sample_seconds: f64,
+    /// Samples per candidate, at least 1.
+    pub samples: usize,
+    /// The seed of the inputs.
+    pub seed: u64,
+    /// Threads each candidate may use, at least 1.
+    pub threads: usize,
+    /// Where to run.
+    pub pinning: Pinning,
+    /// Whether to measure the peak first.
+    pub peak: PeakProbe,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        BenchConfig {
+            min_sample_seconds: DEFAULT_MIN_SAMPLE_SECONDS,
+            samples: DEFAULT_SAMPLES,
+            seed: 0,
+            threads: 1,
+            pinning: Pinning::Auto,
+            peak: PeakProbe::Measure,
+        }
+    }
+}
+
+impl BenchConfig {
+    /// The CPU to pin to, if any.
+    pub fn cpu(&self) -> Option<usize> {
+        match self.pinning {
+            Pinning::Cpu(cpu) => Some(cpu),
+            Pinning::Unpinned => None,
+            Pinning::Auto if self.threads == 1 => Some(highest_allowed_cpu()),
+            Pinning::Auto => None,
+        }
+    }
+
+    fn check(&self) -> Result<(), CodegenError> {
+        let invalid = |reason: &str| Err(CodegenError::InvalidBench { reason: reason.to_string() });
+        if self.samples == 0 {
+            return invalid("at least one sample is needed");
+        }
+        if self.threads == 0 {
+            return invalid("at least one thread is needed");
+        }
+        if !(self.min_sample_seconds >= 0.0 && self.min_sample_seconds <= 3600.0) {
+            return invalid("the minimum sample time must be between 0 and 3600 seconds");
+        }
+        Ok(())
+    }
+}
+
+/// The highest-numbered CPU this process may run on (from `Cpus_allowed_list` in
+/// `/proc/self/status`, e.g. `0-3,8`), else `available_parallelism - 1`.
+fn highest_allowed_cpu() -> usize {
+    let from_status = std::fs::read_to_string("/proc/self/status").ok().and_then(|status| {
+        let list = status.lines().find_map(|line| line.strip_prefix("Cpus_allowed_list:"))?;
+        list.trim()
+            .split(',')
+            .filter_map(|range| range.rsplit('-').next()?.trim().parse::<usize>().ok())
+            .max()
+    });
+    from_status.unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get() - 1))
+}
+
+/// A candidate written in C: an entry of the benchmark program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CCandidate {
+    /// Its label, function and optional setup.
+    pub entry: BenchEntry,
+    /// The unit defining the function, or `None` when it is in the request's kernel source.
+    pub unit: Option<SourceUnit>,
+    /// What the program must be linked with for it, e.g. `-lopenblas`.
+    pub link_args: Vec<String>,
+}
+
+/// A kernel implemented in Rust, prepared on the benchmark's inputs.
+pub trait RustKernel: Send {
+    /// Runs the kernel once on its buffers.
+    fn run(&mut self);
+
+    /// The written parameters' contents, in signature order (for checking results).
+    fn written(&self) -> Vec<Buffer>;
+}
+
+/// Builds a [`RustKernel`] from every parameter's initial contents, in signature order (read
+/// parameters seeded, outputs zeroed).
+pub type PrepareRustKernel = Box<dyn FnOnce(&[Buffer]) -> Result<Box<dyn RustKernel>, CodegenError> + Send>;
+
+/// A candidate timed in Rust, in the same process as the driver.
+pub struct RustCandidate {
+    /// Its label.
+    pub label: String,
+    /// How to prepare it on the inputs.
+    pub prepare: PrepareRustKernel,
+}
+
+impl std::fmt::Debug for RustCandidate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RustCandidate").field("label", &self.label).finish_non_exhaustive()
+    }
+}
+
+/// Something to time.
+#[derive(Debug)]
+pub enum Candidate {
+    /// A C function in the benchmark program.
+    C(CCandidate),
+    /// A Rust kernel timed in the driver.
+    Rust(RustCandidate),
+}
+
+impl Candidate {
+    /// The candidate's label.
+    pub fn label(&self) -> &str {
+        match self {
+            Candidate::C(c) => &c.entry.label,
+            Candidate::Rust(r) => &r.label,
+        }
+    }
+}
+
+/// The work one call does, for throughput figures.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Work {
+    /// Floating-point (or integer multiply-add) operations per call, e.g. `2 M K N` for a matmul.
+    pub flops: Option<f64>,
+    /// Bytes that must cross from memory per call (for memory-bound kernels).
+    pub bytes: Option<f64>,
+}
+
+/// A benchmark: the shared signature, the kernel's translation unit, and the candidates.
+#[derive(Debug)]
+pub struct BenchRequest {
+    /// The call shape every candidate shares.
+    pub signature: KernelSignature,
+    /// The morello kernel's translation unit (may be empty if no candidate needs it).
+    pub kernel_source: String,
+    /// Options for every unit (target features, OpenMP, warnings); baselines add their own flags.
+    pub options: CompileOptions,
+    /// The candidates, in reporting order (put the morello kernel first).
+    pub candidates: Vec<Candidate>,
+    /// The work per call.
+    pub work: Work,
+}
+
+/// Where a candidate ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Runtime {
+    /// In the benchmark program.
+    C,
+    /// In the driver process.
+    Rust,
+}
+
+/// One candidate's measurements.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CandidateResult {
+    /// The candidate's label.
+    pub label: String,
+    /// Where it ran.
+    pub runtime: Runtime,
+    /// Calls per sample (from calibration).
+    pub reps_per_sample: u64,
+    /// Seconds per call, one per sample, in the order taken.
+    pub seconds_per_call: Vec<f64>,
+    /// Their summary.
+    pub stats: SampleStats,
+    /// `work.flops / median`, in GFLOP/s.
+    pub gflops: Option<f64>,
+    /// `work.bytes / median`, in GB/s.
+    pub gbytes_per_second: Option<f64>,
+    /// GFLOP/s as a percentage of the peak times the thread count.
+    pub percent_of_peak: Option<f64>,
+}
+
+/// The outcome of a benchmark run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchReport {
+    /// The compiler, e.g. `cc: cc (Debian 12.2.0-14) 12.2.0`.
+    pub compiler: String,
+    /// Threads per candidate.
+    pub threads: usize,
+    /// The CPU everything was pinned to, if any.
+    pub cpu: Option<usize>,
+    /// The minimum sample time used.
+    pub min_sample_seconds: f64,
+    /// The single-core peak, if measured.
+    pub peak: Option<PeakReport>,
+    /// One result per candidate, in request order.
+    pub results: Vec<CandidateResult>,
+    /// Remarks about the run (e.g. the driver thread could not be pinned).
+    pub notes: Vec<String>,
+}
+
+impl BenchReport {
+    /// The result labelled `label`.
+    pub fn result(&self, label: &str) -> Option<&CandidateResult> {
+        self.results.iter().find(|r| r.label == label)
+    }
+
+    /// How many times faster `label` is than `baseline`, by median time per call
+    /// (`baseline median / label median`).
+    pub fn speedup(&self, label: &str, baseline: &str) -> Option<f64> {
+        let ours = self.result(label)?.stats.median;
+        let theirs = self.result(baseline)?.stats.median;
+        (ours > 0.0).then(|| theirs / ours)
+    }
+
+    /// `label`'s speedup over every other candidate, in request order.
+    pub fn speedups(&self, label: &str) -> Vec<(String, f64)> {
+        self.results
+            .iter()
+            .filter(|r| r.label != label)
+            .filter_map(|r| self.speedup(label, &r.label).map(|s| (r.label.clone(), s)))
+            .collect()
+    }
+}
+
+/// The environment for a run with `threads` threads.
+pub fn thread_environment(threads: usize) -> Vec<(String, String)> {
+    ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "BLIS_NUM_THREADS"]
+        .iter()
+        .map(|name| ((*name).to_string(), threads.to_string()))
+        .collect()
+}
+
+/// Builds the benchmark program for `request` (without running it): the kernel unit with the
+/// harness, every C candidate's unit, and the link arguments in candidate order.
+///
+/// # Errors
+/// As [`bench_program_source`] and [`Compiler::build`].
+pub fn build_bench_program(
+    compiler: &Compiler,
+    request: &BenchRequest,
+) -> Result<crate::compiler::Build, CodegenError> {
+    let entries: Vec<BenchEntry> = request
+        .candidates
+        .iter()
+        .filter_map(|c| match c {
+            Candidate::C(c) => Some(c.entry.clone()),
+            Candidate::Rust(_) => None,
+        })
+        .collect();
+    let main = bench_program_source(&request.signature, &request.kernel_source, &entries)?;
+    let mut program = CProgram { units: vec![SourceUnit::new("bench_main", main)], link_args: Vec::new() };
+    for candidate in &request.candidates {
+        if let Candidate::C(c) = candidate {
+            program.units.extend(c.unit.iter().cloned());
+            program.link_args.extend(c.link_args.iter().cloned());
+        }
+    }
+    compiler.build(&program, &request.options)
+}
+
+/// Runs the benchmark described by `request` under `config` (see the module docs for the
+/// protocol).
+///
+/// # Errors
+/// [`CodegenError::InvalidBench`] for a bad configuration or no candidate;
+/// [`CodegenError::MissingHostFeatures`] if the host cannot run the program; compile errors;
+/// [`CodegenError::Signalled`] / [`CodegenError::ExitFailure`] if the program dies; errors from
+/// preparing a Rust candidate.
+pub fn run_bench(
+    compiler: &Compiler,
+    request: BenchRequest,
+    config: &BenchConfig,
+) -> Result<BenchReport, CodegenError> {
+    config.check()?;
+    if request.candidates.is_empty() {
+        return Err(CodegenError::InvalidBench { reason: "no candidate to time".into() });
+    }
+    request.signature.validate()?;
+    require_features(&request.options.features)?;
+    let cpu = config.cpu();
+    let peak = match config.peak {
+        PeakProbe::Measure => {
+            let peak_config = PeakConfig { min_seconds: config.min_sample_seconds, samples: 3, cpu };
+            Some(measure_peak(compiler, &peak_config)?)
+        }
+        PeakProbe::Skip => None,
+    };
+    let has_c = request.candidates.iter().any(|c| matches!(c, Candidate::C(_)));
+    let build = if has_c { Some(build_bench_program(compiler, &request)?) } else { None };
+
+    let initial: Vec<Buffer> = request
+        .signature
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if p.role.is_read() {
+                Buffer::from_seed(p.c_type, p.elements, config.seed, i)
+            } else {
+                Buffer::zeros(p.c_type, p.elements)
+            }
+        })
+        .collect();
+    let mut timed = Vec::new();
+    let mut c_index = 0;
+    for candidate in request.candidates {
+        match candidate {
+            Candidate::C(c) => {
+                timed.push((c.entry.label, Timed::C(c_index)));
+                c_index += 1;
+            }
+            Candidate::Rust(r) => timed.push((r.label, Timed::Rust((r.prepare)(&initial)?))),
+        }
+    }
+
+    let mut args = vec!["--serve".to_string(), "--seed".into(), config.seed.to_string()];
+    if let Some(cpu) = cpu {
+        args.extend(["--cpu".to_string(), cpu.to_string()]);
+    }
+    let env = thread_environment(config.threads);
+    let program = build.as_ref().map(|b| b.binary().to_path_buf());
+    let min_seconds = config.min_sample_seconds;
+    let samples = config.samples;
+    let (measured, notes) = std::thread::scope(|scope| {
+        scope
+            .spawn(move || -> Result<_, CodegenError> {
+                let mut notes = Vec::new();
+                if let Some(cpu) =
+                    cpu.filter(|&id| !core_affinity::set_for_current(core_affinity::CoreId { id }))
+                {
+                    notes.push(format!("the Rust driver thread could not be pinned to CPU {cpu}"));
+                }
+                let mut client = match program {
+                    Some(program) => Some(ServeClient::start(program, &args, &env)?),
+                    None => None,
+                };
+                let measured = measure_all(&mut timed, client.as_mut(), min_seconds, samples);
+                let finished = client.map_or(Ok(()), ServeClient::finish);
+                let measured = measured?;
+                finished?;
+                Ok((measured, notes))
+            })
+            .join()
+            .unwrap_or_else(|_| {
+                Err(CodegenError::InvalidBench { reason: "the benchmark driver thread panicked".into() })
+            })
+    })?;
+
+    let peak_gflops = peak.as_ref().map(|p| p.gflops * config.threads as f64);
+    let results = measured
+        .into_iter()
+        .map(|(label, runtime, reps, seconds)| {
+            let stats = SampleStats::of(&seconds).ok_or_else(|| CodegenError::InvalidBench {
+                reason: format!("{label} produced no finite sample"),
+            })?;
+            let per_second =
+                |amount: Option<f64>| amount.filter(|_| stats.median > 0.0).map(|a| a / stats.median / 1e9);
+            let gflops = per_second(request.work.flops);
+            let percent_of_peak = gflops.zip(peak_gflops).map(|(g, p)| 100.0 * g / p);
+            Ok(CandidateResult {
+                label,
+                runtime,
+                reps_per_sample: reps,
+                seconds_per_call: seconds,
+                stats,
+                gflops,
+                gbytes_per_second: per_second(request.work.bytes),
+                percent_of_peak,
+            })
+        })
+        .collect::<Result<Vec<_>, CodegenError>>()?;
+    Ok(BenchReport {
+        compiler: compiler.to_string(),
+        threads: config.threads,
+        cpu,
+        min_sample_seconds: config.min_sample_seconds,
+        peak,
+        results,
+        notes,
+    })
+}
+
+/// A candidate as the driver times it.
+enum Timed {
+    /// Entry number `n` of the C program.
+    C(usize),
+    /// A prepared Rust kernel.
+    Rust(Box<dyn RustKernel>),
+}
+
+/// (label, runtime, reps per sample, seconds per call per sample) for each candidate.
+type Measured = Vec<(String, Runtime, u64, Vec<f64>)>;
+
+fn measure_all(
+    timed: &mut [(String, Timed)],
+    mut client: Option<&mut ServeClient>,
+    min_seconds: f64,
+    samples: usize,
+) -> Result<Measured, CodegenError> {
+    let mut reps = Vec::with_capacity(timed.len());
+    for (_, candidate) in timed.iter_mut() {
+        reps.push(calibrate(candidate, client.as_deref_mut(), min_seconds)?);
+    }
+    let mut seconds: Vec<Vec<f64>> = vec![Vec::with_capacity(samples); timed.len()];
+    for round in 0..samples {
+        for offset in 0..timed.len() {
+            let which = (round + offset) % timed.len();
+            let per_call = time_calls(&mut timed[which].1, client.as_deref_mut(), reps[which])?;
+            seconds[which].push(per_call);
+        }
+    }
+    Ok(timed
+        .iter()
+        .zip(reps)
+        .zip(seconds)
+        .map(|(((label, candidate), reps), seconds)| {
+            let runtime = match candidate {
+                Timed::C(_) => Runtime::C,
+                Timed::Rust(_) => Runtime::Rust,
+            };
+            (label.clone(), runtime, reps, seconds)
+        })
+        .collect())
+}
+
+/// One warm-up call, then repetitions grown until one sample takes at least `min_seconds`.
+fn calibrate(
+    candidate: &mut Timed,
+    mut client: Option<&mut ServeClient>,
+    min_seconds: f64,
+) -> Result<u64, CodegenError> {
+    time_calls(candidate, client.as_deref_mut(), 1)?;
+    let mut reps: u64 = 1;
+    loop {
+        let total = time_calls(candidate, client.as_deref_mut(), reps)? * reps as f64;
+        if total >= min_seconds || reps >= 1 << 40 {
+            return Ok(reps);
+        }
+        let scale = if total > 0.0 { (1.2 * min_seconds / total).clamp(2.0, 100.0) } else { 100.0 };
+        reps = (reps as f64 * scale).ceil() as u64;
+    }
+}
+
+/// Seconds per call over `reps` back-to-back calls.
+fn time_calls(
+    candidate: &mut Timed,
+    client: Option<&mut ServeClient>,
+    reps: u64,
+) -> Result<f64, CodegenError> {
+    match candidate {
+        Timed::C(index) => {
+            let client = client.ok_or_else(|| CodegenError::InvalidBench {
+                reason: "a C candidate without a benchmark program".into(),
+            })?;
+            client.sample(*index, reps)
+        }
+        Timed::Rust(kernel) => {
+            let start = Instant::now();
+            for _ in 0..reps {
+                kernel.run();
+            }
+            Ok(start.elapsed().as_secs_f64() / reps as f64)
+        }
+    }
+}
+
+/// A benchmark program in serve mode.
+struct ServeClient {
+    program: PathBuf,
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    stderr: Option<JoinHandle<String>>,
+}
+
+impl ServeClient {
+    fn start(program: PathBuf, args: &[String], env: &[(String, String)]) -> Result<Self, CodegenError> {
+        let mut child = Command::new(&program)
+            .args(args)
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| CodegenError::io(format!("starting {}", program.display()), e))?;
+        let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let (Some(stdin), Some(stdout), Some(mut stderr)) = pipes else {
+            return Err(CodegenError::InvalidBench {
+                reason: "the benchmark program's pipes are missing".into(),
+            });
+        };
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+            text
+        });
+        let mut client =
+            ServeClient { program, child, stdin, stdout: BufReader::new(stdout), stderr: Some(stderr) };
+        let line = client.read_line()?;
+        if !line.starts_with(SERVE_READY_PREFIX) {
+            return Err(
+                client.bad_output(format!("expected `{SERVE_READY_PREFIX}`, got `{}`", line.trim_end()))
+            );
+        }
+        Ok(client)
+    }
+
+    /// Seconds per call of `reps` calls of entry `index`.
+    fn sample(&mut self, index: usize, reps: u64) -> Result<f64, CodegenError> {
+        if writeln!(self.stdin, "run {index} {reps}").and_then(|()| self.stdin.flush()).is_err() {
+            return Err(self.died());
+        }
+        let line = self.read_line()?;
+        match parse_sample_line(&line) {
+            Some(sample) if sample.candidate == index && sample.reps == reps => Ok(sample.seconds_per_call),
+            _ => {
+                Err(self.bad_output(format!("expected a sample of entry {index}, got `{}`", line.trim_end())))
+            }
+        }
+    }
+
+    /// The next line; the program's death (with its signal or status) if there is none.
+    fn read_line(&mut self) -> Result<String, CodegenError> {
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line) {
+            Ok(0) | Err(_) => Err(self.died()),
+            Ok(_) => Ok(line),
+        }
+    }
+
+    fn stderr_text(&mut self) -> String {
+        self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default()
+    }
+
+    /// The error for a program that stopped answering.
+    fn died(&mut self) -> CodegenError {
+        let termination = match self.child.wait() {
+            Ok(status) => Termination::from_status(status),
+            Err(e) => return CodegenError::io(format!("waiting for {}", self.program.display()), e),
+        };
+        let stderr = self.stderr_text();
+        match check_termination(&self.program, termination, stderr) {
+            Err(error) => error,
+            Ok(()) => CodegenError::BadOutput {
+                program: self.program.clone(),
+                detail: "the program exited before answering".into(),
+            },
+        }
+    }
+
+    fn bad_output(&mut self, detail: String) -> CodegenError {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        CodegenError::BadOutput { program: self.program.clone(), detail }
+    }
+
+    /// Asks the program to quit and checks that it exited cleanly.
+    fn finish(mut self) -> Result<(), CodegenError> {
+        let _ = writeln!(self.stdin, "quit").and_then(|()| self.stdin.flush());
+        let status = self
+            .child
+            .wait()
+            .map_err(|e| CodegenError::io(format!("waiting for {}", self.program.display()), e))?;
+        let stderr = self.stderr_text();
+        check_termination(&self.program, Termination::from_status(status), stderr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::{CType, KernelParam, ParamRole};
+    use crate::test_support::{compiler, strict};
+
+    const SCALE: &str =
+        "void scale(const float *x, float *y) {\n  for (int i = 0; i < 64; i++) y[i] = 2.0f * x[i];\n}\n";
+
+    fn scale_signature() -> KernelSignature {
+        KernelSignature::new(
+            "scale",
+            vec![
+                KernelParam::new("x", CType::F32, 64, ParamRole::Input),
+                KernelParam::new("y", CType::F32, 64, ParamRole::Output),
+            ],
+        )
+    }
+
+    /// The same kernel in Rust, checking it got the C program's seeded inputs.
+    struct RustScale {
+        x: Vec<f32>,
+        y: Vec<f32>,
+    }
+
+    impl RustKernel for RustScale {
+        fn run(&mut self) {
+            for (y, x) in self.y.iter_mut().zip(&self.x) {
+                *y = std::hint::black_box(2.0 * x);
+            }
+        }
+
+        fn written(&self) -> Vec<Buffer> {
+            vec![Buffer::F32(self.y.clone())]
+        }
+    }
+
+    fn quick() -> BenchConfig {
+        BenchConfig {
+            min_sample_seconds: 0.002,
+            samples: 3,
+            seed: 5,
+            peak: PeakProbe::Skip,
+            ..BenchConfig::default()
+        }
+    }
+
+    fn c_candidate(label: &str) -> Candidate {
+        Candidate::C(CCandidate { entry: BenchEntry::new(label, "scale"), unit: None, link_args: vec![] })
+    }
+
+    #[test]
+    fn c_and_rust_candidates_alternate_in_one_run() {
+        let Some(compiler) = compiler() else { return };
+        let prepare: PrepareRustKernel = Box::new(|buffers: &[Buffer]| {
+            assert_eq!(buffers[0], Buffer::from_seed(CType::F32, 64, 5, 0));
+            let x = buffers[0].as_f32().expect("f32").to_vec();
+            Ok(Box::new(RustScale { x, y: vec![0.0; 64] }) as Box<dyn RustKernel>)
+        });
+        let request = BenchRequest {
+            signature: scale_signature(),
+            kernel_source: SCALE.into(),
+            options: strict(),
+            candidates: vec![
+                c_candidate("morello"),
+                Candidate::Rust(RustCandidate { label: "rust".into(), prepare }),
+                c_candidate("again"),
+            ],
+            work: Work { flops: Some(64.0), bytes: Some(512.0) },
+        };
+        let report = run_bench(&compiler, request, &quick()).expect("runs");
+        assert_eq!(report.results.len(), 3);
+        assert_eq!(report.threads, 1);
+        assert!(report.cpu.is_some());
+        for result in &report.results {
+            assert_eq!(result.seconds_per_call.len(), 3);
+            assert!(result.stats.min > 0.0 && result.stats.max < 1e-3, "{result:?}");
+            assert!(result.stats.min <= result.stats.median && result.stats.median <= result.stats.max);
+            let gflops = result.gflops.expect("flops given");
+            assert!((gflops - 64.0 / result.stats.median / 1e9).abs() < 1e-9);
+            assert!(result.gbytes_per_second.is_some() && result.percent_of_peak.is_none());
+            assert!(result.reps_per_sample as f64 * result.stats.max >= 0.001, "{result:?}");
+        }
+        assert_eq!(report.result("rust").map(|r| r.runtime), Some(Runtime::Rust));
+        let speedup = report.speedup("morello", "again").expect("both present");
+        assert!(speedup > 0.0 && speedup.is_finite());
+        assert_eq!(report.speedups("morello").len(), 2);
+    }
+
+    #[test]
+    fn a_crashing_candidate_is_reported_with_its_signal() {
+        let Some(compiler) = compiler() else { return };
+        let kernel = "#include <signal.h>\nvoid scale(const float *x, float *y) {\n  (void)x; (void)y;\n  raise(SIGSEGV);\n}\n";
+        let request = BenchRequest {
+            signature: scale_signature(),
+            kernel_source: kernel.into(),
+            options: strict(),
+            candidates: vec![c_candidate("morello")],
+            work: Work::default(),
+        };
+        match run_bench(&compiler, request, &quick()) {
+            Err(CodegenError::Signalled { termination, .. }) => {
+                assert_eq!(termination.signal_name(), Some("SIGSEGV"));
+            }
+            other => panic!("expected Signalled, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_configurations_are_refused() {
+        let Some(compiler) = compiler() else { return };
+        let request = || BenchRequest {
+            signature: scale_signature(),
+            kernel_source: SCALE.into(),
+            options: strict(),
+            candidates: vec![c_candidate("morello")],
+            work: Work::default(),
+        };
+        let zero_samples = BenchConfig { samples: 0, ..quick() };
+        assert!(matches!(
+            run_bench(&compiler, request(), &zero_samples),
+            Err(CodegenError::InvalidBench { .. })
+        ));
+        let no_candidates = BenchRequest { candidates: vec![], ..request() };
+        assert!(matches!(
+            run_bench(&compiler, no_candidates, &quick()),
+            Err(CodegenError::InvalidBench { .. })
+        ));
+    }
+
+    #[test]
+    fn pinning_defaults_to_one_cpu_for_one_thread_only() {
+        assert!(BenchConfig::default().cpu().is_some());
+        assert_eq!(BenchConfig { threads: 2, ..BenchConfig::default() }.cpu(), None);
+        assert_eq!(
+            BenchConfig { pinning: Pinning::Cpu(0), threads: 2, ..BenchConfig::default() }.cpu(),
+            Some(0)
+        );
+        assert_eq!(thread_environment(2)[0], ("OMP_NUM_THREADS".to_string(), "2".to_string()));
+    }
+}

@@ -1,0 +1,531 @@
+//! The C compiler driver: find a compiler, compile C translation units with the target's flags,
+//! link them into a binary in a build directory, and surface the compiler's own message on
+//! failure.
+//!
+//! The compiler is `$CC` if set, else the first of `cc`, `gcc`, `clang` that runs. Every unit is
+//! compiled with
+//!
+//! ```text
+//! -O3 -std=gnu11 -Wall -Wextra [-Werror] <target -m flags> [-fopenmp] <unit flags> -c
+//! ```
+//!
+//! and linked with `[-fopenmp] <objects> <link args> -lm`. Units compile in parallel. This module
+//! knows nothing about kernels or harnesses.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde::Serialize;
+
+use crate::error::CodegenError;
+use crate::isa::{IsaFeature, compiler_flags};
+
+/// The compilers tried, in order, when `$CC` is not set.
+pub const DEFAULT_COMPILERS: [&str; 3] = ["cc", "gcc", "clang"];
+
+/// Flags every unit is compiled with, before target and unit flags.
+pub const BASE_FLAGS: [&str; 4] = ["-O3", "-std=gnu11", "-Wall", "-Wextra"];
+
+/// Which compiler a [`Compiler`] is, as far as flags and messages go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum CompilerFamily {
+    /// GNU gcc.
+    Gcc,
+    /// LLVM clang.
+    Clang,
+    /// Something else that answered `--version`; treated like gcc.
+    Other,
+}
+
+/// A C compiler that was found and answered `--version`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compiler {
+    /// The program and any leading arguments (from `$CC`, e.g. `ccache gcc`).
+    command: Vec<String>,
+    family: CompilerFamily,
+    version: String,
+}
+
+/// Whether the program uses OpenMP (`#pragma omp`), which adds `-fopenmp` to compile and link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OpenMp {
+    /// No OpenMP.
+    #[default]
+    Disabled,
+    /// Compile and link with `-fopenmp`.
+    Enabled,
+}
+
+/// What to do with compiler warnings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Warnings {
+    /// Keep them in [`Build::diagnostics`] and succeed.
+    #[default]
+    Report,
+    /// Fail the build (`-Werror`); tests use this so emitted C stays warning-free.
+    Deny,
+}
+
+/// Options that apply to every unit of a program.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Instruction-set features the code may use; each becomes its `-m` flag.
+    pub features: Vec<IsaFeature>,
+    /// Whether to compile and link with OpenMP.
+    pub openmp: OpenMp,
+    /// Whether warnings fail the build.
+    pub warnings: Warnings,
+}
+
+/// One C translation unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceUnit {
+    /// The file stem (`[A-Za-z0-9_]+`, unique within a program); the file is `<name>.c`.
+    pub name: String,
+    /// The C source text.
+    pub source: String,
+    /// Extra flags for this unit only, after the common ones (e.g. `-march=native`).
+    pub flags: Vec<String>,
+}
+
+impl SourceUnit {
+    /// A unit with no extra flags.
+    pub fn new(name: impl Into<String>, source: impl Into<String>) -> Self {
+        SourceUnit { name: name.into(), source: source.into(), flags: Vec::new() }
+    }
+}
+
+/// A whole program: translation units and what to link them with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CProgram {
+    /// The units; exactly one defines `main`.
+    pub units: Vec<SourceUnit>,
+    /// Linker arguments after the objects, e.g. `-lopenblas`, in order, duplicates dropped.
+    pub link_args: Vec<String>,
+}
+
+/// Where a build's files go.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum BuildDir {
+    /// A fresh temporary directory, removed when the [`Build`] is dropped.
+    #[default]
+    Temporary,
+    /// This directory (created if needed), kept for inspection.
+    Keep(PathBuf),
+}
+
+/// A linked program and the directory holding its sources, objects and binary.
+#[derive(Debug)]
+pub struct Build {
+    /// Keeps a temporary directory alive; `None` for a kept directory.
+    _temporary: Option<tempfile::TempDir>,
+    dir: PathBuf,
+    binary: PathBuf,
+    diagnostics: String,
+    commands: Vec<String>,
+    features: Vec<IsaFeature>,
+}
+
+impl Build {
+    /// The instruction-set features the program was compiled for (the host must have them to
+    /// run it).
+    pub fn features(&self) -> &[IsaFeature] {
+        &self.features
+    }
+
+    /// The directory with the `.c` files, objects and binary.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The linked executable.
+    pub fn binary(&self) -> &Path {
+        &self.binary
+    }
+
+    /// Everything the compiler printed on standard error (warnings), unit by unit.
+    pub fn diagnostics(&self) -> &str {
+        &self.diagnostics
+    }
+
+    /// The command lines that were run, for reproducing the build by hand.
+    pub fn commands(&self) -> &[String] {
+        &self.commands
+    }
+}
+
+impl Compiler {
+    /// Finds the C compiler: `$CC` if set and non-empty, else the first of `cc`, `gcc`, `clang`
+    /// that answers `--version`.
+    ///
+    /// # Errors
+    /// [`CodegenError::NoCompiler`] listing what was tried.
+    pub fn find() -> Result<Self, CodegenError> {
+        let from_env = std::env::var("CC").ok().filter(|cc| !cc.trim().is_empty());
+        let candidates: Vec<String> = match from_env {
+            Some(cc) => vec![cc],
+            None => DEFAULT_COMPILERS.iter().map(|c| (*c).to_string()).collect(),
+        };
+        candidates
+            .iter()
+            .find_map(|command| Compiler::from_command(command).ok())
+            .ok_or(CodegenError::NoCompiler { tried: candidates })
+    }
+
+    /// The compiler run by `command` (a program name or path, optionally with leading arguments
+    /// separated by spaces, like `$CC`).
+    ///
+    /// # Errors
+    /// [`CodegenError::NoCompiler`] when it does not run or `--version` fails.
+    pub fn from_command(command: &str) -> Result<Self, CodegenError> {
+        let parts: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+        let not_found = || CodegenError::NoCompiler { tried: vec![command.to_string()] };
+        let (program, leading) = parts.split_first().ok_or_else(not_found)?;
+        let output = Command::new(program)
+            .args(leading)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|_| not_found())?;
+        if !output.status.success() {
+            return Err(not_found());
+        }
+        let text = String::from_utf8_lossy(&output.stdout);
+        let version = text.lines().next().unwrap_or_default().trim().to_string();
+        let family = if text.contains("clang") {
+            CompilerFamily::Clang
+        } else if text.contains("gcc") || text.contains("Free Software Foundation") {
+            CompilerFamily::Gcc
+        } else {
+            CompilerFamily::Other
+        };
+        Ok(Compiler { command: parts, family, version })
+    }
+
+    /// The command as given, e.g. `gcc` or `ccache clang`.
+    pub fn command(&self) -> String {
+        self.command.join(" ")
+    }
+
+    /// Which compiler this is.
+    pub fn family(&self) -> CompilerFamily {
+        self.family
+    }
+
+    /// The first line of `--version`, e.g. `gcc (Debian 12.2.0-14) 12.2.0`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The flags a unit is compiled with, before its own flags and `-c`.
+    pub fn unit_flags(options: &CompileOptions) -> Vec<String> {
+        let mut flags: Vec<String> = BASE_FLAGS.iter().map(|f| (*f).to_string()).collect();
+        if options.warnings == Warnings::Deny {
+            flags.push("-Werror".into());
+        }
+        flags.extend(compiler_flags(&options.features).into_iter().map(str::to_string));
+        if options.openmp == OpenMp::Enabled {
+            flags.push("-fopenmp".into());
+        }
+        flags
+    }
+
+    /// Writes, compiles and links `program` in a fresh temporary directory.
+    ///
+    /// # Errors
+    /// See [`Compiler::build_in`].
+    pub fn build(&self, program: &CProgram, options: &CompileOptions) -> Result<Build, CodegenError> {
+        self.build_in(program, options, &BuildDir::Temporary)
+    }
+
+    /// Writes each unit to `<dir>/<name>.c`, compiles the units in parallel, and links
+    /// `<dir>/program`.
+    ///
+    /// # Errors
+    /// [`CodegenError::CompileFailed`] with the compiler's message for the first unit (in
+    /// program order) that fails, or for the link; [`CodegenError::InvalidProgram`] for a bad
+    /// unit name or no unit; [`CodegenError::Io`] for file-system failures.
+    pub fn build_in(
+        &self,
+        program: &CProgram,
+        options: &CompileOptions,
+        dir: &BuildDir,
+    ) -> Result<Build, CodegenError> {
+        check_units(&program.units)?;
+        let (temporary, dir) = match dir {
+            BuildDir::Temporary => {
+                let temp = tempfile::Builder::new()
+                    .prefix("morello-build-")
+                    .tempdir()
+                    .map_err(|e| CodegenError::io("creating a temporary build directory", e))?;
+                let path = temp.path().to_path_buf();
+                (Some(temp), path)
+            }
+            BuildDir::Keep(path) => {
+                fs::create_dir_all(path)
+                    .map_err(|e| CodegenError::io(format!("creating {}", path.display()), e))?;
+                (None, path.clone())
+            }
+        };
+        let common = Compiler::unit_flags(options);
+        let mut jobs = Vec::new();
+        for unit in &program.units {
+            let source = dir.join(format!("{}.c", unit.name));
+            fs::write(&source, &unit.source)
+                .map_err(|e| CodegenError::io(format!("writing {}", source.display()), e))?;
+            let mut args = common.clone();
+            args.extend(unit.flags.iter().cloned());
+            args.extend(["-c".to_string(), path_arg(&source), "-o".into()]);
+            args.push(path_arg(&dir.join(format!("{}.o", unit.name))));
+            let child = self.spawn(&args)?;
+            jobs.push((unit.name.clone(), self.command_line(&args), child));
+        }
+        let mut diagnostics = String::new();
+        let mut commands = Vec::new();
+        let mut first_failure = None;
+        for (unit, command, child) in jobs {
+            let result = self.finish(child, &unit, &command);
+            commands.push(command);
+            match result {
+                Ok(stderr) => append_diagnostics(&mut diagnostics, &unit, &stderr),
+                Err(error) => {
+                    first_failure.get_or_insert(error);
+                }
+            }
+        }
+        if let Some(error) = first_failure {
+            return Err(error);
+        }
+        let binary = dir.join("program");
+        let mut args = Vec::new();
+        if options.openmp == OpenMp::Enabled {
+            args.push("-fopenmp".to_string());
+        }
+        args.extend(program.units.iter().map(|u| path_arg(&dir.join(format!("{}.o", u.name)))));
+        args.extend(["-o".to_string(), path_arg(&binary)]);
+        let mut link_args: Vec<String> = Vec::new();
+        for arg in program.link_args.iter().chain(std::iter::once(&"-lm".to_string())) {
+            if !link_args.contains(arg) {
+                link_args.push(arg.clone());
+            }
+        }
+        args.extend(link_args);
+        let command = self.command_line(&args);
+        let child = self.spawn(&args)?;
+        let stderr = self.finish(child, "link", &command)?;
+        append_diagnostics(&mut diagnostics, "link", &stderr);
+        commands.push(command);
+        Ok(Build {
+            _temporary: temporary,
+            dir,
+            binary,
+            diagnostics,
+            commands,
+            features: options.features.clone(),
+        })
+    }
+
+    fn spawn(&self, args: &[String]) -> Result<Child, CodegenError> {
+        let (program, leading) = self
+            .command
+            .split_first()
+            .expect("a Compiler's command is never empty (checked in from_command)");
+        Command::new(program)
+            .args(leading)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| CodegenError::io(format!("starting {}", self.command()), e))
+    }
+
+    /// Waits for a compiler process; its standard error on success.
+    fn finish(&self, child: Child, unit: &str, command: &str) -> Result<String, CodegenError> {
+        let output = child
+            .wait_with_output()
+            .map_err(|e| CodegenError::io(format!("waiting for {}", self.command()), e))?;
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        if output.status.success() {
+            Ok(stderr)
+        } else {
+            Err(CodegenError::CompileFailed {
+                compiler: self.command(),
+                unit: unit.to_string(),
+                command: command.to_string(),
+                stderr,
+            })
+        }
+    }
+
+    fn command_line(&self, args: &[String]) -> String {
+        let mut words = self.command.clone();
+        words.extend(args.iter().cloned());
+        words.join(" ")
+    }
+}
+
+impl fmt::Display for Compiler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.command(), self.version)
+    }
+}
+
+fn check_units(units: &[SourceUnit]) -> Result<(), CodegenError> {
+    if units.is_empty() {
+        return Err(CodegenError::InvalidProgram { reason: "a program needs at least one unit".into() });
+    }
+    for (index, unit) in units.iter().enumerate() {
+        let valid = !unit.name.is_empty()
+            && unit.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && unit.name != "program";
+        if !valid {
+            return Err(CodegenError::InvalidProgram {
+                reason: format!("unit name `{}` must be [A-Za-z0-9_]+ and not `program`", unit.name),
+            });
+        }
+        if units[..index].iter().any(|u| u.name == unit.name) {
+            return Err(CodegenError::InvalidProgram {
+                reason: format!("two units are named `{}`", unit.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn append_diagnostics(all: &mut String, unit: &str, stderr: &str) {
+    if !stderr.trim().is_empty() {
+        all.push_str(&format!("[{unit}]\n{stderr}"));
+        if !stderr.ends_with('\n') {
+            all.push('\n');
+        }
+    }
+}
+
+fn path_arg(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{compiler, gcc_and_clang, one_unit, strict};
+
+    #[test]
+    fn a_missing_compiler_is_a_typed_error() {
+        match Compiler::from_command("/nonexistent/cc") {
+            Err(CodegenError::NoCompiler { tried }) => assert_eq!(tried, ["/nonexistent/cc"]),
+            other => panic!("expected NoCompiler, got {other:?}"),
+        }
+        assert!(Compiler::from_command("  ").is_err());
+    }
+
+    #[test]
+    fn compilers_report_their_family_and_version() {
+        for compiler in gcc_and_clang() {
+            let expected =
+                if compiler.command() == "clang" { CompilerFamily::Clang } else { CompilerFamily::Gcc };
+            assert_eq!(compiler.family(), expected);
+            assert!(!compiler.version().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_compile_error_carries_the_compiler_message() {
+        let Some(compiler) = compiler() else { return };
+        let source = "int main(void) {\n  return undefined_variable_xyz;\n}\n".to_string();
+        match compiler.build(&one_unit(source), &CompileOptions::default()) {
+            Err(CodegenError::CompileFailed { unit, stderr, command, .. }) => {
+                assert_eq!(unit, "main");
+                assert!(stderr.contains("undefined_variable_xyz"), "{stderr}");
+                assert!(command.contains("-O3 -std=gnu11 -Wall -Wextra"), "{command}");
+            }
+            other => panic!("expected CompileFailed, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn warnings_are_captured_or_denied() {
+        let Some(compiler) = compiler() else { return };
+        let source = "int main(void) {\n  int unused_thing = 3;\n  return 0;\n}\n".to_string();
+        let build =
+            compiler.build(&one_unit(source.clone()), &CompileOptions::default()).expect("only a warning");
+        assert!(build.diagnostics().contains("unused_thing"), "{}", build.diagnostics());
+        assert!(build.binary().exists());
+        let denied = compiler.build(&one_unit(source), &strict());
+        assert!(matches!(denied, Err(CodegenError::CompileFailed { .. })), "{denied:?}");
+    }
+
+    #[test]
+    fn a_link_error_is_reported_as_the_link_step() {
+        let Some(compiler) = compiler() else { return };
+        let source =
+            "void missing_function_xyz(void);\nint main(void) {\n  missing_function_xyz();\n  return 0;\n}\n";
+        match compiler.build(&one_unit(source.into()), &strict()) {
+            Err(CodegenError::CompileFailed { unit, stderr, .. }) => {
+                assert_eq!(unit, "link");
+                assert!(stderr.contains("missing_function_xyz"), "{stderr}");
+            }
+            other => panic!("expected a link failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn target_and_openmp_flags_reach_every_unit_and_the_link() {
+        let Some(compiler) = compiler() else { return };
+        let options = CompileOptions {
+            features: vec![IsaFeature::Fma, IsaFeature::Avx2],
+            openmp: OpenMp::Enabled,
+            warnings: Warnings::Deny,
+        };
+        let main = "#include <omp.h>\nint twice(int x);\nint main(void) {\n  int sum = 0;\n\
+                    #pragma omp parallel for reduction(+ : sum)\n  for (int i = 0; i < 8; i++) sum += twice(i);\n\
+                    return sum == 56 && omp_get_max_threads() >= 1 ? 0 : 1;\n}\n";
+        let other = "#ifndef __AVX2__\n#error no avx2\n#endif\nint twice(int x) { return 2 * x; }\n";
+        let program = CProgram {
+            units: vec![SourceUnit::new("main", main), SourceUnit::new("other", other)],
+            link_args: vec![],
+        };
+        let build = match compiler.build(&program, &options) {
+            Ok(build) => build,
+            Err(CodegenError::CompileFailed { stderr, .. }) if stderr.contains("omp.h") => {
+                println!("skipped: OpenMP headers are not installed for {compiler}");
+                return;
+            }
+            Err(other) => panic!("{other}"),
+        };
+        assert_eq!(build.commands().len(), 3);
+        assert!(build.commands().iter().all(|c| c.contains("-fopenmp")));
+        assert!(build.commands()[1].contains("-mavx2 -mfma"));
+        assert_eq!(build.features(), [IsaFeature::Fma, IsaFeature::Avx2]);
+        if crate::host::require_features(build.features()).is_ok() {
+            crate::run::run_program(build.binary(), &[], &[]).expect("runs");
+        }
+    }
+
+    #[test]
+    fn bad_programs_are_refused() {
+        let Some(compiler) = compiler() else { return };
+        let empty = CProgram::default();
+        assert!(matches!(compiler.build(&empty, &strict()), Err(CodegenError::InvalidProgram { .. })));
+        let twice = CProgram {
+            units: vec![SourceUnit::new("a", "int x;"), SourceUnit::new("a", "int y;")],
+            link_args: vec![],
+        };
+        assert!(matches!(compiler.build(&twice, &strict()), Err(CodegenError::InvalidProgram { .. })));
+    }
+
+    #[test]
+    fn a_kept_build_directory_stays() {
+        let Some(compiler) = compiler() else { return };
+        let parent = tempfile::tempdir().expect("temp dir");
+        let dir = parent.path().join("kept");
+        let source = "int main(void) { return 0; }\n".to_string();
+        let build =
+            compiler.build_in(&one_unit(source), &strict(), &BuildDir::Keep(dir.clone())).expect("compiles");
+        drop(build);
+        assert!(dir.join("main.c").exists() && dir.join("program").exists());
+    }
+}

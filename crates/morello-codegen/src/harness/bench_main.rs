@@ -1,0 +1,289 @@
+//! The benchmark harness: a `main` that times one or more candidate functions with the kernel's
+//! call shape on the same seeded inputs, alternating them sample by sample.
+//!
+//! Command line of the generated program:
+//!
+//! ```text
+//! program [--seed N] [--samples N] [--min-seconds S] [--cpu K] [--serve]
+//! ```
+//!
+//! Defaults: seed 0, 5 samples, 0.2 s per sample, no pinning. It pins itself to CPU `K` with
+//! `sched_setaffinity`, allocates every buffer (aligned), fills read parameters from the seed,
+//! runs each candidate's setup function, then either
+//!
+//! - **standalone**: for each candidate, one warm-up call, then calibrates repetitions (starting
+//!   at 1, growing at most 100x at a time) until one sample of `reps` back-to-back calls takes at
+//!   least the minimum time; then takes `samples` rounds, each timing every candidate once in a
+//!   rotated order (round `s` starts at candidate `s mod n`); or
+//! - **serve** (`--serve`): prints `ready\t<n>` and answers commands on stdin, one per line:
+//!   `run <candidate> <reps>` times that many calls, `quit` exits. The Rust driver
+//!   ([`crate::bench`]) uses this to interleave candidates timed in Rust.
+//!
+//! Either way each sample is one line on stdout (see [`parse_sample_line`]):
+//!
+//! ```text
+//! sample\t<candidate index>\t<label>\t<reps>\t<seconds per call>
+//! ```
+//!
+//! Time is `clock_gettime(CLOCK_MONOTONIC)` around `reps` calls. Candidates are called through a
+//! function pointer read from a `volatile` slot, so the compiler can neither inline a kernel into
+//! the timing loop nor merge repeated calls; every candidate pays the same indirect call.
+
+use std::fmt::Write as _;
+
+use super::prelude::{fill_function, prelude};
+use super::{KernelSignature, check_identifier};
+use crate::error::CodegenError;
+
+/// The first word of the line a serving harness prints once it is ready.
+pub const SERVE_READY_PREFIX: &str = "ready";
+
+/// One candidate of a benchmark program: a C function with the kernel's signature (defined in
+/// the inline source or in another unit of the program).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BenchEntry {
+    /// The label printed with its samples, e.g. `morello` or `openblas` (`[A-Za-z0-9_.+-]+`).
+    pub label: String,
+    /// The C function called with the kernel's arguments.
+    pub function: String,
+    /// An optional `int setup(void)` run once before timing (non-zero means failure), e.g. to
+    /// JIT a libxsmm kernel.
+    pub setup: Option<String>,
+}
+
+impl BenchEntry {
+    /// An entry without a setup function.
+    pub fn new(label: impl Into<String>, function: impl Into<String>) -> Self {
+        BenchEntry { label: label.into(), function: function.into(), setup: None }
+    }
+}
+
+/// One parsed `sample` line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleLine {
+    /// The candidate's index in the program's entry list.
+    pub candidate: usize,
+    /// Its label.
+    pub label: String,
+    /// Calls timed together.
+    pub reps: u64,
+    /// Elapsed time divided by `reps`.
+    pub seconds_per_call: f64,
+}
+
+/// Parses `sample\t<index>\t<label>\t<reps>\t<seconds per call>`; `None` for any other line.
+pub fn parse_sample_line(line: &str) -> Option<SampleLine> {
+    let mut fields = line.trim_end().split('\t');
+    if fields.next()? != "sample" {
+        return None;
+    }
+    let candidate = fields.next()?.parse().ok()?;
+    let label = fields.next()?.to_string();
+    let reps = fields.next()?.parse().ok()?;
+    let seconds_per_call: f64 = fields.next()?.parse().ok()?;
+    if fields.next().is_some() || !seconds_per_call.is_finite() || seconds_per_call < 0.0 {
+        return None;
+    }
+    Some(SampleLine { candidate, label, reps, seconds_per_call })
+}
+
+/// A translation unit: the harness prelude, `kernel_source` (may be empty), prototypes of every
+/// entry's function (with the signature's parameters) and setup, and a benchmark `main` timing
+/// the entries in order.
+///
+/// # Errors
+/// [`CodegenError::InvalidSignature`] for a bad signature, an entry that is not a C identifier
+/// or label, or no entry.
+pub fn bench_program_source(
+    signature: &KernelSignature,
+    kernel_source: &str,
+    entries: &[BenchEntry],
+) -> Result<String, CodegenError> {
+    signature.validate()?;
+    check_entries(entries)?;
+    let n = signature.params.len();
+    let mut c = prelude();
+    c.push_str("\n/* ---- kernel ---- */\n");
+    c.push_str(kernel_source);
+    if !kernel_source.ends_with('\n') {
+        c.push('\n');
+    }
+    c.push_str("\n/* ---- morello benchmark harness ---- */\n");
+    let mut declared: Vec<&str> = Vec::new();
+    for entry in entries {
+        if !declared.contains(&entry.function.as_str()) {
+            declared.push(&entry.function);
+            let _ = writeln!(c, "{};", signature.renamed(entry.function.clone()).c_prototype());
+        }
+        if let Some(setup) = entry.setup.as_deref().filter(|s| !declared.contains(s)) {
+            declared.push(setup);
+            let _ = writeln!(c, "int {setup}(void);");
+        }
+    }
+    let _ = write!(
+        c,
+        r#"
+typedef void (*morello_candidate_fn)({pointer_params});
+typedef int (*morello_setup_fn)(void);
+struct morello_candidate {{
+  const char *label;
+  morello_candidate_fn function;
+  morello_setup_fn setup;
+}};
+static const struct morello_candidate morello_candidates[] = {{
+"#,
+        pointer_params = signature.c_pointer_params()
+    );
+    for entry in entries {
+        let setup = entry.setup.as_deref().unwrap_or("NULL");
+        let _ = writeln!(c, "  {{\"{}\", {}, {}}},", entry.label, entry.function, setup);
+    }
+    let _ = writeln!(c, "}};\n#define MORELLO_CANDIDATES {}u\n", entries.len());
+    for (i, p) in signature.params.iter().enumerate() {
+        let _ = writeln!(c, "static {} *morello_p{i};", p.c_type.c_name());
+    }
+    let args: Vec<String> = (0..n).map(|i| format!("morello_p{i}")).collect();
+    let _ = write!(
+        c,
+        r#"
+/* The slot the timed function pointer is read from: volatile, so no call can be inlined. */
+static morello_candidate_fn volatile morello_selected;
+
+/* Seconds taken by `reps` back-to-back calls of candidate `which`. */
+static double morello_time(size_t which, long reps) {{
+  morello_selected = morello_candidates[which].function;
+  morello_candidate_fn function = morello_selected;
+  double start = morello_now();
+  for (long r = 0; r < reps; r++) {{
+    function({args});
+  }}
+  return morello_now() - start;
+}}
+
+static void morello_print_sample(size_t which, long reps, double seconds) {{
+  printf("sample\t%zu\t%s\t%ld\t%.9e\n", which, morello_candidates[which].label, reps,
+         seconds / (double)reps);
+  fflush(stdout);
+}}
+
+/* One warm-up call, then repetitions grown until one sample takes at least min_seconds. */
+static long morello_calibrate(size_t which, double min_seconds) {{
+  long reps = 1;
+  (void)morello_time(which, 1);
+  for (;;) {{
+    double seconds = morello_time(which, reps);
+    if (seconds >= min_seconds || reps >= (1L << 40)) return reps;
+    double scale = seconds > 0.0 ? 1.2 * min_seconds / seconds : 100.0;
+    if (scale > 100.0) scale = 100.0;
+    if (scale < 2.0) scale = 2.0;
+    reps = (long)((double)reps * scale);
+  }}
+}}
+
+static int morello_serve(void) {{
+  char line[256];
+  printf("ready\t%u\n", MORELLO_CANDIDATES);
+  fflush(stdout);
+  while (fgets(line, sizeof line, stdin) != NULL) {{
+    size_t which;
+    long reps;
+    if (strncmp(line, "quit", 4) == 0) return 0;
+    if (sscanf(line, "run %zu %ld", &which, &reps) == 2 && which < MORELLO_CANDIDATES && reps > 0) {{
+      morello_print_sample(which, reps, morello_time(which, reps));
+    }} else {{
+      fprintf(stderr, "morello: bad command: %s", line);
+      return 2;
+    }}
+  }}
+  return 0;
+}}
+
+int main(int argc, char **argv) {{
+  uint64_t seed = 0;
+  long samples = 5;
+  double min_seconds = 0.2;
+  int cpu = -1;
+  int serve = 0;
+  for (int i = 1; i < argc; i++) {{
+    if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {{
+      seed = strtoull(argv[++i], NULL, 0);
+    }} else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc) {{
+      samples = strtol(argv[++i], NULL, 0);
+    }} else if (strcmp(argv[i], "--min-seconds") == 0 && i + 1 < argc) {{
+      min_seconds = strtod(argv[++i], NULL);
+    }} else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc) {{
+      cpu = atoi(argv[++i]);
+    }} else if (strcmp(argv[i], "--serve") == 0) {{
+      serve = 1;
+    }} else {{
+      fprintf(stderr, "usage: %s [--seed N] [--samples N] [--min-seconds S] [--cpu K] [--serve]\n",
+              argv[0]);
+      return 2;
+    }}
+  }}
+  if (samples < 1 || !(min_seconds >= 0.0)) {{
+    fprintf(stderr, "morello: --samples must be at least 1 and --min-seconds non-negative\n");
+    return 2;
+  }}
+  if (cpu >= 0 && morello_pin_to_cpu(cpu) != 0) return 3;
+"#,
+        args = args.join(", ")
+    );
+    for (i, p) in signature.params.iter().enumerate() {
+        let _ = writeln!(c, "  morello_p{i} = morello_alloc({}u);", p.bytes());
+        if p.role.is_read() {
+            let _ = writeln!(c, "  {}(morello_p{i}, {}u, seed, {i});", fill_function(p.c_type), p.elements);
+        }
+    }
+    let _ = write!(
+        c,
+        r#"  for (size_t which = 0; which < MORELLO_CANDIDATES; which++) {{
+    if (morello_candidates[which].setup != NULL && morello_candidates[which].setup() != 0) {{
+      fprintf(stderr, "morello: the setup of %s failed\n", morello_candidates[which].label);
+      return 3;
+    }}
+  }}
+  if (serve) return morello_serve();
+  long reps[MORELLO_CANDIDATES];
+  for (size_t which = 0; which < MORELLO_CANDIDATES; which++) {{
+    reps[which] = morello_calibrate(which, min_seconds);
+  }}
+  for (long s = 0; s < samples; s++) {{
+    for (size_t j = 0; j < MORELLO_CANDIDATES; j++) {{
+      size_t which = ((size_t)s + j) % MORELLO_CANDIDATES;
+      morello_print_sample(which, reps[which], morello_time(which, reps[which]));
+    }}
+  }}
+  return 0;
+}}
+"#
+    );
+    Ok(c)
+}
+
+fn check_entries(entries: &[BenchEntry]) -> Result<(), CodegenError> {
+    if entries.is_empty() {
+        return Err(CodegenError::InvalidSignature {
+            reason: "a benchmark needs at least one candidate".into(),
+        });
+    }
+    for (index, entry) in entries.iter().enumerate() {
+        check_identifier(&entry.function, "candidate function")?;
+        if let Some(setup) = &entry.setup {
+            check_identifier(setup, "setup function")?;
+        }
+        let label_ok = !entry.label.is_empty()
+            && entry.label.chars().all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c));
+        if !label_ok {
+            return Err(CodegenError::InvalidSignature {
+                reason: format!("candidate label `{}` must be [A-Za-z0-9_.+-]+", entry.label),
+            });
+        }
+        if entries[..index].iter().any(|e| e.label == entry.label) {
+            return Err(CodegenError::InvalidSignature {
+                reason: format!("two candidates are labelled `{}`", entry.label),
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! The host CPU: which [`IsaFeature`]s it can execute, so a caller refuses to run a binary that
+//! would die with SIGILL and says why instead.
+//!
+//! Detection uses `std::arch::is_x86_feature_detected!` (CPUID plus the OS's register-state
+//! support), so it is safe code. On a non-x86 host no feature is available.
+
+use crate::error::CodegenError;
+use crate::isa::IsaFeature;
+
+/// Whether the host CPU (and OS) supports `feature`.
+pub fn host_supports(feature: IsaFeature) -> bool {
+    detect(feature)
+}
+
+/// The features of [`IsaFeature::ALL`] that the host supports, in table order.
+pub fn host_features() -> Vec<IsaFeature> {
+    IsaFeature::ALL.into_iter().filter(|f| detect(*f)).collect()
+}
+
+/// The features in `required` that the host lacks, in table order, without duplicates.
+pub fn missing_features(required: &[IsaFeature]) -> Vec<IsaFeature> {
+    IsaFeature::ALL.into_iter().filter(|f| required.contains(f) && !detect(*f)).collect()
+}
+
+/// Checks that the host can run code using `required`.
+///
+/// # Errors
+/// [`CodegenError::MissingHostFeatures`] naming what is missing, e.g. "the host cannot run
+/// AVX-512 BF16 instructions".
+pub fn require_features(required: &[IsaFeature]) -> Result<(), CodegenError> {
+    let missing = missing_features(required);
+    if missing.is_empty() { Ok(()) } else { Err(CodegenError::MissingHostFeatures { missing }) }
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn detect(feature: IsaFeature) -> bool {
+    use std::arch::is_x86_feature_detected;
+    match feature {
+        IsaFeature::Avx => is_x86_feature_detected!("avx"),
+        IsaFeature::Avx2 => is_x86_feature_detected!("avx2"),
+        IsaFeature::Fma => is_x86_feature_detected!("fma"),
+        IsaFeature::F16c => is_x86_feature_detected!("f16c"),
+        IsaFeature::Avx512f => is_x86_feature_detected!("avx512f"),
+        IsaFeature::Avx512bw => is_x86_feature_detected!("avx512bw"),
+        IsaFeature::Avx512dq => is_x86_feature_detected!("avx512dq"),
+        IsaFeature::Avx512vl => is_x86_feature_detected!("avx512vl"),
+        IsaFeature::Avx512bf16 => is_x86_feature_detected!("avx512bf16"),
+        IsaFeature::Avx512vnni => is_x86_feature_detected!("avx512vnni"),
+        IsaFeature::Avx512vbmi2 => is_x86_feature_detected!("avx512vbmi2"),
+    }
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+fn detect(_feature: IsaFeature) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_is_the_complement_of_supported() {
+        let supported = host_features();
+        let missing = missing_features(&IsaFeature::ALL);
+        for feature in IsaFeature::ALL {
+            assert_ne!(supported.contains(&feature), missing.contains(&feature), "{feature}");
+        }
+        assert_eq!(require_features(&supported).ok(), Some(()));
+    }
+
+    #[test]
+    fn the_error_names_the_missing_instructions() {
+        let error =
+            CodegenError::MissingHostFeatures { missing: vec![IsaFeature::Avx512vl, IsaFeature::Avx512bf16] };
+        assert_eq!(error.to_string(), "the host cannot run AVX-512 VL and AVX-512 BF16 instructions");
+    }
+}

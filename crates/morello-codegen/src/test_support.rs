@@ -1,0 +1,39 @@
+//! Helpers for tests that compile C: find compilers, or skip with a printed reason.
+
+use crate::compiler::{CProgram, CompileOptions, Compiler, SourceUnit, Warnings};
+
+/// The default compiler, or `None` after printing why the test is skipped.
+pub(crate) fn compiler() -> Option<Compiler> {
+    match Compiler::find() {
+        Ok(compiler) => Some(compiler),
+        Err(error) => {
+            println!("skipped: {error}");
+            None
+        }
+    }
+}
+
+/// gcc and clang, each if installed (empty, with a printed reason, if neither is).
+pub(crate) fn gcc_and_clang() -> Vec<Compiler> {
+    let found: Vec<Compiler> =
+        ["gcc", "clang"].iter().filter_map(|c| Compiler::from_command(c).ok()).collect();
+    if found.is_empty() {
+        println!("skipped: neither gcc nor clang is installed");
+    }
+    for name in ["gcc", "clang"] {
+        if !found.iter().any(|c| c.command() == name) {
+            println!("note: {name} is not installed; not tested with it");
+        }
+    }
+    found
+}
+
+/// Options that fail on any warning (emitted C must be warning-free).
+pub(crate) fn strict() -> CompileOptions {
+    CompileOptions { warnings: Warnings::Deny, ..CompileOptions::default() }
+}
+
+/// A one-unit program.
+pub(crate) fn one_unit(source: String) -> CProgram {
+    CProgram { units: vec![SourceUnit::new("main", source)], link_args: Vec::new() }
+}
