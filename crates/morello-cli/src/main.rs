@@ -10,11 +10,12 @@ use clap::{Parser, Subcommand};
 mod commands;
 mod failure;
 mod output;
+mod spec_args;
 
 /// Finds provably optimal implementations of tensor kernels and emits them as C.
 ///
-/// Start with `morello layout 6x8 '[1, 0, 1 p(4)]'` to see how a layout maps a 6x8 tensor to
-/// its buffer.
+/// Start with `morello search matmul 64x64x64` to find the best implementation of a 64x64x64
+/// f32 matrix multiplication for this machine.
 #[derive(Debug, Parser)]
 #[command(name = "morello", version, about, long_about, propagate_version = true)]
 struct Cli {
@@ -24,6 +25,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Find the best implementation of a spec for a target.
+    #[command(after_help = format!("{}\n\n{}", commands::search::EXAMPLES, spec_args::SPEC_FORMS))]
+    Search(commands::search::Args),
     /// Show the buffer-indexing expression, buffer size and contiguity of a layout.
     #[command(after_help = commands::layout::EXAMPLES)]
     Layout(commands::layout::Args),
@@ -35,6 +39,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Search(args) => commands::search::run(&args),
         Command::Layout(args) => commands::layout::run(&args),
         Command::Xla(args) => commands::xla::run(&args),
     };

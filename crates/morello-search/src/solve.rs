@@ -38,6 +38,9 @@ struct Edge {
     linear: Linear,
 }
 
+/// What expanding one spec found: its id, its actions, and the sub-specs seen for the first time.
+type Expansion = (u32, Vec<Edge>, Vec<(u32, CanonicalSpec)>);
+
 /// Counters of one solve.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
@@ -106,7 +109,7 @@ impl Solver<'_> {
                 return Err(reason);
             }
             self.report(Phase::Explore, expanded, expanded + wave.len() as u64);
-            let results: Vec<(u32, Vec<Edge>, Vec<(u32, CanonicalSpec)>)> = wave
+            let results: Vec<Expansion> = wave
                 .par_iter()
                 .map(|&id| {
                     let spec = specs[id as usize].as_ref().expect("specs of a wave are recorded");

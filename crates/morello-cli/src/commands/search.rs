@@ -1,0 +1,216 @@
+//! `morello search SPEC`: the best implementation of a spec for a target.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use morello_search::{Phase, Search, SearchError, Solution, TileSizes};
+use serde_json::json;
+
+use crate::failure::bad_input;
+use crate::output;
+use crate::spec_args::{Resolved, SpecArgs, resolve};
+
+/// Examples shown after `morello search --help`.
+pub const EXAMPLES: &str = "\
+Examples:
+  morello search matmul 64x64x64 --target x86
+  morello search matmul 4x4x4 --dtype u32 --target x86-avx2 --emit json
+  morello search move 64x64 --from row-major --to col-major
+  morello search matmul 16x16x16 --memory L1=4KiB,VRF=8 --top-k 3
+  morello search 'Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)'";
+
+/// What `search` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Emit {
+    /// The implementation tree as a table (cost, peak memory per level, node, spec).
+    Impl,
+    /// One JSON object: cost, target, impl, stats.
+    Json,
+}
+
+/// Arguments of `morello search`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    spec: SpecArgs,
+    /// What to print.
+    #[arg(long, value_enum, default_value = "impl")]
+    emit: Emit,
+    /// Search threads (default: all cores); the answer does not depend on it.
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+    /// Print the K best implementations that differ in their first rewrite.
+    #[arg(long, value_name = "K")]
+    top_k: Option<usize>,
+    /// Stop after this many seconds (what was solved so far is kept).
+    #[arg(long, value_name = "SECONDS")]
+    time_limit: Option<f64>,
+    /// Try every tile size, not only powers of two (slower, finds more).
+    #[arg(long)]
+    all_tile_sizes: bool,
+    /// Show a progress bar even when standard error is not a terminal.
+    #[arg(long)]
+    progress: bool,
+    /// Print neither the progress bar nor the summary line.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// Runs `morello search`.
+pub fn run(args: &Args) -> Result<()> {
+    let resolved = resolve(&args.spec)?;
+    let session = Session::start(
+        &resolved,
+        args.jobs,
+        args.time_limit,
+        args.all_tile_sizes,
+        args.progress,
+        args.quiet,
+    )?;
+    let result = match args.top_k {
+        Some(k) if k > 1 => session.search.solve_top_k(&resolved.spec, k),
+        _ => session.search.solve(&resolved.spec).map(|s| vec![s]),
+    };
+    let solutions = session.finish(result)?;
+    print_solutions(&resolved, &solutions, args.emit)
+}
+
+/// A configured search with its progress bar and Ctrl-C handling, shared by the commands that search.
+pub struct Session<'t> {
+    /// The search.
+    pub search: Search<'t>,
+    bar: ProgressBar,
+    quiet: bool,
+    note: Option<String>,
+}
+
+impl<'t> Session<'t> {
+    /// Configures a search over `resolved.target` with a progress bar on standard error.
+    pub fn start(
+        resolved: &'t Resolved,
+        jobs: Option<usize>,
+        time_limit: Option<f64>,
+        all_tile_sizes: bool,
+        progress: bool,
+        quiet: bool,
+    ) -> Result<Session<'t>> {
+        let mut search = Search::new(&resolved.target).limits(resolved.limits);
+        if let Some(j) = jobs {
+            if j == 0 {
+                return Err(bad_input("--jobs must be at least 1"));
+            }
+            search = search.threads(j);
+        }
+        if let Some(seconds) = time_limit {
+            if !(seconds.is_finite() && seconds > 0.0) {
+                return Err(bad_input(format!(
+                    "--time-limit must be a positive number of seconds, got {seconds}"
+                )));
+            }
+            search = search.time_limit(Duration::from_secs_f64(seconds));
+        }
+        if all_tile_sizes {
+            search = search.tile_sizes(TileSizes::All);
+        }
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&cancel);
+        // A second handler cannot be installed (tests run commands in one process); that only
+        // loses Ctrl-C handling, so it is not an error.
+        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+        search = search.cancel_flag(cancel);
+        let show = !quiet && (progress || std::io::stderr().is_terminal());
+        let bar = if show { ProgressBar::new(0) } else { ProgressBar::hidden() };
+        bar.set_draw_target(if show { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg:8} [{bar:30}] {pos}/{len} specs, {elapsed}")
+                .expect("the progress template is valid")
+                .progress_chars("=> "),
+        );
+        let handle = bar.clone();
+        search = search.on_progress(move |p| {
+            handle.set_message(match p.phase {
+                Phase::Explore => "explore",
+                Phase::Solve => "solve",
+            });
+            handle.set_length(p.total);
+            handle.set_position(p.done);
+        });
+        Ok(Session { search, bar, quiet, note: resolved.note.clone() })
+    }
+
+    /// Ends the progress bar and prints the summary; maps search errors to exit statuses.
+    pub fn finish(self, result: Result<Vec<Solution>, SearchError>) -> Result<Vec<Solution>> {
+        self.bar.finish_and_clear();
+        if !self.quiet {
+            if let Some(note) = &self.note {
+                eprintln_quiet(note);
+            }
+        }
+        match result {
+            Ok(solutions) => {
+                if !self.quiet {
+                    if let Some(best) = solutions.first() {
+                        eprintln_quiet(&format!("cost {}; {}", best.cost, best.report));
+                    }
+                }
+                Ok(solutions)
+            }
+            Err(SearchError::Stopped { reason, report }) => {
+                Err(anyhow::anyhow!("the search stopped before finishing ({reason}): {report}"))
+            }
+            Err(e) => Err(anyhow::Error::new(e)),
+        }
+    }
+}
+
+#[allow(clippy::print_stderr)]
+fn eprintln_quiet(text: &str) {
+    eprintln!("{text}");
+}
+
+fn print_solutions(resolved: &Resolved, solutions: &[Solution], emit: Emit) -> Result<()> {
+    let target = &resolved.target;
+    match emit {
+        Emit::Impl => {
+            let mut text = String::new();
+            for (i, s) in solutions.iter().enumerate() {
+                if solutions.len() > 1 {
+                    text += &format!("#{} cost {}\n", i + 1, s.cost);
+                }
+                text += &s.imp.render(target);
+            }
+            output::print(&text)
+        }
+        Emit::Json => {
+            let objects: Vec<serde_json::Value> = solutions
+                .iter()
+                .map(|s| {
+                    json!({
+                        "cost": s.cost,
+                        "target": target.name(),
+                        "spec": resolved.spec.display(target).to_string(),
+                        "peaks": (0..target.levels().len()).map(|i| (target.levels()[i].name.clone(), json!(s.imp.peaks.0[i]))).collect::<serde_json::Map<String, serde_json::Value>>(),
+                        "impl": s.imp,
+                        "stats": {
+                            "specs_solved": s.report.specs_solved,
+                            "memo_hits": s.report.memo_hits,
+                            "actions": s.report.actions,
+                            "seconds": s.report.wall_time.as_secs_f64(),
+                            "stop": s.report.stop.to_string(),
+                        },
+                    })
+                })
+                .collect();
+            let value = if objects.len() == 1 {
+                objects.into_iter().next().unwrap_or_default()
+            } else {
+                serde_json::Value::Array(objects)
+            };
+            output::print_json(&value)
+        }
+    }
+}
