@@ -1,4 +1,5 @@
 //! One module per subcommand, each with `Args` and `run`.
 
+pub mod indexing;
 pub mod layout;
 pub mod xla;

@@ -173,7 +173,11 @@ fn check_dtypes(kind: PrimitiveKind, operands: &[TensorSpec]) -> Result<(), Spec
     Ok(())
 }
 
-pub(super) fn canonical_operand(i: usize, operand: &TensorSpec, target: &Target) -> Result<TensorSpec, SpecError> {
+pub(super) fn canonical_operand(
+    i: usize,
+    operand: &TensorSpec,
+    target: &Target,
+) -> Result<TensorSpec, SpecError> {
     let Some(level) = target.levels().get(operand.level.index()) else {
         return Err(SpecError::UnknownLevel { operand: i, level: operand.level.0 });
     };

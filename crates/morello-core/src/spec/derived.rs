@@ -92,7 +92,8 @@ impl CanonicalSpec {
                 }
             }
             // Registers hold scalars one by one: their layout stays the canonical row-major.
-            let (layout, contiguous_dims) = if target.level(operand.level).kind == LevelKind::ScalarRegisters {
+            let (layout, contiguous_dims) = if target.level(operand.level).kind == LevelKind::ScalarRegisters
+            {
                 let dense = LayoutView::dense(&Layout::row_major(tile_shape.rank() as u8), &tile_shape)
                     .map_err(layout_error)?;
                 (dense.layout, dense.contiguous_dims)
@@ -125,7 +126,12 @@ impl CanonicalSpec {
         let mut operands = self.operands.clone();
         if operand.shape != operands[index].shape || operand.dtype != operands[index].dtype {
             operands[index] = operand;
-            let spec = LogicalSpec { kind: self.kind, shape: self.shape.clone(), operands, serial_only: self.serial_only };
+            let spec = LogicalSpec {
+                kind: self.kind,
+                shape: self.shape.clone(),
+                operands,
+                serial_only: self.serial_only,
+            };
             return spec.canonicalize(target);
         }
         // Same shape and dtype: `self` is canonical, so only the new operand needs checking.

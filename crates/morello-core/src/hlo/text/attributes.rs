@@ -19,9 +19,9 @@ use std::collections::HashMap;
 
 use crate::hlo::{ComparisonDirection, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim, WindowDim};
 
+use super::HloTextErrorKind;
 use super::cursor::{Span, is_name_char};
 use super::syntax::{Arguments, RawAttribute, RawInstruction};
-use super::HloTextErrorKind;
 
 /// An error at a span, placed later in its computation and instruction.
 pub(super) type Located = (Span, HloTextErrorKind);
@@ -53,7 +53,11 @@ impl<'r, 'a> Attributes<'r, 'a> {
     ) -> Result<Option<T>, Located> {
         let Some(attribute) = self.by_key.get(key) else { return Ok(None) };
         parse(attribute.value).map(Some).map_err(|message| {
-            let kind = HloTextErrorKind::BadAttribute { attribute: key, value: attribute.value.to_string(), message };
+            let kind = HloTextErrorKind::BadAttribute {
+                attribute: key,
+                value: attribute.value.to_string(),
+                message,
+            };
             (attribute.value_span, kind)
         })
     }
@@ -109,10 +113,15 @@ pub(super) fn op(instr: &RawInstruction<'_>, computations: &HashMap<&str, usize>
                     return Err((span, kind));
                 }
             },
-            _ => return Err((at, HloTextErrorKind::Syntax {
-                message: "expected a parameter number".to_string(),
-                found: String::new(),
-            })),
+            _ => {
+                return Err((
+                    at,
+                    HloTextErrorKind::Syntax {
+                        message: "expected a parameter number".to_string(),
+                        found: String::new(),
+                    },
+                ));
+            }
         },
         "constant" => HloOp::Constant,
         "iota" => HloOp::Iota { dimension: attributes.required("iota_dimension", at, dimension)? },
@@ -150,9 +159,10 @@ pub(super) fn op(instr: &RawInstruction<'_>, computations: &HashMap<&str, usize>
             })
         }
         "pad" => HloOp::Pad { dims: attributes.required("padding", at, padding)? },
-        "reduce-window" => {
-            HloOp::ReduceWindow { window: attributes.required("window", at, window)?, to_apply: callee("to_apply")? }
-        }
+        "reduce-window" => HloOp::ReduceWindow {
+            window: attributes.required("window", at, window)?,
+            to_apply: callee("to_apply")?,
+        },
         "fusion" => HloOp::Fusion { calls: callee("calls")? },
         "tuple" => HloOp::Tuple,
         "get-tuple-element" => HloOp::GetTupleElement { index: attributes.required("index", at, dimension)? },
@@ -326,8 +336,7 @@ fn window(text: &str) -> Result<Vec<WindowDim>, String> {
         .ok_or_else(|| "a window is written `{size=AxB ...}`".to_string())?;
     let mut fields: HashMap<&str, &str> = HashMap::new();
     for item in inner.split_whitespace() {
-        let (key, value) =
-            item.split_once('=').ok_or_else(|| format!("`{item}` should be `key=value`"))?;
+        let (key, value) = item.split_once('=').ok_or_else(|| format!("`{item}` should be `key=value`"))?;
         if !matches!(key, "size" | "stride" | "pad" | "lhs_dilate" | "rhs_dilate" | "rhs_reversal") {
             return Err(format!(
                 "unknown window field `{key}` (known: size, stride, pad, lhs_dilate, rhs_dilate, rhs_reversal)"
@@ -429,7 +438,10 @@ mod tests {
         assert!(dimension_list("{0,}").is_err());
         assert_eq!(
             slice("{[5:10:1], [3:20]}"),
-            Ok(vec![SliceDim { start: 5, limit: 10, stride: 1 }, SliceDim { start: 3, limit: 20, stride: 1 }])
+            Ok(vec![
+                SliceDim { start: 5, limit: 10, stride: 1 },
+                SliceDim { start: 3, limit: 20, stride: 1 }
+            ])
         );
         assert_eq!(
             padding("1_4_1x-4_8"),
@@ -442,8 +454,22 @@ mod tests {
         assert_eq!(
             w,
             Ok(vec![
-                WindowDim { size: 1, stride: 1, pad_low: 0, pad_high: 0, window_dilation: 2, base_dilation: 1 },
-                WindowDim { size: 512, stride: 3, pad_low: 1, pad_high: 2, window_dilation: 1, base_dilation: 2 },
+                WindowDim {
+                    size: 1,
+                    stride: 1,
+                    pad_low: 0,
+                    pad_high: 0,
+                    window_dilation: 2,
+                    base_dilation: 1
+                },
+                WindowDim {
+                    size: 512,
+                    stride: 3,
+                    pad_low: 1,
+                    pad_high: 2,
+                    window_dilation: 1,
+                    base_dilation: 2
+                },
             ])
         );
         assert_eq!(window("{}"), Ok(vec![]));

@@ -156,10 +156,13 @@ impl<'a> Cursor<'a> {
         let span = Span { start, end: digits_start + digits };
         let value: Option<i64> = self.text[span.start..span.end].parse().ok();
         let value = value.ok_or_else(|| {
-            self.error_at(span, HloTextErrorKind::Syntax {
-                message: format!("expected {what} between -2^63 and 2^63 - 1"),
-                found: fragment_of(&self.text[span.start..span.end]),
-            })
+            self.error_at(
+                span,
+                HloTextErrorKind::Syntax {
+                    message: format!("expected {what} between -2^63 and 2^63 - 1"),
+                    found: fragment_of(&self.text[span.start..span.end]),
+                },
+            )
         })?;
         self.pos = span.end;
         Ok((value, span))
@@ -177,7 +180,9 @@ impl<'a> Cursor<'a> {
                 '(' | '[' | '{' => {
                     if stack.len() >= MAX_NESTING {
                         self.pos = start + offset;
-                        return Err(self.unexpected(format!("brackets nested deeper than {MAX_NESTING} levels")));
+                        return Err(
+                            self.unexpected(format!("brackets nested deeper than {MAX_NESTING} levels"))
+                        );
                     }
                     stack.push(match c {
                         '(' => ')',
@@ -190,7 +195,9 @@ impl<'a> Cursor<'a> {
                     if expected != Some(c) {
                         self.pos = start + offset;
                         let expected = expected.unwrap_or('(');
-                        return Err(self.unexpected(format!("expected `{expected}` closing an earlier bracket")));
+                        return Err(
+                            self.unexpected(format!("expected `{expected}` closing an earlier bracket"))
+                        );
                     }
                     if stack.is_empty() {
                         self.pos = start + offset + 1;

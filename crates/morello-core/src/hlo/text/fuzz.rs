@@ -34,10 +34,47 @@ const SEEDS: &[&str] = &[
 
 /// Pieces an edit may insert: characters and tokens of the syntax.
 const PIECES: &[&str] = &[
-    "(", ")", "{", "}", "[", "]", ",", "=", "%", ":", "_", "x", "-", "0", "1", "9", " ", "\n", "\"", "/*", "*/", "//",
-    "ROOT ", "ENTRY ", "HloModule ", "f32", "(f32[2], s32[])", "[2,3]", "{0,1}", "{1,0:T(2,2)}", "parameter(0)",
-    "add", "fusion", "calls=", "to_apply=", "dimensions={0}", "slice={[0:1]}", "window={size=2}", "padding=1_1",
-    "99999999999999999999", "é",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    "=",
+    "%",
+    ":",
+    "_",
+    "x",
+    "-",
+    "0",
+    "1",
+    "9",
+    " ",
+    "\n",
+    "\"",
+    "/*",
+    "*/",
+    "//",
+    "ROOT ",
+    "ENTRY ",
+    "HloModule ",
+    "f32",
+    "(f32[2], s32[])",
+    "[2,3]",
+    "{0,1}",
+    "{1,0:T(2,2)}",
+    "parameter(0)",
+    "add",
+    "fusion",
+    "calls=",
+    "to_apply=",
+    "dimensions={0}",
+    "slice={[0:1]}",
+    "window={size=2}",
+    "padding=1_1",
+    "99999999999999999999",
+    "é",
 ];
 
 fn edited(seed: &str, edits: &[(Index, u8, &str)]) -> String {
@@ -56,7 +93,8 @@ fn edited(seed: &str, edits: &[(Index, u8, &str)]) -> String {
             3 => text.replace_range(i..line_end, ""),
             // Change a digit: the syntax stays, sizes and dimension numbers change.
             4 | 5 => {
-                let digits: Vec<usize> = text.match_indices(|c: char| c.is_ascii_digit()).map(|(p, _)| p).collect();
+                let digits: Vec<usize> =
+                    text.match_indices(|c: char| c.is_ascii_digit()).map(|(p, _)| p).collect();
                 if !digits.is_empty() {
                     let p = digits[at.index(digits.len())];
                     let new = char::from(b'0' + (text.as_bytes()[p] - b'0' + 1 + *kind) % 10);
@@ -125,4 +163,3 @@ proptest! {
         exercise(&text);
     }
 }
-

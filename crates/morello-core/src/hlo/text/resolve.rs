@@ -30,12 +30,16 @@ pub(super) fn module(cursor: &Cursor<'_>, raw: &RawModule<'_>) -> Result<HloModu
         };
         if let Some(&first) = ids.get(computation.name) {
             let first_line = line(cursor, raw.computations[first].span);
-            return Err(place(HloTextErrorKind::DuplicateName { name: computation.name.to_string(), first_line }));
+            return Err(place(HloTextErrorKind::DuplicateName {
+                name: computation.name.to_string(),
+                first_line,
+            }));
         }
         ids.insert(computation.name, index);
         if let Some(span) = computation.entry {
             if let Some(first) = entry.and_then(|e| raw.computations[e].entry) {
-                let mut e = cursor.error_at(span, HloTextErrorKind::SecondEntry { first_line: line(cursor, first) });
+                let mut e =
+                    cursor.error_at(span, HloTextErrorKind::SecondEntry { first_line: line(cursor, first) });
                 e.computation = Some(computation.name.to_string());
                 return Err(e);
             }
@@ -164,7 +168,9 @@ fn hlo_array(array: &xla::ArrayShape) -> ArrayShape {
 /// Whether two shapes have the same element types and dimensions (layouts may differ).
 fn same_type_and_dims(a: &XlaShape, b: &XlaShape) -> bool {
     match (a, b) {
-        (XlaShape::Array(a), XlaShape::Array(b)) => a.element_type() == b.element_type() && a.dims() == b.dims(),
+        (XlaShape::Array(a), XlaShape::Array(b)) => {
+            a.element_type() == b.element_type() && a.dims() == b.dims()
+        }
         (XlaShape::Tuple(a), XlaShape::Tuple(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_type_and_dims(x, y))
         }
@@ -174,7 +180,10 @@ fn same_type_and_dims(a: &XlaShape, b: &XlaShape) -> bool {
 
 /// A bitcast's meaning is a reshape of the buffers in layout order: tiled or padded layouts and
 /// element types of different sizes would change that, so they are refused.
-fn check_bitcast(instr: &RawInstruction<'_>, operand: Option<&RawInstruction<'_>>) -> Result<(), HloTextErrorKind> {
+fn check_bitcast(
+    instr: &RawInstruction<'_>,
+    operand: Option<&RawInstruction<'_>>,
+) -> Result<(), HloTextErrorKind> {
     let unsupported = |message: String| HloTextErrorKind::Unsupported { message };
     let shapes = [Some(("the result", &instr.shape)), operand.map(|o| ("the operand", &o.shape))];
     let mut bits = Vec::new();
@@ -205,9 +214,9 @@ fn locate(cursor: &Cursor<'_>, raw: &RawModule<'_>, error: HloError) -> HloTextE
     let instruction = computation
         .zip(error.instruction.as_deref())
         .and_then(|(c, name)| c.instructions.iter().find(|i| i.name == name));
-    let attribute = instruction.zip(attribute_of(&error.kind)).and_then(|(instr, key)| {
-        instr.attributes.iter().find(|a| a.key == key).map(|a| a.value_span)
-    });
+    let attribute = instruction
+        .zip(attribute_of(&error.kind))
+        .and_then(|(instr, key)| instr.attributes.iter().find(|a| a.key == key).map(|a| a.value_span));
     let span = attribute
         .or(instruction.map(|i| i.span))
         .or(computation.map(|c| c.span))

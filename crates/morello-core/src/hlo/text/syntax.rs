@@ -98,13 +98,17 @@ pub(super) fn module<'a>(cursor: &mut Cursor<'a>) -> Result<RawModule<'a>, HloTe
                 _ => bare.is_some(),
             },
             None => {
-                return Err(cursor.unexpected("expected a computation (`name {`) or an instruction (`name = ...`)"));
+                return Err(
+                    cursor.unexpected("expected a computation (`name {`) or an instruction (`name = ...`)")
+                );
             }
         };
         cursor.pos = item_start;
         if is_instruction {
             if !computations.is_empty() {
-                return Err(cursor.unexpected("expected a computation (`name {`): instructions belong inside one"));
+                return Err(
+                    cursor.unexpected("expected a computation (`name {`): instructions belong inside one")
+                );
             }
             let instruction = instruction(cursor).map_err(|mut e| {
                 e.computation.get_or_insert_with(|| BARE_COMPUTATION_NAME.to_string());
@@ -191,17 +195,7 @@ fn instruction<'a>(cursor: &mut Cursor<'a>) -> Result<RawInstruction<'a>, HloTex
         while cursor.eat(',') {
             attributes.push(attribute(cursor)?);
         }
-        Ok(RawInstruction {
-            name,
-            span,
-            root,
-            shape,
-            shape_span,
-            opcode,
-            opcode_span,
-            arguments,
-            attributes,
-        })
+        Ok(RawInstruction { name, span, root, shape, shape_span, opcode, opcode_span, arguments, attributes })
     };
     rest(cursor).map_err(in_instruction)
 }
@@ -267,7 +261,9 @@ pub(super) fn attribute<'a>(cursor: &mut Cursor<'a>) -> Result<RawAttribute<'a>,
             let start = cursor.pos;
             let len: usize = cursor.text[start..]
                 .chars()
-                .take_while(|&c| !c.is_whitespace() && !matches!(c, ',' | '(' | ')' | '[' | ']' | '{' | '}' | '"'))
+                .take_while(|&c| {
+                    !c.is_whitespace() && !matches!(c, ',' | '(' | ')' | '[' | ']' | '{' | '}' | '"')
+                })
                 .map(char::len_utf8)
                 .sum();
             cursor.pos = start + len;

@@ -2,8 +2,8 @@
 //! per case, with its line, column and instruction).
 
 use crate::hlo::{
-    ArrayShape, ComparisonDirection, ComputationBuilder, ComputationId, DotDimensions, ElementwiseOp, HloModule,
-    HloOp, HloShape, InstrId, PadDim, SliceDim, WindowDim,
+    ArrayShape, ComparisonDirection, ComputationBuilder, ComputationId, DotDimensions, ElementwiseOp,
+    HloModule, HloOp, HloShape, InstrId, PadDim, SliceDim, WindowDim,
 };
 
 fn read(text: &str) -> HloModule {
@@ -24,7 +24,8 @@ fn root_op(module: &HloModule) -> &HloOp {
     &module.entry().root_instruction().unwrap().op
 }
 
-const MIN: &str = "min {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] minimum(a, b)\n}\n";
+const MIN: &str =
+    "min {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] minimum(a, b)\n}\n";
 
 #[test]
 fn a_bare_list_of_instructions_is_one_computation() {
@@ -88,17 +89,27 @@ fn seed_examples() {
          dot = f32[4, 128, 64] dot(p0, p1),\n  lhs_batch_dims={0}, rhs_batch_dims={0},\n  \
          lhs_contracting_dims={2}, rhs_contracting_dims={1}",
     );
-    let dims = DotDimensions { lhs_batch: vec![0], rhs_batch: vec![0], lhs_contracting: vec![2], rhs_contracting: vec![1] };
+    let dims = DotDimensions {
+        lhs_batch: vec![0],
+        rhs_batch: vec![0],
+        lhs_contracting: vec![2],
+        rhs_contracting: vec![1],
+    };
     assert_eq!(root_op(&d), &HloOp::Dot(dims));
     // Pad.
-    read("p0 = f32[4, 4] parameter(0)\np1 = f32[] parameter(1)\npad = f32[12, 16] pad(p0, p1), padding=1_4_1x4_8_0");
+    read(
+        "p0 = f32[4, 4] parameter(0)\np1 = f32[] parameter(1)\npad = f32[12, 16] pad(p0, p1), padding=1_4_1x4_8_0",
+    );
     // The fusion examples, as computations without ENTRY.
     let f = read(
         "f {\n  p0 = f32[1000, 1000] parameter(0)\n  \
          transpose_p0 = f32[1000, 1000]{0, 1} transpose(p0), dimensions={1, 0}\n  \
          ROOT a0 = f32[1000, 1000] add(p0, transpose_p0)\n}",
     );
-    assert_eq!(f.entry().instructions[1].shape, HloShape::Array(ArrayShape::with_layout(&[1000, 1000], &[0, 1])));
+    assert_eq!(
+        f.entry().instructions[1].shape,
+        HloShape::Array(ArrayShape::with_layout(&[1000, 1000], &[0, 1]))
+    );
     assert_eq!(f.entry().root, InstrId(2));
 }
 
@@ -122,7 +133,10 @@ fn seed_reduce_and_reduce_window_with_their_reducers() {
     let module = read(&window);
     assert_eq!(
         root_op(&module),
-        &HloOp::ReduceWindow { window: vec![WindowDim::new(1, 1), WindowDim::new(512, 1)], to_apply: ComputationId(0) }
+        &HloOp::ReduceWindow {
+            window: vec![WindowDim::new(1, 1), WindowDim::new(512, 1)],
+            to_apply: ComputationId(0)
+        }
     );
 }
 
@@ -220,10 +234,7 @@ fn malformed_modules() {
             "ENTRY e {\n  p0 = f32[2] parameter(0)\n  x = f32[2] negate(p0), dimensions={0\n}",
             "line 4, column 2, computation `e`: expected `}` closing the computation, found the end of the text",
         ),
-        (
-            "e {\n}",
-            "line 1, column 1, computation `e`: the computation has no instructions",
-        ),
+        ("e {\n}", "line 1, column 1, computation `e`: the computation has no instructions"),
         (
             "a {\n  p = f32[] parameter(0)\n}\na {\n  p = f32[] parameter(0)\n}",
             "line 4, column 1, computation `a`: the name `a` is already defined on line 1",
@@ -355,7 +366,11 @@ fn shapes_that_disagree_with_attributes() {
 
 #[test]
 fn tiled_layouts_elsewhere_are_read_and_their_tiles_ignored() {
-    let module = read("p0 = f32[16,256]{1,0:T(8,128)S(1)} parameter(0)\nn = f32[16,256]{0,1:T(8,128)} negate(p0)");
+    let module =
+        read("p0 = f32[16,256]{1,0:T(8,128)S(1)} parameter(0)\nn = f32[16,256]{0,1:T(8,128)} negate(p0)");
     assert_eq!(module.entry().instructions[0].shape, HloShape::array(&[16, 256]));
-    assert_eq!(module.entry().instructions[1].shape, HloShape::Array(ArrayShape::with_layout(&[16, 256], &[0, 1])));
+    assert_eq!(
+        module.entry().instructions[1].shape,
+        HloShape::Array(ArrayShape::with_layout(&[16, 256], &[0, 1]))
+    );
 }
