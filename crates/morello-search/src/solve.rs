@@ -31,6 +31,10 @@ use crate::frontier::{Entry, Frontier};
 use crate::memo::Memo;
 use crate::report::{Phase, Progress, StopReason};
 
+/// What expanding one spec of a wave yields: its id, its edges, and the children it discovered
+/// (id and spec).
+type Expansion = (u32, Vec<Edge>, Vec<(u32, CanonicalSpec)>);
+
 /// One action of a spec in the graph: its index, its sub-specs, and how they combine.
 struct Edge {
     action: u16,
@@ -106,7 +110,7 @@ impl Solver<'_> {
                 return Err(reason);
             }
             self.report(Phase::Explore, expanded, expanded + wave.len() as u64);
-            let results: Vec<(u32, Vec<Edge>, Vec<(u32, CanonicalSpec)>)> = wave
+            let results: Vec<Expansion> = wave
                 .par_iter()
                 .map(|&id| {
                     let spec = specs[id as usize].as_ref().expect("specs of a wave are recorded");

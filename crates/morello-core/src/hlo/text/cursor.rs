@@ -270,7 +270,7 @@ impl<'a> Cursor<'a> {
     /// An error of this kind at `span`, not yet placed in a computation or instruction.
     pub fn error_at(&self, span: Span, kind: HloTextErrorKind) -> HloTextError {
         let (line, column) = self.line_column(span.start);
-        HloTextError { line, column, computation: None, instruction: None, kind }
+        HloTextError { line, column, computation: None, instruction: None, kind: Box::new(kind) }
     }
 
     /// A syntax error quoting the token at the cursor.

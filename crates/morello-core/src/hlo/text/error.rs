@@ -21,8 +21,8 @@ pub struct HloTextError {
     pub computation: Option<String>,
     /// The instruction the problem is in, once its name has been read.
     pub instruction: Option<String>,
-    /// What is wrong.
-    pub kind: HloTextErrorKind,
+    /// What is wrong (boxed, so results stay small).
+    pub kind: Box<HloTextErrorKind>,
 }
 
 impl fmt::Display for HloTextError {
