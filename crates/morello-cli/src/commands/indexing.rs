@@ -112,17 +112,16 @@ struct Endpoint {
 }
 
 impl Endpoint {
-    fn json(&self) -> serde_json::Value {
-        let mut value = json!({
-            "kind": self.kind,
-            "index": self.index,
-            "name": self.name,
-            "shape": self.shape,
-        });
-        if let Some(t) = self.tuple_index {
-            value["tuple_index"] = json!(t);
-        }
-        value
+    /// The endpoint's JSON object, keys in a fixed, readable order.
+    fn json(&self) -> String {
+        let tuple = self.tuple_index.map(|t| format!(", \"tuple_index\": {t}")).unwrap_or_default();
+        format!(
+            "{{\"kind\": {}, \"index\": {}, \"name\": {}, \"shape\": {}{tuple}}}",
+            json!(self.kind),
+            self.index,
+            json!(self.name),
+            json!(self.shape)
+        )
     }
 
     fn text(&self) -> String {
