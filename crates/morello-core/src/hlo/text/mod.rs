@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! module       = ["HloModule" name ("," attribute)*] (computation+ | instruction+)
-//! computation  = ["ENTRY"] name [signature] "{" instruction+ "}"
+//! computation  = ["ENTRY"] name [signature] ("," attribute)* "{" instruction+ "}"
 //! signature    = "(" ... ")" ["->" shape]                       read and ignored
 //! instruction  = ["ROOT"] name "=" shape opcode "(" arguments ")" ("," attribute)*
 //! arguments    = [operand ("," operand)*] | parameter number | constant literal (skipped)

@@ -134,7 +134,7 @@ pub(super) fn module<'a>(cursor: &mut Cursor<'a>) -> Result<RawModule<'a>, HloTe
     Ok(RawModule { name, computations })
 }
 
-/// `[ENTRY] name [(parameters) -> shape] { instruction* }`.
+/// `[ENTRY] name [(parameters) -> shape] (, key=value)* { instruction* }`.
 fn computation<'a>(cursor: &mut Cursor<'a>) -> Result<RawComputation<'a>, HloTextError> {
     let item_start = cursor.pos;
     let entry = match cursor.name() {
@@ -155,6 +155,10 @@ fn computation<'a>(cursor: &mut Cursor<'a>) -> Result<RawComputation<'a>, HloTex
             cursor.pos += 2;
             shape(cursor).map_err(in_computation)?;
         }
+    }
+    // Attributes after the signature (`execution_thread="main"`) are read and ignored.
+    while cursor.eat(',') {
+        attribute(cursor).map_err(in_computation)?;
     }
     cursor.expect('{', "`{` starting the computation's instructions").map_err(in_computation)?;
     let mut instructions = Vec::new();

@@ -154,7 +154,7 @@ fn xla_dump_style_text() {
   ROOT %select.6 = f32[4,8]{1,0} select(%compare.5, %transpose.3, %broadcast.4)
 }
 
-ENTRY %main.7 (Arg_0.1: f32[8,4], Arg_1.2: f32[8]) -> f32[4,8] {
+ENTRY %main.7 (Arg_0.1: f32[8,4], Arg_1.2: f32[8]) -> f32[4,8], execution_thread="main" {
   %Arg_0.1 = f32[8,4]{1,0} parameter(0), sharding={replicated}
   %Arg_1.2 = f32[8]{0} parameter(1)
   %c = f32[2,2]{1,0} constant({ { 1, 2 }, { 3, 4 } })
