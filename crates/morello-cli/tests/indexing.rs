@@ -736,11 +736,11 @@ fn check(module: &Module, subject: Subject<'_>) -> serde_json::Value {
 
 /// Every endpoint names the right instruction and has its shape.
 fn check_endpoints(module: &Module, subject: Subject<'_>, json: &serde_json::Value) {
-    let (comp, result, sources): (&Comp, &Instr, Vec<&Instr>) = match subject {
+    let (result, sources): (&Instr, Vec<&Instr>) = match subject {
         Subject::Instruction(c, name) => {
             let comp = module.comp(c);
             let instr = comp.instr(name);
-            (comp, instr, instr.operands.iter().map(|o| comp.instr(o)).collect())
+            (instr, instr.operands.iter().map(|o| comp.instr(o)).collect())
         }
         Subject::Computation(c) => {
             let comp = module.comp(c);
@@ -750,10 +750,9 @@ fn check_endpoints(module: &Module, subject: Subject<'_>, json: &serde_json::Val
                 .filter_map(|i| if let Op::Parameter(n) = i.op { Some((n, i)) } else { None })
                 .collect();
             params.sort_by_key(|p| p.0);
-            (comp, comp.instrs.last().expect("a root"), params.into_iter().map(|p| p.1).collect())
+            (comp.instrs.last().expect("a root"), params.into_iter().map(|p| p.1).collect())
         }
     };
-    let _ = comp;
     for entry in json.as_array().expect("an array") {
         for side in ["from", "to"] {
             let e = &entry[side];
