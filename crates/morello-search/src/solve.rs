@@ -32,10 +32,6 @@ use crate::memo::Memo;
 use crate::peaks::{PeakCodec, Peaks};
 use crate::report::{Phase, Progress, StopReason};
 
-/// What expanding one spec of a wave yields: its id, its edges, and the children it discovered
-/// (id and spec).
-type Expansion = (u32, Vec<Edge>, Vec<(u32, CanonicalSpec)>);
-
 /// One action of a spec in the graph: its index, its sub-specs, and how they combine.
 struct Edge {
     action: u16,
