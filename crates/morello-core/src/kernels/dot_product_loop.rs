@@ -45,6 +45,9 @@ pub(super) fn could_apply(
 }
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
+        return false;
+    }
     let [1, 1, k, 1] = spec.shape.dims() else { return false };
     let Some(lanes) = lanes(target) else { return false };
     let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
