@@ -5,8 +5,9 @@
 //!          the table, fsync the directory: a reader or a crash sees the old table or the new one
 //! lock     "<table>.lock" beside the table, an exclusive advisory lock (flock) held while saving;
 //!          a second writer waits for it (the holder only reads, merges and writes)
-//! save     under the lock: if the file changed since this process loaded it, read it and merge
-//!          (so concurrent searches never lose each other's results), then write atomically
+//! save     under the lock: merge with what the file holds (kept in memory from this process's
+//!          last load or save; read again if another process wrote since, so concurrent searches
+//!          never lose each other's results), then write atomically if anything is new
 //! ```
 //!
 //! Reading takes no lock: renames are atomic. Temp files left by a killed writer are removed by
@@ -163,11 +164,11 @@ fn on_disk(path: &Path) -> Result<OnDisk, DbError> {
     }))
 }
 
-/// What this process last read or wrote: the file's checksum and how many specs it held.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What this process last read or wrote: the file's checksum and its table.
+#[derive(Debug, Clone)]
 struct Seen {
     checksum: u64,
-    specs: usize,
+    table: Table,
 }
 
 /// A table file as one process uses it: load once, save (merging) as often as needed.
@@ -200,16 +201,14 @@ impl TableFile {
             Err(e) => return Err(DbError::io(&self.path, "read", e)),
         };
         let table = Table::from_bytes(&bytes, &self.path, schema, validation)?;
-        self.seen = Some(Seen { checksum: checksum_of(&bytes), specs: table.len() });
+        self.seen = Some(Seen { checksum: checksum_of(&bytes), table: table.clone() });
         Ok(table)
     }
 
-    /// Saves `table` under the writer lock. If the file changed since this process last loaded or
-    /// saved it (another process saved), it is read and merged first, so nothing either process
-    /// solved is lost; if the file already holds everything, nothing is written.
-    ///
-    /// `table` should contain what [`TableFile::load`] returned (build it from the memo the load
-    /// filled); if it holds fewer specs than were loaded, the file is re-read and merged anyway.
+    /// Saves `table` under the writer lock, merged with what the file holds: if the file changed
+    /// since this process last loaded or saved it (another process saved), it is read again, so
+    /// nothing either process solved is lost. If the file already holds everything, nothing is
+    /// written.
     ///
     /// # Errors
     /// [`DbError::Io`]; the errors of [`Table::from_bytes`] if the file on disk is no longer a
@@ -222,38 +221,41 @@ impl TableFile {
     ) -> Result<SaveReport, DbError> {
         let _lock = TableLock::acquire(&self.path, on_wait)?;
         remove_stale_temps(&self.path);
-        let disk_state = on_disk(&self.path)?;
-        let unchanged = match (disk_state, self.seen) {
-            (OnDisk::Present(Some(sum)), Some(seen)) => sum == seen.checksum && table.len() >= seen.specs,
-            _ => false,
+        let disk = match (on_disk(&self.path)?, self.seen.take()) {
+            (OnDisk::Absent, _) => None,
+            // Unchanged since this process read or wrote it: what it holds is in memory.
+            (OnDisk::Present(Some(sum)), Some(seen)) if sum == seen.checksum => Some(seen),
+            (OnDisk::Present(_), _) => {
+                let bytes = std::fs::read(&self.path).map_err(|e| DbError::io(&self.path, "read", e))?;
+                // Another morello process wrote it; its structure is checked, as at any load.
+                let table = Table::from_bytes(&bytes, &self.path, schema, Validation::Structure)?;
+                Some(Seen { checksum: checksum_of(&bytes), table })
+            }
         };
         let mut merged = table.clone();
         let mut report = SaveReport::default();
-        if unchanged {
-            if self.seen.is_some_and(|s| s.specs == table.len()) {
-                // Nothing new since the last load or save.
-                report.entries = table.len() as u64;
-                return Ok(report);
-            }
-        } else if disk_state != OnDisk::Absent {
-            let bytes = std::fs::read(&self.path).map_err(|e| DbError::io(&self.path, "read", e))?;
-            // Another morello process wrote it since; its structure is checked, as at any load.
-            let disk = Table::from_bytes(&bytes, &self.path, schema, Validation::Structure)?;
-            let merge = merged.merge(&disk, schema.target)?;
+        if let Some(disk) = disk {
+            let merge = merged.merge(&disk.table, schema.target);
+            let merge = match merge {
+                Ok(m) => m,
+                Err(e) => {
+                    self.seen = Some(disk);
+                    return Err(e);
+                }
+            };
             report.merged_from_disk = merge.added;
-            if merged.len() == disk.len() {
-                // The file already holds everything.
-                self.seen = Some(Seen { checksum: checksum_of(&bytes), specs: disk.len() });
-                report.entries = disk.len() as u64;
+            if merged.len() == disk.table.len() {
+                report.entries = merged.len() as u64;
+                self.seen = Some(disk);
                 return Ok(report);
             }
         }
         let bytes = merged.to_bytes();
         write_atomically(&self.path, &bytes)?;
-        self.seen = Some(Seen { checksum: checksum_of(&bytes), specs: merged.len() });
         report.entries = merged.len() as u64;
         report.bytes = bytes.len() as u64;
         report.written = true;
+        self.seen = Some(Seen { checksum: checksum_of(&bytes), table: merged });
         Ok(report)
     }
 }

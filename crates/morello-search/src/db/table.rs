@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use morello_core::spec::{CanonicalSpec, PrimitiveKind};
 use morello_core::target::Target;
+use rayon::slice::ParallelSliceMut;
 
 use crate::db::error::{DbError, Mismatch};
 use crate::db::format::{self, Compression, Metadata};
@@ -207,7 +208,9 @@ impl Table {
         }
         let payload = Payload::from_bytes(&container.payload)
             .map_err(|e| DbError::Corrupt { path: path.into(), detail: format!("unreadable payload: {e}") })?;
-        let entries = validate::entries(&payload, schema.target, &schema.actions, validation, path)?;
+        let mut entries = validate::entries(&payload, schema.target, &schema.actions, validation, path)?;
+        // Stored order is by family, then shape; a table is sorted by spec.
+        entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let counts = payload.counts();
         let declared = &container.metadata;
         if (declared.specs, declared.frontiers, declared.families) != (counts.specs, counts.frontiers, counts.families)

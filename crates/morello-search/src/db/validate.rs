@@ -74,19 +74,6 @@ pub(crate) fn entries(
     }
     let stored = payload.frontiers().map_err(corrupt)?;
     let refs = payload.specs().map_err(corrupt)?;
-    for pair in payload.families.windows(2) {
-        if pair[0] >= pair[1] {
-            return Err(invalid(format!("{:?}", pair[1]), "spec families are not in strictly ascending order".into()));
-        }
-    }
-    for pair in refs.windows(2) {
-        if pair[0].0 == pair[1].0 && pair[0].1 >= pair[1].1 {
-            return Err(invalid(
-                format!("{:?} {:?}", payload.families[pair[1].0], pair[1].1),
-                "shapes are not in strictly ascending order within their family".into(),
-            ));
-        }
-    }
     // Specs: valid and canonical.
     let specs: Vec<CanonicalSpec> = refs
         .par_iter()
@@ -105,6 +92,19 @@ pub(crate) fn entries(
             Ok(canonical)
         })
         .collect::<Result<_, _>>()?;
+    for pair in payload.families.windows(2) {
+        if pair[0] >= pair[1] {
+            return Err(invalid(format!("{:?}", pair[1]), "spec families are not in strictly ascending order".into()));
+        }
+    }
+    for pair in refs.windows(2) {
+        if pair[0].0 == pair[1].0 && pair[0].1 >= pair[1].1 {
+            return Err(invalid(
+                format!("{:?} {:?}", payload.families[pair[1].0], pair[1].1),
+                "shapes are not in strictly ascending order within their family".into(),
+            ));
+        }
+    }
     // Frontiers: well-formed; reported at the first spec that uses a bad one.
     let capacities = PeakCodec::new(target).encode_limits(&target.capacities());
     let frontiers: Vec<Result<Arc<Frontier>, String>> =
