@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use morello_core::target::Target;
-use morello_search::db::{DbError, FORMAT_VERSION, MODEL_VERSION, SaveReport, Schema, Table, TableFile, Validation};
+use morello_search::db::{
+    DbError, FORMAT_VERSION, MODEL_VERSION, SaveReport, Schema, Table, TableFile, Validation,
+};
 use morello_search::{ActionConfig, Memo, SearchError, TileSizes};
 
 use crate::failure::bad_input;
@@ -85,7 +87,8 @@ pub fn table_path(db: Option<&Path>, target: &Target, actions: &ActionConfig) ->
 
 /// A table error as the CLI reports it: files at fault exit with status 2 and a hint.
 pub fn table_error(err: DbError) -> anyhow::Error {
-    if err.is_bad_file() || matches!(err, DbError::Rebuild { .. } | DbError::Disagree { .. } | DbError::MergeIdentity { .. })
+    if err.is_bad_file()
+        || matches!(err, DbError::Rebuild { .. } | DbError::Disagree { .. } | DbError::MergeIdentity { .. })
     {
         bad_input(format!("{err} ({BAD_TABLE_HINT})"))
     } else {
@@ -159,7 +162,10 @@ impl<'t> OpenTable<'t> {
         let table = Table::from_memo(&self.memo, &self.schema);
         let mut on_wait = |lock: &Path| {
             if !quiet {
-                eprint_line(&format!("waiting for another morello process to finish writing (lock {})", lock.display()));
+                eprint_line(&format!(
+                    "waiting for another morello process to finish writing (lock {})",
+                    lock.display()
+                ));
             }
         };
         let report = file.save(&table, &self.schema, &mut on_wait).map_err(table_error)?;
@@ -196,7 +202,9 @@ impl<'t> OpenTable<'t> {
                 path.display()
             ));
         }
-        let inconsistent = err.chain().any(|c| matches!(c.downcast_ref::<SearchError>(), Some(SearchError::Inconsistent { .. })));
+        let inconsistent = err
+            .chain()
+            .any(|c| matches!(c.downcast_ref::<SearchError>(), Some(SearchError::Inconsistent { .. })));
         match self.path() {
             Some(path) if inconsistent => err.context(format!(
                 "the table {} holds a decision that does not apply: check it with `morello db verify {}`, delete it, or pass --no-db",

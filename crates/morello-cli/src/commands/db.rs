@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use morello_core::target::Target;
-use morello_search::db::{Mismatch, Schema, Table, TableLock, TableStats, Validation, stored_target, write_atomically};
+use morello_search::db::{
+    Mismatch, Schema, Table, TableLock, TableStats, Validation, stored_target, write_atomically,
+};
 use morello_search::{ActionConfig, TileSizes};
 
 use crate::database::{eprint_line, table_error, table_path};
@@ -149,7 +151,12 @@ fn render_stats(path: &Path, s: &TableStats, usable: &str) -> String {
     let mut out = String::new();
     out += &format!("table:       {}\n", path.display());
     out += &format!("target:      {} (fingerprint {:016x})\n", id.target_name, id.target_fingerprint);
-    out += &format!("model:       version {} (probe {:016x}); {}\n", id.model_version, id.model_probe, describe(&id.actions));
+    out += &format!(
+        "model:       version {} (probe {:016x}); {}\n",
+        id.model_version,
+        id.model_probe,
+        describe(&id.actions)
+    );
     out += &format!("usable:      {usable}\n");
     out += &format!(
         "bytes:       {} ({} bytes per entry; payload {} bytes before zstd)\n",
@@ -182,7 +189,10 @@ fn describe(actions: &ActionConfig) -> String {
 fn verify(args: &VerifyArgs) -> Result<()> {
     let rebuild = match args.rebuild.as_str() {
         "all" => None,
-        n => Some(n.parse::<usize>().map_err(|_| bad_input(format!("--rebuild takes a number or `all`, not `{n}`")))?),
+        n => Some(
+            n.parse::<usize>()
+                .map_err(|_| bad_input(format!("--rebuild takes a number or `all`, not `{n}`")))?,
+        ),
     };
     let (path, bytes) = read(&args.which)?;
     let start = Instant::now();
@@ -210,11 +220,16 @@ fn merge(args: &MergeArgs) -> Result<()> {
     let second_bytes = read_file(&args.second)?;
     let (target, actions) = target_for(&first_bytes, &args.first, None)?;
     let schema = Schema::new(&target, actions);
-    let mut merged = Table::from_bytes(&first_bytes, &args.first, &schema, Validation::Full).map_err(table_error)?;
-    let second = Table::from_bytes(&second_bytes, &args.second, &schema, Validation::Full).map_err(table_error)?;
+    let mut merged =
+        Table::from_bytes(&first_bytes, &args.first, &schema, Validation::Full).map_err(table_error)?;
+    let second =
+        Table::from_bytes(&second_bytes, &args.second, &schema, Validation::Full).map_err(table_error)?;
     let report = merged.merge(&second, &target).map_err(table_error)?;
     let mut on_wait = |lock: &Path| {
-        eprint_line(&format!("waiting for another morello process to finish writing (lock {})", lock.display()));
+        eprint_line(&format!(
+            "waiting for another morello process to finish writing (lock {})",
+            lock.display()
+        ));
     };
     // Replace, not merge into, whatever OUT holds: write under its lock.
     let _lock = TableLock::acquire(&args.output, &mut on_wait).map_err(table_error)?;

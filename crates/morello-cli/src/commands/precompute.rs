@@ -104,7 +104,9 @@ pub fn run(args: &Args) -> Result<()> {
     let timed_out = Arc::new(AtomicBool::new(false));
     if let Some(seconds) = args.time_limit {
         if !(seconds.is_finite() && seconds > 0.0) {
-            return Err(bad_input(format!("--time-limit must be a positive number of seconds, got {seconds}")));
+            return Err(bad_input(format!(
+                "--time-limit must be a positive number of seconds, got {seconds}"
+            )));
         }
         let (flag, timed) = (Arc::clone(&cancel), Arc::clone(&timed_out));
         std::thread::spawn(move || {
@@ -214,7 +216,11 @@ fn matmul(m: u32, k: u32, n: u32, dtype: Dtype, target: &Target) -> Result<Canon
     let logical = LogicalSpec {
         kind: PrimitiveKind::Matmul { accum: false },
         shape: Shape::new(vec![1, m, k, n]).bad_input(|| format!("matmul {m}x{k}x{n}"))?,
-        operands: vec![operand([1, m, k], dtype)?, operand([1, k, n], dtype)?, operand([1, m, n], out_dtype)?],
+        operands: vec![
+            operand([1, m, k], dtype)?,
+            operand([1, k, n], dtype)?,
+            operand([1, m, n], out_dtype)?,
+        ],
         serial_only: false,
     };
     logical.canonicalize(target).bad_input(|| format!("matmul {m}x{k}x{n} on {}", target.name()))

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use crate::db::identity::describe_actions;
 use crate::db::identity::TableIdentity;
+use crate::db::identity::describe_actions;
 
 /// A table problem. Nothing here is a panic: a damaged or foreign file is an error value.
 #[derive(Debug, thiserror::Error)]
@@ -156,7 +156,9 @@ pub enum Mismatch {
 impl Mismatch {
     /// The first difference between a table's identity and the wanted one, if any.
     pub fn between(found: &TableIdentity, expected: &TableIdentity) -> Option<Mismatch> {
-        if found.target_name != expected.target_name || found.target_fingerprint != expected.target_fingerprint {
+        if found.target_name != expected.target_name
+            || found.target_fingerprint != expected.target_fingerprint
+        {
             return Some(Mismatch::Target {
                 found_name: found.target_name.clone(),
                 found_fingerprint: found.target_fingerprint,
@@ -165,7 +167,10 @@ impl Mismatch {
             });
         }
         if found.model_version != expected.model_version {
-            return Some(Mismatch::ModelVersion { found: found.model_version, expected: expected.model_version });
+            return Some(Mismatch::ModelVersion {
+                found: found.model_version,
+                expected: expected.model_version,
+            });
         }
         if found.model_probe != expected.model_probe {
             return Some(Mismatch::ModelProbe {

@@ -126,7 +126,9 @@ fn sync_directory(dir: &Path) -> Result<(), DbError> {
     match File::open(dir).and_then(|d| d.sync_all()) {
         Ok(()) => Ok(()),
         // Some file systems cannot flush a directory; the rename is then as durable as they allow.
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::InvalidInput | std::io::ErrorKind::Unsupported) => Ok(()),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::InvalidInput | std::io::ErrorKind::Unsupported) => {
+            Ok(())
+        }
         Err(e) => Err(DbError::io(dir, "flush the directory", e)),
     }
 }

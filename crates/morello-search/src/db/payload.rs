@@ -86,7 +86,8 @@ impl Family {
     /// A message if the dims do not make a valid shape for the kind (a damaged payload).
     pub fn spec(&self, dims: &[u32]) -> Result<LogicalSpec, String> {
         let shape = Shape::from_slice(dims).map_err(|e| format!("shape {dims:?}: {e}"))?;
-        let shapes = self.kind.operand_shapes(&shape).map_err(|e| format!("{} {shape}: {e}", self.kind.name()))?;
+        let shapes =
+            self.kind.operand_shapes(&shape).map_err(|e| format!("{} {shape}: {e}", self.kind.name()))?;
         if shapes.len() != self.operands.len() {
             return Err(format!(
                 "{} takes {} operands, the family has {}",
@@ -154,11 +155,7 @@ impl Payload {
         let mut grouped: Vec<(Family, &[u32], &Frontier)> =
             entries.iter().map(|(s, f)| (Family::of(s), s.shape.dims(), f.as_ref())).collect();
         grouped.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
-        let mut p = Payload {
-            target,
-            levels: levels as u8,
-            ..Payload::default()
-        };
+        let mut p = Payload { target, levels: levels as u8, ..Payload::default() };
         let mut entry_peaks: Vec<Peaks> = Vec::new();
         let mut seen: HashMap<&[Entry], u32> = HashMap::new();
         for (family, dims, frontier) in &grouped {
@@ -245,7 +242,12 @@ impl Payload {
                 cost = if i == at { self.costs[i] } else { cost.wrapping_add(self.costs[i]) };
                 let peaks = (0..levels)
                     .fold(0u64, |acc, level| acc | u64::from(self.peaks[level * n + i]) << (56 - 8 * level));
-                entries.push(Entry { cost, peaks: Peaks(peaks), depth: self.depths[i], action: self.actions[i] });
+                entries.push(Entry {
+                    cost,
+                    peaks: Peaks(peaks),
+                    depth: self.depths[i],
+                    action: self.actions[i],
+                });
             }
             at += size as usize;
             out.push(entries);
@@ -259,11 +261,18 @@ impl Payload {
     /// A message if the columns do not fit together.
     pub fn specs(&self) -> Result<Vec<(usize, &[u32], usize)>, String> {
         if self.family_sizes.len() != self.families.len() {
-            return Err(format!("{} family sizes for {} families", self.family_sizes.len(), self.families.len()));
+            return Err(format!(
+                "{} family sizes for {} families",
+                self.family_sizes.len(),
+                self.families.len()
+            ));
         }
         let specs: u64 = self.family_sizes.iter().map(|&s| u64::from(s)).sum();
         if specs != self.frontier_refs.len() as u64 {
-            return Err(format!("{specs} specs in families, {} frontier references", self.frontier_refs.len()));
+            return Err(format!(
+                "{specs} specs in families, {} frontier references",
+                self.frontier_refs.len()
+            ));
         }
         let mut out = Vec::with_capacity(self.frontier_refs.len());
         let mut dims_at = 0usize;
@@ -299,4 +308,3 @@ impl Payload {
         Ok(out)
     }
 }
-

@@ -206,14 +206,17 @@ impl Table {
         if let Some(mismatch) = Mismatch::between(&container.metadata.identity, &schema.identity) {
             return Err(DbError::Mismatch { path: path.into(), mismatch: Box::new(mismatch) });
         }
-        let payload = Payload::from_bytes(&container.payload)
-            .map_err(|e| DbError::Corrupt { path: path.into(), detail: format!("unreadable payload: {e}") })?;
+        let payload = Payload::from_bytes(&container.payload).map_err(|e| DbError::Corrupt {
+            path: path.into(),
+            detail: format!("unreadable payload: {e}"),
+        })?;
         let mut entries = validate::entries(&payload, schema.target, &schema.actions, validation, path)?;
         // Stored order is by family, then shape; a table is sorted by spec.
         entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let counts = payload.counts();
         let declared = &container.metadata;
-        if (declared.specs, declared.frontiers, declared.families) != (counts.specs, counts.frontiers, counts.families)
+        if (declared.specs, declared.frontiers, declared.families)
+            != (counts.specs, counts.frontiers, counts.families)
         {
             return Err(DbError::Corrupt {
                 path: path.into(),
@@ -228,7 +231,12 @@ impl Table {
     ///
     /// # Errors
     /// [`DbError::Rebuild`] for the first entry that does not.
-    pub fn verify(&self, schema: &Schema<'_>, sample: Option<usize>, path: &Path) -> Result<VerifyReport, DbError> {
+    pub fn verify(
+        &self,
+        schema: &Schema<'_>,
+        sample: Option<usize>,
+        path: &Path,
+    ) -> Result<VerifyReport, DbError> {
         let n = self.entries.len();
         let chosen: Vec<usize> = match sample {
             Some(k) if k < n => (0..k).map(|i| i * n / k).collect(),
@@ -304,8 +312,8 @@ impl TableStats {
     pub fn of_bytes(bytes: &[u8], path: &Path) -> Result<TableStats, DbError> {
         let container = format::read(bytes, path)?;
         let corrupt = |detail: String| DbError::Corrupt { path: path.into(), detail };
-        let payload =
-            Payload::from_bytes(&container.payload).map_err(|e| corrupt(format!("unreadable payload: {e}")))?;
+        let payload = Payload::from_bytes(&container.payload)
+            .map_err(|e| corrupt(format!("unreadable payload: {e}")))?;
         let frontiers = payload.frontiers().map_err(corrupt)?;
         let specs = payload.specs().map_err(corrupt)?;
         let mut by_kind: Vec<KindStats> = PrimitiveKind::ALL

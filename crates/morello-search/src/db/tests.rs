@@ -133,7 +133,10 @@ fn other_versions_targets_and_configurations_are_refused_with_the_reason() {
         (TableIdentity { target_name: "x86-avx512".into(), ..mine.clone() }, "written for target x86-avx512"),
         (TableIdentity { target_fingerprint: 7, ..mine.clone() }, "fingerprint 0000000000000007"),
         (
-            TableIdentity { actions: ActionConfig { tile_sizes: TileSizes::All, ..mine.actions }, ..mine.clone() },
+            TableIdentity {
+                actions: ActionConfig { tile_sizes: TileSizes::All, ..mine.actions },
+                ..mine.clone()
+            },
             "all tile sizes",
         ),
     ];
@@ -169,7 +172,11 @@ fn validation_refuses_wrong_content_behind_a_good_checksum() {
     let checks: [(&str, Box<dyn FnOnce(&mut payload::Payload)>, Validation); 6] = [
         ("action #", Box::new(|p| p.actions.iter_mut().for_each(|a| *a = 999)), Validation::Full),
         ("combines its sub-specs", Box::new(|p| p.costs[0] += 1), Validation::Full),
-        ("exceed the target's capacities", Box::new(|p| p.peaks.iter_mut().for_each(|b| *b = 120)), Validation::Structure),
+        (
+            "exceed the target's capacities",
+            Box::new(|p| p.peaks.iter_mut().for_each(|b| *b = 120)),
+            Validation::Structure,
+        ),
         ("not in canonical form", Box::new(make_non_canonical), Validation::Structure),
         ("depth 0", Box::new(|p| p.depths[0] = 0), Validation::Structure),
         ("shapes are not in strictly ascending order", Box::new(swap_two_shapes), Validation::Structure),
@@ -219,7 +226,8 @@ fn a_save_interrupted_before_the_rename_leaves_the_old_table() {
     let table_path = dir.path().join("t.mdb");
     write(&table_path, small_bytes());
     let bigger = Table::from_memo(&solved(&[matmul(2, 1, 2)]), schema()).to_bytes();
-    let err = write_atomically_with(&table_path, &bigger, &mut |_| Err(std::io::Error::other("crash"))).unwrap_err();
+    let err = write_atomically_with(&table_path, &bigger, &mut |_| Err(std::io::Error::other("crash")))
+        .unwrap_err();
     assert!(matches!(err, DbError::Io { .. }));
     assert_eq!(std::fs::read(&table_path).unwrap(), small_bytes(), "the old table survives");
     // A writer killed there leaves its temp file; the next save under the lock removes it.
@@ -232,8 +240,10 @@ fn a_save_interrupted_before_the_rename_leaves_the_old_table() {
     let report = file.save(&more, schema(), &mut |_| {}).unwrap();
     assert!(report.written);
     assert!(!stale.exists(), "the stale temp file is removed");
-    let names: Vec<String> =
-        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into())
+        .collect();
     assert_eq!(names.len(), 2, "only the table and its lock remain: {names:?}");
 }
 
@@ -255,7 +265,8 @@ fn two_writers_at_once_lose_nothing() {
     let dir = temp_dir();
     let table_path: PathBuf = dir.path().join("t.mdb");
     let goals = [[matmul(1, 1, 2), matmul(2, 1, 1)], [matmul(1, 2, 1), matmul(2, 2, 1)]];
-    let expected: usize = solved(&[goals[0][0].clone(), goals[0][1].clone(), goals[1][0].clone(), goals[1][1].clone()]).len();
+    let expected: usize =
+        solved(&[goals[0][0].clone(), goals[0][1].clone(), goals[1][0].clone(), goals[1][1].clone()]).len();
     std::thread::scope(|s| {
         for pair in &goals {
             let table_path = &table_path;
@@ -282,12 +293,13 @@ fn a_second_writer_waits_for_the_lock() {
         s.spawn(|| {
             let table = Table::from_memo(&solved(&[matmul(1, 1, 2)]), schema());
             let mut waited = false;
-            TableFile::new(&table_path).save(&table, schema(), &mut |lock| {
-                waited = true;
-                assert_eq!(lock, lock_path(&table_path));
-                tx.send(()).unwrap();
-            })
-            .unwrap();
+            TableFile::new(&table_path)
+                .save(&table, schema(), &mut |lock| {
+                    waited = true;
+                    assert_eq!(lock, lock_path(&table_path));
+                    tx.send(()).unwrap();
+                })
+                .unwrap();
             assert!(waited);
         });
         rx.recv().unwrap();

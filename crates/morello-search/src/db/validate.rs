@@ -79,9 +79,13 @@ pub(crate) fn entries(
         .par_iter()
         .map(|&(family, dims, _)| {
             let family = &payload.families[family];
-            let logical = family.spec(dims).map_err(|reason| invalid(format!("{family:?} {dims:?}"), reason))?;
+            let logical =
+                family.spec(dims).map_err(|reason| invalid(format!("{family:?} {dims:?}"), reason))?;
             let canonical = logical.canonicalize(target).map_err(|e| {
-                invalid(logical.display(target).to_string(), format!("not a valid spec for {}: {e}", target.name()))
+                invalid(
+                    logical.display(target).to_string(),
+                    format!("not a valid spec for {}: {e}", target.name()),
+                )
             })?;
             if *canonical.logical() != logical {
                 return Err(invalid(
@@ -94,7 +98,10 @@ pub(crate) fn entries(
         .collect::<Result<_, _>>()?;
     for pair in payload.families.windows(2) {
         if pair[0] >= pair[1] {
-            return Err(invalid(format!("{:?}", pair[1]), "spec families are not in strictly ascending order".into()));
+            return Err(invalid(
+                format!("{:?}", pair[1]),
+                "spec families are not in strictly ascending order".into(),
+            ));
         }
     }
     for pair in refs.windows(2) {
@@ -182,7 +189,10 @@ fn first_bad_action(
         };
         let linear = plan.combine.linear(plan.children.len(), target);
         let Some(budget) = codec.decode(e.peaks).checked_sub(&linear.own) else {
-            return Some(format!("action #{} ({action:?}) holds more memory than the entry's peaks", e.action));
+            return Some(format!(
+                "action #{} ({action:?}) holds more memory than the entry's peaks",
+                e.action
+            ));
         };
         let limits = codec.encode_limits(&budget);
         let mut cost = linear.base;
