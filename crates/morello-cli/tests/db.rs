@@ -46,7 +46,7 @@ fn default_table(cache: &Path) -> PathBuf {
     let dir = cache.join("morello");
     let tables: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("the cache directory exists")
-        .map(|e| e.unwrap().path())
+        .map(|e| e.expect("a directory entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "mdb"))
         .collect();
     assert_eq!(tables.len(), 1, "{tables:?}");

@@ -15,6 +15,8 @@
 //! The lock file stays: deleting it could let two writers hold locks on different files.
 
 use std::fs::{File, OpenOptions};
+
+use fs4::fs_std::FileExt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,13 +68,13 @@ impl TableLock {
             .write(true)
             .open(&path)
             .map_err(|e| DbError::io(&path, "open the lock file", e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
+        match FileExt::try_lock_exclusive(&file) {
+            Ok(true) => {}
+            Ok(false) => {
                 on_wait(&path);
-                file.lock().map_err(|e| DbError::io(&path, "lock", e))?;
+                FileExt::lock_exclusive(&file).map_err(|e| DbError::io(&path, "lock", e))?;
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(DbError::io(&path, "lock", e)),
+            Err(e) => return Err(DbError::io(&path, "lock", e)),
         }
         Ok(TableLock { _file: file })
     }

@@ -5,7 +5,7 @@
 //! indices (see [`crate::actions`]), so a table is only meaningful with exactly the actions and
 //! costs that wrote it; [`TableIdentity`] says which, and a file whose identity differs is refused.
 //!
-//! - [`format`]: the container (magic, versions, length, checksum, metadata) and its errors;
+//! - [`format`](mod@format): the container (magic, versions, length, checksum, metadata);
 //! - `payload`: the compact encoding of specs and frontiers (spec families, shared frontiers);
 //! - `validate`: what loading checks about every spec and frontier;
 //! - [`Table`]: an in-memory table: load, save, iterate, merge, statistics;

@@ -140,6 +140,17 @@ pub(crate) struct Payload {
     pub actions: Vec<u16>,
 }
 
+/// One stored spec: its family, iteration dims and frontier, as indices into the payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StoredSpec<'a> {
+    /// Index into the families.
+    pub family: usize,
+    /// The iteration shape.
+    pub dims: &'a [u32],
+    /// Index into the distinct frontiers.
+    pub frontier: usize,
+}
+
 /// Counts of a payload, for the metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Counts {
@@ -259,7 +270,7 @@ impl Payload {
     ///
     /// # Errors
     /// A message if the columns do not fit together.
-    pub fn specs(&self) -> Result<Vec<(usize, &[u32], usize)>, String> {
+    pub fn specs(&self) -> Result<Vec<StoredSpec<'_>>, String> {
         if self.family_sizes.len() != self.families.len() {
             return Err(format!(
                 "{} family sizes for {} families",
@@ -295,7 +306,7 @@ impl Payload {
                 if frontier >= self.frontier_sizes.len() {
                     return Err("a frontier reference points past the last frontier".into());
                 }
-                out.push((family_id, dims, frontier));
+                out.push(StoredSpec { family: family_id, dims, frontier });
                 spec += 1;
             }
         }

@@ -320,8 +320,8 @@ impl TableStats {
             .iter()
             .map(|&kind| KindStats { kind, specs: 0, unsatisfiable: 0, entries: 0 })
             .collect();
-        for &(family, _, frontier) in &specs {
-            let kind = payload.families[family].kind;
+        for stored in &specs {
+            let (kind, frontier) = (payload.families[stored.family].kind, stored.frontier);
             if let Some(k) = by_kind.iter_mut().find(|k| k.kind == kind) {
                 let entries = frontiers[frontier].len() as u64;
                 k.specs += 1;

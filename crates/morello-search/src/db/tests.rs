@@ -167,9 +167,12 @@ fn tampered(change: impl FnOnce(&mut payload::Payload)) -> Vec<u8> {
     format::write(&format::Metadata { payload_bytes: raw.len() as u64, ..container.metadata }, &raw)
 }
 
+/// A change to a payload.
+type Tamper = dyn FnOnce(&mut payload::Payload);
+
 #[test]
 fn validation_refuses_wrong_content_behind_a_good_checksum() {
-    let checks: [(&str, Box<dyn FnOnce(&mut payload::Payload)>, Validation); 6] = [
+    let checks: [(&str, Box<Tamper>, Validation); 6] = [
         ("action #", Box::new(|p| p.actions.iter_mut().for_each(|a| *a = 999)), Validation::Full),
         ("combines its sub-specs", Box::new(|p| p.costs[0] += 1), Validation::Full),
         (

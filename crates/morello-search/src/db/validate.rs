@@ -77,8 +77,8 @@ pub(crate) fn entries(
     // Specs: valid and canonical.
     let specs: Vec<CanonicalSpec> = refs
         .par_iter()
-        .map(|&(family, dims, _)| {
-            let family = &payload.families[family];
+        .map(|stored| {
+            let (family, dims) = (&payload.families[stored.family], stored.dims);
             let logical =
                 family.spec(dims).map_err(|reason| invalid(format!("{family:?} {dims:?}"), reason))?;
             let canonical = logical.canonicalize(target).map_err(|e| {
@@ -105,9 +105,9 @@ pub(crate) fn entries(
         }
     }
     for pair in refs.windows(2) {
-        if pair[0].0 == pair[1].0 && pair[0].1 >= pair[1].1 {
+        if pair[0].family == pair[1].family && pair[0].dims >= pair[1].dims {
             return Err(invalid(
-                format!("{:?} {:?}", payload.families[pair[1].0], pair[1].1),
+                format!("{:?} {:?}", payload.families[pair[1].family], pair[1].dims),
                 "shapes are not in strictly ascending order within their family".into(),
             ));
         }
@@ -117,8 +117,8 @@ pub(crate) fn entries(
     let frontiers: Vec<Result<Arc<Frontier>, String>> =
         stored.into_par_iter().map(|entries| check_frontier(entries, capacities)).collect();
     let mut out = Vec::with_capacity(specs.len());
-    for (spec, &(_, _, frontier)) in specs.into_iter().zip(&refs) {
-        match &frontiers[frontier] {
+    for (spec, stored) in specs.into_iter().zip(&refs) {
+        match &frontiers[stored.frontier] {
             Ok(f) => out.push((spec, Arc::clone(f))),
             Err(reason) => return Err(invalid(spec.display(target).to_string(), reason.clone())),
         }
