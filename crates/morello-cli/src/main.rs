@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod commands;
+mod database;
 mod failure;
 mod output;
 mod spec_args;
@@ -28,6 +29,12 @@ enum Command {
     /// Find the best implementation of a spec for a target.
     #[command(after_help = format!("{}\n\n{}", commands::search::EXAMPLES, spec_args::SPEC_FORMS))]
     Search(commands::search::Args),
+    /// Inspect, check and merge memo tables (the solved specs searches load and save).
+    #[command(after_help = commands::db::EXAMPLES)]
+    Db(commands::db::Args),
+    /// Fill a memo table with every power-of-two matmul up to a size, in parallel, resumably.
+    #[command(after_help = commands::precompute::EXAMPLES)]
+    Precompute(commands::precompute::Args),
     /// Show the buffer-indexing expression, buffer size and contiguity of a layout.
     #[command(after_help = commands::layout::EXAMPLES)]
     Layout(commands::layout::Args),
@@ -44,6 +51,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Search(args) => commands::search::run(&args),
+        Command::Db(args) => commands::db::run(&args),
+        Command::Precompute(args) => commands::precompute::run(&args),
         Command::Layout(args) => commands::layout::run(&args),
         Command::Xla(args) => commands::xla::run(&args),
         Command::Indexing(args) => commands::indexing::run(&args),

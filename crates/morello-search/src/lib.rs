@@ -13,6 +13,7 @@
 //! for the cost model, the same for every thread count.
 
 pub mod actions;
+pub mod db;
 mod feasible;
 pub mod frontier;
 pub mod memo;

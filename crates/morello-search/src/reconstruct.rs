@@ -71,8 +71,13 @@ pub fn impl_for_entry(
     }
     let (_, plan) = all.swap_remove(usize::from(entry.action));
     let linear = plan.combine.linear(plan.children.len(), target);
-    let child_limits = limits
+    // Children get what the entry itself was computed with, not all of `limits`: the solver
+    // combined child results whose total (snapped to powers of two) fits the entry's peaks, and
+    // larger leftovers could admit cheaper children whose snapped total would not fit.
+    let budget = PeakCodec::new(target).decode(entry.peaks);
+    let child_limits = budget
         .checked_sub(&linear.own)
+        .filter(|_| entry.peaks.fits(PeakCodec::new(target).encode_limits(limits)))
         .ok_or_else(|| inconsistent("the action holds more memory than the limits".into()))?;
     let children = plan
         .children

@@ -159,6 +159,12 @@ impl<'t> Search<'t> {
         self
     }
 
+    /// The whole action configuration (tile sizes and pruning).
+    pub fn configure_actions(mut self, config: ActionConfig) -> Self {
+        self.actions = config;
+        self
+    }
+
     /// How many implementations [`Search::solve_top_k`] returns by default.
     pub fn top_k(mut self, k: usize) -> Self {
         self.top_k = k.max(1);

@@ -1,6 +1,8 @@
 //! One module per subcommand, each with `Args` and `run`.
 
+pub mod db;
 pub mod indexing;
 pub mod layout;
+pub mod precompute;
 pub mod search;
 pub mod xla;

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use morello_search::{Phase, Search, SearchError, Solution, TileSizes};
+use morello_search::{Memo, Phase, Search, SearchError, Solution, TileSizes};
 use serde_json::json;
 
+use crate::database::{DbArgs, OpenTable};
 use crate::failure::bad_input;
 use crate::output;
 use crate::spec_args::{Resolved, SpecArgs, resolve};
@@ -21,6 +22,7 @@ Examples:
   morello search matmul 4x4x4 --dtype u32 --target x86-avx2 --emit json
   morello search move 64x64 --from row-major --to col-major
   morello search matmul 16x16x16 --memory L1=4KiB,VRF=8 --top-k 3
+  morello search matmul 64x64x64 --db ./x86.mdb      (or --no-db: nothing loaded or saved)
   morello search 'Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)'";
 
 /// What `search` prints.
@@ -58,9 +60,11 @@ pub struct Args {
     /// Print neither the progress bar nor the summary line.
     #[arg(long, short = 'q')]
     quiet: bool,
+    #[command(flatten)]
+    db: DbArgs,
 }
 
-/// Runs `morello search`.
+/// Runs `morello search`: load the table, search, save what is new (also when interrupted), print.
 pub fn run(args: &Args) -> Result<()> {
     let resolved = resolve(&args.spec)?;
     let session = Session::start(
@@ -71,11 +75,23 @@ pub fn run(args: &Args) -> Result<()> {
         args.progress,
         args.quiet,
     )?;
+    let mut table = OpenTable::open(&args.db, &resolved.target, *session.search.action_config())?;
+    let session = session.with_memo(table.memo());
     let result = match args.top_k {
         Some(k) if k > 1 => session.search.solve_top_k(&resolved.spec, k),
         _ => session.search.solve(&resolved.spec).map(|s| vec![s]),
     };
-    let solutions = session.finish(result)?;
+    let quiet = args.quiet;
+    let stopped = matches!(result, Err(SearchError::Stopped { .. }));
+    let finished = session.finish(result);
+    let saved = table.save(quiet);
+    if !quiet {
+        if let Some(line) = table.summary(saved.as_ref().ok().and_then(Option::as_ref)) {
+            eprintln_quiet(&line);
+        }
+    }
+    let solutions = finished.map_err(|e| table.explain(e, stopped && saved.is_ok()))?;
+    saved?;
     print_solutions(&resolved, &solutions, args.emit)
 }
 
@@ -140,6 +156,12 @@ impl<'t> Session<'t> {
             handle.set_position(p.done);
         });
         Ok(Session { search, bar, quiet, note: resolved.note.clone() })
+    }
+
+    /// Searches with this memo table (loaded from a database) instead of a fresh one.
+    pub fn with_memo(mut self, memo: Arc<Memo>) -> Self {
+        self.search = self.search.memo(memo);
+        self
     }
 
     /// Ends the progress bar and prints the summary; maps search errors to exit statuses.

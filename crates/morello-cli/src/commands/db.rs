@@ -1,0 +1,249 @@
+//! `morello db stats|verify|merge`: inspect, check and combine memo tables.
+//!
+//! Tables store their target's description, so these commands need no `--target` for a table
+//! given by path; without a path they use the default table of `--target` (default `x86`).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use morello_core::target::Target;
+use morello_search::db::{
+    Mismatch, Schema, Table, TableLock, TableStats, Validation, stored_target, write_atomically,
+};
+use morello_search::{ActionConfig, TileSizes};
+
+use crate::database::{eprint_line, table_error, table_path};
+use crate::failure::bad_input;
+use crate::output;
+use crate::spec_args::load_target;
+
+/// Examples shown after `morello db --help`.
+pub const EXAMPLES: &str = "\
+Examples:
+  morello db stats                              the default table of this machine's x86 target
+  morello db stats --target x86-avx2
+  morello db verify ./x86.mdb --rebuild all     every check, every implementation rebuilt
+  morello db merge a.mdb b.mdb -o merged.mdb    tables of one target from different machines";
+
+/// Arguments of `morello db`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: DbCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum DbCommand {
+    /// Entries by spec kind, bytes, bytes per entry, and whether this morello can use the table.
+    Stats(Which),
+    /// Check every spec, frontier and stored decision, and rebuild implementations.
+    Verify(VerifyArgs),
+    /// Combine two tables of the same target and model into a third.
+    Merge(MergeArgs),
+}
+
+/// Which table: a path, or the default table of a target.
+#[derive(Debug, clap::Args)]
+struct Which {
+    /// The table file (default: the default table of --target).
+    path: Option<PathBuf>,
+    /// The target whose default table to use, or that a given table must be for (default: the
+    /// target stored in the table, or x86 for the default table).
+    #[arg(long, value_name = "TARGET")]
+    target: Option<String>,
+    /// The default table of searches with --all-tile-sizes.
+    #[arg(long)]
+    all_tile_sizes: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct VerifyArgs {
+    #[command(flatten)]
+    which: Which,
+    /// How many specs to rebuild every implementation of, spread evenly over the table: a number,
+    /// or `all`.
+    #[arg(long, value_name = "N|all", default_value = "100")]
+    rebuild: String,
+}
+
+#[derive(Debug, clap::Args)]
+struct MergeArgs {
+    /// The first table.
+    first: PathBuf,
+    /// The second table.
+    second: PathBuf,
+    /// Where to write the merged table (replaced atomically if it exists).
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+}
+
+/// Runs `morello db`.
+pub fn run(args: &Args) -> Result<()> {
+    match &args.command {
+        DbCommand::Stats(which) => stats(which),
+        DbCommand::Verify(verify_args) => verify(verify_args),
+        DbCommand::Merge(merge_args) => merge(merge_args),
+    }
+}
+
+fn actions_of(all_tile_sizes: bool) -> ActionConfig {
+    ActionConfig {
+        tile_sizes: if all_tile_sizes { TileSizes::All } else { TileSizes::PowersOfTwo },
+        ..ActionConfig::default()
+    }
+}
+
+/// The table's path and bytes.
+fn read(which: &Which) -> Result<(PathBuf, Vec<u8>)> {
+    let path = match &which.path {
+        Some(p) => p.clone(),
+        None => {
+            let (target, _) = load_target(which.target.as_deref().unwrap_or("x86"))?;
+            table_path(None, &target, &actions_of(which.all_tile_sizes))?
+        }
+    };
+    let bytes = read_file(&path)?;
+    Ok((path, bytes))
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(bad_input(format!("no table at {} (a search creates it)", path.display())))
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// The target to validate a table against: `--target` if given, else the one the table stores.
+fn target_for(bytes: &[u8], path: &Path, target: Option<&str>) -> Result<(Target, ActionConfig)> {
+    let (identity, stored) = stored_target(bytes, path).map_err(table_error)?;
+    match target {
+        Some(name) => Ok((load_target(name)?.0, identity.actions)),
+        None => Ok((stored, identity.actions)),
+    }
+}
+
+fn stats(which: &Which) -> Result<()> {
+    let (path, bytes) = read(which)?;
+    let stats = TableStats::of_bytes(&bytes, &path).map_err(table_error)?;
+    let usable = match target_for(&bytes, &path, which.target.as_deref()) {
+        Ok((target, actions)) => {
+            let schema = Schema::new(&target, actions);
+            match Mismatch::between(&stats.identity, &schema.identity) {
+                None => "yes".to_string(),
+                Some(m) => format!("no: the table {m}"),
+            }
+        }
+        Err(e) => format!("no: {e:#}"),
+    };
+    output::print(&render_stats(&path, &stats, &usable))
+}
+
+fn per_spec(bytes: u64, specs: u64) -> String {
+    if specs == 0 { "-".into() } else { format!("{:.1}", bytes as f64 / specs as f64) }
+}
+
+fn render_stats(path: &Path, s: &TableStats, usable: &str) -> String {
+    let id = &s.identity;
+    let mut out = String::new();
+    out += &format!("table:       {}\n", path.display());
+    out += &format!("target:      {} (fingerprint {:016x})\n", id.target_name, id.target_fingerprint);
+    out += &format!(
+        "model:       version {} (probe {:016x}); {}\n",
+        id.model_version,
+        id.model_probe,
+        describe(&id.actions)
+    );
+    out += &format!("usable:      {usable}\n");
+    out += &format!(
+        "bytes:       {} ({} bytes per entry; payload {} bytes before zstd)\n",
+        s.file_bytes,
+        per_spec(s.file_bytes, s.specs),
+        s.payload_bytes
+    );
+    out += &format!("entries:     {} solved specs in {} families\n", s.specs, s.families);
+    out += &format!(
+        "frontiers:   {} distinct, {} stored entries ({} implementations per spec)\n",
+        s.frontiers,
+        s.stored_entries,
+        per_spec(s.by_kind.iter().map(|k| k.entries).sum(), s.specs)
+    );
+    out += "\nkind          specs  unsatisfiable  implementations\n";
+    for k in &s.by_kind {
+        out += &format!("{:<12} {:>6} {:>14} {:>16}\n", k.kind.name(), k.specs, k.unsatisfiable, k.entries);
+    }
+    out
+}
+
+fn describe(actions: &ActionConfig) -> String {
+    let tiles = match actions.tile_sizes {
+        TileSizes::PowersOfTwo => "powers-of-two tiles",
+        TileSizes::All => "all tile sizes",
+    };
+    if actions.prune_infeasible { tiles.into() } else { format!("{tiles}, no pruning") }
+}
+
+fn verify(args: &VerifyArgs) -> Result<()> {
+    let rebuild = match args.rebuild.as_str() {
+        "all" => None,
+        n => Some(
+            n.parse::<usize>()
+                .map_err(|_| bad_input(format!("--rebuild takes a number or `all`, not `{n}`")))?,
+        ),
+    };
+    let (path, bytes) = read(&args.which)?;
+    let start = Instant::now();
+    let (target, actions) = target_for(&bytes, &path, args.which.target.as_deref())?;
+    let schema = Schema::new(&target, actions);
+    let table = Table::from_bytes(&bytes, &path, &schema, Validation::Full).map_err(table_error)?;
+    let checked = start.elapsed();
+    let report = table.verify(&schema, rebuild, &path).map_err(table_error)?;
+    let entries: usize = table.iter().map(|(_, f)| f.entries().len()).sum();
+    output::print(&format!(
+        "ok: {}: {} specs and {} stored decisions checked in {:.2} s; {} specs ({} implementations, {} nodes) rebuilt in {:.2} s\n",
+        path.display(),
+        table.len(),
+        entries,
+        checked.as_secs_f64(),
+        report.specs,
+        report.implementations,
+        report.nodes,
+        (start.elapsed() - checked).as_secs_f64()
+    ))
+}
+
+fn merge(args: &MergeArgs) -> Result<()> {
+    let first_bytes = read_file(&args.first)?;
+    let second_bytes = read_file(&args.second)?;
+    let (target, actions) = target_for(&first_bytes, &args.first, None)?;
+    let schema = Schema::new(&target, actions);
+    let mut merged =
+        Table::from_bytes(&first_bytes, &args.first, &schema, Validation::Full).map_err(table_error)?;
+    let second =
+        Table::from_bytes(&second_bytes, &args.second, &schema, Validation::Full).map_err(table_error)?;
+    let report = merged.merge(&second, &target).map_err(table_error)?;
+    let mut on_wait = |lock: &Path| {
+        eprint_line(&format!(
+            "waiting for another morello process to finish writing (lock {})",
+            lock.display()
+        ));
+    };
+    // Replace, not merge into, whatever OUT holds: write under its lock.
+    let _lock = TableLock::acquire(&args.output, &mut on_wait).map_err(table_error)?;
+    let bytes = merged.to_bytes();
+    write_atomically(&args.output, &bytes).map_err(table_error)?;
+    output::print(&format!(
+        "{}: {} specs ({} from {}, {} more from {}, {} in both and equal), {} bytes\n",
+        args.output.display(),
+        report.total,
+        report.total - report.added,
+        args.first.display(),
+        report.added,
+        args.second.display(),
+        report.shared,
+        bytes.len()
+    ))
+}

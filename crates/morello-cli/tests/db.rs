@@ -1,0 +1,269 @@
+//! End-to-end tests of the memo tables: `search` with the default table, `--db`, `--no-db`, bad
+//! files, and `db stats|verify|merge`, `precompute`. Every test has its own cache directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn morello(cache: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_morello"))
+        .args(args)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("HOME")
+        .output()
+        .expect("morello runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn ok(cache: &Path, args: &[&str]) -> Run {
+    let run = morello(cache, args);
+    assert_eq!(run.code, 0, "morello {args:?}: {}", run.stderr);
+    run
+}
+
+fn json(cache: &Path, args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&ok(cache, args).stdout).expect("JSON")
+}
+
+/// `morello search matmul 4x4x4 --dtype u32 --target x86-avx2` and `extra`.
+fn small<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["search", "matmul", "4x4x4", "--dtype", "u32", "--target", "x86-avx2"];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// The one table file in the cache directory.
+fn default_table(cache: &Path) -> PathBuf {
+    let dir = cache.join("morello");
+    let tables: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the cache directory exists")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mdb"))
+        .collect();
+    assert_eq!(tables.len(), 1, "{tables:?}");
+    tables[0].clone()
+}
+
+#[test]
+fn a_second_search_hits_the_default_table() {
+    let cache = tempfile::tempdir().unwrap();
+    let cold = json(cache.path(), &small(&["--emit", "json"]));
+    assert!(cold["stats"]["specs_solved"].as_u64().unwrap() > 100);
+    let table = default_table(cache.path());
+    let name = table.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("x86-avx2-") && name.ends_with("-f1-m1.mdb"), "{name}");
+    let before = std::fs::read(&table).unwrap();
+    let warm = json(cache.path(), &small(&["--emit", "json"]));
+    assert_eq!(warm["stats"]["specs_solved"], 0);
+    assert_eq!(warm["stats"]["memo_hits"], 1);
+    assert_eq!(warm["cost"], cold["cost"]);
+    assert_eq!(warm["impl"], cold["impl"]);
+    assert_eq!(std::fs::read(&table).unwrap(), before, "nothing new, nothing written");
+    // A larger search reuses the smaller one's sub-problems and adds its own.
+    let bigger = json(
+        cache.path(),
+        &["search", "matmul", "8x4x4", "--dtype", "u32", "--target", "x86-avx2", "--emit", "json"],
+    );
+    assert!(bigger["stats"]["memo_hits"].as_u64().unwrap() > 10, "{}", bigger["stats"]);
+    assert!(std::fs::read(&table).unwrap().len() > before.len());
+}
+
+#[test]
+fn no_db_touches_no_file_and_db_picks_one() {
+    let cache = tempfile::tempdir().unwrap();
+    ok(cache.path(), &small(&["--no-db", "-q"]));
+    assert!(!cache.path().join("morello").exists());
+    let path = cache.path().join("mine.mdb");
+    let path_text = path.to_str().unwrap();
+    ok(cache.path(), &small(&["--db", path_text, "-q"]));
+    assert!(path.exists());
+    assert!(!cache.path().join("morello").exists());
+    let run = ok(cache.path(), &small(&["--db", path_text]));
+    assert!(run.stderr.contains("0 specs solved, 1 memo hits"), "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("table {path_text}:")), "{}", run.stderr);
+}
+
+#[test]
+fn bad_tables_exit_2_with_the_reason_and_stay_untouched() {
+    let cache = tempfile::tempdir().unwrap();
+    let good = cache.path().join("good.mdb");
+    ok(cache.path(), &small(&["--db", good.to_str().unwrap(), "-q"]));
+    let bytes = std::fs::read(&good).unwrap();
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0xff;
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        ("truncated.mdb", bytes[..bytes.len() / 3].to_vec(), "is truncated"),
+        ("flipped.mdb", flipped, "is corrupt"),
+        ("foreign.mdb", b"#!/bin/sh\necho not a table\n".to_vec(), "is not a morello table"),
+    ];
+    for (name, content, message) in cases {
+        let path = cache.path().join(name);
+        std::fs::write(&path, &content).unwrap();
+        let run = morello(cache.path(), &small(&["--db", path.to_str().unwrap()]));
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        assert!(run.stderr.contains(message) && run.stderr.contains("--no-db"), "{name}: {}", run.stderr);
+        assert_eq!(std::fs::read(&path).unwrap(), content, "{name} is never overwritten");
+    }
+    // Another target.
+    let run = morello(
+        cache.path(),
+        &["search", "matmul", "4x4x4", "--target", "x86-avx512", "--db", good.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("was written for target x86-avx2"), "{}", run.stderr);
+    assert_eq!(std::fs::read(&good).unwrap(), bytes);
+    // db commands report bad files the same way.
+    let run = morello(cache.path(), &["db", "verify", cache.path().join("flipped.mdb").to_str().unwrap()]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("is corrupt"), "{}", run.stderr);
+}
+
+#[test]
+fn db_stats_verify_and_merge() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let a = dir.join("a.mdb");
+    let b = dir.join("b.mdb");
+    ok(
+        dir,
+        &[
+            "search",
+            "matmul",
+            "4x2x2",
+            "--dtype",
+            "u32",
+            "--target",
+            "x86-avx2",
+            "--db",
+            a.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    ok(
+        dir,
+        &[
+            "search",
+            "matmul",
+            "2x2x4",
+            "--dtype",
+            "u32",
+            "--target",
+            "x86-avx2",
+            "--db",
+            b.to_str().unwrap(),
+            "-q",
+        ],
+    );
+
+    let stats = ok(dir, &["db", "stats", a.to_str().unwrap()]).stdout;
+    for expected in
+        ["target:      x86-avx2", "usable:      yes", "bytes per entry", "MatmulAccum", "FillZero"]
+    {
+        assert!(stats.contains(expected), "{expected} in:\n{stats}");
+    }
+    let verify = ok(dir, &["db", "verify", a.to_str().unwrap(), "--rebuild", "all"]).stdout;
+    assert!(verify.starts_with("ok: "), "{verify}");
+
+    let out = dir.join("out.mdb");
+    let merged =
+        ok(dir, &["db", "merge", a.to_str().unwrap(), b.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .stdout;
+    assert!(merged.contains("in both and equal"), "{merged}");
+    ok(dir, &["db", "verify", out.to_str().unwrap()]);
+    // The merged table answers both searches without solving anything.
+    for size in ["4x2x2", "2x2x4"] {
+        let v = json(
+            dir,
+            &[
+                "search",
+                "matmul",
+                size,
+                "--dtype",
+                "u32",
+                "--target",
+                "x86-avx2",
+                "--db",
+                out.to_str().unwrap(),
+                "--emit",
+                "json",
+            ],
+        );
+        assert_eq!(v["stats"]["specs_solved"], 0, "{size}");
+    }
+    // Tables of different targets do not merge.
+    let c = dir.join("c.mdb");
+    ok(dir, &["search", "matmul", "2x2x2", "--target", "x86-avx512", "--db", c.to_str().unwrap(), "-q"]);
+    let run =
+        morello(dir, &["db", "merge", a.to_str().unwrap(), c.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("x86-avx512"), "{}", run.stderr);
+
+    // The default table of a target.
+    let run = morello(dir, &["db", "stats", "--target", "x86-avx2"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("no table at"), "{}", run.stderr);
+}
+
+#[test]
+fn precompute_fills_the_table_and_resumes() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let args = ["precompute", "matmul", "--up-to", "2", "--dtype", "u32", "--target", "x86-avx2"];
+    let first = ok(dir, &args);
+    assert!(first.stdout.contains("8 matmuls up to 2x2x2"), "{}", first.stdout);
+    let table = default_table(dir);
+    let bytes = std::fs::read(&table).unwrap();
+    let again = ok(dir, &args);
+    assert!(again.stdout.contains("8 matmuls"), "{}", again.stdout);
+    assert_eq!(std::fs::read(&table).unwrap(), bytes, "a finished precompute has nothing to add");
+    let warm =
+        json(dir, &["search", "matmul", "2x1x2", "--dtype", "u32", "--target", "x86-avx2", "--emit", "json"]);
+    assert_eq!(warm["stats"]["specs_solved"], 0);
+    let run = morello(dir, &["precompute", "matmul", "--up-to", "3"]);
+    assert_eq!(run.code, 2);
+}
+
+#[test]
+fn two_searches_at_once_both_save() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let db = dir.join("shared.mdb");
+    let spawn = |size: &str| {
+        Command::new(env!("CARGO_BIN_EXE_morello"))
+            .args(["search", "matmul", size, "--dtype", "u32", "--target", "x86-avx2", "-q", "--db"])
+            .arg(&db)
+            .env("XDG_CACHE_HOME", dir)
+            .spawn()
+            .expect("morello starts")
+    };
+    let (mut first, mut second) = (spawn("4x2x2"), spawn("2x2x4"));
+    assert!(first.wait().unwrap().success() && second.wait().unwrap().success());
+    for size in ["4x2x2", "2x2x4"] {
+        let v = json(
+            dir,
+            &[
+                "search",
+                "matmul",
+                size,
+                "--dtype",
+                "u32",
+                "--target",
+                "x86-avx2",
+                "--db",
+                db.to_str().unwrap(),
+                "--emit",
+                "json",
+            ],
+        );
+        assert_eq!(v["stats"]["specs_solved"], 0, "{size} was saved");
+    }
+}

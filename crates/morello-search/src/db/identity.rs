@@ -1,0 +1,167 @@
+//! What a table is for: the target, the action configuration, and the version of the model.
+//!
+//! A stored frontier is only right for the exact target description, action list and cost model
+//! that computed it: its actions are indices into `actions(spec)`. A table therefore records
+//!
+//! ```text
+//! target name + fingerprint   Target::fingerprint, a hash of the full description
+//! MODEL_VERSION               bumped by hand when actions or the cost model change
+//! model probe                 a hash of the frontiers of one small search, recomputed every run
+//! action configuration        tile sizes and pruning, which change the action lists
+//! ```
+//!
+//! The probe is a safety net for a forgotten [`MODEL_VERSION`] bump: a change to the actions, the
+//! kernels or the cost model almost always changes some frontier of a small matmul, and then the
+//! probe, so the old table is refused instead of answering with stale decisions.
+
+use std::fmt;
+
+use morello_core::dtype::Dtype;
+use morello_core::layout::Layout;
+use morello_core::shape::Shape;
+use morello_core::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
+use morello_core::target::{Target, fnv1a};
+use serde::{Deserialize, Serialize};
+
+use crate::actions::{ActionConfig, TileSizes};
+use crate::memo::Memo;
+use crate::search::Search;
+
+/// The version of the actions and the cost model that stored decisions refer to.
+///
+/// Bump it in the same commit as any change that can alter a stored frontier or what an action
+/// index means:
+///
+/// - which actions [`crate::actions::actions`] lists for a spec, or their order (a new rewrite, a
+///   new layout or vector size for moves, a different tile-size rule, a change to pruning);
+/// - what an action does (its sub-specs, its [`crate::actions::Plan`]);
+/// - the cost model or peak accounting (`morello_core::cost`, a kernel's cost or memory,
+///   [`crate::peaks`]), or the solver's frontier rules ([`crate::frontier`]);
+/// - the canonical form of specs (`CanonicalSpec`), which keys the table.
+///
+/// A changed target description needs no bump: the target's fingerprint is part of the identity.
+/// Tables with another version are refused (a user deletes them or keeps them for the old
+/// binary); the default table's file name carries the version, so upgrading starts a new one.
+pub const MODEL_VERSION: u32 = 1;
+
+/// Everything a table must match to be used by a search.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableIdentity {
+    /// The target's name.
+    pub target_name: String,
+    /// [`Target::fingerprint`]: a hash of the target's full description.
+    pub target_fingerprint: u64,
+    /// [`MODEL_VERSION`] of the morello that wrote the table.
+    pub model_version: u32,
+    /// [`model_probe`] of the morello that wrote the table.
+    pub model_probe: u64,
+    /// The action configuration the frontiers were computed with.
+    pub actions: ActionConfig,
+}
+
+impl TableIdentity {
+    /// The identity of tables for `target` and `config` written by this build.
+    pub fn new(target: &Target, config: &ActionConfig) -> Self {
+        TableIdentity {
+            target_name: target.name().to_string(),
+            target_fingerprint: target.fingerprint(),
+            model_version: MODEL_VERSION,
+            model_probe: model_probe(target, config),
+            actions: *config,
+        }
+    }
+}
+
+impl fmt::Display for TableIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "target {} ({:016x}), model version {} (probe {:016x}), {}",
+            self.target_name,
+            self.target_fingerprint,
+            self.model_version,
+            self.model_probe,
+            describe_actions(&self.actions)
+        )
+    }
+}
+
+/// The action configuration in words (`powers-of-two tiles`).
+pub(super) fn describe_actions(config: &ActionConfig) -> String {
+    let tiles = match config.tile_sizes {
+        TileSizes::PowersOfTwo => "powers-of-two tiles",
+        TileSizes::All => "all tile sizes",
+    };
+    if config.prune_infeasible { tiles.to_string() } else { format!("{tiles}, no pruning") }
+}
+
+/// A hash of every frontier of one small search (a `1x2x2x2` f32 matmul in the home level),
+/// which changes when the actions, kernels or cost model change for small specs.
+///
+/// It is a check against forgetting to bump [`MODEL_VERSION`], not a replacement: a change that
+/// only affects large specs goes unnoticed. It costs a few milliseconds.
+pub fn model_probe(target: &Target, config: &ActionConfig) -> u64 {
+    let Some(spec) = probe_spec(target) else {
+        // A target without f32 in its home level: only the version guards its tables.
+        return 0;
+    };
+    let memo = std::sync::Arc::new(Memo::new());
+    let search = Search::new(target).configure_actions(*config).memo(std::sync::Arc::clone(&memo));
+    if search.fill(&spec).is_err() {
+        return 0;
+    }
+    let mut bytes = Vec::new();
+    for (spec, frontier) in memo.entries() {
+        // Serialising a spec cannot fail; an empty key would only weaken the probe.
+        bytes.extend(bincode::serialize(&spec).unwrap_or_default());
+        for e in frontier.entries() {
+            bytes.extend_from_slice(&e.cost.to_le_bytes());
+            bytes.extend_from_slice(&e.peaks.0.to_le_bytes());
+            bytes.extend_from_slice(&e.depth.to_le_bytes());
+            bytes.extend_from_slice(&e.action.to_le_bytes());
+        }
+        bytes.push(b'\n');
+    }
+    fnv1a(&bytes)
+}
+
+/// The probe's goal, if the target can express it.
+fn probe_spec(target: &Target) -> Option<morello_core::spec::CanonicalSpec> {
+    let row_major = |dims: &[u32]| -> Option<TensorSpec> {
+        let shape = Shape::new(dims.to_vec()).ok()?;
+        Some(TensorSpec {
+            contiguous_dims: 3,
+            layout: Layout::row_major(3),
+            shape,
+            dtype: Dtype::F32,
+            level: target.home_level(),
+            vector_size: None,
+        })
+    };
+    let logical = LogicalSpec {
+        kind: PrimitiveKind::Matmul { accum: false },
+        shape: Shape::new(vec![1, 2, 2, 2]).ok()?,
+        operands: vec![row_major(&[1, 2, 2])?, row_major(&[1, 2, 2])?, row_major(&[1, 2, 2])?],
+        serial_only: false,
+    };
+    logical.canonicalize(target).ok()
+}
+
+/// What a table must match, with what validating it needs: the target, the action configuration,
+/// and the identity computed from them (once: the probe runs a small search).
+#[derive(Debug, Clone)]
+pub struct Schema<'t> {
+    /// The target.
+    pub target: &'t Target,
+    /// The action configuration.
+    pub actions: ActionConfig,
+    /// The identity tables must have.
+    pub identity: TableIdentity,
+}
+
+impl<'t> Schema<'t> {
+    /// The schema of tables for `target` and `actions` written by this build.
+    pub fn new(target: &'t Target, actions: ActionConfig) -> Self {
+        Schema { target, actions, identity: TableIdentity::new(target, &actions) }
+    }
+}
