@@ -28,6 +28,9 @@ enum Command {
     /// Find the best implementation of a spec for a target.
     #[command(after_help = format!("{}\n\n{}", commands::search::EXAMPLES, spec_args::SPEC_FORMS))]
     Search(commands::search::Args),
+    /// Search, emit C, compile, run on seeded inputs and verify against the reference.
+    #[command(after_help = format!("{}\n\n{}", commands::run::EXAMPLES, spec_args::SPEC_FORMS))]
+    Run(commands::run::Args),
     /// Show the buffer-indexing expression, buffer size and contiguity of a layout.
     #[command(after_help = commands::layout::EXAMPLES)]
     Layout(commands::layout::Args),
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Search(args) => commands::search::run(&args),
+        Command::Run(args) => commands::run::run(&args),
         Command::Layout(args) => commands::layout::run(&args),
         Command::Xla(args) => commands::xla::run(&args),
     };

@@ -40,6 +40,7 @@
 pub mod baselines;
 pub mod bench;
 pub mod compiler;
+pub mod emit;
 mod error;
 pub mod harness;
 pub mod host;
@@ -49,6 +50,7 @@ pub mod run;
 pub mod stats;
 #[cfg(test)]
 mod test_support;
+pub mod verify;
 
 pub use baselines::{BaselineKind, BaselineSet, MatmulProblem, SkippedBaseline, matmul_baselines};
 pub use bench::{
@@ -56,13 +58,17 @@ pub use bench::{
     RustCandidate, RustKernel, Work, run_bench,
 };
 pub use compiler::{BuildDir, CProgram, CompileOptions, Compiler, OpenMp, SourceUnit, Warnings};
+pub use emit::{EmitConfig, EmittedKernel, ImplComment, emit_c, emit_kernel, kernel_signature};
 pub use error::CodegenError;
 pub use harness::{
     BenchEntry, Buffer, CType, KernelParam, KernelSignature, ParamRole, VerifyInputs, VerifyRun,
-    bench_program_source, run_verify, verify_program_source,
+    bench_program_source, run_verify, run_verify_selected, verify_many_program_source, verify_program_source,
 };
 pub use host::{host_features, require_features};
 pub use isa::IsaFeature;
 pub use peak::{PeakConfig, PeakReport, measure_peak};
 pub use run::Termination;
 pub use stats::SampleStats;
+pub use verify::{
+    Mismatch, Verification, VerifiedKernel, VerifyOptions, check_outputs, verify_impl, verify_impls,
+};

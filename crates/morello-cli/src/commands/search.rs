@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use morello_codegen::{BenchEntry, EmitConfig, bench_program_source, emit_kernel, verify_program_source};
+use morello_core::imp::Impl;
+use morello_core::target::Target;
 use morello_search::{Phase, Search, SearchError, Solution, TileSizes};
 use serde_json::json;
 
@@ -30,6 +33,17 @@ pub enum Emit {
     Impl,
     /// One JSON object: cost, target, impl, stats.
     Json,
+    /// The C translation unit of the best implementation (with `--harness`, a `main` too).
+    C,
+}
+
+/// A `main` to add to the emitted C.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Harness {
+    /// Times the kernel: `program [--seed N] [--samples N] [--min-seconds S] [--cpu K]`.
+    Bench,
+    /// Runs the kernel once: `program [--seed N] FILE...`, one raw little-endian file per parameter.
+    Verify,
 }
 
 /// Arguments of `morello search`.
@@ -40,6 +54,9 @@ pub struct Args {
     /// What to print.
     #[arg(long, value_enum, default_value = "impl")]
     emit: Emit,
+    /// With `--emit c`: also print a `main` that benchmarks or verifies the kernel.
+    #[arg(long, value_enum, requires = "emit")]
+    harness: Option<Harness>,
     /// Search threads (default: all cores); the answer does not depend on it.
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
@@ -76,7 +93,10 @@ pub fn run(args: &Args) -> Result<()> {
         _ => session.search.solve(&resolved.spec).map(|s| vec![s]),
     };
     let solutions = session.finish(result)?;
-    print_solutions(&resolved, &solutions, args.emit)
+    if args.harness.is_some() && args.emit != Emit::C {
+        return Err(bad_input("--harness needs --emit c"));
+    }
+    print_solutions(&resolved, &solutions, args.emit, args.harness)
 }
 
 /// A configured search with its progress bar and Ctrl-C handling, shared by the commands that search.
@@ -172,9 +192,24 @@ fn eprintln_quiet(text: &str) {
     eprintln!("{text}");
 }
 
-fn print_solutions(resolved: &Resolved, solutions: &[Solution], emit: Emit) -> Result<()> {
+fn print_solutions(
+    resolved: &Resolved,
+    solutions: &[Solution],
+    emit: Emit,
+    harness: Option<Harness>,
+) -> Result<()> {
     let target = &resolved.target;
     match emit {
+        Emit::C => {
+            let mut text = String::new();
+            for (i, s) in solutions.iter().enumerate() {
+                if solutions.len() > 1 {
+                    text += &format!("/* ---- #{} cost {} ---- */\n", i + 1, s.cost);
+                }
+                text += &c_program(&s.imp, target, harness)?;
+            }
+            output::print(&text)
+        }
         Emit::Impl => {
             let mut text = String::new();
             for (i, s) in solutions.iter().enumerate() {
@@ -213,4 +248,17 @@ fn print_solutions(resolved: &Resolved, solutions: &[Solution], emit: Emit) -> R
             output::print_json(&value)
         }
     }
+}
+
+/// The emitted kernel, with the harness's `main` if asked for.
+fn c_program(imp: &Impl, target: &Target, harness: Option<Harness>) -> Result<String> {
+    let kernel = emit_kernel(imp, target, &EmitConfig::default())?;
+    Ok(match harness {
+        None => kernel.source,
+        Some(Harness::Verify) => verify_program_source(&kernel.signature, &kernel.source)?,
+        Some(Harness::Bench) => {
+            let entry = BenchEntry::new("morello", kernel.signature.name.clone());
+            bench_program_source(&kernel.signature, &kernel.source, &[entry])?
+        }
+    })
 }

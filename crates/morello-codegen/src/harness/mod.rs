@@ -17,7 +17,10 @@ mod verify;
 
 pub use bench_main::{BenchEntry, SERVE_READY_PREFIX, SampleLine, bench_program_source, parse_sample_line};
 pub use buffer::Buffer;
-pub use verify::{VerifyInputs, VerifyRun, run_verify, verify_program_source};
+pub use verify::{
+    VerifyInputs, VerifyRun, run_verify, run_verify_selected, verify_many_program_source,
+    verify_program_source,
+};
 
 use std::fmt;
 
