@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod commands;
+#[cfg(test)]
+mod end_to_end;
 mod failure;
 mod output;
 mod spec_args;

@@ -161,6 +161,8 @@ static int morello_verify_{name}(int argc, char **argv) {{
                     "one raw little-endian file per parameter: {usage}\n", argv[0]);
     return 2;
   }}
+  (void)seed; /* unused when the kernel reads nothing */
+  (void)seeded;
 "#,
         name = signature.name,
         prototype = signature.c_prototype(),

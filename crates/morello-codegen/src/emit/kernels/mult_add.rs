@@ -5,7 +5,9 @@
 //! f32:          out += lhs * rhs;
 //! bf16 -> f32:  out += morello_bf16_to_f32(lhs) * morello_bf16_to_f32(rhs);
 //! bf16:         out = morello_f32_to_bf16(morello_bf16_to_f32(out) + ...);
-//! integers:     out = (T)((uint32_t)out + (uint32_t)lhs * (uint32_t)rhs);   (wraps; no signed overflow)
+//! u32:          out += lhs * rhs;                        (unsigned: wraps)
+//! integers:     out = (T)((uint32_t)out + (uint32_t)lhs * (uint32_t)rhs);   (wraps; no signed
+//!               overflow, no promotion to int)
 //! ```
 
 use morello_core::dtype::Dtype;
@@ -36,6 +38,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
                 "{out} = morello_f32_to_bf16(morello_bf16_to_f32({out}) + morello_bf16_to_f32({lhs}) * morello_bf16_to_f32({rhs}));"
             )
         }
+        (Dtype::U32, Dtype::U32) => format!("{out} += {lhs} * {rhs};"),
         (a, b) if a == b && !a.is_float() => {
             let t = c_type(b).c_name();
             format!("{out} = ({t})((uint32_t){out} + (uint32_t){lhs} * (uint32_t){rhs});")

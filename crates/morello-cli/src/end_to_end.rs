@@ -1,0 +1,160 @@
+//! End-to-end tests: search, emit C, compile with gcc (and clang when installed, warnings denied),
+//! run on seeded inputs and verify against the reference, for matmuls of many shapes and dtypes,
+//! moves, fills, a parallel loop and the AVX-512 BF16 dot product.
+//!
+//! All kernels of one suite go into one program per compiler (one compile). Cubes of 16 and
+//! more take minutes to search in a debug build; they run when `MORELLO_SLOW_TESTS=1` is set
+//! (and are skipped with a printed note otherwise).
+
+use std::sync::Arc;
+
+use morello_codegen::compiler::CompilerFamily;
+use morello_codegen::{CodegenError, Compiler, VerifyOptions, Warnings, verify_impls};
+use morello_core::imp::{Impl, Parallelism};
+use morello_core::spec::CanonicalSpec;
+use morello_core::target::Target;
+use morello_search::{Memo, Search};
+
+use crate::spec_args::{SpecArgs, resolve};
+
+/// gcc and clang, each if installed.
+fn compilers() -> Vec<Compiler> {
+    let found: Vec<Compiler> = ["gcc", "clang"].iter().filter_map(|c| Compiler::from_command(c).ok()).collect();
+    if found.is_empty() {
+        println!("skipped: neither gcc nor clang is installed");
+    }
+    if !found.iter().any(|c| c.family() == CompilerFamily::Clang) {
+        println!("note: clang is not installed; the kernels are only compiled with gcc");
+    }
+    found
+}
+
+fn slow_tests() -> bool {
+    std::env::var_os("MORELLO_SLOW_TESTS").is_some_and(|v| v != "0")
+}
+
+/// The canonical spec of a shorthand (`matmul 4x4x4`, `move 8x8 --from ...`) for a target.
+fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
+    let mut args = SpecArgs {
+        spec: Vec::new(),
+        target: target.to_string(),
+        dtype: dtype.to_string(),
+        batch: 1,
+        accum: false,
+        from: None,
+        to: None,
+        memory: None,
+    };
+    let mut words = words.split_whitespace();
+    while let Some(word) = words.next() {
+        match word {
+            "--from" => args.from = words.next().map(String::from),
+            "--to" => args.to = words.next().map(String::from),
+            "--accum" => args.accum = true,
+            w => args.spec.push(w.to_string()),
+        }
+    }
+    let resolved = resolve(&args).expect("a valid spec");
+    (resolved.target, resolved.spec)
+}
+
+/// Solves each spec (sharing one memo table), then verifies all the kernels in one program per
+/// compiler.
+fn check(target: &Target, specs: &[CanonicalSpec], extra: Vec<Impl>) {
+    let memo = Arc::new(Memo::new());
+    let mut imps: Vec<Impl> = specs
+        .iter()
+        .map(|s| {
+            let search = Search::new(target).memo(Arc::clone(&memo));
+            search.solve(s).unwrap_or_else(|e| panic!("{}: {e}", s.display(target))).imp
+        })
+        .collect();
+    imps.extend(extra);
+    let refs: Vec<&Impl> = imps.iter().collect();
+    for compiler in compilers() {
+        let options = VerifyOptions { seed: 42, warnings: Warnings::Deny, ..VerifyOptions::default() };
+        match verify_impls(&refs, target, &compiler, &options) {
+            Ok(results) => {
+                for (imp, result) in imps.iter().zip(results) {
+                    let v = &result.verification;
+                    assert!(
+                        v.verified,
+                        "{} on {} with {compiler}: {}\n{}",
+                        imp.spec.display(target),
+                        target.name(),
+                        v.mismatch.as_ref().map(ToString::to_string).unwrap_or_default(),
+                        result.kernel.source
+                    );
+                }
+            }
+            Err(CodegenError::MissingHostFeatures { missing }) => {
+                println!("skipped running on {}: the host lacks {missing:?} (the kernels compiled)", target.name());
+            }
+            Err(e) => panic!("{} with {compiler}: {e}", target.name()),
+        }
+    }
+}
+
+fn cubes(dtype: &str) {
+    let mut sizes = vec![1, 2, 3, 4, 8];
+    if slow_tests() {
+        sizes.extend([16, 17, 32, 64]);
+    } else {
+        println!("skipped {dtype} cubes of 16, 17, 32 and 64 (minutes of search in a debug build); set MORELLO_SLOW_TESTS=1");
+    }
+    let (target, _) = spec("matmul 1x1x1", dtype, "x86");
+    let specs: Vec<CanonicalSpec> =
+        sizes.iter().map(|n| spec(&format!("matmul {n}x{n}x{n}"), dtype, "x86").1).collect();
+    check(&target, &specs, Vec::new());
+}
+
+#[test]
+fn f32_matmul_cubes() {
+    cubes("f32");
+}
+
+#[test]
+fn u32_matmul_cubes() {
+    cubes("u32");
+}
+
+#[test]
+fn odd_shapes_moves_and_fills() {
+    let words = [
+        ("matmul 5x7x3", "f32"),
+        ("matmul 1x64x33", "f32"),
+        ("matmul 33x1x17", "f32"),
+        ("matmul 3x5x2 --accum", "u32"),
+        ("move 16x8 --from row-major --to col-major", "f32"),
+        ("move 6x10 --from col-major --to row-major", "u32"),
+        ("zero 9x7", "f32"),
+        ("zero 64", "u32"),
+    ];
+    let target = spec("zero 1", "f32", "x86-avx2").0;
+    let specs: Vec<CanonicalSpec> = words.iter().map(|(w, d)| spec(w, d, "x86-avx2").1).collect();
+    check(&target, &specs, Vec::new());
+}
+
+#[test]
+fn a_parallel_loop_over_searched_tiles() {
+    // 1x8x4x8 split into two parallel tiles of 1x4x4x8, each the search's best.
+    let (target, s) = spec("matmul 8x4x8", "f32", "x86-avx2");
+    let tile = [1, 4, 4, 8];
+    let inner = s.tile(&tile, true, &target).expect("tile");
+    let body = Search::new(&target).solve(&inner).expect("solves").imp;
+    let imp = Impl::looped(s, tile.to_vec(), Parallelism::Parallel, body, Vec::new(), &target);
+    assert!(imp.has_parallel_loop());
+    check(&target, &[], vec![imp]);
+}
+
+#[test]
+fn the_avx512_bf16_dot_product() {
+    let (target, s) = spec("matmul 1x64x1", "bf16", "x86-avx512");
+    let imp = Search::new(&target).solve(&s).expect("solves").imp;
+    assert!(
+        imp.kernels().contains(&morello_core::kernels::KernelKind::DotProductBf16),
+        "{}",
+        imp.render(&target)
+    );
+    check(&target, &[], vec![imp]);
+}
