@@ -19,7 +19,8 @@ use crate::spec_args::{SpecArgs, resolve};
 
 /// gcc and clang, each if installed.
 fn compilers() -> Vec<Compiler> {
-    let found: Vec<Compiler> = ["gcc", "clang"].iter().filter_map(|c| Compiler::from_command(c).ok()).collect();
+    let found: Vec<Compiler> =
+        ["gcc", "clang"].iter().filter_map(|c| Compiler::from_command(c).ok()).collect();
     if found.is_empty() {
         println!("skipped: neither gcc nor clang is installed");
     }
@@ -88,7 +89,10 @@ fn check(target: &Target, specs: &[CanonicalSpec], extra: Vec<Impl>) {
                 }
             }
             Err(CodegenError::MissingHostFeatures { missing }) => {
-                println!("skipped running on {}: the host lacks {missing:?} (the kernels compiled)", target.name());
+                println!(
+                    "skipped running on {}: the host lacks {missing:?} (the kernels compiled)",
+                    target.name()
+                );
             }
             Err(e) => panic!("{} with {compiler}: {e}", target.name()),
         }
@@ -100,7 +104,9 @@ fn cubes(dtype: &str) {
     if slow_tests() {
         sizes.extend([16, 17, 32, 64]);
     } else {
-        println!("skipped {dtype} cubes of 16, 17, 32 and 64 (minutes of search in a debug build); set MORELLO_SLOW_TESTS=1");
+        println!(
+            "skipped {dtype} cubes of 16, 17, 32 and 64 (minutes of search in a debug build); set MORELLO_SLOW_TESTS=1"
+        );
     }
     let (target, _) = spec("matmul 1x1x1", dtype, "x86");
     let specs: Vec<CanonicalSpec> =
@@ -156,5 +162,71 @@ fn the_avx512_bf16_dot_product() {
         "{}",
         imp.render(&target)
     );
+    check(&target, &[], vec![imp]);
+}
+
+/// A loop over full tiles of `tile` plus the remainder regions (every combination of full and
+/// remainder parts of the dims that do not divide), each region's body solved by the search.
+fn tiled(
+    target: &Target,
+    memo: &Arc<Memo>,
+    s: &CanonicalSpec,
+    tile: &[u32],
+    parallelism: Parallelism,
+) -> Impl {
+    let solve = |spec: &CanonicalSpec| {
+        let started = std::time::Instant::now();
+        let imp = Search::new(target)
+            .memo(Arc::clone(memo))
+            .solve(spec)
+            .unwrap_or_else(|e| panic!("{}: {e}", spec.display(target)))
+            .imp;
+        println!("solved {} in {:.1} s", spec.display(target), started.elapsed().as_secs_f64());
+        imp
+    };
+    let parallel = parallelism == Parallelism::Parallel;
+    let full = s.shape.dims();
+    let body = solve(&s.tile(tile, parallel, target).expect("tile"));
+    let remainder: Vec<usize> = (0..full.len()).filter(|&d| full[d] % tile[d] != 0).collect();
+    let mut boundaries = Vec::new();
+    for subset in 1u32..(1 << remainder.len()) {
+        let mut region = full.to_vec();
+        let mut origin = vec![0; full.len()];
+        for (bit, &d) in remainder.iter().enumerate() {
+            let span = full[d] / tile[d] * tile[d];
+            if subset & (1 << bit) != 0 {
+                region[d] = full[d] - span;
+                origin[d] = span;
+            } else {
+                region[d] = span;
+            }
+        }
+        let region_spec = s.tile_at(&region, &origin, parallel, target).expect("region");
+        boundaries.push(morello_core::imp::Boundary { origin, body: solve(&region_spec) });
+    }
+    Impl::looped(s.clone(), tile.to_vec(), parallelism, body, boundaries, target)
+}
+
+#[test]
+fn an_odd_matmul_from_searched_tiles() {
+    // 17^3 takes too long to search whole; tiles of 4 rows by 4 columns and their boundary
+    // regions (a row, a column, a corner) are searched instead.
+    let memo = Arc::new(Memo::new());
+    let (target, s) = spec("matmul 17x17x17", "f32", "x86");
+    let imp = tiled(&target, &memo, &s, &[1, 4, 17, 4], Parallelism::Serial);
+    check(&target, &[], vec![imp]);
+}
+
+#[test]
+fn a_64_cube_from_searched_tiles() {
+    if !slow_tests() {
+        println!(
+            "skipped the 64^3 matmul from searched 8x64x16 tiles (minutes of search); set MORELLO_SLOW_TESTS=1"
+        );
+        return;
+    }
+    let memo = Arc::new(Memo::new());
+    let (target, s) = spec("matmul 64x64x64", "f32", "x86");
+    let imp = tiled(&target, &memo, &s, &[1, 8, 64, 16], Parallelism::Parallel);
     check(&target, &[], vec![imp]);
 }

@@ -1,8 +1,9 @@
-//! morello-codegen: from C text to a verified, measured run.
+//! morello-codegen: from implementation trees to C, and from C text to a verified, measured run.
 //!
-//! This crate will also hold the emitter (`Impl` trees to C, issue 7); what is here is the
-//! infrastructure around emitted kernels, usable without it:
-//!
+//! - [`emit`]: an implementation tree ([`morello_core::imp::Impl`]) to a C translation unit with
+//!   x86 intrinsics ([`emit_c`], [`emit_kernel`]);
+//! - [`verify`]: seeded inputs, one run, and every output compared with a reference of the spec
+//!   ([`verify_impl`], [`verify_impls`], [`check_outputs`]);
 //! - [`compiler`]: find the C compiler (`$CC`, `cc`, `gcc`, `clang`) and build C units with the
 //!   target's `-m` flags ([`isa`] holds the one feature-to-flag table);
 //! - [`host`]: which instruction-set features the host can run, so a binary that would die with

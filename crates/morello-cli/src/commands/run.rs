@@ -108,7 +108,11 @@ pub fn run(args: &Args) -> Result<()> {
         text += &format!("compiler:       {compiler}\n");
         text +=
             &format!("checked:        {} elements against {} (seed {})\n", v.elements, v.reference, v.seed);
-        text += &format!("max abs error:  {} (largest tolerance {:e})\n", v.max_abs_error, v.max_tolerance);
+        text += &format!(
+            "max abs error:  {} (largest tolerance {})\n",
+            short(v.max_abs_error),
+            short(v.max_tolerance)
+        );
         if let Some(dir) = &args.keep {
             text += &format!("kept in:        {}\n", dir.display());
         }
@@ -121,4 +125,9 @@ pub fn run(args: &Args) -> Result<()> {
         None => Ok(()),
         Some(mismatch) => Err(anyhow::anyhow!("verification failed: {mismatch}")),
     }
+}
+
+/// A number in few digits: `0`, or three significant digits in scientific notation.
+fn short(x: f64) -> String {
+    if x == 0.0 { "0".to_string() } else { format!("{x:.2e}") }
 }

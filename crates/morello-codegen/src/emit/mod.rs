@@ -171,7 +171,7 @@ pub fn emit_kernel(imp: &Impl, target: &Target, config: &EmitConfig) -> Result<E
     if config.comment == ImplComment::Include {
         source.push_str(" *\n");
         for line in imp.render(target).lines() {
-            source.push_str(&format!(" *   {}\n", comment_safe(line)).replace("   \n", "\n"));
+            source.push_str(&format!(" *   {}\n", comment_safe(line.trim_end())));
         }
     }
     source.push_str(" */\n");

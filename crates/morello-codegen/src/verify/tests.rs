@@ -61,9 +61,9 @@ fn correct_output(s: &LogicalSpec, t: &Target, seed: u64) -> Vec<Buffer> {
             crate::CType::F32 => Buffer::F32(
                 values.iter().map(|v| if let Value::Float(x) = v { *x } else { f32::NAN }).collect(),
             ),
-            crate::CType::U32 => {
-                Buffer::U32(values.iter().map(|v| if let Value::Int(i) = v { *i as u32 } else { 0 }).collect())
-            }
+            crate::CType::U32 => Buffer::U32(
+                values.iter().map(|v| if let Value::Int(i) = v { *i as u32 } else { 0 }).collect(),
+            ),
             other => panic!("no test conversion for {other}"),
         })
         .collect()
@@ -89,7 +89,10 @@ fn a_wrong_element_is_reported_with_its_index_and_values() {
     assert_eq!(m.got, m.expected + 1.0);
     assert_eq!(m.tolerance, 0.0);
     assert!(m.to_string().starts_with("out[0, 1, 2] (buffer offset 5) is "), "{m}");
-    assert!(m.to_string().ends_with("in Matmul(1x2x3x4, u32 GL row-major, u32 GL row-major, u32 GL col-major)"), "{m}");
+    assert!(
+        m.to_string().ends_with("in Matmul(1x2x3x4, u32 GL row-major, u32 GL row-major, u32 GL col-major)"),
+        "{m}"
+    );
 }
 
 #[test]

@@ -64,7 +64,12 @@ fn golden_files() {
     for case in trees::all().into_iter().filter(|c| c.golden) {
         let target = Target::builtin(case.target, 2).expect("target");
         let c = emit_c(&case.imp, &target).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        assert_eq!(c, emit_c(&case.imp, &target).expect("emits"), "{}: emission is not deterministic", case.name);
+        assert_eq!(
+            c,
+            emit_c(&case.imp, &target).expect("emits"),
+            "{}: emission is not deterministic",
+            case.name
+        );
         let path = golden_path(case.name);
         if bless {
             std::fs::write(&path, &c).expect("writes the golden file");
@@ -85,7 +90,8 @@ fn golden_files() {
 
 #[test]
 fn goldens_cover_every_kernel() {
-    let mut used: Vec<KernelKind> = trees::all().iter().filter(|c| c.golden).flat_map(|c| c.imp.kernels()).collect();
+    let mut used: Vec<KernelKind> =
+        trees::all().iter().filter(|c| c.golden).flat_map(|c| c.imp.kernels()).collect();
     used.sort();
     used.dedup();
     assert_eq!(used, KernelKind::ALL.to_vec());
@@ -102,12 +108,18 @@ fn compile_and_verify(target_name: &str) {
             Ok(results) => {
                 for (case, result) in cases.iter().zip(results) {
                     let v = result.verification;
-                    assert!(v.verified, "{} with {compiler}: {:?}\n{}", case.name, v.mismatch, result.kernel.source);
+                    assert!(
+                        v.verified,
+                        "{} with {compiler}: {:?}\n{}",
+                        case.name, v.mismatch, result.kernel.source
+                    );
                     assert!(v.elements > 0);
                 }
             }
             Err(CodegenError::MissingHostFeatures { missing }) => {
-                println!("skipped running the {target_name} kernels: the host lacks {missing:?} (they compiled)");
+                println!(
+                    "skipped running the {target_name} kernels: the host lacks {missing:?} (they compiled)"
+                );
             }
             Err(e) => panic!("{target_name} with {compiler}: {e}"),
         }
@@ -130,7 +142,11 @@ fn parallel_loops_use_openmp() {
     let target = Target::builtin(case.target, 2).expect("target");
     let kernel = emit_kernel(&case.imp, &target, &EmitConfig::default()).expect("emits");
     assert_eq!(kernel.openmp, OpenMp::Enabled);
-    assert!(kernel.source.contains("#pragma omp parallel for collapse(2) schedule(static)"), "{}", kernel.source);
+    assert!(
+        kernel.source.contains("#pragma omp parallel for collapse(2) schedule(static)"),
+        "{}",
+        kernel.source
+    );
 }
 
 #[test]
@@ -186,7 +202,11 @@ fn kernel_names_are_checked() {
     assert!(matches!(emit_kernel(&imp, &b.t, &config), Err(CodegenError::InvalidSignature { .. })));
     let config = EmitConfig { name: "zero4".into(), comment: ImplComment::Omit };
     let kernel = emit_kernel(&imp, &b.t, &config).expect("emits");
-    assert!(kernel.source.contains("void zero4(float *restrict out) {\n  memset(out, 0, 16);\n}\n"), "{}", kernel.source);
+    assert!(
+        kernel.source.contains("void zero4(float *restrict out) {\n  memset(out, 0, 16);\n}\n"),
+        "{}",
+        kernel.source
+    );
     assert!(!kernel.source.contains("cost"), "{}", kernel.source);
 }
 
@@ -199,4 +219,46 @@ fn compile_flags_need_the_host_only_for_what_is_used() {
     let kernel = emit_kernel(&imp, &avx512, &EmitConfig::default()).expect("emits");
     assert!(!kernel.features.contains(&IsaFeature::Avx512bf16));
     let _ = require_features(&kernel.features);
+}
+
+#[test]
+fn helpers_compile_and_compute() {
+    use crate::compiler::{CProgram, CompileOptions, SourceUnit};
+    let all: BTreeSet<Helper> = [
+        Helper::FloorDiv,
+        Helper::Mod,
+        Helper::Bf16ToF32,
+        Helper::F32ToBf16,
+        Helper::HsumM128,
+        Helper::HsumM256,
+    ]
+    .into_iter()
+    .collect();
+    let source = format!(
+        "#include <immintrin.h>\n#include <stdint.h>\n#include <string.h>\n{}{}\n\
+         int main(void) {{\n\
+         \x20 int bad = 0;\n\
+         \x20 bad |= morello_floordiv(-7, 4) != -2 || morello_floordiv(7, 4) != 1 || morello_floordiv(-8, 4) != -2;\n\
+         \x20 bad |= morello_mod(-7, 4) != 1 || morello_mod(7, 4) != 3 || morello_mod(-8, 4) != 0;\n\
+         \x20 bad |= morello_bf16_to_f32(0x3fc0) != 1.5f || morello_f32_to_bf16(1.5f) != 0x3fc0;\n\
+         \x20 bad |= morello_f32_to_bf16(1.00390625f) != 0x3f80; /* a tie rounds to even */\n\
+         \x20 bad |= morello_f32_to_bf16(1.01171875f) != 0x3f82; /* a tie rounds to even, upwards */\n\
+         \x20 bad |= morello_hsum_m128(_mm_setr_ps(1, 2, 3, 4)) != 10.0f;\n\
+         \x20 bad |= morello_hsum_m256(_mm256_setr_ps(1, 2, 3, 4, 5, 6, 7, 8)) != 36.0f;\n\
+         \x20 return bad;\n}}\n",
+        helpers::definitions(&all),
+        helpers::definitions(&all), // twice: the guards make a second copy harmless
+    );
+    let options = CompileOptions {
+        features: vec![IsaFeature::Avx, IsaFeature::Avx2, IsaFeature::Fma],
+        warnings: Warnings::Deny,
+        ..CompileOptions::default()
+    };
+    for compiler in gcc_and_clang() {
+        let program = CProgram { units: vec![SourceUnit::new("helpers", source.clone())], link_args: vec![] };
+        let build = compiler.build(&program, &options).unwrap_or_else(|e| panic!("{e}"));
+        if require_features(build.features()).is_ok() {
+            crate::run::run_program(build.binary(), &[], &[]).unwrap_or_else(|e| panic!("{compiler}: {e}"));
+        }
+    }
 }

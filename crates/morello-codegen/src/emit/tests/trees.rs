@@ -94,7 +94,13 @@ impl Builder {
     }
 
     /// The same tensor seen in a cache level.
-    pub fn cache(&self, s: &CanonicalSpec, operand: usize, level: &str, body: impl FnOnce(CanonicalSpec) -> Impl) -> Impl {
+    pub fn cache(
+        &self,
+        s: &CanonicalSpec,
+        operand: usize,
+        level: &str,
+        body: impl FnOnce(CanonicalSpec) -> Impl,
+    ) -> Impl {
         let destination =
             TensorSpec { level: self.t.level_id(level).expect("level"), ..s.operands[operand].clone() };
         let inner = s.with_operand(operand, destination.clone(), &self.t).expect("valid");
@@ -132,7 +138,14 @@ impl Builder {
         let inner = s.with_operand(operand, destination.clone(), &self.t).expect("valid");
         Impl::alloc(
             s.clone(),
-            AllocParts { operand, kind: AllocKind::Buffer, destination, prologue, body: body(inner), epilogue },
+            AllocParts {
+                operand,
+                kind: AllocKind::Buffer,
+                destination,
+                prologue,
+                body: body(inner),
+                epilogue,
+            },
             &self.t,
         )
     }
@@ -156,9 +169,8 @@ fn avx2_cases() -> Vec<Case> {
 
     // 1x1x1: memset the output, one multiply-add.
     let s = b.spec("Matmul(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
-    let imp = b.cache(&s, 2, "L2", |s| {
-        b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.kernel(a, K::MultAdd))
-    });
+    let imp = b
+        .cache(&s, 2, "L2", |s| b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.kernel(a, K::MultAdd)));
     cases.push(case("matmul_1x1x1", t, true, imp));
 
     // 2x2x2: scalar loops over memory.
@@ -202,9 +214,13 @@ fn avx2_cases() -> Vec<Case> {
 
     // A dot product with four accumulators and a loop, into a scalar register.
     let s = b.spec("Matmul(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
-    let imp = b.alloc(&s, 2, rf(&s.operands[2]), |m| b.kernel(m, K::ValueAssign), |s| {
-        b.zero_then(&s, |z| b.kernel(z, K::ValueFill), |a| b.kernel(a, K::DotProductLoop))
-    });
+    let imp = b.alloc(
+        &s,
+        2,
+        rf(&s.operands[2]),
+        |m| b.kernel(m, K::ValueAssign),
+        |s| b.zero_then(&s, |z| b.kernel(z, K::ValueFill), |a| b.kernel(a, K::DotProductLoop)),
+    );
     cases.push(case("dot_product_loop", t, true, imp));
 
     // A transposing move: full tiles of 4x3, then the boundary row at 4.
@@ -236,11 +252,19 @@ fn avx2_cases() -> Vec<Case> {
     // multiply-adds reading it through floordiv and mod.
     let s = b.spec("Matmul(1x3x4x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
     let packed = b.dest(&s.operands[1], "GL", Some("[0, 2, 1, 2 p(4)]"), None);
-    let imp = b.alloc(&s, 1, packed, |m| b.each(&m, K::ValueAssign), |s| {
-        b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| {
-            b.tiles(&a, &[1, 1, 4, 4], Parallelism::Serial, |tile| b.each(&tile, K::MultAdd))
-        })
-    });
+    let imp = b.alloc(
+        &s,
+        1,
+        packed,
+        |m| b.each(&m, K::ValueAssign),
+        |s| {
+            b.zero_then(
+                &s,
+                |z| b.kernel(z, K::MemsetZero),
+                |a| b.tiles(&a, &[1, 1, 4, 4], Parallelism::Serial, |tile| b.each(&tile, K::MultAdd)),
+            )
+        },
+    );
     cases.push(case("matmul_packed_rhs", t, false, imp));
 
     // A parallel loop over rows, each tile zeroed and accumulated with scalar loops.
@@ -251,9 +275,7 @@ fn avx2_cases() -> Vec<Case> {
     cases.push(case("matmul_parallel", t, true, imp));
 
     // A convolution with scalar multiply-adds (sliding windows).
-    let s = b.spec(
-        "Conv(1x2x2x3x3x2x2, i32 GL row-major, i32 GL row-major, i32 GL row-major)",
-    );
+    let s = b.spec("Conv(1x2x2x3x3x2x2, i32 GL row-major, i32 GL row-major, i32 GL row-major)");
     let imp = b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.each(&a, K::MultAdd));
     cases.push(case("conv_i32", t, false, imp));
 
@@ -264,9 +286,13 @@ fn avx2_cases() -> Vec<Case> {
 
     // A large heap-allocated copy of the output (more than 16 KiB).
     let s = b.spec("FillZero(64x128, f32 GL row-major)");
-    let imp = b.alloc(&s, 0, b.dest(&s.operands[0], "L2", Some("col-major"), None), |m| {
-        b.tiles(&m, &[64, 1], Parallelism::Serial, |column| b.each(&column, K::ValueAssign))
-    }, |s| b.kernel(s, K::MemsetZero));
+    let imp = b.alloc(
+        &s,
+        0,
+        b.dest(&s.operands[0], "L2", Some("col-major"), None),
+        |m| b.tiles(&m, &[64, 1], Parallelism::Serial, |column| b.each(&column, K::ValueAssign)),
+        |s| b.kernel(s, K::MemsetZero),
+    );
     cases.push(case("heap_buffer", t, false, imp));
     cases
 }
