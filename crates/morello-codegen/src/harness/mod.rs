@@ -102,7 +102,8 @@ impl fmt::Display for CType {
 pub enum ParamRole {
     /// Read only: passed as `const T *`, filled before the call.
     Input,
-    /// Written only: zeroed before the call, read back after it.
+    /// Written only: zeroed (benchmarks) or filled with `0xff` bytes (verification) before the
+    /// call, read back after it.
     Output,
     /// Read and written (e.g. an accumulating matmul's output): filled before, read back after.
     InOut,

@@ -11,7 +11,8 @@
 //! - an input is read from its path, or with `--seed` generated and written to its path (so the
 //!   caller sees what was used);
 //! - an in-out parameter is filled the same way, then overwritten with the kernel's result;
-//! - an output starts zeroed and is written to its path.
+//! - an output starts filled with `0xff` bytes (NaN for floats, all ones for integers), so an
+//!   element the kernel never writes cannot pass for a correct zero, and is written to its path.
 //!
 //! Exit status 2 is a usage error, 3 an I/O error (with a message on stderr).
 //!
@@ -176,6 +177,9 @@ static int morello_verify_{name}(int argc, char **argv) {{
             t = p.c_type.c_name(),
             bytes = p.bytes()
         );
+    }
+    for (i, p) in signature.params.iter().enumerate().filter(|(_, p)| !p.role.is_read()) {
+        let _ = writeln!(c, "  memset(morello_p{i}, 0xff, {bytes}u);", bytes = p.bytes());
     }
     for (i, p) in signature.params.iter().enumerate().filter(|(_, p)| p.role.is_read()) {
         let _ = write!(

@@ -155,7 +155,8 @@ pub fn check_outputs(
             reason: format!("{} buffers for {} operands", after.len(), spec.operands.len()),
         });
     }
-    // The initial contents: regenerated from the seed for read parameters, zeros otherwise.
+    // The initial contents: regenerated from the seed for read parameters; outputs start as 0xff
+    // bytes in the harness, which the reference overwrites (every element of an output is written).
     let initial: Vec<Vec<Value>> = signature
         .params
         .iter()

@@ -146,38 +146,48 @@ pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<
             .map_err(|e| CodegenError::Internal { reason: format!("operand {i}: {e}") })?;
         Ok(operand.shape.points().map(|p| initial[i][indexer.offset(&p) as usize]).collect())
     };
-    let (lhs, rhs) = (gather(0)?, gather(1)?);
     let out_tensor = spec.output();
     let out_dtype = out_tensor.dtype;
-    let init: Vec<Value> = if accum { gather(2)? } else { vec![Value::Int(0); b * m * n] };
     let float = out_dtype.is_float();
+    let int = |v: &Value| if let Value::Int(i) = v { *i } else { 0 };
+    // Plain numbers, so the inner loop vectorises.
+    let (lhs, rhs) = (gather(0)?, gather(1)?);
+    let init: Vec<Value> = if accum { gather(2)? } else { vec![Value::Int(0); b * m * n] };
+    let (lhs_f, rhs_f): (Vec<f64>, Vec<f64>) = if float {
+        (lhs.iter().map(as_f64).collect(), rhs.iter().map(as_f64).collect())
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let (lhs_i, rhs_i): (Vec<i64>, Vec<i64>) = if float {
+        (Vec::new(), Vec::new())
+    } else {
+        (lhs.iter().map(int).collect(), rhs.iter().map(int).collect())
+    };
     let rows = b * m;
     // One row of the output (values and magnitudes) per (batch, row).
     let row = |r: usize| -> (Vec<Value>, Vec<f64>) {
-        let (batch, i) = (r / m, r % m);
-        let a = &lhs[(batch * m + i) * k..(batch * m + i + 1) * k];
-        let rhs_batch = &rhs[batch * k * n..(batch + 1) * k * n];
+        let batch = r / m;
+        let lhs_row = r * k..(r + 1) * k;
+        let rhs_batch = batch * k * n;
         let init_row = &init[r * n..(r + 1) * n];
         if float {
             let mut acc: Vec<f64> = init_row.iter().map(as_f64).collect();
             let mut mag: Vec<f64> = acc.iter().map(|x| x.abs()).collect();
-            for (p, av) in a.iter().enumerate() {
-                let av = as_f64(av);
-                for (j, bv) in rhs_batch[p * n..(p + 1) * n].iter().enumerate() {
-                    let product = av * as_f64(bv);
-                    acc[j] += product;
-                    mag[j] += product.abs();
+            for (p, &a) in lhs_f[lhs_row].iter().enumerate() {
+                let start = rhs_batch + p * n;
+                for ((acc, mag), &b) in acc.iter_mut().zip(mag.iter_mut()).zip(&rhs_f[start..start + n]) {
+                    let product = a * b;
+                    *acc += product;
+                    *mag += product.abs();
                 }
             }
             (acc.into_iter().map(|x| Value::Float(x as f32)).collect(), mag)
         } else {
-            let mut acc: Vec<i64> =
-                init_row.iter().map(|v| if let Value::Int(i) = v { *i } else { 0 }).collect();
-            for (p, av) in a.iter().enumerate() {
-                let av = if let Value::Int(i) = av { *i } else { 0 };
-                for (j, bv) in rhs_batch[p * n..(p + 1) * n].iter().enumerate() {
-                    let bv = if let Value::Int(i) = bv { *i } else { 0 };
-                    acc[j] = acc[j].wrapping_add(av.wrapping_mul(bv));
+            let mut acc: Vec<i64> = init_row.iter().map(int).collect();
+            for (p, &a) in lhs_i[lhs_row].iter().enumerate() {
+                let start = rhs_batch + p * n;
+                for (acc, &b) in acc.iter_mut().zip(&rhs_i[start..start + n]) {
+                    *acc = acc.wrapping_add(a.wrapping_mul(b));
                 }
             }
             (acc.into_iter().map(|x| Value::Int(wrap(x, out_dtype))).collect(), Vec::new())

@@ -135,7 +135,8 @@ fn names_round_trip() {
 #[test]
 fn dot_products_refuse_rank_4_moves_and_fills() {
     let t = Target::builtin("x86-avx512", 2).unwrap();
-    for text in ["Move(1x1x16x1, f32 GL row-major, f32 GL col-major)", "FillZero(1x1x64x1, f32 GL row-major)"] {
+    for text in ["Move(1x1x16x1, f32 GL row-major, f32 GL col-major)", "FillZero(1x1x64x1, f32 GL row-major)"]
+    {
         let spec = LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
         assert!(!KernelKind::DotProductLoop.applies(&spec, &t), "{text}");
         assert!(!KernelKind::DotProductBf16.applies(&spec, &t), "{text}");
