@@ -11,6 +11,7 @@ fn morello(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+#[allow(clippy::print_stdout)]
 fn have_compiler() -> bool {
     let found = ["cc", "gcc", "clang"].iter().any(|c| Command::new(c).arg("--version").output().is_ok());
     if !found {
