@@ -39,6 +39,10 @@ enum Command {
     /// Read an XLA shape (`f32[16,256]{1,0:T(8,128)}`): its tiling, buffer, offsets and morello layout.
     #[command(after_help = commands::xla::EXAMPLES)]
     Xla(commands::xla::Args),
+    /// Print the indexing maps of an HLO instruction or fusion: which operand elements each
+    /// output element reads, or the reverse.
+    #[command(after_help = commands::indexing::EXAMPLES)]
+    Indexing(commands::indexing::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(&args),
         Command::Layout(args) => commands::layout::run(&args),
         Command::Xla(args) => commands::xla::run(&args),
+        Command::Indexing(args) => commands::indexing::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

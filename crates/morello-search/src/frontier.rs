@@ -9,16 +9,16 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::peaks::Peaks;
 use morello_core::cost::Cost;
-use morello_core::target::MemVec;
 
 /// One implementation summarised: its cost, peaks, depth and the action at its root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Entry {
     /// The implementation's cost.
     pub cost: Cost,
-    /// Its peak memory per level.
-    pub peaks: MemVec,
+    /// Its peak memory per level (encoded; see [`crate::peaks`]).
+    pub peaks: Peaks,
     /// The depth of its tree (a kernel is 1).
     pub depth: u32,
     /// The index of its root action in `actions(spec)`.
@@ -27,13 +27,13 @@ pub struct Entry {
 
 impl Entry {
     /// The total order used for ties: cost, then peaks (slowest level first), then depth, then action.
-    pub fn rank(&self) -> (Cost, MemVec, u32, u16) {
+    pub fn rank(&self) -> (Cost, Peaks, u32, u16) {
         (self.cost, self.peaks, self.depth, self.action)
     }
 
     /// Whether `self` is at least as good as `other` on cost and on every level's peak.
     pub fn dominates(&self, other: &Entry) -> bool {
-        self.cost <= other.cost && self.peaks.fits(&other.peaks)
+        self.cost <= other.cost && self.peaks.fits(other.peaks)
     }
 }
 
@@ -55,7 +55,7 @@ impl Frontier {
         for c in candidates {
             // Everything already kept ranks before `c`, so has cost <= c.cost: `c` survives only
             // if no kept entry also fits inside its peaks.
-            if !entries.iter().any(|e| e.peaks.fits(&c.peaks)) {
+            if !entries.iter().any(|e| e.peaks.fits(c.peaks)) {
                 entries.push(c);
             }
         }
@@ -72,13 +72,13 @@ impl Frontier {
         self.entries.is_empty()
     }
 
-    /// The best entry whose peaks fit `limits`.
-    pub fn best(&self, limits: &MemVec) -> Option<&Entry> {
+    /// The best entry whose peaks fit `limits` (encoded with [`crate::peaks::PeakCodec::encode_limits`]).
+    pub fn best(&self, limits: Peaks) -> Option<&Entry> {
         self.entries.iter().find(|e| e.peaks.fits(limits))
     }
 
     /// The best entry for the given action whose peaks fit `limits`.
-    pub fn best_for_action(&self, action: u16, limits: &MemVec) -> Option<&Entry> {
+    pub fn best_for_action(&self, action: u16, limits: Peaks) -> Option<&Entry> {
         self.entries.iter().find(|e| e.action == action && e.peaks.fits(limits))
     }
 }
@@ -87,8 +87,14 @@ impl Frontier {
 mod tests {
     use super::*;
 
+    /// An entry whose peaks are the given codes, most significant level first.
     fn entry(cost: Cost, peaks: &[u64], action: u16) -> Entry {
-        Entry { cost, peaks: MemVec::from_fn(peaks.len(), |i| peaks[i]), depth: 1, action }
+        let code = peaks.iter().enumerate().fold(0u64, |acc, (i, p)| acc | (p << (56 - 8 * i)));
+        Entry { cost, peaks: Peaks(code), depth: 1, action }
+    }
+
+    fn limits(peaks: &[u64]) -> Peaks {
+        entry(0, peaks, 0).peaks
     }
 
     #[test]
@@ -102,9 +108,9 @@ mod tests {
         ]);
         let actions: Vec<u16> = f.entries().iter().map(|e| e.action).collect();
         assert_eq!(actions, [1, 0, 4]);
-        assert_eq!(f.best(&MemVec::from_fn(2, |_| 100)).unwrap().action, 1);
-        assert_eq!(f.best(&MemVec::from_fn(2, |i| [5, 0][i])).unwrap().action, 0);
-        assert_eq!(f.best(&MemVec::from_fn(2, |i| [2, 0][i])).unwrap().action, 4);
-        assert!(f.best(&MemVec::ZERO).is_none());
+        assert_eq!(f.best(limits(&[100, 100])).unwrap().action, 1);
+        assert_eq!(f.best(limits(&[5, 0])).unwrap().action, 0);
+        assert_eq!(f.best(limits(&[2, 0])).unwrap().action, 4);
+        assert!(f.best(Peaks::ZERO).is_none());
     }
 }

@@ -16,6 +16,7 @@ pub mod actions;
 mod feasible;
 pub mod frontier;
 pub mod memo;
+pub mod peaks;
 mod reconstruct;
 mod report;
 mod search;
@@ -25,6 +26,9 @@ pub use actions::{Action, ActionConfig, TileSizes};
 pub use feasible::Feasibility;
 pub use frontier::{Entry, Frontier};
 pub use memo::Memo;
+pub use peaks::{PeakCodec, Peaks};
 pub use reconstruct::{best_impl, impl_for_entry};
 pub use report::{Phase, Progress, SearchReport, StopReason};
 pub use search::{Search, SearchError, Solution};
+#[doc(hidden)]
+pub use solve::explore_only;

@@ -13,6 +13,7 @@ use crate::actions::{ActionConfig, actions};
 use crate::feasible::Feasibility;
 use crate::frontier::Entry;
 use crate::memo::Memo;
+use crate::peaks::PeakCodec;
 use crate::search::SearchError;
 
 /// The best implementation of `spec` within `limits`, and its frontier entry.
@@ -32,9 +33,11 @@ pub fn best_impl(
         spec: spec.display(target).to_string(),
         message: "the spec is not solved".into(),
     })?;
-    let entry = *frontier.best(limits).ok_or_else(|| SearchError::NoImplementation {
-        spec: spec.display(target).to_string(),
-        limits: limits.display(target).to_string(),
+    let entry = *frontier.best(PeakCodec::new(target).encode_limits(limits)).ok_or_else(|| {
+        SearchError::NoImplementation {
+            spec: spec.display(target).to_string(),
+            limits: limits.display(target).to_string(),
+        }
     })?;
     let imp = impl_for_entry(spec, &entry, limits, memo, target, config, feasibility)?;
     if imp.cost != entry.cost {

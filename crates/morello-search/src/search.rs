@@ -27,6 +27,7 @@ use morello_core::target::{MemVec, Target};
 use crate::actions::{ActionConfig, TileSizes, actions};
 use crate::feasible::Feasibility;
 use crate::memo::Memo;
+use crate::peaks::PeakCodec;
 use crate::reconstruct::{best_impl, impl_for_entry};
 use crate::report::{Progress, SearchReport, StopReason};
 use crate::solve::{Counters, Solver};
@@ -245,7 +246,9 @@ impl<'t> Search<'t> {
         let frontier = self.memo.get(spec).unwrap_or_default();
         let mut per_action: Vec<crate::frontier::Entry> = Vec::new();
         for index in 0..actions(spec, self.target, &self.actions, &feasibility).len() {
-            if let Some(e) = frontier.best_for_action(index as u16, &limits) {
+            if let Some(e) =
+                frontier.best_for_action(index as u16, PeakCodec::new(self.target).encode_limits(&limits))
+            {
                 per_action.push(*e);
             }
         }

@@ -29,6 +29,7 @@ use crate::actions::{ActionConfig, Linear, actions};
 use crate::feasible::Feasibility;
 use crate::frontier::{Entry, Frontier};
 use crate::memo::Memo;
+use crate::peaks::{PeakCodec, Peaks};
 use crate::report::{Phase, Progress, StopReason};
 
 /// One action of a spec in the graph: its index, its sub-specs, and how they combine.
@@ -91,11 +92,15 @@ impl Solver<'_> {
             self.counters.memo_hits.fetch_add(1, Ordering::Relaxed);
             return Ok(());
         }
-        let graph = self.explore(goal)?;
+        let (graph, stop) = self.explore(goal);
+        if let Some(reason) = stop {
+            return Err(reason);
+        }
         self.solve_graph(graph)
     }
 
-    fn explore(&self, goal: &CanonicalSpec) -> Result<Graph, StopReason> {
+    /// Explores the graph; on a stop, returns what was explored so far and the reason.
+    fn explore(&self, goal: &CanonicalSpec) -> (Graph, Option<StopReason>) {
         let ids: DashMap<CanonicalSpec, u32, FxBuildHasher> = DashMap::with_hasher(FxBuildHasher);
         ids.insert(goal.clone(), 0);
         let next = AtomicU32::new(1);
@@ -106,7 +111,7 @@ impl Solver<'_> {
         let mut expanded = 0u64;
         while !wave.is_empty() {
             if let Some(reason) = self.stop_reason(expanded) {
-                return Err(reason);
+                return (Graph { specs, known, edges }, Some(reason));
             }
             self.report(Phase::Explore, expanded, expanded + wave.len() as u64);
             let results: Vec<Expansion> = wave
@@ -165,7 +170,7 @@ impl Solver<'_> {
             next_wave.sort_unstable();
             wave = next_wave;
         }
-        Ok(Graph { specs, known, edges })
+        (Graph { specs, known, edges }, None)
     }
 
     fn solve_graph(&self, graph: Graph) -> Result<(), StopReason> {
@@ -189,7 +194,13 @@ impl Solver<'_> {
             })
             .collect();
         let total: u64 = buckets.iter().map(|b| b.len() as u64).sum();
-        let capacities = self.target.capacities();
+        let codec = PeakCodec::new(self.target);
+        let cx = NodeContext {
+            frontiers: &frontiers,
+            capacities: codec.encode_limits(&self.target.capacities()),
+            codec,
+            target: self.target,
+        };
         let mut done = 0u64;
         let mut result = Ok(());
         for bucket in &buckets {
@@ -199,7 +210,7 @@ impl Solver<'_> {
             }
             self.report(Phase::Solve, done, total);
             bucket.par_iter().for_each(|&id| {
-                let frontier = solve_node(&edges[id as usize], &frontiers, &capacities, self.target);
+                let frontier = solve_node(&edges[id as usize], &cx);
                 let _ = frontiers[id as usize].set(Arc::new(frontier));
             });
             done += bucket.len() as u64;
@@ -217,6 +228,33 @@ impl Solver<'_> {
         }
         result
     }
+}
+
+/// Explores the sub-spec graph of `goal` without solving it, stopping after `max_specs` specs, and
+/// returns the specs found (a diagnostic for understanding what a search would explore).
+#[doc(hidden)]
+pub fn explore_only(
+    goal: &CanonicalSpec,
+    target: &Target,
+    config: ActionConfig,
+    max_specs: u64,
+) -> Vec<CanonicalSpec> {
+    let memo = Memo::new();
+    let counters = Counters::default();
+    let feasibility = Feasibility::new(target);
+    let solver = Solver {
+        target,
+        config,
+        feasibility: &feasibility,
+        memo: &memo,
+        cancel: None,
+        deadline: None,
+        max_specs: Some(max_specs),
+        progress: None,
+        counters: &counters,
+    };
+    let (graph, _) = solver.explore(goal);
+    graph.specs.into_iter().flatten().collect()
 }
 
 /// The explored graph: specs by id, frontiers already known (from the memo), actions by id.
@@ -280,30 +318,33 @@ fn heights(edges: &[Vec<Edge>], known: &[Option<Arc<Frontier>>]) -> Vec<u32> {
 #[derive(Debug, Clone, Copy)]
 struct Partial {
     cost: Cost,
-    peaks: MemVec,
+    peaks: Peaks,
     depth: u32,
 }
 
+/// What solving one node needs besides its edges: the frontiers so far and the target's limits.
+struct NodeContext<'a> {
+    frontiers: &'a [OnceLock<Arc<Frontier>>],
+    capacities: Peaks,
+    codec: PeakCodec,
+    target: &'a Target,
+}
+
 /// The frontier of one spec from its actions and its children's frontiers.
-fn solve_node(
-    edges: &[Edge],
-    frontiers: &[OnceLock<Arc<Frontier>>],
-    capacities: &MemVec,
-    target: &Target,
-) -> Frontier {
+fn solve_node(edges: &[Edge], cx: &NodeContext<'_>) -> Frontier {
     let mut candidates = Vec::new();
     'actions: for edge in edges {
-        let mut partials = vec![Partial { cost: 0, peaks: MemVec::ZERO, depth: 0 }];
-        for (child, &weight) in edge.children.iter().zip(&edge.linear.weights) {
-            let frontier = frontiers[*child as usize].get().expect("children are solved before parents");
+        let mut partials = vec![Partial { cost: 0, peaks: Peaks::ZERO, depth: 0 }];
+        for (index, (child, &weight)) in edge.children.iter().zip(&edge.linear.weights).enumerate() {
+            let frontier = cx.frontiers[*child as usize].get().expect("children are solved before parents");
             if frontier.is_empty() {
                 continue 'actions;
             }
             let mut next = Vec::with_capacity(partials.len() * frontier.entries().len());
             for p in &partials {
                 for e in frontier.entries() {
-                    let peaks = p.peaks.elementwise_max(&e.peaks);
-                    if !edge.linear.own.saturating_add(&peaks).fits(capacities) {
+                    let peaks = p.peaks.max(e.peaks);
+                    if !peaks.fits(cx.capacities) {
                         continue;
                     }
                     next.push(Partial {
@@ -313,14 +354,21 @@ fn solve_node(
                     });
                 }
             }
-            partials = prune(next);
+            // One child's frontier, scaled, is already free of dominated entries.
+            partials = if index == 0 { next } else { prune(next) };
             if partials.is_empty() {
                 continue 'actions;
             }
         }
+        let own = edge.linear.own;
         for p in partials {
-            let peaks = snap_peaks(edge.linear.own.saturating_add(&p.peaks), target);
-            if peaks.fits(capacities) {
+            let peaks = if own == MemVec::ZERO {
+                p.peaks
+            } else {
+                let total = own.saturating_add(&cx.codec.decode(p.peaks));
+                cx.codec.encode_peaks(&snap_peaks(total, cx.target))
+            };
+            if peaks.fits(cx.capacities) {
                 candidates.push(Entry {
                     cost: edge.linear.base.saturating_add(p.cost),
                     peaks,
@@ -341,52 +389,9 @@ fn prune(mut partials: Vec<Partial>) -> Vec<Partial> {
     partials.sort_unstable_by_key(|p| (p.cost, p.peaks, p.depth));
     let mut kept: Vec<Partial> = Vec::with_capacity(partials.len().min(16));
     for p in partials {
-        if !kept.iter().any(|k| k.peaks.fits(&p.peaks)) {
+        if !kept.iter().any(|k| k.peaks.fits(p.peaks)) {
             kept.push(p);
         }
     }
     kept
-}
-
-#[cfg(test)]
-mod debug_tests {
-    use super::*;
-    use morello_core::spec::LogicalSpec;
-
-    #[test]
-    fn tiny_graph() {
-        let target = Target::builtin("x86-avx2", 1).unwrap();
-        let spec = LogicalSpec::parse(
-            "Matmul(1x1x1x1, u32 GL row-major, u32 GL row-major, u32 GL row-major)",
-            &target,
-        )
-        .unwrap()
-        .canonicalize(&target)
-        .unwrap();
-        let memo = Memo::new();
-        let counters = Counters::default();
-        let feasibility = Feasibility::new(&target);
-        let solver = Solver {
-            target: &target,
-            config: ActionConfig::default(),
-            feasibility: &feasibility,
-            memo: &memo,
-            cancel: None,
-            deadline: None,
-            max_specs: Some(200),
-            progress: None,
-            counters: &counters,
-        };
-        let graph = solver.explore(&spec);
-        match graph {
-            Ok(g) => {
-                for (i, s) in g.specs.iter().enumerate() {
-                    let s = s.as_ref().unwrap();
-                    let kids: Vec<Vec<u32>> = g.edges[i].iter().map(|e| e.children.clone()).collect();
-                    println!("{i}: {} -> {:?}", s.display(&target), kids);
-                }
-            }
-            Err(e) => println!("stopped {e:?}"),
-        }
-    }
 }

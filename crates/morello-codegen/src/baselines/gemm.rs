@@ -1,36 +1,34 @@
 //! The `gemm` baseline: a pure-Rust GEMM, timed in the benchmark driver.
 //!
-//! It calls `faer::linalg::matmul::matmul`, whose f32 kernels are the `gemm` crate family
-//! (`gemm`, `nano-gemm` for tiny shapes, `private-gemm-x86` with AVX-512 on x86). `gemm::gemm`
-//! itself is an `unsafe fn` on raw pointers, and so is `matrixmultiply::sgemm`; the workspace
-//! forbids `unsafe`, so faer's safe matrix views are the way in. One thread runs `Par::Seq`;
-//! more run `Par::rayon(threads)`.
+//! It calls `ndarray::linalg::general_mat_mul`, whose f32 kernel is the `matrixmultiply` crate
+//! (a pure-Rust, BLIS-style GEMM with AVX2/FMA and AVX-512 micro-kernels chosen at run time).
+//! `matrixmultiply::sgemm` itself is an `unsafe fn` on raw pointers and the workspace forbids
+//! `unsafe`, so ndarray's safe views are the way in. It runs on one thread.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, MatMut, MatRef, Par};
+use ndarray::linalg::general_mat_mul;
+use ndarray::{ArrayView2, ArrayViewMut2};
 
 use super::MatmulProblem;
 use crate::bench::{PrepareRustKernel, RustKernel};
 use crate::error::CodegenError;
 use crate::harness::Buffer;
 
-struct FaerMatmul {
+struct RustMatmul {
     m: usize,
     k: usize,
     n: usize,
     lhs: Vec<f32>,
     rhs: Vec<f32>,
     out: Vec<f32>,
-    threads: usize,
 }
 
-impl RustKernel for FaerMatmul {
+impl RustKernel for RustMatmul {
     fn run(&mut self) {
-        let lhs = MatRef::from_row_major_slice(&self.lhs, self.m, self.k);
-        let rhs = MatRef::from_row_major_slice(&self.rhs, self.k, self.n);
-        let out = MatMut::from_row_major_slice_mut(&mut self.out, self.m, self.n);
-        let par = if self.threads > 1 { Par::rayon(self.threads) } else { Par::Seq };
-        matmul(out, Accum::Replace, lhs, rhs, 1.0f32, par);
+        // The shapes match the buffers' lengths, checked when the kernel was prepared.
+        let lhs = ArrayView2::from_shape((self.m, self.k), &self.lhs).expect("lhs is m x k");
+        let rhs = ArrayView2::from_shape((self.k, self.n), &self.rhs).expect("rhs is k x n");
+        let mut out = ArrayViewMut2::from_shape((self.m, self.n), &mut self.out).expect("out is m x n");
+        general_mat_mul(1.0f32, &lhs, &rhs, 0.0f32, &mut out);
     }
 
     fn written(&self) -> Vec<Buffer> {
@@ -39,7 +37,7 @@ impl RustKernel for FaerMatmul {
 }
 
 /// The preparation of the `gemm` baseline for an f32 problem.
-pub(super) fn prepare(problem: &MatmulProblem, threads: usize) -> PrepareRustKernel {
+pub(super) fn prepare(problem: &MatmulProblem) -> PrepareRustKernel {
     let (m, k, n) = (problem.m, problem.k, problem.n);
     Box::new(move |buffers: &[Buffer]| {
         let f32_param = |index: usize, name: &str, elements: usize| -> Result<Vec<f32>, CodegenError> {
@@ -51,14 +49,13 @@ pub(super) fn prepare(problem: &MatmulProblem, threads: usize) -> PrepareRustKer
                 }),
             }
         };
-        let kernel = FaerMatmul {
+        let kernel = RustMatmul {
             m,
             k,
             n,
             lhs: f32_param(0, "lhs", m * k)?,
             rhs: f32_param(1, "rhs", k * n)?,
             out: f32_param(2, "out", m * n)?,
-            threads,
         };
         Ok(Box::new(kernel) as Box<dyn RustKernel>)
     })

@@ -8,7 +8,7 @@
 //! | `openblas` | `cblas_sgemm` | C | `apt-get install libopenblas-dev` |
 //! | `blis` | `bli_sgemm` | C | `apt-get install libblis-dev` |
 //! | `libxsmm` | JIT kernel from `libxsmm_smmdispatch` | C | `apt-get install libxsmm-dev` |
-//! | `gemm` | faer's `matmul` (the `gemm` crate family) | Rust | nothing (a dependency) |
+//! | `gemm` | `matrixmultiply` (through ndarray's `general_mat_mul`), one thread | Rust | nothing (a dependency) |
 //!
 //! A C library's availability is decided by compiling, linking and running a 2x2x2 probe with
 //! the same source; a missing one is skipped with a one-line reason saying how to install it.
@@ -48,7 +48,7 @@ pub enum BaselineKind {
     Blis,
     /// libxsmm's JIT small-GEMM kernels.
     Libxsmm,
-    /// A pure-Rust GEMM (faer / the `gemm` crate family).
+    /// A pure-Rust GEMM (`matrixmultiply`, through ndarray), single-threaded.
     Gemm,
 }
 
@@ -86,7 +86,7 @@ impl BaselineKind {
 
     /// Whether it uses every requested thread (libxsmm's JIT kernels are single-threaded).
     pub fn is_multithreaded(self) -> bool {
-        self != BaselineKind::Libxsmm
+        !matches!(self, BaselineKind::Libxsmm | BaselineKind::Gemm)
     }
 }
 
@@ -226,7 +226,7 @@ pub fn matmul_baseline(
     if kind == BaselineKind::Gemm {
         return Ok(Candidate::Rust(RustCandidate {
             label: kind.name().into(),
-            prepare: gemm::prepare(problem, threads),
+            prepare: gemm::prepare(problem),
         }));
     }
     if kind != BaselineKind::Naive {

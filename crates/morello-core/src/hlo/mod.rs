@@ -17,8 +17,9 @@
 //! Errors are [`HloError`]s that name the computation and the instruction. Code holding an
 //! `HloModule` can rely on those checks.
 //!
-//! This module is data and validation only: a reader of HLO text builds these values, and
-//! [`crate::indexing`] computes indexing maps from them. Element types are not modelled (no map
+//! [`text`] reads HLO module text into these values (`text.parse::<HloModule>()`), with errors
+//! that give the line, column and instruction ([`HloTextError`]); [`crate::indexing`] computes
+//! indexing maps from them. The model itself is data and validation only. Element types are not modelled (no map
 //! depends on them); layouts are, as `minor_to_major`, because a bitcast's meaning depends on
 //! them.
 //!
@@ -42,12 +43,14 @@ mod builder;
 mod error;
 mod op;
 mod shape;
+pub mod text;
 mod validate;
 
 pub use builder::ComputationBuilder;
 pub use error::{HloError, HloErrorKind};
 pub use op::{ComparisonDirection, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim, WindowDim};
 pub use shape::{ArrayShape, HloShape};
+pub use text::{HloTextError, HloTextErrorKind, SUPPORTED_OPCODES};
 pub(crate) use validate::padded_size;
 
 /// The position of an instruction in its computation's instruction list.

@@ -42,7 +42,6 @@ pub(super) fn could_apply(
 }
 
 pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
-    // Moves and fills of rank 4 can have this shape too, with fewer operands.
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
         return false;
     }

@@ -162,6 +162,9 @@ impl KernelKind {
     /// (which can never move again): a spec none of whose kernels passes has no implementation.
     /// Never false when a tile could apply the kernel.
     pub fn could_apply_after_tiling(self, spec: &LogicalSpec, target: &Target) -> bool {
+        if self.applies(spec, target) {
+            return true;
+        }
         match self {
             KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::could_apply_after_tiling(spec, target),
             KernelKind::VectorAssign => vector_assign::could_apply_after_tiling(spec, target),

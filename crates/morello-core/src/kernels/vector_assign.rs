@@ -36,19 +36,20 @@ pub(super) fn could_apply(
         && !levels.contains(&LevelKind::ScalarRegisters)
 }
 
-/// Whether some tile of a move could take this kernel: tiles one vector long along the register
-/// side's innermost dim must be whole vectors on every side, so every side's vectors run along
-/// that dim (then every such tile has the same one-dim layout on both sides).
+/// Whether some tile of a move could take this kernel (checked after the spec itself): a tile one
+/// vector long along one dim, which is then every side's innermost dim, must be whole vectors on
+/// every side.
 pub(super) fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
     if spec.kind != PrimitiveKind::Move || spec.operands[0].dtype != spec.operands[1].dtype {
         return false;
     }
     let Some(register) = spec.operands.iter().find(|o| in_vector_registers(o, target)) else { return false };
-    let Some(dim) = register.layout.dims().last().map(|d| usize::from(d.logical)) else { return false };
-    spec.operands.iter().all(|side| {
-        let lanes = register.vector_size.unwrap_or(1);
-        let along = TensorSpec { vector_size: Some(lanes), ..side.clone() };
-        (in_vector_registers(side, target) || in_memory(side, target)) && vectors_along(&along, dim)
+    let lanes = register.vector_size.unwrap_or(1);
+    (0..spec.shape.rank()).any(|dim| {
+        spec.operands.iter().all(|side| {
+            let along = TensorSpec { vector_size: Some(lanes), ..side.clone() };
+            (in_vector_registers(side, target) || in_memory(side, target)) && vectors_along(&along, dim)
+        })
     })
 }
 

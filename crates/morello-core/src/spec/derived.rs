@@ -32,7 +32,7 @@ impl CanonicalSpec {
     /// The spec of the iteration box of `sizes` starting at `origin` (a boundary region).
     ///
     /// # Errors
-    /// As [`LogicalSpec::tile`].
+    /// As [`CanonicalSpec::tile`].
     pub fn tile_at(
         &self,
         sizes: &[u32],

@@ -63,7 +63,7 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
         isa,
         levels: vec![
             level("GL", LevelKind::Memory, 1 << 40, &[], 20, &["L2"]),
-            level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1"]),
+            LevelDescription { allocates: false, ..level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1"]) },
             // Packing into L1 buffers is left to L2: L1 only holds views of L2 data.
             LevelDescription {
                 allocates: false,

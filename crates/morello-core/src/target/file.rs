@@ -197,6 +197,12 @@ impl Target {
             if capacity == 0 {
                 return Err(invalid(format!("level `{}` has capacity 0", level.name)));
             }
+            if level.kind.counts_registers() && capacity > 127 {
+                return Err(invalid(format!(
+                    "level `{}` has {capacity} registers; at most 127 are supported",
+                    level.name
+                )));
+            }
             let is_vector = level.kind == LevelKind::VectorRegisters;
             if is_vector && level.vector_bytes.is_empty() {
                 return Err(invalid(format!("vector-register level `{}` needs vector_bytes", level.name)));

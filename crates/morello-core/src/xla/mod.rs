@@ -49,6 +49,7 @@ mod tests;
 pub use bridge::{BridgeError, MorelloArray};
 pub use element::ElementType;
 pub use error::XlaError;
+pub(crate) use error::fragment_of;
 pub use layout::{MemorySpace, Tile, XlaLayout};
 pub use shape::{ArrayShape, XlaShape};
 pub use tiling::{BufferPosition, PaddingKind, XlaIndexer};

@@ -1,0 +1,148 @@
+//! End-to-end tests of `morello search`.
+
+use std::process::Command;
+
+fn morello(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_morello")).args(args).output().expect("morello runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn search_prints_the_tree_and_a_summary() {
+    let (code, stdout, stderr) =
+        morello(&["search", "matmul", "4x4x4", "--dtype", "u32", "--target", "x86-avx2"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("cost  GL"), "{stdout}");
+    assert!(stdout.contains("kernel BroadcastVecMultAdd"), "{stdout}");
+    assert!(stderr.contains("specs solved"), "{stderr}");
+    let (code, _, stderr) =
+        morello(&["search", "matmul", "4x4x4", "--dtype", "u32", "--target", "x86-avx2", "-q"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+}
+
+#[test]
+fn json_has_cost_target_impl_and_stats() {
+    let (code, stdout, stderr) =
+        morello(&["search", "matmul", "8x8x8", "--target", "x86-avx2", "--emit", "json", "-q"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert!(v["cost"].as_u64().is_some_and(|c| c > 0));
+    assert_eq!(v["target"], "x86-avx2");
+    assert!(v["impl"]["node"].is_object());
+    for key in ["specs_solved", "memo_hits", "seconds"] {
+        assert!(v["stats"][key].is_number(), "{key}");
+    }
+}
+
+#[test]
+fn every_spec_form_searches() {
+    for args in [
+        vec!["search", "move", "8x8", "--from", "row-major", "--to", "col-major"],
+        vec!["search", "zero", "16x16"],
+        vec!["search", "conv", "1x2x5x5", "3x2x3x3"],
+        vec!["search", "matmul", "3x5x7", "--batch", "2", "--accum", "--dtype", "i32"],
+        vec!["search", "Matmul(1x2x2x2, f32 GL row-major, f32 GL col-major, f32 GL row-major)"],
+        vec!["search", "matmul", "8x8x8", "--top-k", "3"],
+        vec!["search", "matmul", "8x8x8", "--jobs", "1", "--memory", "L1=4KiB,VRF=8"],
+    ] {
+        let mut with_target = args.clone();
+        with_target.extend(["--target", "x86-avx2", "-q"]);
+        let (code, stdout, stderr) = morello(&with_target);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(stdout.contains("kernel "), "{args:?}: {stdout}");
+    }
+}
+
+#[test]
+fn a_target_file_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.toml");
+    std::fs::write(
+        &path,
+        r#"
+name = "tiny"
+cache_line_bytes = 64
+processors = 1
+kernels = ["MultAdd", "ValueAssign", "ValueFill", "MemsetZero"]
+
+[[levels]]
+name = "HBM"
+kind = "memory"
+capacity = "1GiB"
+cost_per_line = 40
+moves_to = ["REG"]
+
+[[levels]]
+name = "REG"
+kind = "scalar-registers"
+capacity = 8
+"#,
+    )
+    .unwrap();
+    let (code, stdout, stderr) =
+        morello(&["search", "matmul", "2x2x2", "--target", path.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("HBM") && stdout.contains("kernel MultAdd"), "{stdout}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["search", "matmul", "0x4x4"], 2, "dimension 0 is zero"),
+        (&["search", "matmul", "4x4"], 2, "must be MxKxN"),
+        (&["search", "matmul", "4294967296x1x1"], 2, "above the limit of 2^31"),
+        (&["search", "matmul", "4xax4"], 2, "is not a positive integer"),
+        (&["search", "frobnicate", "4"], 2, "unknown spec `frobnicate`"),
+        (&["search", "Matmul(1x2x2, f32 GL row-major)"], 2, "Matmul needs an iteration shape of rank 4"),
+        (&["search", "matmul", "4x4x4", "--target", "sparc"], 2, "unknown target `sparc`"),
+        (&["search", "matmul", "4x4x4", "--dtype", "f64"], 2, "unknown dtype `f64`"),
+        (&["search", "matmul", "4x4x4", "--memory", "L9=1"], 2, "unknown level `L9`"),
+        (&["search", "move", "4x4", "--to", "[0, 0]"], 2, "two Dynamic physical dims"),
+        (&["search", "conv", "1x2x3x3", "1x3x2x2"], 2, "channels must agree"),
+        (&["search", "matmul", "4x4x4", "--jobs", "0"], 2, "--jobs must be at least 1"),
+        (
+            &[
+                "search",
+                "MatmulAccum(1x1x1x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8)",
+                "--memory",
+                "VRF=0",
+            ],
+            1,
+            "no implementation of MatmulAccum(1x1x1x8",
+        ),
+    ];
+    for (args, expected_code, message) in cases {
+        let mut with_target: Vec<&str> = args.to_vec();
+        if !args.contains(&"--target") {
+            with_target.extend(["--target", "x86-avx2"]);
+        }
+        let (code, stdout, stderr) = morello(&with_target);
+        assert_eq!(code, *expected_code, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn help_explains_the_arguments() {
+    let (code, stdout, _) = morello(&["search", "--help"]);
+    assert_eq!(code, 0);
+    for needle in [
+        "--target",
+        "--dtype",
+        "--emit",
+        "--jobs",
+        "--memory",
+        "--top-k",
+        "Examples:",
+        "Specs:",
+        "conv NxCxHxW",
+    ] {
+        assert!(stdout.contains(needle), "{needle} missing");
+    }
+}

@@ -1,0 +1,482 @@
+//! Attribute values of the supported opcodes, and the [`HloOp`] an opcode and its attributes
+//! make.
+//!
+//! ```text
+//! dimensions={0,2}                     dimension numbers (also iota_dimension=0, index=1)
+//! slice={[5:10:1], [3:20:7], [0:50]}   start:limit[:stride] per dimension (stride 1 if omitted)
+//! padding=1_4_1x4_8_0                  low_high[_interior] per dimension, joined by `x`
+//! window={size=1x512 pad=0_0x0_0 stride=1x2 lhs_dilate=1x1 rhs_dilate=1x1}
+//! lhs_batch_dims={0} rhs_batch_dims={0} lhs_contracting_dims={2} rhs_contracting_dims={1}
+//! to_apply=%add  calls=%fused          computation names, `%` optional
+//! direction=LT                         EQ, NE, LT, LE, GT, GE
+//! ```
+//!
+//! Attributes an opcode does not use (`metadata`, `kind`, `sharding`, `backend_config`, ...) are
+//! ignored; `rhs_reversal` of a window is read and ignored (it does not change which elements a
+//! window covers). An attribute given twice is an error.
+
+use std::collections::HashMap;
+
+use crate::hlo::{ComparisonDirection, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim, WindowDim};
+
+use super::HloTextErrorKind;
+use super::cursor::{Span, is_name_char};
+use super::syntax::{Arguments, RawAttribute, RawInstruction};
+
+/// An error at a span, placed later in its computation and instruction.
+pub(super) type Located = (Span, HloTextErrorKind);
+
+/// The attributes of one instruction by name.
+pub(super) struct Attributes<'r, 'a> {
+    opcode: &'static str,
+    by_key: HashMap<&'a str, &'r RawAttribute<'a>>,
+}
+
+impl<'r, 'a> Attributes<'r, 'a> {
+    /// Indexes the attributes; an attribute given twice is an error.
+    pub fn new(opcode: &'static str, attributes: &'r [RawAttribute<'a>]) -> Result<Self, Located> {
+        let mut by_key = HashMap::new();
+        for attribute in attributes {
+            if by_key.insert(attribute.key, attribute).is_some() {
+                let kind = HloTextErrorKind::RepeatedAttribute { attribute: attribute.key.to_string() };
+                return Err((attribute.key_span, kind));
+            }
+        }
+        Ok(Attributes { opcode, by_key })
+    }
+
+    /// Reads an optional attribute with `parse`.
+    fn optional<T>(
+        &self,
+        key: &'static str,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<Option<T>, Located> {
+        let Some(attribute) = self.by_key.get(key) else { return Ok(None) };
+        parse(attribute.value).map(Some).map_err(|message| {
+            let kind = HloTextErrorKind::BadAttribute {
+                attribute: key,
+                value: attribute.value.to_string(),
+                message,
+            };
+            (attribute.value_span, kind)
+        })
+    }
+
+    /// Reads a required attribute with `parse`; `at` is where to report it missing.
+    fn required<T>(
+        &self,
+        key: &'static str,
+        at: Span,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<T, Located> {
+        self.optional(key, parse)?
+            .ok_or((at, HloTextErrorKind::MissingAttribute { opcode: self.opcode, attribute: key }))
+    }
+
+    /// An attribute's value as written, if it is given.
+    fn value(&self, key: &str) -> Option<&'a str> {
+        self.by_key.get(key).map(|a| a.value)
+    }
+
+    /// The span of an attribute's value, if it is given.
+    fn value_span(&self, key: &str) -> Option<Span> {
+        self.by_key.get(key).map(|a| a.value_span)
+    }
+}
+
+/// The op of an instruction whose opcode is supported. `computations` maps the module's
+/// computation names to their ids.
+pub(super) fn op(instr: &RawInstruction<'_>, computations: &HashMap<&str, usize>) -> Result<HloOp, Located> {
+    let opcode = canonical_opcode(instr.opcode);
+    let at = instr.opcode_span;
+    let attributes = Attributes::new(opcode, &instr.attributes)?;
+    let callee = |key: &'static str| -> Result<crate::hlo::ComputationId, Located> {
+        let name = attributes.required(key, at, computation_name)?;
+        match computations.get(name.as_str()) {
+            Some(&id) => Ok(crate::hlo::ComputationId(id)),
+            None => {
+                let span = attributes.value_span(key).unwrap_or(at);
+                Err((span, HloTextErrorKind::UndefinedComputation { attribute: key, name }))
+            }
+        }
+    };
+    let dimensions = || attributes.required("dimensions", at, dimension_list);
+    Ok(match opcode {
+        "parameter" => match instr.arguments {
+            Arguments::ParameterNumber(number, span) => match usize::try_from(number) {
+                Ok(number) => HloOp::Parameter { number },
+                Err(_) => {
+                    let kind = HloTextErrorKind::Syntax {
+                        message: "expected a parameter number of at least 0".to_string(),
+                        found: number.to_string(),
+                    };
+                    return Err((span, kind));
+                }
+            },
+            _ => {
+                return Err((
+                    at,
+                    HloTextErrorKind::Syntax {
+                        message: "expected a parameter number".to_string(),
+                        found: String::new(),
+                    },
+                ));
+            }
+        },
+        "constant" => HloOp::Constant,
+        "iota" => HloOp::Iota { dimension: attributes.required("iota_dimension", at, dimension)? },
+        "compare" => {
+            let direction = attributes.required("direction", at, comparison_direction)?;
+            HloOp::Elementwise(ElementwiseOp::Compare(direction))
+        }
+        "broadcast" => HloOp::Broadcast { dimensions: dimensions()? },
+        "transpose" => HloOp::Transpose { dimensions: dimensions()? },
+        "reverse" => HloOp::Reverse { dimensions: dimensions()? },
+        "reduce" => HloOp::Reduce { dimensions: dimensions()?, to_apply: callee("to_apply")? },
+        "slice" => HloOp::Slice { dims: attributes.required("slice", at, slice)? },
+        "reshape" => HloOp::Reshape,
+        "bitcast" => HloOp::Bitcast,
+        "concatenate" => {
+            let dims = dimensions()?;
+            let [dimension] = dims[..] else {
+                let span = attributes.value_span("dimensions").unwrap_or(at);
+                let kind = HloTextErrorKind::BadAttribute {
+                    attribute: "dimensions",
+                    value: attributes.value("dimensions").unwrap_or_default().to_string(),
+                    message: "a concatenate names exactly one dimension".to_string(),
+                };
+                return Err((span, kind));
+            };
+            HloOp::Concatenate { dimension }
+        }
+        "dot" => {
+            let list = |key| attributes.optional(key, dimension_list).map(Option::unwrap_or_default);
+            HloOp::Dot(DotDimensions {
+                lhs_batch: list("lhs_batch_dims")?,
+                rhs_batch: list("rhs_batch_dims")?,
+                lhs_contracting: list("lhs_contracting_dims")?,
+                rhs_contracting: list("rhs_contracting_dims")?,
+            })
+        }
+        "pad" => HloOp::Pad { dims: attributes.required("padding", at, padding)? },
+        "reduce-window" => HloOp::ReduceWindow {
+            window: attributes.required("window", at, window)?,
+            to_apply: callee("to_apply")?,
+        },
+        "fusion" => HloOp::Fusion { calls: callee("calls")? },
+        "tuple" => HloOp::Tuple,
+        "get-tuple-element" => HloOp::GetTupleElement { index: attributes.required("index", at, dimension)? },
+        elementwise => match ElementwiseOp::from_opcode(elementwise) {
+            Some(op) => HloOp::Elementwise(op),
+            None => {
+                let kind = HloTextErrorKind::UnknownOpcode { opcode: elementwise.to_string() };
+                return Err((at, kind));
+            }
+        },
+    })
+}
+
+/// The opcode as a `'static` string (every supported opcode is in the list).
+fn canonical_opcode(opcode: &str) -> &'static str {
+    super::SUPPORTED_OPCODES.iter().copied().find(|&o| o == opcode).unwrap_or("unknown")
+}
+
+/// A small scanner over one attribute value.
+struct Scan<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn new(text: &'a str) -> Self {
+        Scan { text, pos: 0 }
+    }
+
+    fn skip_space(&mut self) {
+        let rest = &self.text[self.pos..];
+        self.pos += rest.len() - rest.trim_start().len();
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        self.skip_space();
+        if self.text[self.pos..].starts_with(c) {
+            self.pos += c.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, c: char) -> Result<(), String> {
+        if self.eat(c) { Ok(()) } else { Err(format!("expected `{c}` {}", self.where_())) }
+    }
+
+    fn at_end(&mut self) -> bool {
+        self.skip_space();
+        self.pos >= self.text.len()
+    }
+
+    fn where_(&self) -> String {
+        match self.text[self.pos..].chars().next() {
+            Some(c) => format!("at `{}`", c.escape_default()),
+            None => "at the end".to_string(),
+        }
+    }
+
+    fn integer(&mut self) -> Result<i64, String> {
+        self.skip_space();
+        let start = self.pos;
+        let sign = usize::from(self.text[start..].starts_with('-'));
+        let digits = self.text[start + sign..].bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return Err(format!("expected an integer {}", self.where_()));
+        }
+        let end = start + sign + digits;
+        let value = self.text[start..end]
+            .parse()
+            .map_err(|_| format!("`{}` is outside the 64-bit integers", &self.text[start..end]))?;
+        self.pos = end;
+        Ok(value)
+    }
+
+    fn finish(mut self) -> Result<(), String> {
+        if self.at_end() { Ok(()) } else { Err(format!("unexpected text {}", self.where_())) }
+    }
+}
+
+/// A dimension number: a non-negative integer.
+fn dimension(text: &str) -> Result<usize, String> {
+    let mut scan = Scan::new(text);
+    let value = scan.integer()?;
+    scan.finish()?;
+    to_dimension(value)
+}
+
+fn to_dimension(value: i64) -> Result<usize, String> {
+    usize::try_from(value).map_err(|_| format!("dimension numbers are at least 0, not {value}"))
+}
+
+/// `{0, 2}`.
+fn dimension_list(text: &str) -> Result<Vec<usize>, String> {
+    let mut scan = Scan::new(text);
+    scan.expect('{')?;
+    let mut out = Vec::new();
+    if !scan.eat('}') {
+        loop {
+            out.push(to_dimension(scan.integer()?)?);
+            if scan.eat('}') {
+                break;
+            }
+            scan.expect(',')?;
+        }
+    }
+    scan.finish()?;
+    Ok(out)
+}
+
+/// `{[5:10:1], [3:20]}`.
+fn slice(text: &str) -> Result<Vec<SliceDim>, String> {
+    let mut scan = Scan::new(text);
+    scan.expect('{')?;
+    let mut out = Vec::new();
+    if !scan.eat('}') {
+        loop {
+            scan.expect('[')?;
+            let start = scan.integer()?;
+            scan.expect(':')?;
+            let limit = scan.integer()?;
+            let stride = if scan.eat(':') { scan.integer()? } else { 1 };
+            scan.expect(']')?;
+            out.push(SliceDim { start, limit, stride });
+            if scan.eat('}') {
+                break;
+            }
+            scan.expect(',')?;
+        }
+    }
+    scan.finish()?;
+    Ok(out)
+}
+
+/// Splits `1x2x3` into its parts (none for an empty text).
+fn by_x(text: &str) -> Vec<&str> {
+    if text.trim().is_empty() { Vec::new() } else { text.split('x').collect() }
+}
+
+/// Integers separated by `_`.
+fn underscored(text: &str) -> Result<Vec<i64>, String> {
+    text.split('_')
+        .map(|part| {
+            let mut scan = Scan::new(part);
+            let value = scan.integer()?;
+            scan.finish()?;
+            Ok(value)
+        })
+        .collect()
+}
+
+/// `1_4_1x4_8_0`: low, high and optional interior padding per dimension.
+fn padding(text: &str) -> Result<Vec<PadDim>, String> {
+    by_x(text)
+        .into_iter()
+        .map(|part| match underscored(part)?[..] {
+            [low, high] => Ok(PadDim { low, high, interior: 0 }),
+            [low, high, interior] => Ok(PadDim { low, high, interior }),
+            _ => Err(format!("`{part}` should be low_high or low_high_interior")),
+        })
+        .collect()
+}
+
+/// `{size=1x512 pad=0_0x0_0 stride=1x2 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x0}`.
+fn window(text: &str) -> Result<Vec<WindowDim>, String> {
+    let inner = text
+        .trim()
+        .strip_prefix('{')
+        .and_then(|t| t.strip_suffix('}'))
+        .ok_or_else(|| "a window is written `{size=AxB ...}`".to_string())?;
+    let mut fields: HashMap<&str, &str> = HashMap::new();
+    for item in inner.split_whitespace() {
+        let (key, value) = item.split_once('=').ok_or_else(|| format!("`{item}` should be `key=value`"))?;
+        if !matches!(key, "size" | "stride" | "pad" | "lhs_dilate" | "rhs_dilate" | "rhs_reversal") {
+            return Err(format!(
+                "unknown window field `{key}` (known: size, stride, pad, lhs_dilate, rhs_dilate, rhs_reversal)"
+            ));
+        }
+        if fields.insert(key, value).is_some() {
+            return Err(format!("the window field `{key}` is given twice"));
+        }
+    }
+    if fields.is_empty() {
+        return Ok(Vec::new());
+    }
+    let size = fields.get("size").ok_or_else(|| "the window has no `size=`".to_string())?;
+    let size = integers_by_x(size)?;
+    let rank = size.len();
+    let numbers = |key: &str, default: i64| -> Result<Vec<i64>, String> {
+        match fields.get(key) {
+            None => Ok(vec![default; rank]),
+            Some(value) => {
+                let values = integers_by_x(value)?;
+                if values.len() == rank {
+                    Ok(values)
+                } else {
+                    Err(format!("`{key}` has {} entries but `size` has {rank}", values.len()))
+                }
+            }
+        }
+    };
+    let stride = numbers("stride", 1)?;
+    let lhs_dilate = numbers("lhs_dilate", 1)?;
+    let rhs_dilate = numbers("rhs_dilate", 1)?;
+    numbers("rhs_reversal", 0)?;
+    let pad: Vec<(i64, i64)> = match fields.get("pad") {
+        None => vec![(0, 0); rank],
+        Some(value) => {
+            let parts = by_x(value);
+            if parts.len() != rank {
+                return Err(format!("`pad` has {} entries but `size` has {rank}", parts.len()));
+            }
+            parts
+                .into_iter()
+                .map(|part| match underscored(part)?[..] {
+                    [low, high] => Ok((low, high)),
+                    _ => Err(format!("`{part}` should be low_high")),
+                })
+                .collect::<Result<_, String>>()?
+        }
+    };
+    Ok((0..rank)
+        .map(|k| WindowDim {
+            size: size[k],
+            stride: stride[k],
+            pad_low: pad[k].0,
+            pad_high: pad[k].1,
+            window_dilation: rhs_dilate[k],
+            base_dilation: lhs_dilate[k],
+        })
+        .collect())
+}
+
+/// `1x512`.
+fn integers_by_x(text: &str) -> Result<Vec<i64>, String> {
+    by_x(text)
+        .into_iter()
+        .map(|part| {
+            let mut scan = Scan::new(part);
+            let value = scan.integer()?;
+            scan.finish()?;
+            Ok(value)
+        })
+        .collect()
+}
+
+/// A computation name, `%` optional.
+fn computation_name(text: &str) -> Result<String, String> {
+    let name = text.strip_prefix('%').unwrap_or(text);
+    if !name.is_empty() && name.chars().all(is_name_char) {
+        Ok(name.to_string())
+    } else {
+        Err("expected a computation name".to_string())
+    }
+}
+
+/// `EQ`, `NE`, `LT`, `LE`, `GT` or `GE`.
+fn comparison_direction(text: &str) -> Result<ComparisonDirection, String> {
+    ComparisonDirection::from_name(text.trim())
+        .ok_or_else(|| "expected a direction: EQ, NE, LT, LE, GT or GE".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values() {
+        assert_eq!(dimension_list("{0, 2}"), Ok(vec![0, 2]));
+        assert_eq!(dimension_list("{}"), Ok(vec![]));
+        assert!(dimension_list("{-1}").unwrap_err().contains("at least 0"));
+        assert!(dimension_list("{0,}").is_err());
+        assert_eq!(
+            slice("{[5:10:1], [3:20]}"),
+            Ok(vec![
+                SliceDim { start: 5, limit: 10, stride: 1 },
+                SliceDim { start: 3, limit: 20, stride: 1 }
+            ])
+        );
+        assert_eq!(
+            padding("1_4_1x-4_8"),
+            Ok(vec![PadDim { low: 1, high: 4, interior: 1 }, PadDim { low: -4, high: 8, interior: 0 }])
+        );
+        assert_eq!(padding(""), Ok(vec![]));
+        assert!(padding("1_2_3_4").is_err());
+        assert!(padding("1__2").is_err());
+        let w = window("{size=1x512 pad=0_0x1_2 stride=1x3 lhs_dilate=1x2 rhs_dilate=2x1 rhs_reversal=0x1}");
+        assert_eq!(
+            w,
+            Ok(vec![
+                WindowDim {
+                    size: 1,
+                    stride: 1,
+                    pad_low: 0,
+                    pad_high: 0,
+                    window_dilation: 2,
+                    base_dilation: 1
+                },
+                WindowDim {
+                    size: 512,
+                    stride: 3,
+                    pad_low: 1,
+                    pad_high: 2,
+                    window_dilation: 1,
+                    base_dilation: 2
+                },
+            ])
+        );
+        assert_eq!(window("{}"), Ok(vec![]));
+        assert!(window("{size=2 stride=1x1}").unwrap_err().contains("entries"));
+        assert!(window("{size=2 foo=1}").unwrap_err().contains("unknown window field"));
+        assert_eq!(computation_name("%add.1"), Ok("add.1".to_string()));
+        assert_eq!(comparison_direction("LT"), Ok(ComparisonDirection::Lt));
+        assert!(dimension("99999999999999999999").is_err());
+    }
+}

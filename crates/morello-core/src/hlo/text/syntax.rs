@@ -1,0 +1,320 @@
+//! The first pass over HLO text: its structure (header, computations, instructions, operands,
+//! attributes) as spans of text, before any name is resolved or any attribute is interpreted.
+//!
+//! Shapes are read here (with [`XlaShape`]'s parser), opcodes are checked against the
+//! supported list as soon as they are read, and constant literals are skipped as balanced
+//! groups whatever they contain.
+
+use crate::xla::{XlaShape, fragment_of};
+
+use super::cursor::{Cursor, Span};
+use super::{HloTextError, HloTextErrorKind, SUPPORTED_OPCODES};
+
+/// The name given to the computation of a module written as a bare list of instructions.
+pub(super) const BARE_COMPUTATION_NAME: &str = "main";
+
+/// A module as written.
+pub(super) struct RawModule<'a> {
+    /// The name after `HloModule`, if there is a header.
+    pub name: Option<&'a str>,
+    pub computations: Vec<RawComputation<'a>>,
+}
+
+/// A computation as written.
+pub(super) struct RawComputation<'a> {
+    pub name: &'a str,
+    /// Where the name (or, for a bare list, the first instruction) is.
+    pub span: Span,
+    /// Where `ENTRY` is, if the computation is marked so.
+    pub entry: Option<Span>,
+    pub instructions: Vec<RawInstruction<'a>>,
+}
+
+/// An instruction as written.
+pub(super) struct RawInstruction<'a> {
+    pub name: &'a str,
+    /// Where the name is.
+    pub span: Span,
+    /// Where `ROOT` is, if the instruction is marked so.
+    pub root: Option<Span>,
+    pub shape: XlaShape,
+    pub shape_span: Span,
+    pub opcode: &'a str,
+    pub opcode_span: Span,
+    pub arguments: Arguments<'a>,
+    pub attributes: Vec<RawAttribute<'a>>,
+}
+
+/// What is between the parentheses after the opcode.
+pub(super) enum Arguments<'a> {
+    /// `parameter(N)`.
+    ParameterNumber(i64, Span),
+    /// `constant(...)`: the literal, not interpreted.
+    Literal,
+    /// Every other opcode: operands.
+    Operands(Vec<RawOperand<'a>>),
+}
+
+/// An operand as written: a name, possibly preceded by a shape.
+pub(super) struct RawOperand<'a> {
+    pub name: &'a str,
+    pub span: Span,
+    pub shape: Option<(XlaShape, Span)>,
+}
+
+/// `key=value`.
+pub(super) struct RawAttribute<'a> {
+    pub key: &'a str,
+    pub key_span: Span,
+    pub value: &'a str,
+    pub value_span: Span,
+}
+
+/// Reads the structure of a whole module.
+pub(super) fn module<'a>(cursor: &mut Cursor<'a>) -> Result<RawModule<'a>, HloTextError> {
+    let mut name = None;
+    let start = cursor.pos;
+    if matches!(cursor.name(), Some(("HloModule", _))) {
+        name = Some(cursor.expect_name("the module's name after `HloModule`")?.0);
+        while cursor.eat(',') {
+            attribute(cursor)?;
+        }
+    } else {
+        cursor.pos = start;
+    }
+    let mut computations: Vec<RawComputation<'a>> = Vec::new();
+    let mut bare: Option<RawComputation<'a>> = None;
+    while !cursor.at_end() {
+        let item_start = cursor.pos;
+        let first = cursor.name();
+        let is_instruction = match first {
+            Some(("ROOT", _)) => true,
+            Some(("ENTRY", _)) => false,
+            // After a name, `=` starts an instruction and `{` or `(` a computation; anything
+            // else is an error, reported as the kind of item read so far.
+            Some(_) => match cursor.peek() {
+                Some('=') => true,
+                Some('{' | '(') => false,
+                _ => bare.is_some(),
+            },
+            None => {
+                return Err(
+                    cursor.unexpected("expected a computation (`name {`) or an instruction (`name = ...`)")
+                );
+            }
+        };
+        cursor.pos = item_start;
+        if is_instruction {
+            if !computations.is_empty() {
+                return Err(
+                    cursor.unexpected("expected a computation (`name {`): instructions belong inside one")
+                );
+            }
+            let instruction = instruction(cursor).map_err(|mut e| {
+                e.computation.get_or_insert_with(|| BARE_COMPUTATION_NAME.to_string());
+                e
+            })?;
+            let computation = bare.get_or_insert_with(|| RawComputation {
+                name: BARE_COMPUTATION_NAME,
+                span: instruction.span,
+                entry: None,
+                instructions: Vec::new(),
+            });
+            computation.instructions.push(instruction);
+        } else {
+            if bare.is_some() {
+                return Err(cursor.unexpected(
+                    "expected an instruction (`name = ...`): a module is either computations or one list of instructions",
+                ));
+            }
+            computations.push(computation(cursor)?);
+        }
+    }
+    computations.extend(bare);
+    Ok(RawModule { name, computations })
+}
+
+/// `[ENTRY] name [(parameters) -> shape] (, key=value)* { instruction* }`.
+fn computation<'a>(cursor: &mut Cursor<'a>) -> Result<RawComputation<'a>, HloTextError> {
+    let item_start = cursor.pos;
+    let entry = match cursor.name() {
+        Some(("ENTRY", span)) => Some(span),
+        _ => {
+            cursor.pos = item_start;
+            None
+        }
+    };
+    let (name, span) = cursor.expect_name("a computation name")?;
+    let in_computation = |mut e: HloTextError| {
+        e.computation.get_or_insert_with(|| name.to_string());
+        e
+    };
+    if cursor.peek() == Some('(') {
+        cursor.skip_group().map_err(in_computation)?;
+        if cursor.looking_at("->") {
+            cursor.pos += 2;
+            shape(cursor).map_err(in_computation)?;
+        }
+    }
+    // Attributes after the signature (`execution_thread="main"`) are read and ignored.
+    while cursor.eat(',') {
+        attribute(cursor).map_err(in_computation)?;
+    }
+    cursor.expect('{', "`{` starting the computation's instructions").map_err(in_computation)?;
+    let mut instructions = Vec::new();
+    while !cursor.eat('}') {
+        if cursor.at_end() {
+            return Err(in_computation(cursor.unexpected("expected `}` closing the computation")));
+        }
+        instructions.push(instruction(cursor).map_err(in_computation)?);
+    }
+    Ok(RawComputation { name, span, entry, instructions })
+}
+
+/// `[ROOT] name = shape opcode(arguments) (, key=value)*`.
+fn instruction<'a>(cursor: &mut Cursor<'a>) -> Result<RawInstruction<'a>, HloTextError> {
+    let item_start = cursor.pos;
+    let root = match cursor.name() {
+        Some(("ROOT", span)) => Some(span),
+        _ => {
+            cursor.pos = item_start;
+            None
+        }
+    };
+    let (name, span) = cursor.expect_name("an instruction name")?;
+    let in_instruction = |mut e: HloTextError| {
+        e.instruction.get_or_insert_with(|| name.to_string());
+        e
+    };
+    let rest = |cursor: &mut Cursor<'a>| -> Result<RawInstruction<'a>, HloTextError> {
+        cursor.expect('=', "`=` after the instruction name")?;
+        let (shape, shape_span) = shape(cursor)?;
+        let (opcode, opcode_span) = cursor.expect_name("an opcode such as `add`")?;
+        if !SUPPORTED_OPCODES.contains(&opcode) {
+            let kind = HloTextErrorKind::UnknownOpcode { opcode: fragment_of(opcode) };
+            return Err(cursor.error_at(opcode_span, kind));
+        }
+        let arguments = arguments(cursor, opcode)?;
+        let mut attributes = Vec::new();
+        while cursor.eat(',') {
+            attributes.push(attribute(cursor)?);
+        }
+        Ok(RawInstruction { name, span, root, shape, shape_span, opcode, opcode_span, arguments, attributes })
+    };
+    rest(cursor).map_err(in_instruction)
+}
+
+/// The parenthesised arguments after an opcode.
+fn arguments<'a>(cursor: &mut Cursor<'a>, opcode: &str) -> Result<Arguments<'a>, HloTextError> {
+    if cursor.peek() != Some('(') {
+        return Err(cursor.unexpected(format!("expected `(` after `{opcode}`")));
+    }
+    match opcode {
+        "constant" => {
+            cursor.skip_group()?;
+            Ok(Arguments::Literal)
+        }
+        "parameter" => {
+            cursor.expect('(', "`(`")?;
+            let (number, span) = cursor.integer("a parameter number")?;
+            cursor.expect(')', "`)` after the parameter number")?;
+            Ok(Arguments::ParameterNumber(number, span))
+        }
+        _ => {
+            cursor.expect('(', "`(`")?;
+            let mut operands = Vec::new();
+            if !cursor.eat(')') {
+                loop {
+                    operands.push(operand(cursor)?);
+                    if cursor.eat(')') {
+                        break;
+                    }
+                    cursor.expect(',', "`,` or `)` after an operand")?;
+                }
+            }
+            Ok(Arguments::Operands(operands))
+        }
+    }
+}
+
+/// `[shape] name`.
+fn operand<'a>(cursor: &mut Cursor<'a>) -> Result<RawOperand<'a>, HloTextError> {
+    cursor.skip_space();
+    let start = cursor.pos;
+    let written_shape = match cursor.peek() {
+        Some('(') => Some(shape(cursor)?),
+        _ => {
+            let word = cursor.name();
+            let shaped = word.is_some() && cursor.peek() == Some('[');
+            cursor.pos = start;
+            if shaped { Some(shape(cursor)?) } else { None }
+        }
+    };
+    let (name, span) = cursor.expect_name("an operand name")?;
+    Ok(RawOperand { name, span, shape: written_shape })
+}
+
+/// `key=value`, the value being a balanced group, a string, or a word (possibly empty).
+pub(super) fn attribute<'a>(cursor: &mut Cursor<'a>) -> Result<RawAttribute<'a>, HloTextError> {
+    let (key, key_span) = cursor.expect_name("an attribute such as `dimensions={0}`")?;
+    cursor.expect('=', "`=` after the attribute name")?;
+    let value_span = match cursor.peek() {
+        Some('(' | '[' | '{') => cursor.skip_group()?,
+        Some('"') => cursor.skip_string()?,
+        _ => {
+            let start = cursor.pos;
+            let len: usize = cursor.text[start..]
+                .chars()
+                .take_while(|&c| {
+                    !c.is_whitespace() && !matches!(c, ',' | '(' | ')' | '[' | ']' | '{' | '}' | '"')
+                })
+                .map(char::len_utf8)
+                .sum();
+            cursor.pos = start + len;
+            Span { start, end: cursor.pos }
+        }
+    };
+    let value = &cursor.text[value_span.start..value_span.end];
+    Ok(RawAttribute { key, key_span, value, value_span })
+}
+
+/// A shape: a tuple `( ... )`, or `type[dims]` with an optional layout `{...}`, read with
+/// [`XlaShape`]'s parser.
+fn shape(cursor: &mut Cursor<'_>) -> Result<(XlaShape, Span), HloTextError> {
+    cursor.skip_space();
+    let start = cursor.pos;
+    if cursor.peek() == Some('(') {
+        cursor.skip_group()?;
+    } else {
+        let len = cursor.text[start..].bytes().take_while(u8::is_ascii_alphanumeric).count();
+        if len == 0 {
+            return Err(cursor.unexpected("expected a shape such as `f32[10,20]`"));
+        }
+        cursor.pos = start + len;
+        if !cursor.eat('[') {
+            return Err(cursor.unexpected("expected `[` after the element type of a shape"));
+        }
+        // The dimensions, and what XLA's dynamic sizes use, up to `]`; the shape parser reads
+        // them.
+        let dims: usize = cursor.text[cursor.pos..]
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || b.is_ascii_whitespace() || b",<=?-".contains(b))
+            .count();
+        cursor.pos += dims;
+        if !cursor.text[cursor.pos..].starts_with(']') {
+            return Err(cursor.unexpected("expected `,` or `]` in the dimensions of a shape"));
+        }
+        cursor.pos += 1;
+        // A layout follows the dimensions directly; after a space, `{` is something else (the
+        // body of a computation whose signature ends with this shape).
+        if cursor.text[cursor.pos..].starts_with('{') {
+            cursor.skip_group()?;
+        }
+    }
+    let span = Span { start, end: cursor.pos };
+    let text = &cursor.text[span.start..span.end];
+    let shape = text.parse::<XlaShape>().map_err(|error| {
+        cursor.error_at(span, HloTextErrorKind::Shape { shape: fragment_of(text), error })
+    })?;
+    Ok((shape, span))
+}

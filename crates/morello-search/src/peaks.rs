@@ -1,0 +1,121 @@
+//! Compact peak-memory vectors for frontiers: one byte per level in a `u64`.
+//!
+//! Peaks at caches and memory are powers of two (the cost model snaps them up), so a byte holds
+//! `log2(peak) + 1` (0 for nothing); register counts are stored as they are. Comparisons then work
+//! on all levels at once with bit tricks (each byte below 128, so no borrow crosses a byte):
+//!
+//! ```text
+//! fits(a, b)  <=>  ((b | H) - a) & H == H        H = 0x8080...80
+//! max(a, b)   =    select bytes of a where ((a | H) - b) & H is set, else of b
+//! ```
+//!
+//! The first level is the most significant byte, so comparing the `u64`s compares levels slowest
+//! first, which is the tie-break order of frontiers. Limits encode rounded down
+//! (`floor(log2(limit)) + 1`), so a power-of-two peak fits a limit exactly when its code does.
+
+use morello_core::target::{LevelKind, MAX_LEVELS, MemVec, Target};
+use serde::{Deserialize, Serialize};
+
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Peak memory per level, one byte per level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+pub struct Peaks(pub u64);
+
+impl Peaks {
+    /// Nothing at any level.
+    pub const ZERO: Peaks = Peaks(0);
+
+    /// Whether every level of `self` is at most the level of `limits`.
+    pub fn fits(self, limits: Peaks) -> bool {
+        ((limits.0 | HIGH).wrapping_sub(self.0)) & HIGH == HIGH
+    }
+
+    /// The larger of each level.
+    pub fn max(self, other: Peaks) -> Peaks {
+        let a_ge_b = ((self.0 | HIGH).wrapping_sub(other.0)) & HIGH;
+        let mask = (a_ge_b >> 7).wrapping_mul(0xff);
+        Peaks((self.0 & mask) | (other.0 & !mask))
+    }
+}
+
+/// How a target's levels encode into [`Peaks`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeakCodec {
+    levels: usize,
+    /// Whether each level counts registers (stored as is) or bytes (stored as a log).
+    registers: [bool; MAX_LEVELS],
+}
+
+/// The byte of level `i` (level 0 is the most significant).
+fn shift(i: usize) -> u32 {
+    8 * (MAX_LEVELS - 1 - i) as u32
+}
+
+impl PeakCodec {
+    /// The codec for `target`.
+    pub fn new(target: &Target) -> Self {
+        let mut registers = [false; MAX_LEVELS];
+        for (i, l) in target.levels().iter().enumerate() {
+            registers[i] = !matches!(l.kind, LevelKind::Cache | LevelKind::Memory);
+        }
+        PeakCodec { levels: target.levels().len(), registers }
+    }
+
+    /// Encodes peaks (cache and memory amounts must be 0 or powers of two; registers at most 127).
+    pub fn encode_peaks(&self, peaks: &MemVec) -> Peaks {
+        self.encode(peaks, |v| if v == 0 { 0 } else { u64::from(v.trailing_zeros()) + 1 })
+    }
+
+    /// Encodes limits, rounding byte amounts down to a power of two.
+    pub fn encode_limits(&self, limits: &MemVec) -> Peaks {
+        self.encode(limits, |v| if v == 0 { 0 } else { u64::from(63 - v.leading_zeros()) + 1 })
+    }
+
+    fn encode(&self, values: &MemVec, log: impl Fn(u64) -> u64) -> Peaks {
+        let mut out = 0u64;
+        for i in 0..self.levels {
+            let v = values.0[i];
+            let code = if self.registers[i] { v.min(127) } else { log(v) };
+            out |= code << shift(i);
+        }
+        Peaks(out)
+    }
+
+    /// Decodes peaks back into amounts.
+    pub fn decode(&self, peaks: Peaks) -> MemVec {
+        MemVec::from_fn(self.levels, |i| {
+            let code = (peaks.0 >> shift(i)) & 0xff;
+            match (self.registers[i], code) {
+                (true, c) => c,
+                (false, 0) => 0,
+                (false, c) => 1u64 << (c - 1),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_compares_and_takes_maxima() {
+        let t = Target::builtin("x86-avx2", 1).unwrap();
+        let codec = PeakCodec::new(&t);
+        let a = MemVec::from_fn(5, |i| [0, 1024, 64, 8, 2][i]);
+        let b = MemVec::from_fn(5, |i| [0, 512, 4096, 3, 2][i]);
+        let (pa, pb) = (codec.encode_peaks(&a), codec.encode_peaks(&b));
+        assert_eq!(codec.decode(pa), a);
+        assert_eq!(codec.decode(pa.max(pb)), a.elementwise_max(&b));
+        assert!(!pa.fits(pb) && !pb.fits(pa));
+        assert!(pa.fits(pa.max(pb)));
+        // Limits round down: 1500 bytes admits 1024, not 2048.
+        let limits = codec.encode_limits(&MemVec::from_fn(5, |i| [1 << 40, 1500, 1 << 15, 16, 16][i]));
+        assert!(pa.fits(limits));
+        let big = codec.encode_peaks(&MemVec::from_fn(5, |i| [0, 2048, 64, 8, 2][i]));
+        assert!(!big.fits(limits));
+        // Lexicographic order: slowest level first.
+        assert!(pb < pa);
+    }
+}

@@ -1,0 +1,155 @@
+//! Properties of whole searches: determinism, memo reuse, pinned search-space sizes, and that the
+//! implementations found compute their specs (checked by the reference interpreter).
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use morello_core::imp::Node;
+use morello_core::kernels::KernelKind;
+use morello_core::spec::{CanonicalSpec, LogicalSpec};
+use morello_core::target::Target;
+use morello_search::{Memo, Search};
+
+mod common;
+use common::check_with_interpreter;
+
+fn target(name: &str) -> Target {
+    Target::builtin(name, 2).unwrap()
+}
+
+fn spec(text: &str, t: &Target) -> CanonicalSpec {
+    LogicalSpec::parse(text, t).unwrap().canonicalize(t).unwrap()
+}
+
+fn matmul(n: u32, dtype: &str, t: &Target) -> CanonicalSpec {
+    spec(
+        &format!("Matmul(1x{n}x{n}x{n}, {dtype} GL row-major, {dtype} GL row-major, {dtype} GL row-major)"),
+        t,
+    )
+}
+
+#[test]
+fn implementations_compute_their_specs() {
+    for name in ["x86-avx2", "x86-avx512"] {
+        let t = target(name);
+        for (n, dtype) in [(8, "f32"), (8, "u32"), (16, "f32"), (16, "u32")] {
+            let s = matmul(n, dtype, &t);
+            let solution = Search::new(&t).solve(&s).unwrap();
+            check_with_interpreter(&solution.imp, &t);
+        }
+        for text in [
+            "Move(8x8, f32 GL row-major, f32 GL col-major)",
+            "Move(6x5, u32 GL row-major, u32 GL row-major)",
+            "FillZero(16x16, f32 GL row-major)",
+            "Matmul(1x5x7x3, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+            "MatmulAccum(2x3x4x5, u32 GL row-major, u32 GL col-major, u32 GL row-major)",
+            "Conv(1x2x2x3x3x2x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+        ] {
+            let solution = Search::new(&t).solve(&spec(text, &t)).unwrap();
+            check_with_interpreter(&solution.imp, &t);
+        }
+    }
+}
+
+#[test]
+fn thread_count_does_not_change_the_answer() {
+    let t = target("x86-avx2");
+    let s = matmul(16, "f32", &t);
+    let one = Search::new(&t).threads(1).solve(&s).unwrap();
+    let two = Search::new(&t).threads(2).solve(&s).unwrap();
+    assert_eq!(one.imp, two.imp);
+    assert_eq!(one.report.specs_solved, two.report.specs_solved);
+}
+
+#[test]
+fn a_memo_hit_answers_like_a_fresh_search() {
+    let t = target("x86-avx2");
+    let table = Arc::new(Memo::new());
+    let big = matmul(16, "f32", &t);
+    let first = Search::new(&t).memo(Arc::clone(&table)).solve(&big).unwrap();
+    let again = Search::new(&t).memo(Arc::clone(&table)).solve(&big).unwrap();
+    assert_eq!(first.imp, again.imp);
+    assert_eq!(again.report.specs_solved, 0);
+    assert_eq!(again.report.memo_hits, 1);
+    // A sub-problem answered from the table equals a fresh search of it.
+    let small = matmul(8, "f32", &t);
+    let from_table = Search::new(&t).memo(Arc::clone(&table)).solve(&small).unwrap();
+    let fresh = Search::new(&t).solve(&small).unwrap();
+    assert_eq!(from_table.imp, fresh.imp);
+    // A bigger search reuses what the smaller one solved.
+    let bigger = Search::new(&t).memo(Arc::clone(&table)).solve(&matmul(32, "f32", &t)).unwrap();
+    assert!(bigger.report.memo_hits > 0);
+}
+
+/// Pins how much the search explores for fixed inputs, so that a change that shrinks (or grows)
+/// the search space is noticed and updated on purpose.
+#[test]
+fn search_space_sizes_are_pinned() {
+    let cases = [
+        ("x86-avx2", "Matmul(1x4x4x4, u32 GL row-major, u32 GL row-major, u32 GL row-major)", 2750, 14499),
+        ("x86-avx2", "Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)", 6664, 40357),
+        ("x86-avx512", "Move(8x8, f32 GL row-major, f32 GL col-major)", 222, 1096),
+    ];
+    let mut report = Vec::new();
+    for (name, text, specs, actions) in cases {
+        let t = target(name);
+        let r = Search::new(&t).threads(1).solve(&spec(text, &t)).unwrap().report;
+        report.push(format!("{name} {text}: {} specs, {} actions", r.specs_solved, r.actions));
+        assert_eq!(
+            (r.specs_solved, r.actions),
+            (specs, actions),
+            "{}",
+            report.last().map_or("", String::as_str)
+        );
+    }
+    println!("{}", report.join("\n"));
+}
+
+#[test]
+fn top_k_lists_distinct_first_actions_cheapest_first() {
+    let t = target("x86-avx2");
+    let s = matmul(8, "f32", &t);
+    let best = Search::new(&t).solve(&s).unwrap();
+    let top = Search::new(&t).solve_top_k(&s, 5).unwrap();
+    assert_eq!(top.len(), 5);
+    assert_eq!(top[0].cost, best.cost);
+    assert!(top.windows(2).all(|w| w[0].cost <= w[1].cost));
+    let roots: Vec<String> = top.iter().map(|s| s.imp.describe(&t)).collect();
+    let mut distinct = roots.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), roots.len(), "{roots:?}");
+    for solution in &top {
+        check_with_interpreter(&solution.imp, &t);
+    }
+}
+
+#[test]
+fn limits_that_fit_nothing_are_reported() {
+    let t = target("x86-avx2");
+    // With operands already in vector registers, the broadcast FMA needs one more register.
+    let s = spec("MatmulAccum(1x1x1x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8)", &t);
+    assert!(Search::new(&t).solve(&s).is_ok());
+    let mut limits = t.capacities();
+    limits.set(t.level_id("VRF").unwrap(), 0);
+    let err = Search::new(&t).limits(limits).solve(&s).unwrap_err();
+    assert!(err.to_string().starts_with("no implementation of MatmulAccum(1x1x1x8"), "{err}");
+    assert!(err.to_string().contains("VRF=0"), "{err}");
+}
+
+/// The 64x64x64 f32 matmul is register-tiled: a block of the output lives in vector registers and
+/// is updated by broadcast FMAs (checked here at 32^3 to keep the test quick).
+#[test]
+fn matmul_uses_a_register_tiled_broadcast_fma_microkernel() {
+    let t = target("x86-avx2");
+    let solution = Search::new(&t).solve(&matmul(32, "f32", &t)).unwrap();
+    assert!(solution.imp.kernels().contains(&KernelKind::BroadcastVecMultAdd), "{}", solution.imp.render(&t));
+    let vrf = t.level_id("VRF").unwrap();
+    let mut output_in_registers = false;
+    solution.imp.visit(&mut |node| {
+        if let Node::Alloc { operand: 2, destination, .. } = &node.node {
+            output_in_registers |= destination.level == vrf && destination.shape.volume() >= 16;
+        }
+    });
+    assert!(output_in_registers, "{}", solution.imp.render(&t));
+}
