@@ -2,9 +2,7 @@
 //! run on seeded inputs and verify against the reference, for matmuls of many shapes and dtypes,
 //! moves, fills, a parallel loop and the AVX-512 BF16 dot product.
 //!
-//! All kernels of one suite go into one program per compiler (one compile). Cubes of 16 and
-//! more take minutes to search in a debug build; they run when `MORELLO_SLOW_TESTS=1` is set
-//! (and are skipped with a printed note otherwise).
+//! All kernels of one suite go into one program per compiler (one compile).
 
 use std::sync::Arc;
 
@@ -28,10 +26,6 @@ fn compilers() -> Vec<Compiler> {
         println!("note: clang is not installed; the kernels are only compiled with gcc");
     }
     found
-}
-
-fn slow_tests() -> bool {
-    std::env::var_os("MORELLO_SLOW_TESTS").is_some_and(|v| v != "0")
 }
 
 /// The canonical spec of a shorthand (`matmul 4x4x4`, `move 8x8 --from ...`) for a target.
@@ -100,14 +94,7 @@ fn check(target: &Target, specs: &[CanonicalSpec], extra: Vec<Impl>) {
 }
 
 fn cubes(dtype: &str) {
-    let mut sizes = vec![1, 2, 3, 4, 8];
-    if slow_tests() {
-        sizes.extend([16, 17, 32, 64]);
-    } else {
-        println!(
-            "skipped {dtype} cubes of 16, 17, 32 and 64 (minutes of search in a debug build); set MORELLO_SLOW_TESTS=1"
-        );
-    }
+    let sizes = [1, 2, 3, 4, 8, 16, 17, 32, 64];
     let (target, _) = spec("matmul 1x1x1", dtype, "x86");
     let specs: Vec<CanonicalSpec> =
         sizes.iter().map(|n| spec(&format!("matmul {n}x{n}x{n}"), dtype, "x86").1).collect();
@@ -209,8 +196,8 @@ fn tiled(
 
 #[test]
 fn an_odd_matmul_from_searched_tiles() {
-    // 17^3 takes too long to search whole; tiles of 4 rows by 4 columns and their boundary
-    // regions (a row, a column, a corner) are searched instead.
+    // Tiles of 4 rows by 4 columns and their boundary regions (a row, a column, a corner), each
+    // searched: boundaries in a loop the search would not choose.
     let memo = Arc::new(Memo::new());
     let (target, s) = spec("matmul 17x17x17", "f32", "x86");
     let imp = tiled(&target, &memo, &s, &[1, 4, 17, 4], Parallelism::Serial);
@@ -219,12 +206,7 @@ fn an_odd_matmul_from_searched_tiles() {
 
 #[test]
 fn a_64_cube_from_searched_tiles() {
-    if !slow_tests() {
-        println!(
-            "skipped the 64^3 matmul from searched 8x64x16 tiles (minutes of search); set MORELLO_SLOW_TESTS=1"
-        );
-        return;
-    }
+    // A parallel loop over tiles of 8 rows by 16 columns, each searched.
     let memo = Arc::new(Memo::new());
     let (target, s) = spec("matmul 64x64x64", "f32", "x86");
     let imp = tiled(&target, &memo, &s, &[1, 8, 64, 16], Parallelism::Parallel);
