@@ -9,6 +9,8 @@ use clap::{Parser, Subcommand};
 
 mod commands;
 mod database;
+#[cfg(test)]
+mod end_to_end;
 mod failure;
 mod output;
 mod spec_args;
@@ -35,6 +37,9 @@ enum Command {
     /// Fill a memo table with every power-of-two matmul up to a size, in parallel, resumably.
     #[command(after_help = commands::precompute::EXAMPLES)]
     Precompute(commands::precompute::Args),
+    /// Search, emit C, compile, run on seeded inputs and verify against the reference.
+    #[command(after_help = format!("{}\n\n{}", commands::run::EXAMPLES, spec_args::SPEC_FORMS))]
+    Run(commands::run::Args),
     /// Show the buffer-indexing expression, buffer size and contiguity of a layout.
     #[command(after_help = commands::layout::EXAMPLES)]
     Layout(commands::layout::Args),
@@ -53,6 +58,7 @@ fn main() -> ExitCode {
         Command::Search(args) => commands::search::run(&args),
         Command::Db(args) => commands::db::run(&args),
         Command::Precompute(args) => commands::precompute::run(&args),
+        Command::Run(args) => commands::run::run(&args),
         Command::Layout(args) => commands::layout::run(&args),
         Command::Xla(args) => commands::xla::run(&args),
         Command::Indexing(args) => commands::indexing::run(&args),

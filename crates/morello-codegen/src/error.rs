@@ -101,6 +101,48 @@ pub enum CodegenError {
         reason: String,
     },
 
+    /// The implementation still has an unsolved spec (the caller's fault: emit complete trees).
+    #[error("the implementation is incomplete: {spec} has no implementation")]
+    Unsolved {
+        /// The unsolved spec, as text.
+        spec: String,
+    },
+
+    /// The tree uses a kernel the target does not offer (the tree was built for another target).
+    #[error("kernel {kernel} is not available on target {target}")]
+    KernelUnavailable {
+        /// The kernel's name.
+        kernel: String,
+        /// The target's name.
+        target: String,
+    },
+
+    /// The code needs an instruction-set feature the target does not list (the tree or the
+    /// target description is at fault).
+    #[error("{what} needs the {feature} instruction set, which target {target} does not have")]
+    MissingIsa {
+        /// The target's name.
+        target: String,
+        /// The feature's name, e.g. `avx512f`.
+        feature: String,
+        /// What needs it.
+        what: String,
+    },
+
+    /// Something the emitter cannot express as C (a spec or tree outside what it supports).
+    #[error("cannot emit C: {reason}")]
+    Unsupported {
+        /// What and why.
+        reason: String,
+    },
+
+    /// An internal invariant of the emitter or verifier broke (a bug in morello).
+    #[error("internal error in the code generator: {reason}")]
+    Internal {
+        /// What broke.
+        reason: String,
+    },
+
     /// A file or process operation failed (the machine's fault).
     #[error("{context}: {source}")]
     Io {

@@ -1,8 +1,9 @@
-//! morello-codegen: from C text to a verified, measured run.
+//! morello-codegen: from implementation trees to C, and from C text to a verified, measured run.
 //!
-//! This crate will also hold the emitter (`Impl` trees to C, issue 7); what is here is the
-//! infrastructure around emitted kernels, usable without it:
-//!
+//! - [`emit`]: an implementation tree ([`morello_core::imp::Impl`]) to a C translation unit with
+//!   x86 intrinsics ([`emit_c`], [`emit_kernel`]);
+//! - [`verify`]: seeded inputs, one run, and every output compared with a reference of the spec
+//!   ([`verify_impl`], [`verify_impls`], [`check_outputs`]);
 //! - [`compiler`]: find the C compiler (`$CC`, `cc`, `gcc`, `clang`) and build C units with the
 //!   target's `-m` flags ([`isa`] holds the one feature-to-flag table);
 //! - [`host`]: which instruction-set features the host can run, so a binary that would die with
@@ -40,6 +41,7 @@
 pub mod baselines;
 pub mod bench;
 pub mod compiler;
+pub mod emit;
 mod error;
 pub mod harness;
 pub mod host;
@@ -49,6 +51,7 @@ pub mod run;
 pub mod stats;
 #[cfg(test)]
 mod test_support;
+pub mod verify;
 
 pub use baselines::{BaselineKind, BaselineSet, MatmulProblem, SkippedBaseline, matmul_baselines};
 pub use bench::{
@@ -56,13 +59,17 @@ pub use bench::{
     RustCandidate, RustKernel, Work, run_bench,
 };
 pub use compiler::{BuildDir, CProgram, CompileOptions, Compiler, OpenMp, SourceUnit, Warnings};
+pub use emit::{EmitConfig, EmittedKernel, ImplComment, emit_c, emit_kernel, kernel_signature};
 pub use error::CodegenError;
 pub use harness::{
     BenchEntry, Buffer, CType, KernelParam, KernelSignature, ParamRole, VerifyInputs, VerifyRun,
-    bench_program_source, run_verify, verify_program_source,
+    bench_program_source, run_verify, run_verify_selected, verify_many_program_source, verify_program_source,
 };
 pub use host::{host_features, require_features};
 pub use isa::IsaFeature;
 pub use peak::{PeakConfig, PeakReport, measure_peak};
 pub use run::Termination;
 pub use stats::SampleStats;
+pub use verify::{
+    Mismatch, Verification, VerifiedKernel, VerifyOptions, check_outputs, verify_impl, verify_impls,
+};

@@ -4,5 +4,6 @@ pub mod db;
 pub mod indexing;
 pub mod layout;
 pub mod precompute;
+pub mod run;
 pub mod search;
 pub mod xla;

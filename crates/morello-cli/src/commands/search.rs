@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use morello_codegen::{BenchEntry, EmitConfig, bench_program_source, emit_kernel, verify_program_source};
+use morello_core::imp::Impl;
+use morello_core::target::Target;
 use morello_search::{Memo, Phase, Search, SearchError, Solution, TileSizes};
 use serde_json::json;
 
@@ -32,6 +35,17 @@ pub enum Emit {
     Impl,
     /// One JSON object: cost, target, impl, stats.
     Json,
+    /// The C translation unit of the best implementation (with `--harness`, a `main` too).
+    C,
+}
+
+/// A `main` to add to the emitted C.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Harness {
+    /// Times the kernel: `program [--seed N] [--samples N] [--min-seconds S] [--cpu K]`.
+    Bench,
+    /// Runs the kernel once: `program [--seed N] FILE...`, one raw little-endian file per parameter.
+    Verify,
 }
 
 /// Arguments of `morello search`.
@@ -42,6 +56,9 @@ pub struct Args {
     /// What to print.
     #[arg(long, value_enum, default_value = "impl")]
     emit: Emit,
+    /// With `--emit c`: also print a `main` that benchmarks or verifies the kernel.
+    #[arg(long, value_enum, requires = "emit")]
+    harness: Option<Harness>,
     /// Search threads (default: all cores); the answer does not depend on it.
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
@@ -67,6 +84,9 @@ pub struct Args {
 /// Runs `morello search`: load the table, search, save what is new (also when interrupted), print.
 pub fn run(args: &Args) -> Result<()> {
     let resolved = resolve(&args.spec)?;
+    if args.harness.is_some() && args.emit != Emit::C {
+        return Err(bad_input("--harness needs --emit c"));
+    }
     let session = Session::start(
         &resolved,
         args.jobs,
@@ -75,24 +95,8 @@ pub fn run(args: &Args) -> Result<()> {
         args.progress,
         args.quiet,
     )?;
-    let mut table = OpenTable::open(&args.db, &resolved.target, *session.search.action_config())?;
-    let session = session.with_memo(table.memo());
-    let result = match args.top_k {
-        Some(k) if k > 1 => session.search.solve_top_k(&resolved.spec, k),
-        _ => session.search.solve(&resolved.spec).map(|s| vec![s]),
-    };
-    let quiet = args.quiet;
-    let stopped = matches!(result, Err(SearchError::Stopped { .. }));
-    let finished = session.finish(result);
-    let saved = table.save(quiet);
-    if !quiet {
-        if let Some(line) = table.summary(saved.as_ref().ok().and_then(Option::as_ref)) {
-            eprintln_quiet(&line);
-        }
-    }
-    let solutions = finished.map_err(|e| table.explain(e, stopped && saved.is_ok()))?;
-    saved?;
-    print_solutions(&resolved, &solutions, args.emit)
+    let solutions = session.solve_with_table(&resolved, &args.db, args.top_k)?;
+    print_solutions(&resolved, &solutions, args.emit, args.harness)
 }
 
 /// A configured search with its progress bar and Ctrl-C handling, shared by the commands that search.
@@ -158,6 +162,34 @@ impl<'t> Session<'t> {
         Ok(Session { search, bar, quiet, note: resolved.note.clone() })
     }
 
+    /// Loads the memo table `db` names, solves the spec (its `top_k` best when asked), saves what
+    /// is new (also when interrupted or out of time) and ends the session.
+    pub fn solve_with_table(
+        self,
+        resolved: &Resolved,
+        db: &DbArgs,
+        top_k: Option<usize>,
+    ) -> Result<Vec<Solution>> {
+        let mut table = OpenTable::open(db, &resolved.target, *self.search.action_config())?;
+        let session = self.with_memo(table.memo());
+        let result = match top_k {
+            Some(k) if k > 1 => session.search.solve_top_k(&resolved.spec, k),
+            _ => session.search.solve(&resolved.spec).map(|s| vec![s]),
+        };
+        let quiet = session.quiet;
+        let stopped = matches!(result, Err(SearchError::Stopped { .. }));
+        let finished = session.finish(result);
+        let saved = table.save(quiet);
+        if !quiet {
+            if let Some(line) = table.summary(saved.as_ref().ok().and_then(Option::as_ref)) {
+                eprintln_quiet(&line);
+            }
+        }
+        let solutions = finished.map_err(|e| table.explain(e, stopped && saved.is_ok()))?;
+        saved?;
+        Ok(solutions)
+    }
+
     /// Searches with this memo table (loaded from a database) instead of a fresh one.
     pub fn with_memo(mut self, memo: Arc<Memo>) -> Self {
         self.search = self.search.memo(memo);
@@ -194,9 +226,24 @@ fn eprintln_quiet(text: &str) {
     eprintln!("{text}");
 }
 
-fn print_solutions(resolved: &Resolved, solutions: &[Solution], emit: Emit) -> Result<()> {
+fn print_solutions(
+    resolved: &Resolved,
+    solutions: &[Solution],
+    emit: Emit,
+    harness: Option<Harness>,
+) -> Result<()> {
     let target = &resolved.target;
     match emit {
+        Emit::C => {
+            let mut text = String::new();
+            for (i, s) in solutions.iter().enumerate() {
+                if solutions.len() > 1 {
+                    text += &format!("/* ---- #{} cost {} ---- */\n", i + 1, s.cost);
+                }
+                text += &c_program(&s.imp, target, harness)?;
+            }
+            output::print(&text)
+        }
         Emit::Impl => {
             let mut text = String::new();
             for (i, s) in solutions.iter().enumerate() {
@@ -235,4 +282,17 @@ fn print_solutions(resolved: &Resolved, solutions: &[Solution], emit: Emit) -> R
             output::print_json(&value)
         }
     }
+}
+
+/// The emitted kernel, with the harness's `main` if asked for.
+fn c_program(imp: &Impl, target: &Target, harness: Option<Harness>) -> Result<String> {
+    let kernel = emit_kernel(imp, target, &EmitConfig::default())?;
+    Ok(match harness {
+        None => kernel.source,
+        Some(Harness::Verify) => verify_program_source(&kernel.signature, &kernel.source)?,
+        Some(Harness::Bench) => {
+            let entry = BenchEntry::new("morello", kernel.signature.name.clone());
+            bench_program_source(&kernel.signature, &kernel.source, &[entry])?
+        }
+    })
 }

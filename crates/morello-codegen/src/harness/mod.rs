@@ -17,7 +17,10 @@ mod verify;
 
 pub use bench_main::{BenchEntry, SERVE_READY_PREFIX, SampleLine, bench_program_source, parse_sample_line};
 pub use buffer::Buffer;
-pub use verify::{VerifyInputs, VerifyRun, run_verify, verify_program_source};
+pub use verify::{
+    VerifyInputs, VerifyRun, run_verify, run_verify_selected, verify_many_program_source,
+    verify_program_source,
+};
 
 use std::fmt;
 
@@ -99,7 +102,8 @@ impl fmt::Display for CType {
 pub enum ParamRole {
     /// Read only: passed as `const T *`, filled before the call.
     Input,
-    /// Written only: zeroed before the call, read back after it.
+    /// Written only: zeroed (benchmarks) or filled with `0xff` bytes (verification) before the
+    /// call, read back after it.
     Output,
     /// Read and written (e.g. an accumulating matmul's output): filled before, read back after.
     InOut,

@@ -11,9 +11,13 @@
 //! - an input is read from its path, or with `--seed` generated and written to its path (so the
 //!   caller sees what was used);
 //! - an in-out parameter is filled the same way, then overwritten with the kernel's result;
-//! - an output starts zeroed and is written to its path.
+//! - an output starts filled with `0xff` bytes (NaN for floats, all ones for integers), so an
+//!   element the kernel never writes cannot pass for a correct zero, and is written to its path.
 //!
 //! Exit status 2 is a usage error, 3 an I/O error (with a message on stderr).
+//!
+//! A program built from [`verify_many_program_source`] holds several kernels and takes
+//! `--kernel NAME` before those arguments, so one compile serves many kernels.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -63,14 +67,68 @@ pub fn verify_program_source(
     signature: &KernelSignature,
     kernel_source: &str,
 ) -> Result<String, CodegenError> {
-    signature.validate()?;
-    let n = signature.params.len();
+    let mut c = with_prelude(kernel_source);
+    c.push_str(&verify_function(signature)?);
+    let _ = write!(
+        c,
+        "\nint main(int argc, char **argv) {{\n  return morello_verify_{}(argc, argv);\n}}\n",
+        signature.name
+    );
+    Ok(c)
+}
+
+/// A translation unit verifying several kernels (all defined in `kernels_source`, or in other
+/// units): its `main` takes `--kernel NAME` first, then the arguments of the single-kernel
+/// program. Run it with [`run_verify_selected`].
+///
+/// # Errors
+/// [`CodegenError::InvalidSignature`] if a signature is invalid or two kernels share a name.
+pub fn verify_many_program_source(
+    signatures: &[KernelSignature],
+    kernels_source: &str,
+) -> Result<String, CodegenError> {
+    let mut c = with_prelude(kernels_source);
+    for (i, signature) in signatures.iter().enumerate() {
+        if signatures[..i].iter().any(|s| s.name == signature.name) {
+            return Err(CodegenError::InvalidSignature {
+                reason: format!("two kernels are named `{}`", signature.name),
+            });
+        }
+        c.push_str(&verify_function(signature)?);
+    }
+    c.push_str(
+        "\nint main(int argc, char **argv) {\n  if (argc >= 3 && strcmp(argv[1], \"--kernel\") == 0) {\n",
+    );
+    for signature in signatures {
+        let _ = writeln!(
+            c,
+            "    if (strcmp(argv[2], \"{name}\") == 0) return morello_verify_{name}(argc - 2, argv + 2);",
+            name = signature.name
+        );
+    }
+    c.push_str(
+        "  }\n  fprintf(stderr, \"usage: %s --kernel NAME [--seed N] FILE...\\n\", argv[0]);\n  return 2;\n}\n",
+    );
+    Ok(c)
+}
+
+/// The prelude followed by the kernels' source.
+fn with_prelude(kernel_source: &str) -> String {
     let mut c = prelude();
     c.push_str("\n/* ---- kernel ---- */\n");
     c.push_str(kernel_source);
     if !kernel_source.ends_with('\n') {
         c.push('\n');
     }
+    c
+}
+
+/// `static int morello_verify_<name>(int argc, char **argv)`: the kernel's prototype and the
+/// body of a single-kernel `main`.
+fn verify_function(signature: &KernelSignature) -> Result<String, CodegenError> {
+    signature.validate()?;
+    let n = signature.params.len();
+    let mut c = String::new();
     let usage: Vec<String> = signature
         .params
         .iter()
@@ -90,7 +148,7 @@ pub fn verify_program_source(
 /* ---- morello verification harness for `{name}` ---- */
 {prototype};
 
-int main(int argc, char **argv) {{
+static int morello_verify_{name}(int argc, char **argv) {{
   int first = 1;
   int seeded = 0;
   uint64_t seed = 0;
@@ -104,6 +162,8 @@ int main(int argc, char **argv) {{
                     "one raw little-endian file per parameter: {usage}\n", argv[0]);
     return 2;
   }}
+  (void)seed; /* unused when the kernel reads nothing */
+  (void)seeded;
 "#,
         name = signature.name,
         prototype = signature.c_prototype(),
@@ -117,6 +177,9 @@ int main(int argc, char **argv) {{
             t = p.c_type.c_name(),
             bytes = p.bytes()
         );
+    }
+    for (i, p) in signature.params.iter().enumerate().filter(|(_, p)| !p.role.is_read()) {
+        let _ = writeln!(c, "  memset(morello_p{i}, 0xff, {bytes}u);", bytes = p.bytes());
     }
     for (i, p) in signature.params.iter().enumerate().filter(|(_, p)| p.role.is_read()) {
         let _ = write!(
@@ -162,15 +225,40 @@ pub fn run_verify(
     signature: &KernelSignature,
     inputs: &VerifyInputs,
 ) -> Result<VerifyRun, CodegenError> {
+    run(build, signature, inputs, false)
+}
+
+/// [`run_verify`] for a program of [`verify_many_program_source`]: selects the kernel by its name.
+///
+/// # Errors
+/// As [`run_verify`].
+pub fn run_verify_selected(
+    build: &Build,
+    signature: &KernelSignature,
+    inputs: &VerifyInputs,
+) -> Result<VerifyRun, CodegenError> {
+    run(build, signature, inputs, true)
+}
+
+fn run(
+    build: &Build,
+    signature: &KernelSignature,
+    inputs: &VerifyInputs,
+    select: bool,
+) -> Result<VerifyRun, CodegenError> {
     signature.validate()?;
     require_features(build.features())?;
     let paths: Vec<PathBuf> = signature
         .params
         .iter()
         .enumerate()
-        .map(|(i, p)| build.dir().join(format!("param{i}_{}.bin", p.name)))
+        .map(|(i, p)| build.dir().join(format!("{}_param{i}_{}.bin", signature.name, p.name)))
         .collect();
     let mut args = Vec::new();
+    if select {
+        args.push("--kernel".to_string());
+        args.push(signature.name.clone());
+    }
     match inputs {
         VerifyInputs::Seed(seed) => {
             args.push("--seed".to_string());

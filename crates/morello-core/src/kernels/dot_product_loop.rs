@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! applies:  MatmulAccum [1, 1, K, 1] in f32; lhs and rhs in memory or a cache, each one
-//!           contiguous run; out not in vector registers; K a multiple of the vector's lanes
+//!           contiguous run in k order (no odd-even strip); out not in vector registers; K a
+//!           multiple of the vector's lanes
 //! memory:   ACCUMULATORS + 1 vector registers
 //! cost:     fixed + per_unit * K / lanes + Σ move_cost(operand)
 //! ```
@@ -58,6 +59,8 @@ pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
         && in_memory(rhs, target)
         && lhs.is_fully_contiguous()
         && rhs.is_fully_contiguous()
+        && in_k_order(lhs)
+        && in_k_order(rhs)
         && scalar_accessible(out, target)
 }
 
@@ -70,4 +73,9 @@ pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     spec.operands.iter().fold(c.fixed.saturating_add(c.per_unit.saturating_mul(steps)), |acc, o| {
         acc.saturating_add(move_cost(o, target))
     })
+}
+
+/// Whether a contiguous run holds its elements in index order: an odd-even strip permutes them.
+fn in_k_order(t: &crate::spec::TensorSpec) -> bool {
+    !t.layout.dims().iter().any(|d| matches!(d.kind, crate::layout::PhysDim::OddEven(_)))
 }

@@ -116,6 +116,8 @@ fn dot_products() {
             "MatmulAccum(1x1x12x1, f32 L1 row-major, f32 L1 row-major, f32 RF row-major)",
             "MatmulAccum(1x1x16x1, f32 L1 row-major, f32 L1 row-major c0, f32 RF row-major)",
             "MatmulAccum(1x1x16x1, u32 L1 row-major, u32 L1 row-major, u32 RF row-major)",
+            // Contiguous, but the odd-even strip puts the elements out of k order.
+            "MatmulAccum(1x1x16x1, f32 L1 [0, 1, 2 oe(16)], f32 L1 row-major, f32 RF row-major)",
         ],
     );
     let bf16 = "MatmulAccum(1x1x64x1, bf16 L1 row-major, bf16 L1 row-major, f32 RF row-major)";
@@ -127,5 +129,16 @@ fn dot_products() {
 fn names_round_trip() {
     for k in KernelKind::ALL {
         assert_eq!(k.name().parse::<KernelKind>(), Ok(k));
+    }
+}
+
+#[test]
+fn dot_products_refuse_rank_4_moves_and_fills() {
+    let t = Target::builtin("x86-avx512", 2).unwrap();
+    for text in ["Move(1x1x16x1, f32 GL row-major, f32 GL col-major)", "FillZero(1x1x64x1, f32 GL row-major)"]
+    {
+        let spec = LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
+        assert!(!KernelKind::DotProductLoop.applies(&spec, &t), "{text}");
+        assert!(!KernelKind::DotProductBf16.applies(&spec, &t), "{text}");
     }
 }

@@ -1,0 +1,214 @@
+//! End-to-end tests: search, emit C, compile with gcc (and clang when installed, warnings denied),
+//! run on seeded inputs and verify against the reference, for matmuls of many shapes and dtypes,
+//! moves, fills, a parallel loop and the AVX-512 BF16 dot product.
+//!
+//! All kernels of one suite go into one program per compiler (one compile).
+
+use std::sync::Arc;
+
+use morello_codegen::compiler::CompilerFamily;
+use morello_codegen::{CodegenError, Compiler, VerifyOptions, Warnings, verify_impls};
+use morello_core::imp::{Impl, Parallelism};
+use morello_core::spec::CanonicalSpec;
+use morello_core::target::Target;
+use morello_search::{Memo, Search};
+
+use crate::spec_args::{SpecArgs, resolve};
+
+/// gcc and clang, each if installed.
+fn compilers() -> Vec<Compiler> {
+    let found: Vec<Compiler> =
+        ["gcc", "clang"].iter().filter_map(|c| Compiler::from_command(c).ok()).collect();
+    if found.is_empty() {
+        println!("skipped: neither gcc nor clang is installed");
+    }
+    if !found.iter().any(|c| c.family() == CompilerFamily::Clang) {
+        println!("note: clang is not installed; the kernels are only compiled with gcc");
+    }
+    found
+}
+
+/// The canonical spec of a shorthand (`matmul 4x4x4`, `move 8x8 --from ...`) for a target.
+fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
+    let mut args = SpecArgs {
+        spec: Vec::new(),
+        target: target.to_string(),
+        dtype: dtype.to_string(),
+        batch: 1,
+        accum: false,
+        from: None,
+        to: None,
+        memory: None,
+    };
+    let mut words = words.split_whitespace();
+    while let Some(word) = words.next() {
+        match word {
+            "--from" => args.from = words.next().map(String::from),
+            "--to" => args.to = words.next().map(String::from),
+            "--accum" => args.accum = true,
+            w => args.spec.push(w.to_string()),
+        }
+    }
+    let resolved = resolve(&args).expect("a valid spec");
+    (resolved.target, resolved.spec)
+}
+
+/// Solves each spec (sharing one memo table), then verifies all the kernels in one program per
+/// compiler.
+fn check(target: &Target, specs: &[CanonicalSpec], extra: Vec<Impl>) {
+    let memo = Arc::new(Memo::new());
+    let mut imps: Vec<Impl> = specs
+        .iter()
+        .map(|s| {
+            let search = Search::new(target).memo(Arc::clone(&memo));
+            search.solve(s).unwrap_or_else(|e| panic!("{}: {e}", s.display(target))).imp
+        })
+        .collect();
+    imps.extend(extra);
+    let refs: Vec<&Impl> = imps.iter().collect();
+    for compiler in compilers() {
+        let options = VerifyOptions { seed: 42, warnings: Warnings::Deny, ..VerifyOptions::default() };
+        match verify_impls(&refs, target, &compiler, &options) {
+            Ok(results) => {
+                for (imp, result) in imps.iter().zip(results) {
+                    let v = &result.verification;
+                    assert!(
+                        v.verified,
+                        "{} on {} with {compiler}: {}\n{}",
+                        imp.spec.display(target),
+                        target.name(),
+                        v.mismatch.as_ref().map(ToString::to_string).unwrap_or_default(),
+                        result.kernel.source
+                    );
+                }
+            }
+            Err(CodegenError::MissingHostFeatures { missing }) => {
+                println!(
+                    "skipped running on {}: the host lacks {missing:?} (the kernels compiled)",
+                    target.name()
+                );
+            }
+            Err(e) => panic!("{} with {compiler}: {e}", target.name()),
+        }
+    }
+}
+
+fn cubes(dtype: &str) {
+    let sizes = [1, 2, 3, 4, 8, 16, 17, 32, 64];
+    let (target, _) = spec("matmul 1x1x1", dtype, "x86");
+    let specs: Vec<CanonicalSpec> =
+        sizes.iter().map(|n| spec(&format!("matmul {n}x{n}x{n}"), dtype, "x86").1).collect();
+    check(&target, &specs, Vec::new());
+}
+
+#[test]
+fn f32_matmul_cubes() {
+    cubes("f32");
+}
+
+#[test]
+fn u32_matmul_cubes() {
+    cubes("u32");
+}
+
+#[test]
+fn odd_shapes_moves_and_fills() {
+    let words = [
+        ("matmul 5x7x3", "f32"),
+        ("matmul 1x64x33", "f32"),
+        ("matmul 33x1x17", "f32"),
+        ("matmul 3x5x2 --accum", "u32"),
+        ("move 16x8 --from row-major --to col-major", "f32"),
+        ("move 6x10 --from col-major --to row-major", "u32"),
+        ("zero 9x7", "f32"),
+        ("zero 64", "u32"),
+    ];
+    let target = spec("zero 1", "f32", "x86-avx2").0;
+    let specs: Vec<CanonicalSpec> = words.iter().map(|(w, d)| spec(w, d, "x86-avx2").1).collect();
+    check(&target, &specs, Vec::new());
+}
+
+#[test]
+fn a_parallel_loop_over_searched_tiles() {
+    // 1x8x4x8 split into two parallel tiles of 1x4x4x8, each the search's best.
+    let (target, s) = spec("matmul 8x4x8", "f32", "x86-avx2");
+    let tile = [1, 4, 4, 8];
+    let inner = s.tile(&tile, true, &target).expect("tile");
+    let body = Search::new(&target).solve(&inner).expect("solves").imp;
+    let imp = Impl::looped(s, tile.to_vec(), Parallelism::Parallel, body, Vec::new(), &target);
+    assert!(imp.has_parallel_loop());
+    check(&target, &[], vec![imp]);
+}
+
+#[test]
+fn the_avx512_bf16_dot_product() {
+    let (target, s) = spec("matmul 1x64x1", "bf16", "x86-avx512");
+    let imp = Search::new(&target).solve(&s).expect("solves").imp;
+    assert!(
+        imp.kernels().contains(&morello_core::kernels::KernelKind::DotProductBf16),
+        "{}",
+        imp.render(&target)
+    );
+    check(&target, &[], vec![imp]);
+}
+
+/// A loop over full tiles of `tile` plus the remainder regions (every combination of full and
+/// remainder parts of the dims that do not divide), each region's body solved by the search.
+fn tiled(
+    target: &Target,
+    memo: &Arc<Memo>,
+    s: &CanonicalSpec,
+    tile: &[u32],
+    parallelism: Parallelism,
+) -> Impl {
+    let solve = |spec: &CanonicalSpec| {
+        let started = std::time::Instant::now();
+        let imp = Search::new(target)
+            .memo(Arc::clone(memo))
+            .solve(spec)
+            .unwrap_or_else(|e| panic!("{}: {e}", spec.display(target)))
+            .imp;
+        println!("solved {} in {:.1} s", spec.display(target), started.elapsed().as_secs_f64());
+        imp
+    };
+    let parallel = parallelism == Parallelism::Parallel;
+    let full = s.shape.dims();
+    let body = solve(&s.tile(tile, parallel, target).expect("tile"));
+    let remainder: Vec<usize> = (0..full.len()).filter(|&d| full[d] % tile[d] != 0).collect();
+    let mut boundaries = Vec::new();
+    for subset in 1u32..(1 << remainder.len()) {
+        let mut region = full.to_vec();
+        let mut origin = vec![0; full.len()];
+        for (bit, &d) in remainder.iter().enumerate() {
+            let span = full[d] / tile[d] * tile[d];
+            if subset & (1 << bit) != 0 {
+                region[d] = full[d] - span;
+                origin[d] = span;
+            } else {
+                region[d] = span;
+            }
+        }
+        let region_spec = s.tile_at(&region, &origin, parallel, target).expect("region");
+        boundaries.push(morello_core::imp::Boundary { origin, body: solve(&region_spec) });
+    }
+    Impl::looped(s.clone(), tile.to_vec(), parallelism, body, boundaries, target)
+}
+
+#[test]
+fn an_odd_matmul_from_searched_tiles() {
+    // Tiles of 4 rows by 4 columns and their boundary regions (a row, a column, a corner), each
+    // searched: boundaries in a loop the search would not choose.
+    let memo = Arc::new(Memo::new());
+    let (target, s) = spec("matmul 17x17x17", "f32", "x86");
+    let imp = tiled(&target, &memo, &s, &[1, 4, 17, 4], Parallelism::Serial);
+    check(&target, &[], vec![imp]);
+}
+
+#[test]
+fn a_64_cube_from_searched_tiles() {
+    // A parallel loop over tiles of 8 rows by 16 columns, each searched.
+    let memo = Arc::new(Memo::new());
+    let (target, s) = spec("matmul 64x64x64", "f32", "x86");
+    let imp = tiled(&target, &memo, &s, &[1, 8, 64, 16], Parallelism::Parallel);
+    check(&target, &[], vec![imp]);
+}

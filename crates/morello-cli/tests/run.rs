@@ -1,0 +1,111 @@
+//! End-to-end tests of `morello run` and `morello search --emit c`.
+
+use std::process::Command;
+
+/// Runs the binary with its own cache directory, so that no test reads or writes the user's tables.
+fn morello(args: &[&str]) -> (i32, String, String) {
+    let cache = tempfile::tempdir().expect("a temporary directory");
+    let out = Command::new(env!("CARGO_BIN_EXE_morello"))
+        .env("XDG_CACHE_HOME", cache.path())
+        .args(args)
+        .output()
+        .expect("morello runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[allow(clippy::print_stdout)]
+fn have_compiler() -> bool {
+    let found = ["cc", "gcc", "clang"].iter().any(|c| Command::new(c).arg("--version").output().is_ok());
+    if !found {
+        println!("skipped: no C compiler");
+    }
+    found
+}
+
+#[test]
+fn run_verifies_and_prints_json() {
+    if !have_compiler() {
+        return;
+    }
+    let (code, stdout, stderr) =
+        morello(&["run", "matmul", "3x2x4", "--dtype", "u32", "--target", "x86-avx2", "--json", "-q"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(v["verified"], true);
+    assert_eq!(v["max_abs_error"], 0.0);
+    assert_eq!(v["elements"], 12);
+    assert_eq!(v["reduction_length"], 2);
+    assert!(v["mismatch"].is_null());
+    assert_eq!(v["spec"], "Matmul(1x3x2x4, u32 GL row-major, u32 GL row-major, u32 GL row-major)");
+}
+
+#[test]
+fn run_prints_verified_and_keeps_its_files() {
+    if !have_compiler() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let keep = dir.path().join("kept");
+    let keep_text = keep.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = morello(&[
+        "run",
+        "move",
+        "4x8",
+        "--from",
+        "row-major",
+        "--to",
+        "col-major",
+        "--keep",
+        &keep_text,
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.ends_with("verified\n"), "{stdout}");
+    assert!(stdout.contains("max abs error:  0"), "{stdout}");
+    for file in ["kernel.c", "verify.c", "program"] {
+        assert!(keep.join(file).exists(), "{file} was not kept");
+    }
+    let kernel = std::fs::read_to_string(keep.join("kernel.c")).expect("kernel.c");
+    assert!(kernel.contains("void kernel(const float *restrict src, float *restrict dst)"), "{kernel}");
+}
+
+#[test]
+fn search_emits_c_with_or_without_a_harness() {
+    let (code, stdout, stderr) =
+        morello(&["search", "zero", "8x8", "--target", "x86-avx2", "--emit", "c", "-q"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("#include <immintrin.h>"), "{stdout}");
+    assert!(stdout.contains("void kernel(float *restrict out) {"), "{stdout}");
+    assert!(!stdout.contains("int main"), "{stdout}");
+    for harness in ["verify", "bench"] {
+        let (code, stdout, stderr) = morello(&[
+            "search",
+            "zero",
+            "8x8",
+            "--target",
+            "x86-avx2",
+            "--emit",
+            "c",
+            "--harness",
+            harness,
+            "-q",
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stdout.contains("int main(int argc, char **argv)"), "{harness}: {stdout}");
+        assert!(stdout.contains("void kernel(float *restrict out) {"), "{harness}: {stdout}");
+    }
+    let (code, _, stderr) = morello(&["search", "zero", "8x8", "--emit", "json", "--harness", "bench", "-q"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--harness needs --emit c"), "{stderr}");
+}
+
+#[test]
+fn run_rejects_bad_specs() {
+    let (code, _, stderr) = morello(&["run", "matmul", "2x2"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("MxKxN"), "{stderr}");
+}

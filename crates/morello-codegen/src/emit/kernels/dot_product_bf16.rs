@@ -1,0 +1,78 @@
+//! `DotProductBf16`: `out += Σ_k lhs[k] * rhs[k]` with bf16 inputs and an f32 output, 32 pairs
+//! per AVX-512 BF16 `vdpbf16ps`, four 16-lane f32 accumulators.
+//!
+//! ```text
+//! {
+//!   const uint16_t *a4 = &lhs[...];  const uint16_t *b4 = &rhs[...];
+//!   __m512 acc4_0 = _mm512_setzero_ps(), ...;
+//!   acc4_0 = _mm512_dpbf16_ps(acc4_0, (__m512bh)_mm512_loadu_si512((const void *)(a4 + 0)),
+//!                                     (__m512bh)_mm512_loadu_si512((const void *)(b4 + 0)));
+//!   ...
+//!   out[...] += _mm512_reduce_add_ps(acc4_0);
+//! }
+//! ```
+//!
+//! Lane `i` of an accumulator gains `a[2i] b[2i] + a[2i+1] b[2i+1]`: pairs of the same `k`, so
+//! the total is the dot product. Both inputs must be contiguous runs in `k` order (checked).
+
+use morello_core::dtype::Dtype;
+use morello_core::kernels::KernelKind;
+use morello_core::spec::LogicalSpec;
+
+use super::dot_product_loop::{ACCUMULATORS, sum_accumulators};
+use super::{run_start, unsupported, zeros};
+use crate::emit::Emitter;
+use crate::emit::buffers::View;
+use crate::emit::vector::VectorType;
+use crate::error::CodegenError;
+
+/// bf16 pairs per instruction.
+const STEP: u32 = 32;
+
+pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
+    let fail = |e: &Emitter<'_>, why: &str| unsupported(KernelKind::DotProductBf16, spec, e, why);
+    let &[1, 1, k, 1] = spec.shape.dims() else { return Err(fail(e, "not a [1, 1, K, 1] dot product")) };
+    let dtypes: Vec<Dtype> = spec.operands.iter().map(|o| o.dtype).collect();
+    if dtypes != [Dtype::Bf16, Dtype::Bf16, Dtype::F32] || k % STEP != 0 {
+        return Err(fail(e, "not bf16 x bf16 -> f32 with K a multiple of 32"));
+    }
+    let vector = VectorType::new(Dtype::F32, 16)?;
+    let a_start = run_start(e, &views[0], 3, 2, k)?;
+    let b_start = run_start(e, &views[1], 3, 1, k)?;
+    let a_address = e.address(&views[0], &a_start)?;
+    let b_address = e.address(&views[1], &b_start)?;
+    let out = e.element(&views[2], &zeros(spec, 2))?;
+    let id = e.fresh();
+    let (a, b, acc, kv) = (format!("a{id}"), format!("b{id}"), format!("acc{id}"), format!("k{id}"));
+    let registers = (k / STEP).min(ACCUMULATORS);
+    e.out.open("{");
+    e.out.line(format!("const uint16_t *{a} = {a_address};"));
+    e.out.line(format!("const uint16_t *{b} = {b_address};"));
+    let inits: Vec<String> = (0..registers).map(|j| format!("{acc}_{j} = {}", vector.zero())).collect();
+    e.out.line(format!("__m512 {};", inits.join(", ")));
+    let update = |j: u32, offset: &str| {
+        let load = |p: &str| format!("(__m512bh)_mm512_loadu_si512((const void *)({p} + {offset}))");
+        format!("{acc}_{j} = _mm512_dpbf16_ps({acc}_{j}, {}, {});", load(&a), load(&b))
+    };
+    let step = registers * STEP;
+    let full = k / step * step;
+    if full > step {
+        e.out.open(format!("for (int64_t {kv} = 0; {kv} < {full}; {kv} += {step}) {{"));
+        for j in 0..registers {
+            let offset = if j == 0 { kv.clone() } else { format!("{kv} + {}", j * STEP) };
+            e.out.line(update(j, &offset));
+        }
+        e.out.close();
+    } else {
+        for j in 0..registers {
+            e.out.line(update(j, &(j * STEP).to_string()));
+        }
+    }
+    for (j, offset) in (full..k).step_by(STEP as usize).enumerate() {
+        e.out.line(update(j as u32, &offset.to_string()));
+    }
+    sum_accumulators(e, vector, &acc, registers);
+    e.out.line(format!("{out} += _mm512_reduce_add_ps({acc}_0);"));
+    e.out.close();
+    Ok(())
+}

@@ -1,0 +1,338 @@
+//! Hand-built implementation trees for the emitter's tests: small, stable (independent of the
+//! search), and together using every kernel, node kind, storage kind and layout feature.
+
+use morello_core::imp::{AllocKind, AllocParts, Boundary, Impl, Parallelism, Stage};
+use morello_core::kernels::KernelKind;
+use morello_core::layout::{Layout, LayoutView};
+use morello_core::spec::{CanonicalSpec, FillValue, LogicalSpec, TensorSpec};
+use morello_core::target::Target;
+
+use KernelKind as K;
+
+/// A tree and the name of its golden file (if it has one).
+pub(super) struct Case {
+    pub name: &'static str,
+    pub target: &'static str,
+    pub golden: bool,
+    pub imp: Impl,
+}
+
+/// Helpers to build trees on one target.
+pub(super) struct Builder {
+    pub t: Target,
+}
+
+impl Builder {
+    pub fn new(target: &str) -> Self {
+        Builder { t: Target::builtin(target, 2).expect("a built-in target") }
+    }
+
+    pub fn spec(&self, text: &str) -> CanonicalSpec {
+        LogicalSpec::parse(text, &self.t).expect("parses").canonicalize(&self.t).expect("valid")
+    }
+
+    pub fn kernel(&self, s: CanonicalSpec, k: KernelKind) -> Impl {
+        assert!(k.applies(&s, &self.t), "{k} does not apply to {}", s.display(&self.t));
+        Impl::kernel(s, k, &self.t)
+    }
+
+    /// A loop over full tiles of `tile` (which must divide the shape).
+    pub fn tiles(
+        &self,
+        s: &CanonicalSpec,
+        tile: &[u32],
+        parallelism: Parallelism,
+        body: impl FnOnce(CanonicalSpec) -> Impl,
+    ) -> Impl {
+        let inner = s.tile(tile, parallelism == Parallelism::Parallel, &self.t).expect("tile fits");
+        Impl::looped(s.clone(), tile.to_vec(), parallelism, body(inner), vec![], &self.t)
+    }
+
+    /// A kernel on every element (a loop of unit tiles, or the kernel itself for one element).
+    pub fn each(&self, s: &CanonicalSpec, k: KernelKind) -> Impl {
+        if s.shape.volume() == 1 {
+            return self.kernel(s.clone(), k);
+        }
+        let ones = vec![1; s.shape.rank()];
+        self.tiles(s, &ones, Parallelism::Serial, |unit| self.kernel(unit, k))
+    }
+
+    /// Zero the output, then accumulate.
+    pub fn zero_then(
+        &self,
+        s: &CanonicalSpec,
+        zero: impl FnOnce(CanonicalSpec) -> Impl,
+        accum: impl FnOnce(CanonicalSpec) -> Impl,
+    ) -> Impl {
+        let z = CanonicalSpec::fill(FillValue::Zero, s.output(), s.serial_only, &self.t).expect("fill");
+        let a = s.as_accum(&self.t).expect("a reduction").expect("valid");
+        let all: Vec<usize> = (0..s.operands.len()).collect();
+        Impl::block(
+            s.clone(),
+            vec![
+                Stage { operands: vec![s.output_index()], body: zero(z) },
+                Stage { operands: all, body: accum(a) },
+            ],
+        )
+    }
+
+    /// `o` moved to `level` as a whole, dense tensor (in `layout`, default its own), with a vector
+    /// size in vector registers.
+    pub fn dest(&self, o: &TensorSpec, level: &str, layout: Option<&str>, vector: Option<u32>) -> TensorSpec {
+        let layout = match layout {
+            Some(text) => Layout::parse_for_rank(text, o.shape.rank()).expect("layout"),
+            None => o.layout.clone(),
+        };
+        let view = LayoutView::dense(&layout, &o.shape).expect("layout fits");
+        TensorSpec {
+            level: self.t.level_id(level).expect("level"),
+            layout: view.layout,
+            contiguous_dims: view.contiguous_dims,
+            vector_size: vector,
+            ..o.clone()
+        }
+    }
+
+    /// The same tensor seen in a cache level.
+    pub fn cache(
+        &self,
+        s: &CanonicalSpec,
+        operand: usize,
+        level: &str,
+        body: impl FnOnce(CanonicalSpec) -> Impl,
+    ) -> Impl {
+        let destination =
+            TensorSpec { level: self.t.level_id(level).expect("level"), ..s.operands[operand].clone() };
+        let inner = s.with_operand(operand, destination.clone(), &self.t).expect("valid");
+        Impl::alloc(
+            s.clone(),
+            AllocParts {
+                operand,
+                kind: AllocKind::CacheView,
+                destination,
+                prologue: None,
+                body: body(inner),
+                epilogue: None,
+            },
+            &self.t,
+        )
+    }
+
+    /// Operand `operand` moved into a new buffer `destination`, copied in if read and out if
+    /// written, with `mv` implementing those moves.
+    pub fn alloc(
+        &self,
+        s: &CanonicalSpec,
+        operand: usize,
+        destination: TensorSpec,
+        mv: impl Fn(CanonicalSpec) -> Impl,
+        body: impl FnOnce(CanonicalSpec) -> Impl,
+    ) -> Impl {
+        let old = s.operands[operand].clone();
+        let direction = s.kind.directions()[operand];
+        let copy = |from: &TensorSpec, to: &TensorSpec| {
+            CanonicalSpec::move_between(from, to, s.serial_only, &self.t).expect("a valid move")
+        };
+        let prologue = direction.reads().then(|| mv(copy(&old, &destination)));
+        let epilogue = direction.writes().then(|| mv(copy(&destination, &old)));
+        let inner = s.with_operand(operand, destination.clone(), &self.t).expect("valid");
+        Impl::alloc(
+            s.clone(),
+            AllocParts {
+                operand,
+                kind: AllocKind::Buffer,
+                destination,
+                prologue,
+                body: body(inner),
+                epilogue,
+            },
+            &self.t,
+        )
+    }
+}
+
+/// Every test tree.
+pub(super) fn all() -> Vec<Case> {
+    let mut cases = avx2_cases();
+    cases.extend(avx512_cases());
+    cases
+}
+
+fn case(name: &'static str, target: &'static str, golden: bool, imp: Impl) -> Case {
+    Case { name, target, golden, imp }
+}
+
+fn avx2_cases() -> Vec<Case> {
+    let b = Builder::new("x86-avx2");
+    let t = "x86-avx2";
+    let mut cases = Vec::new();
+
+    // 1x1x1: memset the output, one multiply-add.
+    let s = b.spec("Matmul(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    let imp = b
+        .cache(&s, 2, "L2", |s| b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.kernel(a, K::MultAdd)));
+    cases.push(case("matmul_1x1x1", t, true, imp));
+
+    // 2x2x2: scalar loops over memory.
+    let s = b.spec("Matmul(1x2x2x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    let imp = b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.each(&a, K::MultAdd));
+    cases.push(case("matmul_2x2x2", t, true, imp));
+
+    // 2x2x2 in scalar registers: value copies in and out, a value fill, multiply-adds.
+    let s = b.spec("Matmul(1x2x2x2, u32 GL row-major, u32 GL row-major, u32 GL row-major)");
+    let rf = |o: &TensorSpec| b.dest(o, "RF", None, None);
+    let copy = |m: CanonicalSpec| b.each(&m, K::ValueAssign);
+    let imp = b.alloc(&s, 0, rf(&s.operands[0]), copy, |s| {
+        b.alloc(&s, 1, rf(&s.operands[1]), copy, |s| {
+            b.alloc(&s, 2, rf(&s.operands[2]), copy, |s| {
+                b.zero_then(&s, |z| b.each(&z, K::ValueFill), |a| b.each(&a, K::MultAdd))
+            })
+        })
+    });
+    cases.push(case("matmul_2x2x2_u32_registers", t, true, imp));
+
+    // A register tile: the output row in one AVX2 register, broadcast lhs times rhs rows.
+    let s = b.spec("Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    let vrf = |o: &TensorSpec| b.dest(o, "VRF", None, Some(8));
+    let vector_copy = |m: CanonicalSpec| b.kernel(m, K::VectorAssign);
+    let imp = b.cache(&s, 2, "L1", |s| {
+        b.alloc(&s, 2, vrf(&s.operands[2]), vector_copy, |s| {
+            b.zero_then(
+                &s,
+                |z| b.kernel(z, K::VectorFill),
+                |a| {
+                    b.tiles(&a, &[1, 1, 1, 8], Parallelism::Serial, |step| {
+                        b.alloc(&step, 1, vrf(&step.operands[1]), vector_copy, |fma| {
+                            b.kernel(fma, K::BroadcastVecMultAdd)
+                        })
+                    })
+                },
+            )
+        })
+    });
+    cases.push(case("broadcast_vec_mult_add_row", t, true, imp));
+
+    // A dot product with four accumulators and a loop, into a scalar register.
+    let s = b.spec("Matmul(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    let imp = b.alloc(
+        &s,
+        2,
+        rf(&s.operands[2]),
+        |m| b.kernel(m, K::ValueAssign),
+        |s| b.zero_then(&s, |z| b.kernel(z, K::ValueFill), |a| b.kernel(a, K::DotProductLoop)),
+    );
+    cases.push(case("dot_product_loop", t, true, imp));
+
+    // A transposing move: full tiles of 4x3, then the boundary row at 4.
+    let s = b.spec("Move(5x3, u32 GL row-major, u32 GL col-major)");
+    let full = s.tile(&[4, 3], false, &b.t).expect("tile");
+    let rest = s.tile_at(&[1, 3], &[4, 0], false, &b.t).expect("boundary");
+    let imp = Impl::looped(
+        s.clone(),
+        vec![4, 3],
+        Parallelism::Serial,
+        b.each(&full, K::ValueAssign),
+        vec![Boundary { origin: vec![4, 0], body: b.each(&rest, K::ValueAssign) }],
+        &b.t,
+    );
+    cases.push(case("move_transpose_with_boundary", t, true, imp));
+
+    // Fills of vector registers with negative infinity, stored to memory.
+    let s = b.spec("FillNegInf(2x8, f32 GL row-major)");
+    let imp = b.alloc(&s, 0, vrf(&s.operands[0]), vector_copy, |s| b.kernel(s, K::VectorFill));
+    cases.push(case("vector_fill_neg_inf", t, true, imp));
+
+    // A value fill of the minimum of i32 and a widening bf16 -> f32 copy.
+    let s = b.spec("FillMin(3, i32 GL row-major)");
+    cases.push(case("value_fill_min_i32", t, true, b.each(&s, K::ValueFill)));
+    let s = b.spec("Move(4, bf16 GL row-major, f32 GL row-major)");
+    cases.push(case("value_assign_bf16_to_f32", t, true, b.each(&s, K::ValueAssign)));
+
+    // A packed buffer: rhs repacked into [0, 1, 0 p(2)]... as strips of 4 columns, then scalar
+    // multiply-adds reading it through floordiv and mod.
+    let s = b.spec("Matmul(1x3x4x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    let packed = b.dest(&s.operands[1], "GL", Some("[0, 2, 1, 2 p(4)]"), None);
+    let imp = b.alloc(
+        &s,
+        1,
+        packed,
+        |m| b.each(&m, K::ValueAssign),
+        |s| {
+            b.zero_then(
+                &s,
+                |z| b.kernel(z, K::MemsetZero),
+                |a| b.tiles(&a, &[1, 1, 4, 4], Parallelism::Serial, |tile| b.each(&tile, K::MultAdd)),
+            )
+        },
+    );
+    cases.push(case("matmul_packed_rhs", t, false, imp));
+
+    // A parallel loop over rows, each tile zeroed and accumulated with scalar loops.
+    let s = b.spec("Matmul(1x8x4x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    let imp = b.tiles(&s, &[1, 2, 4, 4], Parallelism::Parallel, |tile| {
+        b.zero_then(&tile, |z| b.each(&z, K::ValueFill), |a| b.each(&a, K::MultAdd))
+    });
+    cases.push(case("matmul_parallel", t, true, imp));
+
+    // A convolution with scalar multiply-adds (sliding windows).
+    let s = b.spec("Conv(1x2x2x3x3x2x2, i32 GL row-major, i32 GL row-major, i32 GL row-major)");
+    let imp = b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.each(&a, K::MultAdd));
+    cases.push(case("conv_i32", t, false, imp));
+
+    // A bf16 matmul accumulating into f32, scalar.
+    let s = b.spec("Matmul(1x2x3x2, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)");
+    let imp = b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.each(&a, K::MultAdd));
+    cases.push(case("matmul_bf16_f32_scalar", t, false, imp));
+
+    // A large heap-allocated copy of the output (more than 16 KiB).
+    let s = b.spec("FillZero(64x128, f32 GL row-major)");
+    let imp = b.alloc(
+        &s,
+        0,
+        b.dest(&s.operands[0], "L2", Some("col-major"), None),
+        |m| b.tiles(&m, &[64, 1], Parallelism::Serial, |column| b.each(&column, K::ValueAssign)),
+        |s| b.kernel(s, K::MemsetZero),
+    );
+    cases.push(case("heap_buffer", t, false, imp));
+    cases
+}
+
+fn avx512_cases() -> Vec<Case> {
+    let b = Builder::new("x86-avx512");
+    let t = "x86-avx512";
+    let mut cases = Vec::new();
+
+    // The column form in i32 with 16-lane registers: lhs columns (col-major lhs) times rhs scalars.
+    let s = b.spec("Matmul(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 GL row-major)");
+    let vrf = |o: &TensorSpec| b.dest(o, "VRF", None, Some(16));
+    let vector_copy = |m: CanonicalSpec| b.kernel(m, K::VectorAssign);
+    let imp = b.alloc(&s, 2, vrf(&s.operands[2]), vector_copy, |s| {
+        b.zero_then(
+            &s,
+            |z| b.kernel(z, K::VectorFill),
+            |a| {
+                b.tiles(&a, &[1, 16, 1, 1], Parallelism::Serial, |step| {
+                    b.alloc(&step, 0, vrf(&step.operands[0]), vector_copy, |fma| {
+                        b.kernel(fma, K::BroadcastVecMultAdd)
+                    })
+                })
+            },
+        )
+    });
+    cases.push(case("broadcast_vec_mult_add_column_i32", t, true, imp));
+
+    // The AVX-512 BF16 dot product (two steps of 32 pairs) into memory.
+    let s = b.spec("Matmul(1x1x64x1, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)");
+    let imp = b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.kernel(a, K::DotProductBf16));
+    cases.push(case("dot_product_bf16", t, true, imp));
+
+    // A 512-bit register copy between two register buffers.
+    let s = b.spec("Move(1x16, f32 GL row-major, f32 GL row-major)");
+    let imp = b.alloc(&s, 0, b.dest(&s.operands[0], "VRF", None, Some(16)), vector_copy, |s| {
+        b.alloc(&s, 1, b.dest(&s.operands[1], "VRF", None, Some(16)), vector_copy, |s| {
+            b.kernel(s, K::VectorAssign)
+        })
+    });
+    cases.push(case("vector_assign_register_copy", t, true, imp));
+    cases
+}

@@ -1,0 +1,233 @@
+//! The reference results an emitted kernel is compared with, and the magnitudes its tolerance
+//! scales with.
+//!
+//! Two references compute the same thing:
+//!
+//! - the reference interpreter ([`Interpreter::execute_spec`]) for every spec up to
+//!   [`INTERPRETER_LIMIT`] multiply-adds (or elements, for moves and fills);
+//! - for larger matmuls, [`fast_matmul`]: the operands gathered into row-major arrays through
+//!   their layouts' indexers, then a plain triple loop in f64 (floats) or wrapping i64
+//!   (integers), split by rows over the available cores. It is checked against the interpreter
+//!   in the tests.
+//!
+//! For float outputs the magnitude `M = |initial out| + Σ |a·b|` of each element comes from the
+//! same computation on absolute values.
+
+use morello_core::interp::{Buffer as InterpBuffer, Interpreter, Value, wrap};
+use morello_core::spec::{LogicalSpec, PrimitiveKind};
+use morello_core::target::Target;
+
+use crate::error::CodegenError;
+use crate::harness::Buffer;
+
+/// Above this many multiply-adds a matmul is checked with [`fast_matmul`] instead of the
+/// interpreter (64^3: the interpreter takes about a second there in a debug build).
+pub const INTERPRETER_LIMIT: u64 = 1 << 18;
+
+/// The expected contents of every operand and, for floats, each element's magnitude.
+#[derive(Debug, Clone)]
+pub(crate) struct Reference {
+    /// Each operand's expected values, by buffer offset.
+    pub values: Vec<Vec<Value>>,
+    /// Each operand's magnitudes by buffer offset (`None` for operands without a reduction).
+    pub magnitudes: Vec<Option<Vec<f64>>>,
+    /// Which reference computed it.
+    pub method: ReferenceMethod,
+}
+
+/// Which reference computed the expected values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum ReferenceMethod {
+    /// The reference interpreter executing the spec.
+    Interpreter,
+    /// The fast f64 / i64 matmul of this module.
+    FastMatmul,
+}
+
+impl std::fmt::Display for ReferenceMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReferenceMethod::Interpreter => "the reference interpreter",
+            ReferenceMethod::FastMatmul => "the fast matmul reference",
+        })
+    }
+}
+
+/// A harness buffer as interpreter values (the same element order: by buffer offset).
+pub(crate) fn to_values(buffer: &Buffer) -> Vec<Value> {
+    match buffer {
+        Buffer::F32(v) => v.iter().map(|&x| Value::Float(x)).collect(),
+        Buffer::Bf16(v) => v.iter().map(|&b| Value::Float(f32::from_bits(u32::from(b) << 16))).collect(),
+        Buffer::U32(v) => v.iter().map(|&x| Value::Int(i64::from(x))).collect(),
+        Buffer::I32(v) => v.iter().map(|&x| Value::Int(i64::from(x))).collect(),
+        Buffer::U16(v) => v.iter().map(|&x| Value::Int(i64::from(x))).collect(),
+        Buffer::I16(v) => v.iter().map(|&x| Value::Int(i64::from(x))).collect(),
+        Buffer::U8(v) => v.iter().map(|&x| Value::Int(i64::from(x))).collect(),
+        Buffer::I8(v) => v.iter().map(|&x| Value::Int(i64::from(x))).collect(),
+    }
+}
+
+fn absolute(values: &[Value]) -> Vec<Value> {
+    values
+        .iter()
+        .map(|v| match *v {
+            Value::Float(x) => Value::Float(x.abs()),
+            Value::Int(i) => Value::Int(i),
+        })
+        .collect()
+}
+
+/// Computes the reference for `spec` from its operands' initial contents (by buffer offset).
+pub(crate) fn reference(
+    spec: &LogicalSpec,
+    target: &Target,
+    initial: &[Vec<Value>],
+) -> Result<Reference, CodegenError> {
+    let matmul = matches!(spec.kind, PrimitiveKind::Matmul { .. });
+    if matmul && spec.shape.volume() > INTERPRETER_LIMIT {
+        return fast_matmul(spec, initial);
+    }
+    let values = interpret(spec, target, initial)?;
+    let reduces = !spec.kind.reduction_dims().is_empty();
+    let magnitudes = if reduces && spec.output().dtype.is_float() {
+        let abs: Vec<Vec<Value>> = initial.iter().map(|v| absolute(v)).collect();
+        let m = interpret(spec, target, &abs)?;
+        m.into_iter()
+            .enumerate()
+            .map(|(i, values)| (i == spec.output_index()).then(|| values.iter().map(as_f64).collect()))
+            .collect()
+    } else {
+        vec![None; initial.len()]
+    };
+    Ok(Reference { values, magnitudes, method: ReferenceMethod::Interpreter })
+}
+
+fn interpret(
+    spec: &LogicalSpec,
+    target: &Target,
+    initial: &[Vec<Value>],
+) -> Result<Vec<Vec<Value>>, CodegenError> {
+    let mut buffers: Vec<InterpBuffer> = spec
+        .operands
+        .iter()
+        .zip(initial)
+        .map(|(o, values)| InterpBuffer { dtype: o.dtype, values: values.clone() })
+        .collect();
+    Interpreter::new(target)
+        .execute_spec(spec, &mut buffers)
+        .map_err(|e| CodegenError::Internal { reason: format!("the reference interpreter failed: {e}") })?;
+    Ok(buffers.into_iter().map(|b| b.values).collect())
+}
+
+/// A value as f64.
+pub(crate) fn as_f64(v: &Value) -> f64 {
+    match *v {
+        Value::Float(x) => f64::from(x),
+        Value::Int(i) => i as f64,
+    }
+}
+
+/// The matmul `out (+)= lhs * rhs` with f64 or wrapping i64 accumulation, through the operands'
+/// layouts.
+pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<Reference, CodegenError> {
+    let PrimitiveKind::Matmul { accum } = spec.kind else {
+        return Err(CodegenError::Internal { reason: "the fast reference only does matmuls".into() });
+    };
+    let &[b, m, k, n] = spec.shape.dims() else {
+        return Err(CodegenError::Internal { reason: "a matmul's iteration shape has rank 4".into() });
+    };
+    let (b, m, k, n) = (b as usize, m as usize, k as usize, n as usize);
+    // Each operand gathered in row-major order of its logical index.
+    let gather = |i: usize| -> Result<Vec<Value>, CodegenError> {
+        let operand = &spec.operands[i];
+        let indexer = operand
+            .layout
+            .indexer(&operand.shape)
+            .map_err(|e| CodegenError::Internal { reason: format!("operand {i}: {e}") })?;
+        Ok(operand.shape.points().map(|p| initial[i][indexer.offset(&p) as usize]).collect())
+    };
+    let out_tensor = spec.output();
+    let out_dtype = out_tensor.dtype;
+    let float = out_dtype.is_float();
+    let int = |v: &Value| if let Value::Int(i) = v { *i } else { 0 };
+    // Plain numbers, so the inner loop vectorises.
+    let (lhs, rhs) = (gather(0)?, gather(1)?);
+    let init: Vec<Value> = if accum { gather(2)? } else { vec![Value::Int(0); b * m * n] };
+    let (lhs_f, rhs_f): (Vec<f64>, Vec<f64>) = if float {
+        (lhs.iter().map(as_f64).collect(), rhs.iter().map(as_f64).collect())
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let (lhs_i, rhs_i): (Vec<i64>, Vec<i64>) = if float {
+        (Vec::new(), Vec::new())
+    } else {
+        (lhs.iter().map(int).collect(), rhs.iter().map(int).collect())
+    };
+    let rows = b * m;
+    // One row of the output (values and magnitudes) per (batch, row).
+    let row = |r: usize| -> (Vec<Value>, Vec<f64>) {
+        let batch = r / m;
+        let lhs_row = r * k..(r + 1) * k;
+        let rhs_batch = batch * k * n;
+        let init_row = &init[r * n..(r + 1) * n];
+        if float {
+            let mut acc: Vec<f64> = init_row.iter().map(as_f64).collect();
+            let mut mag: Vec<f64> = acc.iter().map(|x| x.abs()).collect();
+            for (p, &a) in lhs_f[lhs_row].iter().enumerate() {
+                let start = rhs_batch + p * n;
+                for ((acc, mag), &b) in acc.iter_mut().zip(mag.iter_mut()).zip(&rhs_f[start..start + n]) {
+                    let product = a * b;
+                    *acc += product;
+                    *mag += product.abs();
+                }
+            }
+            (acc.into_iter().map(|x| Value::Float(x as f32)).collect(), mag)
+        } else {
+            let mut acc: Vec<i64> = init_row.iter().map(int).collect();
+            for (p, &a) in lhs_i[lhs_row].iter().enumerate() {
+                let start = rhs_batch + p * n;
+                for (acc, &b) in acc.iter_mut().zip(&rhs_i[start..start + n]) {
+                    *acc = acc.wrapping_add(a.wrapping_mul(b));
+                }
+            }
+            (acc.into_iter().map(|x| Value::Int(wrap(x, out_dtype))).collect(), Vec::new())
+        }
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(rows.max(1));
+    let chunk = rows.div_ceil(threads);
+    let results: Vec<(Vec<Value>, Vec<f64>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let row = &row;
+                scope.spawn(move || ((t * chunk)..((t + 1) * chunk).min(rows)).map(row).collect::<Vec<_>>())
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    if results.len() != rows {
+        return Err(CodegenError::Internal { reason: "a reference thread panicked".into() });
+    }
+    // Scatter the row-major result back to buffer offsets.
+    let indexer = out_tensor
+        .layout
+        .indexer(&out_tensor.shape)
+        .map_err(|e| CodegenError::Internal { reason: format!("output: {e}") })?;
+    let volume = b * m * n;
+    let mut values = vec![Value::Int(0); volume];
+    let mut magnitudes = vec![0.0; volume];
+    for (point, linear) in out_tensor.shape.points().zip(0..volume) {
+        let offset = indexer.offset(&point) as usize;
+        let (r, j) = (linear / n, linear % n);
+        values[offset] = results[r].0[j];
+        if float {
+            magnitudes[offset] = results[r].1[j];
+        }
+    }
+    let mut all_values = initial.to_vec();
+    all_values[2] = values;
+    let mut all_magnitudes = vec![None, None, None];
+    if float {
+        all_magnitudes[2] = Some(magnitudes);
+    }
+    Ok(Reference { values: all_values, magnitudes: all_magnitudes, method: ReferenceMethod::FastMatmul })
+}

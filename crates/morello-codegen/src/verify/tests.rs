@@ -1,0 +1,131 @@
+//! Verification tests: the fast matmul reference against the interpreter, and mismatches found
+//! and described.
+
+use morello_core::spec::LogicalSpec;
+use morello_core::target::Target;
+
+use super::reference::{fast_matmul, reference, to_values};
+use super::*;
+use crate::emit::kernel_signature;
+
+fn avx2() -> Target {
+    Target::builtin("x86-avx2", 1).expect("target")
+}
+
+fn spec(text: &str, t: &Target) -> LogicalSpec {
+    LogicalSpec::parse(text, t).expect("parses").canonicalize(t).expect("valid").into_logical()
+}
+
+fn seeded(spec: &LogicalSpec, seed: u64) -> Vec<Vec<Value>> {
+    let signature = kernel_signature(spec, "k").expect("signature");
+    signature
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| to_values(&Buffer::from_seed(p.c_type, p.elements, seed, i)))
+        .collect()
+}
+
+#[test]
+fn the_fast_matmul_agrees_with_the_interpreter() {
+    let t = avx2();
+    for text in [
+        "Matmul(1x5x7x3, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+        "MatmulAccum(2x3x4x5, f32 GL col-major, f32 GL [0, 2, 1], f32 GL row-major)",
+        "MatmulAccum(1x4x8x8, u32 GL row-major, u32 GL [0, 2, 1, 2 p(4)], u32 GL col-major)",
+        "Matmul(1x3x6x2, i32 GL row-major, i32 GL row-major, i32 GL col-major)",
+        "MatmulAccum(1x2x9x3, bf16 GL row-major, bf16 GL col-major, f32 GL row-major)",
+    ] {
+        let s = spec(text, &t);
+        let initial = seeded(&s, 11);
+        let slow = reference(&s, &t, &initial).expect("interpreter");
+        let fast = fast_matmul(&s, &initial).expect("fast");
+        assert_eq!(slow.method, ReferenceMethod::Interpreter);
+        // Exact: seeded floats make every partial sum exact in f32 and f64.
+        assert_eq!(slow.values, fast.values, "{text}");
+        if let (Some(a), Some(b)) = (&slow.magnitudes[2], &fast.magnitudes[2]) {
+            assert_eq!(a, b, "{text}");
+        }
+    }
+}
+
+/// The output the reference computes, as the kernel's buffer would hold it.
+fn correct_output(s: &LogicalSpec, t: &Target, seed: u64) -> Vec<Buffer> {
+    let signature = kernel_signature(s, "k").expect("signature");
+    let expected = reference(s, t, &seeded(s, seed)).expect("reference");
+    signature
+        .params
+        .iter()
+        .zip(&expected.values)
+        .map(|(p, values)| match p.c_type {
+            crate::CType::F32 => Buffer::F32(
+                values.iter().map(|v| if let Value::Float(x) = v { *x } else { f32::NAN }).collect(),
+            ),
+            crate::CType::U32 => Buffer::U32(
+                values.iter().map(|v| if let Value::Int(i) = v { *i as u32 } else { 0 }).collect(),
+            ),
+            other => panic!("no test conversion for {other}"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_wrong_element_is_reported_with_its_index_and_values() {
+    let t = avx2();
+    let s = spec("Matmul(1x2x3x4, u32 GL row-major, u32 GL row-major, u32 GL col-major)", &t);
+    let signature = kernel_signature(&s, "k").expect("signature");
+    let mut after = correct_output(&s, &t, 5);
+    let ok = check_outputs(&s, &t, &signature, &after, 5).expect("checks");
+    assert!(ok.verified && ok.mismatch.is_none() && ok.max_abs_error == 0.0);
+    assert_eq!(ok.elements, 8);
+    // Corrupt out[1, 2] (col-major: offset 1 + 2 * 2 = 5).
+    if let Buffer::U32(v) = &mut after[2] {
+        v[5] = v[5].wrapping_add(1);
+    }
+    let bad = check_outputs(&s, &t, &signature, &after, 5).expect("checks");
+    assert!(!bad.verified);
+    let m = bad.mismatch.expect("a mismatch");
+    assert_eq!((m.param.as_str(), m.point.as_slice(), m.offset), ("out", &[0, 1, 2][..], 5));
+    assert_eq!(m.got, m.expected + 1.0);
+    assert_eq!(m.tolerance, 0.0);
+    assert!(m.to_string().starts_with("out[0, 1, 2] (buffer offset 5) is "), "{m}");
+    assert!(
+        m.to_string().ends_with("in Matmul(1x2x3x4, u32 GL row-major, u32 GL row-major, u32 GL col-major)"),
+        "{m}"
+    );
+}
+
+#[test]
+fn float_errors_within_the_stated_tolerance_pass() {
+    let t = avx2();
+    let s = spec("Matmul(1x2x16x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)", &t);
+    let signature = kernel_signature(&s, "k").expect("signature");
+    let mut after = correct_output(&s, &t, 3);
+    let exact = check_outputs(&s, &t, &signature, &after, 3).expect("checks");
+    assert_eq!(exact.reduction_length, 16);
+    // tolerance = 2 (n + 1) u M with M = Σ |a b| over 16 products.
+    let tolerance = exact.max_tolerance;
+    assert!(tolerance > 0.0 && tolerance < 1e-3, "{tolerance}");
+    let Buffer::F32(out) = &mut after[2] else { panic!("f32") };
+    let base = out[0];
+    out[0] = base + (tolerance as f32) * 0.25;
+    assert!(check_outputs(&s, &t, &signature, &after, 3).expect("checks").verified);
+    let Buffer::F32(out) = &mut after[2] else { panic!("f32") };
+    out[0] = base + 1.0;
+    let wrong = check_outputs(&s, &t, &signature, &after, 3).expect("checks");
+    assert!(!wrong.verified);
+    assert_eq!(wrong.mismatch.expect("mismatch").point, [0, 0, 0]);
+}
+
+#[test]
+fn moves_compare_bits() {
+    let t = avx2();
+    let s = spec("Move(3x2, f32 GL row-major, f32 GL col-major)", &t);
+    let signature = kernel_signature(&s, "k").expect("signature");
+    let mut after = correct_output(&s, &t, 9);
+    assert!(check_outputs(&s, &t, &signature, &after, 9).expect("checks").verified);
+    let Buffer::F32(dst) = &mut after[1] else { panic!("f32") };
+    dst[0] = f32::from_bits(dst[0].to_bits() ^ 1);
+    let wrong = check_outputs(&s, &t, &signature, &after, 9).expect("checks");
+    assert_eq!(wrong.mismatch.expect("mismatch").tolerance, 0.0);
+}

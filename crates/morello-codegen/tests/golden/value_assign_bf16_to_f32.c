@@ -1,0 +1,27 @@
+/* morello kernel `kernel` for target x86-avx2:
+ * Move(4, bf16 GL row-major, f32 GL row-major)
+ *
+ *   cost  GL  L2  L1  VRF  RF  implementation
+ *    164   0   0   0    0   0  tile 1  Move(4, bf16 GL row-major, f32 GL row-major)
+ *     41   0   0   0    0   0    kernel ValueAssign  Move(1, bf16 GL row-major, f32 GL row-major)
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef MORELLO_HELPER_BF16_TO_F32
+#define MORELLO_HELPER_BF16_TO_F32
+static inline __attribute__((unused)) float morello_bf16_to_f32(uint16_t bits) {
+  uint32_t wide = (uint32_t)bits << 16;
+  float value;
+  memcpy(&value, &wide, sizeof value);
+  return value;
+}
+#endif
+
+void kernel(const uint16_t *restrict src, float *restrict dst) {
+  for (int64_t d0_0 = 0; d0_0 < 4; d0_0++) {
+    dst[d0_0] = morello_bf16_to_f32(src[d0_0]);
+  }
+}
