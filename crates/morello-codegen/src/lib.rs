@@ -14,7 +14,9 @@
 //!   alternating, pinned), with [`stats`] for medians and spreads;
 //! - [`baselines`]: OpenBLAS, BLIS, libxsmm, a naive loop and a Rust GEMM with the matmul
 //!   kernel's call shape;
-//! - [`peak`]: the FMA-throughput probe for the machine's single-core peak.
+//! - [`peak`]: the FMA-throughput probe for the machine's single-core peak;
+//! - [`calibrate`](mod@calibrate): measure a target's kernels and memory levels on this machine
+//!   and fit its cost constants ([`calibrate()`](calibrate::calibrate)).
 //!
 //! Nothing here prints: every function returns values or a [`CodegenError`].
 //!
@@ -40,6 +42,7 @@
 
 pub mod baselines;
 pub mod bench;
+pub mod calibrate;
 pub mod compiler;
 pub mod emit;
 mod error;

@@ -129,6 +129,31 @@ pub struct TargetDescription {
     pub costs: CostConstants,
 }
 
+impl TargetDescription {
+    /// The description as TOML text, which [`Target::from_toml`] reads back to the same target;
+    /// capacities that are whole KiB, MiB, GiB or TiB are written with that suffix (`32KiB`).
+    ///
+    /// # Errors
+    /// [`TargetError::Syntax`] if TOML cannot hold a value (an integer above 2^63).
+    pub fn to_toml(&self) -> Result<String, TargetError> {
+        let mut desc = self.clone();
+        for level in &mut desc.levels {
+            if let Capacity::Number(n) = level.capacity {
+                level.capacity = format_size(n);
+            }
+        }
+        toml::to_string(&desc).map_err(|e| TargetError::Syntax(one_line(&e.to_string())))
+    }
+}
+
+/// `n` bytes with the largest binary suffix that divides it exactly (`32KiB`), else the number.
+fn format_size(n: u64) -> Capacity {
+    [("TiB", 1u64 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)]
+        .iter()
+        .find(|(_, m)| n >= *m && n % m == 0)
+        .map_or(Capacity::Number(n), |(suffix, m)| Capacity::Text(format!("{}{suffix}", n / m)))
+}
+
 /// ISA features the code generator knows how to enable.
 pub const KNOWN_ISA: [&str; 6] = ["avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512bf16"];
 

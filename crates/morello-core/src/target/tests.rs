@@ -38,6 +38,30 @@ fn descriptions_round_trip_through_toml_and_json() {
     assert_ne!(avx2().fingerprint(), Target::builtin("x86-avx2", 3).unwrap().fingerprint());
 }
 
+#[test]
+fn to_toml_writes_readable_sizes_and_reads_back_the_same_target() {
+    for t in [avx2(), Target::builtin("x86-avx512", 2).unwrap()] {
+        let text = t.description_value().to_toml().unwrap();
+        assert!(text.contains("capacity = \"1MiB\"") && text.contains("capacity = \"32KiB\""), "{text}");
+        let back = Target::from_toml(&text).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.fingerprint(), t.fingerprint());
+    }
+}
+
+#[test]
+fn other_cost_constants_give_another_fingerprint() {
+    // Memo tables are named and checked by fingerprint: a calibrated target file never shares a
+    // table with the built-in target it came from.
+    let t = avx2();
+    let mut costs = t.costs().clone();
+    costs.parallel_setup += 1;
+    assert_ne!(t.with_costs(costs).fingerprint(), t.fingerprint());
+    let mut desc = t.description_value();
+    desc.levels[1].cost_per_line += 1;
+    assert_ne!(Target::new(desc).unwrap().fingerprint(), t.fingerprint());
+}
+
 const TPU_LIKE: &str = r#"
 name = "tpu-like"
 description = "registers / VMEM / HBM"
