@@ -58,7 +58,9 @@ impl Problem {
         }
         let width = self.unknowns();
         if let Some(i) = self.rows.iter().position(|r| r.len() != width || r.iter().any(|x| !x.is_finite())) {
-            return Err(FitError::Invalid(format!("row {i} has the wrong width or a non-finite coefficient")));
+            return Err(FitError::Invalid(format!(
+                "row {i} has the wrong width or a non-finite coefficient"
+            )));
         }
         if let Some(i) = self.observed.iter().position(|t| !(t.is_finite() && *t > 0.0)) {
             return Err(FitError::Invalid(format!(
@@ -292,7 +294,9 @@ mod tests {
         // v vectors over l lines costs fixed + per_unit v + c_l1 l.
         let truth = [0.3e-9, 0.25e-9, 0.1e-9, 2.0e-9];
         let mut problem = Problem::default();
-        for (v, l, l2) in [(1.0, 1.0, 0.0), (2.0, 1.0, 0.0), (4.0, 1.0, 0.0), (4.0, 4.0, 0.0), (1.0, 3.0, 1.0)] {
+        for (v, l, l2) in
+            [(1.0, 1.0, 0.0), (2.0, 1.0, 0.0), (4.0, 1.0, 0.0), (4.0, 4.0, 0.0), (1.0, 3.0, 1.0)]
+        {
             let row = vec![1.0, v, l, l2];
             let t = dot(&row, &truth);
             problem.push(row, t);

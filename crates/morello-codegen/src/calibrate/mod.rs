@@ -243,7 +243,8 @@ pub fn calibrate(
         pinning: config.pinning,
         peak: PeakProbe::Skip,
     };
-    let options = CompileOptions { features: features.clone(), openmp: OpenMp::Disabled, warnings: Warnings::Report };
+    let options =
+        CompileOptions { features: features.clone(), openmp: OpenMp::Disabled, warnings: Warnings::Report };
     let report = run_bench(compiler, request(&kernels, options), &bench_config)?;
     let mut timed = timings(&kernels, &report)?;
 
@@ -256,7 +257,9 @@ pub fn calibrate(
         match run_bench(compiler, request(&parallel, options), &parallel_config) {
             Ok(report) => timed.extend(timings(&parallel, &report)?),
             Err(e @ CodegenError::CompileFailed { .. }) => {
-                notes.push(format!("parallel loops not measured (OpenMP does not build: {e}); their constants are scaled"));
+                notes.push(format!(
+                    "parallel loops not measured (OpenMP does not build: {e}); their constants are scaled"
+                ));
             }
             Err(e) => return Err(e.into()),
         }
@@ -305,9 +308,9 @@ fn timings(suite: &Suite, report: &BenchReport) -> Result<Vec<Timed>, Calibratio
         .benches
         .iter()
         .map(|b| {
-            let result = report
-                .result(&b.label)
-                .ok_or_else(|| CalibrationError::Model(format!("no result for microbenchmark {}", b.label)))?;
+            let result = report.result(&b.label).ok_or_else(|| {
+                CalibrationError::Model(format!("no result for microbenchmark {}", b.label))
+            })?;
             let per = b.invocations as f64;
             Ok(Timed {
                 bench: b.clone(),
@@ -328,7 +331,8 @@ fn fit_target(target: &Target, timed: &[Timed], resolution: u64) -> Result<Calib
     let mut rows = Vec::new();
     for t in timed {
         let row = model::coefficients(&t.bench.measures, target, &params)?;
-        let linear = matches!(t.bench.measures, Measures::Kernel { .. } | Measures::Stream { strided: false, .. });
+        let linear =
+            matches!(t.bench.measures, Measures::Kernel { .. } | Measures::Stream { strided: false, .. });
         if let (Some(row), true) = (&row, linear) {
             problem.push(row.clone(), t.median.max(MIN_SECONDS));
         }
@@ -392,7 +396,8 @@ fn fit_target(target: &Target, timed: &[Timed], resolution: u64) -> Result<Calib
         parallel_units[k] = units;
         constants.push(Constant { name: name.into(), seconds, units, before: befores[k], source });
     }
-    let fitted = with_constants(target, &params, &values, penalty_units, (parallel_units[0], parallel_units[1]))?;
+    let fitted =
+        with_constants(target, &params, &values, penalty_units, (parallel_units[0], parallel_units[1]))?;
     let measurements = timed
         .iter()
         .map(|t| Measurement {
@@ -437,9 +442,9 @@ fn noncontiguous_penalty(
 ) -> Option<u64> {
     let s = timed.iter().position(|t| matches!(t.bench.measures, Measures::Stream { strided: true, .. }))?;
     let Measures::Stream { level, .. } = timed[s].bench.measures else { return None };
-    let c = timed.iter().position(|t| {
-        matches!(t.bench.measures, Measures::Stream { strided: false, level: l, .. } if l == level)
-    })?;
+    let c = timed.iter().position(
+        |t| matches!(t.bench.measures, Measures::Stream { strided: false, level: l, .. } if l == level),
+    )?;
     let (_, kernel) = model::stream_parts(rows[c].as_ref()?, params, seconds);
     let contiguous = timed[c].median - kernel;
     let strided = timed[s].median - kernel;

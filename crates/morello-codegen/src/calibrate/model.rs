@@ -90,7 +90,9 @@ fn isolated(base: &Target, params: &[Parameter], values: &[u64]) -> Result<Targe
 fn set(desc: &mut TargetDescription, base: &Target, params: &[Parameter], values: &[u64]) {
     for (&p, &v) in params.iter().zip(values) {
         match p {
-            Parameter::Fixed(k) => desc.costs.kernels.entry(k).or_insert_with(|| base.costs().kernel(k)).fixed = v,
+            Parameter::Fixed(k) => {
+                desc.costs.kernels.entry(k).or_insert_with(|| base.costs().kernel(k)).fixed = v
+            }
             Parameter::PerUnit(k) => {
                 desc.costs.kernels.entry(k).or_insert_with(|| base.costs().kernel(k)).per_unit = v;
             }
@@ -148,7 +150,9 @@ pub(crate) fn coefficients(
     };
     let zeros = vec![0; params.len()];
     let Some(at_zero) = cost(&zeros)? else { return Ok(None) };
-    let not_linear = |why: String| CalibrationError::Model(format!("the cost model is not linear in its constants: {why}"));
+    let not_linear = |why: String| {
+        CalibrationError::Model(format!("the cost model is not linear in its constants: {why}"))
+    };
     if at_zero != 0 {
         return Err(not_linear(format!("{measures:?} costs {at_zero} with every constant 0")));
     }
@@ -213,7 +217,11 @@ mod tests {
         // A line from main memory: GL -> L2 (c_GL + c_L2), L2 -> L1 (c_L2 + c_L1), the load (c_L1).
         let stream = row("stream.GL");
         assert_eq!(
-            [stream[index(Parameter::Line(gl))], stream[index(Parameter::Line(l2))], stream[index(Parameter::Line(l1))]],
+            [
+                stream[index(Parameter::Line(gl))],
+                stream[index(Parameter::Line(l2))],
+                stream[index(Parameter::Line(l1))]
+            ],
             [1.0, 2.0, 2.0]
         );
         assert_eq!(row("stream.L1")[index(Parameter::Line(l1))], 1.0);
@@ -222,7 +230,12 @@ mod tests {
         for bench in &suite.benches {
             if let Some(row) = coefficients(&bench.measures, &target, &params).unwrap() {
                 let linear: f64 = row.iter().zip(&values).map(|(a, v)| a * v).sum();
-                assert_eq!(linear as u64, invocation_cost(&bench.measures, &target).unwrap(), "{}", bench.label);
+                assert_eq!(
+                    linear as u64,
+                    invocation_cost(&bench.measures, &target).unwrap(),
+                    "{}",
+                    bench.label
+                );
             }
         }
     }
@@ -239,6 +252,9 @@ mod tests {
         assert_eq!(fitted.costs().noncontiguous_penalty, 3);
         assert_eq!((fitted.costs().parallel_setup, fitted.costs().parallel_per_iteration), (1000, 7));
         assert_ne!(fitted.fingerprint(), target.fingerprint());
-        assert_eq!(with_constants(&target, &params, &[], 2, (20_000, 60)).unwrap().fingerprint(), target.fingerprint());
+        assert_eq!(
+            with_constants(&target, &params, &[], 2, (20_000, 60)).unwrap().fingerprint(),
+            target.fingerprint()
+        );
     }
 }

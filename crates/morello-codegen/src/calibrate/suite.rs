@@ -285,7 +285,10 @@ pub(crate) fn parallel_suite(target: &Target) -> Suite {
             );
             let label = format!("{}.{n}", if parallel { "parallel" } else { "serial" });
             benches.push(Microbenchmark {
-                description: format!("{} loop of {n} iterations", if parallel { "a parallel" } else { "a serial" }),
+                description: format!(
+                    "{} loop of {n} iterations",
+                    if parallel { "a parallel" } else { "a serial" }
+                ),
                 label,
                 function,
                 source: String::new(),
@@ -347,16 +350,11 @@ impl<'t> Builder<'t> {
         Ok(spec)
     }
 
-    fn push(
-        &mut self,
-        label: String,
-        description: String,
-        invocations: u64,
-        body: &str,
-        measures: Measures,
-    ) {
+    fn push(&mut self, label: String, description: String, invocations: u64, body: &str, measures: Measures) {
         let function = format!("calib_{}", self.benches.len());
-        let source = format!("/* {label}: {description} */\nvoid {function}(const float *data, float *out) {{\n{body}}}\n");
+        let source = format!(
+            "/* {label}: {description} */\nvoid {function}(const float *data, float *out) {{\n{body}}}\n"
+        );
         self.benches.push(Microbenchmark { label, description, function, source, invocations, measures });
     }
 
@@ -447,7 +445,11 @@ impl<'t> Builder<'t> {
                     if !load {
                         for j in 0..v {
                             let at = REGISTERS as u32 + j * lanes;
-                            let _ = writeln!(c, "  {ty} x{j} = {};\n  CALIB_OPAQUE(x{j});", vt.load(&format!("data + {at}")));
+                            let _ = writeln!(
+                                c,
+                                "  {ty} x{j} = {};\n  CALIB_OPAQUE(x{j});",
+                                vt.load(&format!("data + {at}"))
+                            );
                         }
                     } else {
                         let _ = writeln!(c, "  (void)out;");
@@ -460,7 +462,11 @@ impl<'t> Builder<'t> {
                                 let value = vt.load(&format!("data + o + {offset}"));
                                 let _ = writeln!(c, "    {{ {ty} y = {value}; CALIB_USE(y); }}");
                             } else {
-                                let _ = writeln!(c, "    {};", vt.store(&format!("out + o + {offset}"), &format!("x{j}")));
+                                let _ = writeln!(
+                                    c,
+                                    "    {};",
+                                    vt.store(&format!("out + o + {offset}"), &format!("x{j}"))
+                                );
                             }
                         }
                     }
@@ -573,7 +579,11 @@ impl<'t> Builder<'t> {
         let (Some(rf), l1) = (self.levels.scalar, self.levels.nearest) else { return Ok(()) };
         for load in [true, false] {
             let (from, to) = if load { (l1, rf) } else { (rf, l1) };
-            let text = format!("Move(1, f32 {} row-major, f32 {} row-major, serial)", self.name(from), self.name(to));
+            let text = format!(
+                "Move(1, f32 {} row-major, f32 {} row-major, serial)",
+                self.name(from),
+                self.name(to)
+            );
             let spec = self.kernel_spec(KernelKind::ValueAssign, &text)?;
             let mut c = String::new();
             if load {
@@ -650,21 +660,33 @@ impl<'t> Builder<'t> {
             let _ = writeln!(c, "  for (int r = 0; r < {ROUNDS}; r++) {{");
             for a in 0..4 {
                 let offset = (a * 256) & 1023;
-                let _ = writeln!(c, "    {{\n      const float *pa = data + {offset};\n      const float *pb = data + {};", 4096 + offset);
+                let _ = writeln!(
+                    c,
+                    "    {{\n      const float *pa = data + {offset};\n      const float *pb = data + {};",
+                    4096 + offset
+                );
                 let zeros: Vec<String> = (0..registers).map(|j| format!("acc{j} = {}", vt.zero())).collect();
                 let _ = writeln!(c, "      {ty} {};", zeros.join(", "));
                 let _ = writeln!(c, "      for (int64_t k = 0; k < {k}; k += {step}) {{");
                 for j in 0..registers {
                     let x = vt.load(&format!("pa + k + {}", j * lanes));
                     let y = vt.load(&format!("pb + k + {}", j * lanes));
-                    let _ = writeln!(c, "        acc{j} = {};", vt.mul_add(&x, &y, &format!("acc{j}"), self.fma)?);
+                    let _ = writeln!(
+                        c,
+                        "        acc{j} = {};",
+                        vt.mul_add(&x, &y, &format!("acc{j}"), self.fma)?
+                    );
                 }
                 c.push_str("      }\n");
                 let mut width = 1;
                 while width < registers {
                     for j in (0..registers).step_by(2 * width as usize) {
                         if j + width < registers {
-                            let _ = writeln!(c, "      acc{j} = {};", vt.add_f32(&format!("acc{j}"), &format!("acc{}", j + width)));
+                            let _ = writeln!(
+                                c,
+                                "      acc{j} = {};",
+                                vt.add_f32(&format!("acc{j}"), &format!("acc{}", j + width))
+                            );
                         }
                     }
                     width *= 2;
@@ -672,7 +694,14 @@ impl<'t> Builder<'t> {
                 let _ = writeln!(c, "      t{a} += {sum};\n    }}");
             }
             c.push_str("    CALIB_CLOBBER();\n  }\n");
-            let _ = writeln!(c, "  out[{s}] = t0;\n  out[{}] = t1;\n  out[{}] = t2;\n  out[{}] = t3;", SINK + 1, SINK + 2, SINK + 3, s = SINK);
+            let _ = writeln!(
+                c,
+                "  out[{s}] = t0;\n  out[{}] = t1;\n  out[{}] = t2;\n  out[{}] = t3;",
+                SINK + 1,
+                SINK + 2,
+                SINK + 3,
+                s = SINK
+            );
             self.push(
                 format!("DotProductLoop.k{k}"),
                 format!("f32 dot product of length {k} from {}", self.name(l1)),
@@ -706,12 +735,20 @@ impl<'t> Builder<'t> {
                     "    {{\n      const uint16_t *pa = (const uint16_t *)data + {offset};\n      const uint16_t *pb = (const uint16_t *)data + {};",
                     2 * 4096 + offset
                 );
-                let zeros: Vec<String> = (0..registers).map(|j| format!("acc{j} = _mm512_setzero_ps()")).collect();
+                let zeros: Vec<String> =
+                    (0..registers).map(|j| format!("acc{j} = _mm512_setzero_ps()")).collect();
                 let _ = writeln!(c, "      __m512 {};", zeros.join(", "));
                 let _ = writeln!(c, "      for (int64_t k = 0; k < {k}; k += {step}) {{");
                 for j in 0..registers {
-                    let load = |p: &str| format!("(__m512bh)_mm512_loadu_si512((const void *)({p} + k + {}))", j * 32);
-                    let _ = writeln!(c, "        acc{j} = _mm512_dpbf16_ps(acc{j}, {}, {});", load("pa"), load("pb"));
+                    let load = |p: &str| {
+                        format!("(__m512bh)_mm512_loadu_si512((const void *)({p} + k + {}))", j * 32)
+                    };
+                    let _ = writeln!(
+                        c,
+                        "        acc{j} = _mm512_dpbf16_ps(acc{j}, {}, {});",
+                        load("pa"),
+                        load("pb")
+                    );
                 }
                 c.push_str("      }\n");
                 let mut width = 1;
@@ -726,7 +763,14 @@ impl<'t> Builder<'t> {
                 let _ = writeln!(c, "      t{a} += _mm512_reduce_add_ps(acc0);\n    }}");
             }
             c.push_str("    CALIB_CLOBBER();\n  }\n");
-            let _ = writeln!(c, "  out[{s}] = t0;\n  out[{}] = t1;\n  out[{}] = t2;\n  out[{}] = t3;", SINK + 1, SINK + 2, SINK + 3, s = SINK);
+            let _ = writeln!(
+                c,
+                "  out[{s}] = t0;\n  out[{}] = t1;\n  out[{}] = t2;\n  out[{}] = t3;",
+                SINK + 1,
+                SINK + 2,
+                SINK + 3,
+                s = SINK
+            );
             self.push(
                 format!("DotProductBf16.k{k}"),
                 format!("bf16 dot product of length {k} from {}", self.name(l1)),
@@ -806,7 +850,12 @@ impl<'t> Builder<'t> {
         Ok(())
     }
 
-    fn stream_model(&self, level: LevelId, path: &[LevelId], strided: bool) -> Result<Measures, CalibrationError> {
+    fn stream_model(
+        &self,
+        level: LevelId,
+        path: &[LevelId],
+        strided: bool,
+    ) -> Result<Measures, CalibrationError> {
         let w = self.levels.widest();
         let lanes = w / 4;
         let mut moves = Vec::new();
@@ -839,7 +888,12 @@ impl<'t> Builder<'t> {
         for l in 0..4 {
             for j in 0..per_line {
                 let at = l * stride + j * u64::from(w);
-                let _ = writeln!(c, "    {{ {} y = {}; CALIB_USE(y); }}", vt.c_type(), vt.load(&format!("(const float *)(p + i + {at})")));
+                let _ = writeln!(
+                    c,
+                    "    {{ {} y = {}; CALIB_USE(y); }}",
+                    vt.c_type(),
+                    vt.load(&format!("(const float *)(p + i + {at})"))
+                );
             }
         }
         c.push_str("  }\n");
@@ -874,7 +928,8 @@ mod tests {
                     .count();
                 assert!(measured >= 1, "{name}: {kind} has no benchmark");
             }
-            let streams: Vec<&str> = suite.benches.iter().map(|b| b.label.as_str()).filter(|l| l.starts_with("stream")).collect();
+            let streams: Vec<&str> =
+                suite.benches.iter().map(|b| b.label.as_str()).filter(|l| l.starts_with("stream")).collect();
             assert_eq!(streams, ["stream.GL", "stream.L2", "stream.L1"], "{name}");
             assert!(suite.benches.iter().any(|b| b.label == "strided.GL"));
         }
@@ -898,16 +953,31 @@ mod tests {
             let suite = kernel_suite(&target, size()).unwrap();
             let parallel = parallel_suite(&target);
             for compiler in gcc_and_clang() {
-                for (suite, openmp) in [(&suite, crate::compiler::OpenMp::Disabled), (&parallel, crate::compiler::OpenMp::Enabled)] {
-                    let entries: Vec<BenchEntry> =
-                        suite.benches.iter().map(|b| BenchEntry::new(b.label.clone(), b.function.clone())).collect();
-                    let main = crate::harness::bench_program_source(&signature(suite.data_floats), &suite.source, &entries).unwrap();
-                    let options = CompileOptions { features: features.clone(), openmp, warnings: Warnings::Deny };
+                for (suite, openmp) in [
+                    (&suite, crate::compiler::OpenMp::Disabled),
+                    (&parallel, crate::compiler::OpenMp::Enabled),
+                ] {
+                    let entries: Vec<BenchEntry> = suite
+                        .benches
+                        .iter()
+                        .map(|b| BenchEntry::new(b.label.clone(), b.function.clone()))
+                        .collect();
+                    let main = crate::harness::bench_program_source(
+                        &signature(suite.data_floats),
+                        &suite.source,
+                        &entries,
+                    )
+                    .unwrap();
+                    let options =
+                        CompileOptions { features: features.clone(), openmp, warnings: Warnings::Deny };
                     let program = CProgram { units: vec![SourceUnit::new("calib", main)], link_args: vec![] };
                     match compiler.build(&program, &options) {
                         Ok(_) => {}
                         // clang without libomp cannot build OpenMP programs; calibration skips them.
-                        Err(e) if openmp == crate::compiler::OpenMp::Enabled && compiler.command() == "clang" => {
+                        Err(e)
+                            if openmp == crate::compiler::OpenMp::Enabled
+                                && compiler.command() == "clang" =>
+                        {
                             println!("note: clang cannot build the OpenMP suite here: {e}");
                         }
                         Err(e) => panic!("{target_name} with {compiler}: {e}"),

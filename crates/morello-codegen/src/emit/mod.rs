@@ -260,7 +260,10 @@ fn comment_safe(text: &str) -> String {
 
 /// The features to compile with: the target's (AVX2 implies AVX), minus the kernel-only ones the
 /// code does not use.
-pub(crate) fn compile_features(target: &Target, used: &BTreeSet<IsaFeature>) -> Result<Vec<IsaFeature>, CodegenError> {
+pub(crate) fn compile_features(
+    target: &Target,
+    used: &BTreeSet<IsaFeature>,
+) -> Result<Vec<IsaFeature>, CodegenError> {
     let mut features = BTreeSet::new();
     for name in target.isa() {
         let feature: IsaFeature = name.parse().map_err(|e: crate::isa::UnknownFeature| {

@@ -1,0 +1,128 @@
+//! End-to-end tests of `morello calibrate`: a quick calibration writes a target file that searches
+//! load, with its own memo table. Timings are never asserted.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs the binary with `cache` as its cache directory.
+fn morello(cache: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_morello"))
+        .env("XDG_CACHE_HOME", cache)
+        .args(args)
+        .output()
+        .expect("morello runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The quickest calibration: one sample per microbenchmark, one call each, a small memory set.
+const QUICK: [&str; 6] = ["--samples", "1", "--min-sample-seconds", "0", "--memory-bytes", "4MiB"];
+
+fn host_runs_x86() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            return true;
+        }
+    }
+    println!("skipped: the host runs neither built-in x86 target");
+    false
+}
+
+fn has_compiler() -> bool {
+    let found = ["cc", "gcc", "clang"].iter().any(|c| Command::new(c).arg("--version").output().is_ok());
+    if !found {
+        println!("skipped: no C compiler");
+    }
+    found
+}
+
+#[test]
+fn a_calibrated_target_file_searches_with_its_own_memo_table() {
+    if !host_runs_x86() || !has_compiler() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let file = dir.path().join("here.toml");
+    let file_arg = file.to_str().unwrap();
+    let mut args = vec!["calibrate", "--target", "x86", "-o", file_arg];
+    args.extend(QUICK);
+    let (code, stdout, stderr) = morello(&cache, &args);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "", "the file goes to -o");
+    assert!(stderr.contains("wrote") && stderr.contains("constants:"), "{stderr}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("# morello target file"), "{text}");
+    assert!(text.contains("# Measured ") && text.contains("BroadcastVecMultAdd.per_unit"), "{text}");
+    assert!(text.contains("name = \"x86-avx"), "{text}");
+
+    let (code, stdout, stderr) =
+        morello(&cache, &["search", "matmul", "8x8x8", "--target", file_arg, "--no-db"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Matmul(1x8x8x8"), "{stdout}");
+
+    // With the default table: the calibrated target and the built-in one get different files.
+    for target in [file_arg, "x86"] {
+        let (code, _, stderr) = morello(&cache, &["search", "matmul", "2x2x2", "--target", target, "-q"]);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    let mut tables: Vec<String> = std::fs::read_dir(cache.join("morello"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".mdb"))
+        .collect();
+    tables.sort();
+    assert_eq!(tables.len(), 2, "{tables:?}");
+    assert!(tables.iter().any(|t| t.contains("-calibrated-")), "{tables:?}");
+}
+
+#[test]
+fn json_and_stdout_outputs() {
+    if !host_runs_x86() || !has_compiler() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.toml");
+    let mut args = vec!["calibrate", "--target", "x86-avx2", "--name", "mine", "-q", "--json", "-o"];
+    args.push(file.to_str().unwrap());
+    args.extend(QUICK);
+    let (code, stdout, stderr) = morello(dir.path(), &args);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["target"], "mine");
+    assert!(v["units_per_second"].as_f64().is_some_and(|s| s > 0.0));
+    assert!(v["measurements"].as_array().is_some_and(|m| m.len() > 20));
+    assert!(v["constants"].as_array().unwrap().iter().any(|c| c["name"] == "GL.cost_per_line"));
+    assert!(std::fs::read_to_string(&file).unwrap().contains("name = \"mine\""));
+
+    // Without -o the file is printed.
+    let mut args = vec!["calibrate", "--target", "x86-avx2", "-q"];
+    args.extend(QUICK);
+    let (code, stdout, stderr) = morello(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("# morello target file") && stdout.contains("[costs"), "{stdout}");
+}
+
+#[test]
+fn bad_input_is_refused_with_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, message) in [
+        (vec!["calibrate", "--samples", "0"], "at least one sample"),
+        (vec!["calibrate", "--memory-bytes", "lots"], "--memory-bytes"),
+        (vec!["calibrate", "--memory-bytes", "1KiB"], "between 1 MiB and 16 GiB"),
+        (vec!["calibrate", "--target", "no-such-target"], "unknown target"),
+        (vec!["calibrate", "--json"], "--output"),
+        (vec!["calibrate", "--name", " "], "--name"),
+    ] {
+        let (code, stdout, stderr) = morello(dir.path(), &args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert_eq!(stdout, "", "{args:?}");
+    }
+}
