@@ -1,13 +1,17 @@
-//! Benches of the search: cold (a fresh memo table) and warm (the table already solved).
-//! Run with `cargo bench -p morello-benches --bench search`.
+//! Benches of the search: cold (a fresh memo table) with one and two threads, and warm (the table
+//! already solved, in memory or loaded from a saved file).
+//! Run with `cargo bench -p morello-benches --bench search`; one group with
+//! `cargo bench -p morello-benches --bench search -- search_threads`.
 
 use std::hint::black_box;
 use std::sync::Arc;
+use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use morello_core::spec::{CanonicalSpec, LogicalSpec};
 use morello_core::target::Target;
-use morello_search::{Memo, Search};
+use morello_search::db::{Schema, Table, TableFile, Validation};
+use morello_search::{ActionConfig, Memo, Search};
 
 fn matmul(n: u32, dtype: &str, target: &Target) -> CanonicalSpec {
     let text =
@@ -33,6 +37,21 @@ fn cold(c: &mut Criterion) {
     group.finish();
 }
 
+/// The thread-scaling figure of `docs/PERFORMANCE.md`: the cold 64^3 f32 search on x86-avx512
+/// (two processors) with one and with two search threads. About 2 s per search: ten samples each.
+fn threads(c: &mut Criterion) {
+    let avx512 = Target::builtin("x86-avx512", 2).expect("built-in target");
+    let spec = matmul(64, "f32", &avx512);
+    let mut group = c.benchmark_group("search_threads");
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(20));
+    for threads in [1, 2] {
+        group.bench_function(format!("matmul_64_f32_x86-avx512/threads_{threads}"), |b| {
+            b.iter(|| Search::new(&avx512).threads(threads).solve(black_box(&spec)).expect("solves"))
+        });
+    }
+    group.finish();
+}
+
 fn warm(c: &mut Criterion) {
     let avx2 = Target::builtin("x86-avx2", 2).expect("built-in target");
     let spec = matmul(32, "f32", &avx2);
@@ -43,5 +62,31 @@ fn warm(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, cold, warm);
+/// What a warm `morello search matmul 64x64x64` does after the first one: load the saved memo
+/// table (read, checksum, zstd, decode, structure validation), build the memo, and answer from
+/// it (a memo hit and the reconstruction of the implementation).
+fn warm_from_table(c: &mut Criterion) {
+    let avx512 = Target::builtin("x86-avx512", 2).expect("built-in target");
+    let spec = matmul(64, "f32", &avx512);
+    let schema = Schema::new(&avx512, ActionConfig::default());
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("matmul-64.mdb");
+    let memo = Arc::new(Memo::new());
+    Search::new(&avx512).memo(Arc::clone(&memo)).solve(&spec).expect("solves");
+    TableFile::new(&path).save(&Table::from_memo(&memo, &schema), &schema, &mut |_| {}).expect("saves");
+    let mut group = c.benchmark_group("search_warm");
+    group.sample_size(20).measurement_time(Duration::from_secs(10));
+    group.bench_function("load_table_and_solve/matmul_64_f32_x86-avx512", |b| {
+        b.iter(|| {
+            let table = TableFile::new(&path).load(&schema, Validation::Structure).expect("loads");
+            let memo = Arc::new(table.to_memo());
+            let solution = Search::new(&avx512).memo(memo).solve(black_box(&spec)).expect("solves");
+            assert_eq!(solution.report.specs_solved, 0, "everything comes from the table");
+            solution
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, cold, threads, warm, warm_from_table);
 criterion_main!(benches);
