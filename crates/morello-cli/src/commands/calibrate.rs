@@ -100,9 +100,20 @@ pub fn run(args: &Args) -> Result<()> {
     if let (false, Some(note)) = (args.quiet, &note) {
         eprint_line(note);
     }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = load_average();
+    let busy = load
+        .as_deref()
+        .and_then(|l| l.split(' ').next()?.parse::<f64>().ok())
+        .filter(|l| *l > 0.5 * cpus as f64);
+    if let (false, Some(busy)) = (args.quiet, busy) {
+        eprint_line(&format!(
+            "note: the machine is busy (load average {busy} on {cpus} CPUs): the figures will be noisy, \
+             the parallel loops' most of all; calibrate on a quiet machine for a file to keep"
+        ));
+    }
     let compiler = Compiler::find()?;
     let started = SystemTime::now();
-    let load = load_average();
     let bar = progress_bar(args.progress, args.quiet);
     let result = calibrate(&compiler, &target, &config, &mut |step| {
         bar.set_message(match step {
