@@ -1,7 +1,7 @@
 //! End-to-end tests of `morello calibrate`: a quick calibration writes a target file that searches
 //! load, with its own memo table. Timings are never asserted.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::path::Path;
 use std::process::Command;

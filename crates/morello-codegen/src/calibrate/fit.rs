@@ -210,13 +210,12 @@ fn solve_symmetric(mut s: Vec<Vec<f64>>) -> Vec<f64> {
         let best = (row..m).max_by(|&i, &j| s[i][col].abs().total_cmp(&s[j][col].abs()));
         let Some(best) = best.filter(|&i| s[i][col].abs() > 1e-12 * scale) else { continue };
         s.swap(row, best);
-        for i in 0..m {
-            if i != row {
-                let factor = s[i][col] / s[row][col];
-                if factor != 0.0 {
-                    for k in col..=m {
-                        s[i][k] -= factor * s[row][k];
-                    }
+        let pivot = s[row].clone();
+        for (i, other) in s.iter_mut().enumerate() {
+            let factor = other[col] / pivot[col];
+            if i != row && factor != 0.0 {
+                for (value, p) in other.iter_mut().zip(&pivot).skip(col) {
+                    *value -= factor * p;
                 }
             }
         }

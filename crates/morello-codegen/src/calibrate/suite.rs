@@ -372,7 +372,7 @@ impl<'t> Builder<'t> {
         let lanes = u64::from(vt.lanes);
         let accumulators = (registers / 2).max(1);
         let mut v = 1;
-        while v <= accumulators && accumulators + v + 1 <= registers {
+        while v <= accumulators && accumulators + v < registers {
             let a_count = accumulators / v;
             let text = format!(
                 "MatmulAccum(1x1x1x{n}, f32 {l1} row-major, f32 {vrf} row-major v{lanes}, f32 {vrf} row-major v{lanes}, serial)",
