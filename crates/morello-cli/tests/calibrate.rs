@@ -119,6 +119,7 @@ fn bad_input_is_refused_with_status_2() {
         (vec!["calibrate", "--target", "no-such-target"], "unknown target"),
         (vec!["calibrate", "--json"], "--output"),
         (vec!["calibrate", "--name", " "], "--name"),
+        (vec!["calibrate", "--cpu", "100000"], "--cpu 100000"),
     ] {
         let (code, stdout, stderr) = morello(dir.path(), &args);
         assert_eq!(code, 2, "{args:?}: {stderr}");

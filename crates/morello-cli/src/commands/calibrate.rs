@@ -93,6 +93,10 @@ pub fn run(args: &Args) -> Result<()> {
         memory_bytes,
         pinning: args.cpu.map_or(Pinning::Auto, Pinning::Cpu),
     };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(cpu) = args.cpu.filter(|&cpu| cpu >= cpus) {
+        return Err(bad_input(format!("--cpu {cpu}: this machine has CPUs 0 to {}", cpus - 1)));
+    }
     let name = args.name.clone().unwrap_or_else(|| format!("{}-calibrated", target.name()));
     if name.trim().is_empty() {
         return Err(bad_input("--name must not be empty"));
@@ -100,7 +104,6 @@ pub fn run(args: &Args) -> Result<()> {
     if let (false, Some(note)) = (args.quiet, &note) {
         eprint_line(note);
     }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let load = load_average();
     let busy = load
         .as_deref()
