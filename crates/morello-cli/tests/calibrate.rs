@@ -109,9 +109,31 @@ fn json_and_stdout_outputs() {
     assert!(stdout.starts_with("# morello target file") && stdout.contains("[costs"), "{stdout}");
 }
 
+/// A target calibration cannot measure: no vector registers.
+const SCALAR_ONLY: &str = r#"
+name = "scalar-only"
+cache_line_bytes = 64
+processors = 1
+kernels = ["MultAdd", "ValueAssign", "ValueFill", "MemsetZero"]
+
+[[levels]]
+name = "MEM"
+kind = "memory"
+capacity = "1GiB"
+cost_per_line = 10
+moves_to = ["REG"]
+
+[[levels]]
+name = "REG"
+kind = "scalar-registers"
+capacity = 16
+"#;
+
 #[test]
 fn bad_input_is_refused_with_status_2() {
     let dir = tempfile::tempdir().unwrap();
+    let scalar_only = dir.path().join("scalar.toml");
+    std::fs::write(&scalar_only, SCALAR_ONLY).unwrap();
     for (args, message) in [
         (vec!["calibrate", "--samples", "0"], "at least one sample"),
         (vec!["calibrate", "--memory-bytes", "lots"], "--memory-bytes"),
@@ -120,6 +142,7 @@ fn bad_input_is_refused_with_status_2() {
         (vec!["calibrate", "--json"], "--output"),
         (vec!["calibrate", "--name", " "], "--name"),
         (vec!["calibrate", "--cpu", "100000"], "--cpu 100000"),
+        (vec!["calibrate", "--target", scalar_only.to_str().unwrap()], "no vector-register level"),
     ] {
         let (code, stdout, stderr) = morello(dir.path(), &args);
         assert_eq!(code, 2, "{args:?}: {stderr}");

@@ -19,8 +19,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use morello_codegen::Compiler;
 use morello_codegen::bench::Pinning;
 use morello_codegen::calibrate::{
-    Calibration, CalibrationConfig, CalibrationStep, ConstantSource, DEFAULT_MIN_SAMPLE_SECONDS,
-    DEFAULT_RESOLUTION, DEFAULT_SAMPLES, calibrate,
+    Calibration, CalibrationConfig, CalibrationError, CalibrationStep, ConstantSource,
+    DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_RESOLUTION, DEFAULT_SAMPLES, calibrate,
 };
 use morello_core::target::{Target, parse_size};
 use serde_json::json;
@@ -108,7 +108,7 @@ pub fn run(args: &Args) -> Result<()> {
     let busy = load
         .as_deref()
         .and_then(|l| l.split(' ').next()?.parse::<f64>().ok())
-        .filter(|l| *l > 0.5 * cpus as f64);
+        .filter(|l| *l > 0.75 * cpus as f64);
     if let (false, Some(busy)) = (args.quiet, busy) {
         eprint_line(&format!(
             "note: the machine is busy (load average {busy} on {cpus} CPUs): the figures will be noisy, \
@@ -130,7 +130,7 @@ pub fn run(args: &Args) -> Result<()> {
     bar.finish_and_clear();
     let calibration = match result {
         Ok(c) => c,
-        Err(e @ morello_codegen::calibrate::CalibrationError::Invalid(_)) => {
+        Err(e @ (CalibrationError::Invalid(_) | CalibrationError::Unsupported { .. })) => {
             return Err(bad_input(e.to_string()));
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("calibrating {}", target.name()))),
