@@ -237,7 +237,7 @@ fn the_suite_fills_its_section_between_the_markers_and_writes_the_plot() {
     assert!(!text.contains("old figures"));
     assert!(text.contains("| f32 4x4x4 | ") && text.contains("| f32 8x8x8 | "), "{text}");
     assert!(text.contains("| u32 4x4x4 | "), "{text}");
-    assert!(text.contains("u32 4x4x4: skipped gemm: no u32 matmul"), "{text}");
+    assert!(text.contains("- u32 4x4x4: skipped gemm: no u32 matmul\n"), "{text}");
     assert!(text.contains("](perf.svg)"), "{text}");
     assert!(
         text.contains("| CPU | ") && text.contains("```sh\nmorello bench-suite --sizes 4,8,u32:4"),

@@ -386,8 +386,17 @@ fn notes(outcomes: &[Outcome]) -> Vec<String> {
                 if let Some(reason) = &m.not_comparable {
                     add(format!("no baseline: {reason}"), o.entry.label());
                 }
+                // "openblas: no u32 matmul", "blis: no u32 matmul" -> "skipped openblas, blis: no u32 matmul".
+                let mut causes: Vec<(&str, Vec<&str>)> = Vec::new();
                 for s in &m.skipped {
-                    add(format!("skipped {}", s.reason), o.entry.label());
+                    let cause = s.reason.strip_prefix(&format!("{}: ", s.name)).unwrap_or(&s.reason);
+                    match causes.iter_mut().find(|(c, _)| *c == cause) {
+                        Some((_, names)) => names.push(&s.name),
+                        None => causes.push((cause, vec![&s.name])),
+                    }
+                }
+                for (cause, names) in causes {
+                    add(format!("skipped {}: {cause}", names.join(", ")), o.entry.label());
                 }
             }
         }
