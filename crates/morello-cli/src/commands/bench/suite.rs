@@ -201,10 +201,7 @@ pub fn run(args: &Args) -> Result<()> {
     if let Some(noise) = args.measure.noise_note() {
         notes.insert(0, format!("Warning: {noise}."));
     }
-    let target_text = match &target_note {
-        Some(note) => format!("{} ({note})", args.target),
-        None => target.name().to_string(),
-    };
+    let target_text = target_note.clone().unwrap_or_else(|| target.name().to_string());
     let machine = Machine {
         date: utc_date(
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
@@ -516,10 +513,13 @@ fn cpu_description() -> String {
 }
 
 fn os_description() -> String {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok();
-    match release {
-        Some(r) => format!("{} {}", std::env::consts::OS, r.trim()),
-        None => std::env::consts::OS.to_string(),
+    let os = match std::env::consts::OS {
+        "linux" => "Linux",
+        other => other,
+    };
+    match std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+        Ok(release) => format!("{os} {}", release.trim()),
+        Err(_) => os.to_string(),
     }
 }
 
