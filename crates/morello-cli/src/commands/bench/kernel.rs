@@ -325,6 +325,10 @@ impl Report<'_> {
         if self.config.threads > 1 && !self.measured.openmp {
             text += "threads:    the kernel has no parallel loop, so it runs on one thread\n";
         }
+        if self.config.threads > 1 && self.measured.openmp && std::env::var_os("OMP_WAIT_POLICY").is_none() {
+            text += "threads:    OMP_WAIT_POLICY is unset: on a busy machine, spinning OpenMP threads can slow \
+                     parallel kernels many times over (try OMP_WAIT_POLICY=passive)\n";
+        }
         if let Some(reason) = &self.measured.not_comparable {
             text += &format!("baselines:  none comparable: {reason}; the morello kernel is timed alone\n");
         }
