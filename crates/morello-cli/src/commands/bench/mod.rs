@@ -24,12 +24,17 @@ use crate::spec_args::SPEC_FORMS;
 /// The benchmarking subcommands (flattened into the top-level command list).
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Search, emit, compile and verify a kernel, then time it beside OpenBLAS, BLIS, libxsmm, a
-    /// naive loop and a Rust GEMM on the same inputs (GFLOP/s, percent of the measured peak, ratios).
+    /// Verify a searched kernel, then time it beside OpenBLAS, BLIS, libxsmm and other baselines.
+    ///
+    /// Searches, emits, compiles and verifies the kernel, measures the machine's FMA peak, then times
+    /// the kernel and each baseline on the same inputs in one run (alternating, pinned to one CPU):
+    /// median and spread per call, GFLOP/s, GB/s, percent of the peak, and morello's speedup over each.
     #[command(after_help = format!("{}\n\n{}", kernel::EXAMPLES, SPEC_FORMS))]
     Bench(kernel::Args),
-    /// Run the kernel suite (f32 matmul cubes 8 to 1024, vector-matrix products, bf16, u32) against
-    /// the baselines and write the table into docs/PERFORMANCE.md and the plot into docs/perf.svg.
+    /// Run the kernel suite against the baselines; write docs/PERFORMANCE.md and docs/perf.svg.
+    ///
+    /// The suite: f32 matmul cubes 8 to 1024, the vector-matrix and matrix-vector products
+    /// 1x2048x16384 and 16384x2048x1, a bf16-to-f32 vector-matrix product, and a u32 64^3.
     #[command(after_help = suite::EXAMPLES)]
     BenchSuite(suite::Args),
 }
