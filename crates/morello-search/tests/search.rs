@@ -9,7 +9,7 @@ use morello_core::imp::Node;
 use morello_core::kernels::KernelKind;
 use morello_core::spec::{CanonicalSpec, LogicalSpec};
 use morello_core::target::Target;
-use morello_search::{Memo, Search, VariantCosts};
+use morello_search::{ActionConfig, Feasibility, Memo, PeakCodec, Search, VariantCosts, best_impl};
 
 mod common;
 use common::check_with_interpreter;
@@ -163,5 +163,33 @@ fn variants_compute_their_specs() {
         for solution in &variants {
             check_with_interpreter(&solution.imp, &t);
         }
+    }
+}
+
+/// Every entry of every frontier rebuilds, under its own peaks as the limits, as itself: the same
+/// cost, peaks that fit. (Rebuilding children with more room than the entry was computed with
+/// once picked cheaper children whose snapped peaks did not fit, so `db verify` failed.)
+#[test]
+fn every_frontier_entry_rebuilds_under_its_own_peaks() {
+    for (name, n, dtype) in [("x86-avx2", 8, "u32"), ("x86-avx512", 8, "f32")] {
+        let t = target(name);
+        let table = Arc::new(Memo::new());
+        Search::new(&t).memo(Arc::clone(&table)).solve(&matmul(n, dtype, &t)).unwrap();
+        let codec = PeakCodec::new(&t);
+        let config = ActionConfig::default();
+        let feasibility = Feasibility::new(&t);
+        let mut rebuilt = 0;
+        for (spec, frontier) in table.entries().iter().step_by(7) {
+            for entry in frontier.entries() {
+                let limits = codec.decode(entry.peaks);
+                let (imp, found) = best_impl(spec, &limits, &table, &t, &config, &feasibility)
+                    .unwrap_or_else(|e| panic!("{}: {e}", spec.display(&t)));
+                assert_eq!(found, *entry, "{}", spec.display(&t));
+                assert_eq!(imp.cost, entry.cost, "{}", spec.display(&t));
+                assert!(imp.peaks.fits(&limits), "{}", spec.display(&t));
+                rebuilt += 1;
+            }
+        }
+        assert!(rebuilt > 1000, "{name}: only {rebuilt} entries");
     }
 }
