@@ -40,6 +40,8 @@ enum Command {
     /// Search, emit C, compile, run on seeded inputs and verify against the reference.
     #[command(after_help = format!("{}\n\n{}", commands::run::EXAMPLES, spec_args::SPEC_FORMS))]
     Run(commands::run::Args),
+    #[command(flatten)]
+    Bench(commands::bench::Command),
     /// Show the buffer-indexing expression, buffer size and contiguity of a layout.
     #[command(after_help = commands::layout::EXAMPLES)]
     Layout(commands::layout::Args),
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::Db(args) => commands::db::run(&args),
         Command::Precompute(args) => commands::precompute::run(&args),
         Command::Run(args) => commands::run::run(&args),
+        Command::Bench(command) => commands::bench::run(&command),
         Command::Layout(args) => commands::layout::run(&args),
         Command::Xla(args) => commands::xla::run(&args),
         Command::Indexing(args) => commands::indexing::run(&args),

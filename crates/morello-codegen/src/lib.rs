@@ -14,7 +14,8 @@
 //!   alternating, pinned), with [`stats`] for medians and spreads;
 //! - [`baselines`]: OpenBLAS, BLIS, libxsmm, a naive loop and a Rust GEMM with the matmul
 //!   kernel's call shape;
-//! - [`peak`]: the FMA-throughput probe for the machine's single-core peak.
+//! - [`peak`]: the FMA-throughput probe for the machine's single-core peak;
+//! - [`correlation`]: Spearman's rank correlation, to compare a cost model's ranking with timings.
 //!
 //! Nothing here prints: every function returns values or a [`CodegenError`].
 //!
@@ -41,6 +42,7 @@
 pub mod baselines;
 pub mod bench;
 pub mod compiler;
+pub mod correlation;
 pub mod emit;
 mod error;
 pub mod harness;

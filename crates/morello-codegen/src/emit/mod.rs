@@ -1,6 +1,6 @@
 //! The emitter: an implementation tree ([`Impl`]) to a self-contained C translation unit.
 //!
-//! The unit holds `#include`s, the helpers the kernel calls ([`helpers`]), optionally the tree
+//! The unit holds `#include`s, the helpers the kernel calls (`helpers.rs`), optionally the tree
 //! as a comment, and one function
 //!
 //! ```text
@@ -12,7 +12,7 @@
 //! inputs, typed by dtype (bf16 as its bits in `uint16_t`). Each parameter points to the
 //! operand's whole buffer in its layout.
 //!
-//! Lowering, node by node (details in [`nodes`] and [`buffers`]):
+//! Lowering, node by node (details in `nodes.rs` and `buffers.rs`):
 //!
 //! ```text
 //! Loop         nested C `for` loops with constant bounds over the full tiles (row-major over

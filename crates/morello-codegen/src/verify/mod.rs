@@ -3,7 +3,7 @@
 //!
 //! The harness fills every read parameter from a seed ([`crate::harness::Buffer::from_seed`]:
 //! integers over their whole range, floats multiples of 1/16 in `[-2, 2)`), the kernel runs once,
-//! and every written parameter is compared with the reference ([`reference`]: the interpreter, or
+//! and every written parameter is compared with the reference (`reference.rs`: the interpreter, or
 //! a fast matmul for large matmuls) at every logical point:
 //!
 //! ```text

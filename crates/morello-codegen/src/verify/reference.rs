@@ -20,7 +20,7 @@ use morello_core::target::Target;
 use crate::error::CodegenError;
 use crate::harness::Buffer;
 
-/// Above this many multiply-adds a matmul is checked with [`fast_matmul`] instead of the
+/// Above this many multiply-adds a matmul is checked with `fast_matmul` instead of the
 /// interpreter (64^3: the interpreter takes about a second there in a debug build).
 pub const INTERPRETER_LIMIT: u64 = 1 << 18;
 
