@@ -103,8 +103,11 @@ struct Chosen<'s> {
 
 /// Runs `morello bench`.
 pub fn run(args: &Args) -> Result<()> {
-    let resolved = resolve(&args.spec)?;
     let config = args.measure.config()?;
+    // The kernel runs on `--threads` threads: model that many processors unless told otherwise.
+    let mut spec_args = args.spec.clone();
+    spec_args.processors = spec_args.processors.or(u32::try_from(config.threads).ok());
+    let resolved = resolve(&spec_args)?;
     if args.top_k == Some(0) {
         return Err(bad_input("--top-k must be at least 1"));
     }

@@ -182,6 +182,7 @@ pub fn run(args: &Args) -> Result<()> {
             from: None,
             to: None,
             memory: None,
+            processors: u32::try_from(config.threads).ok(),
         };
         let (spec, result) = match run_entry(args, &spec_args, &compiler, &baselines, &config) {
             Ok((spec, m)) => (Some(spec), Ok(m)),
