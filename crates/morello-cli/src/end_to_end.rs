@@ -39,6 +39,7 @@ fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
         from: None,
         to: None,
         memory: None,
+        processors: None,
     };
     let mut words = words.split_whitespace();
     while let Some(word) = words.next() {

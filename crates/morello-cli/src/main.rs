@@ -40,6 +40,8 @@ enum Command {
     /// Search, emit C, compile, run on seeded inputs and verify against the reference.
     #[command(after_help = format!("{}\n\n{}", commands::run::EXAMPLES, spec_args::SPEC_FORMS))]
     Run(commands::run::Args),
+    #[command(flatten)]
+    Bench(commands::bench::Command),
     /// Measure the target's kernels and memory levels here and write a target file with fitted costs.
     #[command(after_help = commands::calibrate::EXAMPLES)]
     Calibrate(commands::calibrate::Args),
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Db(args) => commands::db::run(&args),
         Command::Precompute(args) => commands::precompute::run(&args),
         Command::Run(args) => commands::run::run(&args),
+        Command::Bench(command) => commands::bench::run(&command),
         Command::Calibrate(args) => commands::calibrate::run(&args),
         Command::Layout(args) => commands::layout::run(&args),
         Command::Xla(args) => commands::xla::run(&args),

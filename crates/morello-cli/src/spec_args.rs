@@ -61,6 +61,10 @@ pub struct SpecArgs {
     /// levels not named keep the target's capacity.
     #[arg(long, value_name = "LEVEL=SIZE,...")]
     pub memory: Option<String>,
+    /// Processors the cost model gives parallel loops (default: the target's; for the built-in
+    /// x86 targets, this machine's cores). `--processors 1` finds the best single-thread kernel.
+    #[arg(long, value_name = "N")]
+    pub processors: Option<u32>,
 }
 
 /// A resolved spec, target and limits.
@@ -78,13 +82,29 @@ pub struct Resolved {
 
 /// Resolves the target, the spec and the limits.
 pub fn resolve(args: &SpecArgs) -> Result<Resolved> {
-    let (target, note) = load_target(&args.target)?;
+    let (mut target, note) = load_target(&args.target)?;
+    if let Some(processors) = args.processors {
+        target = with_processors(target, processors)?;
+    }
     let spec = build_spec(args, &target)?;
     let limits = match &args.memory {
         Some(text) => parse_limits(text, &target).bad_input(|| format!("invalid --memory `{text}`"))?,
         None => target.capacities(),
     };
     Ok(Resolved { target, note, spec, limits })
+}
+
+/// `target` with `processors` processors (a different target: its own fingerprint and memo table).
+fn with_processors(target: Target, processors: u32) -> Result<Target> {
+    if processors == 0 {
+        return Err(bad_input("--processors must be at least 1"));
+    }
+    if processors == target.processors() {
+        return Ok(target);
+    }
+    let mut description = target.description_value();
+    description.processors = processors;
+    Target::new(description).bad_input(|| format!("--processors {processors}"))
 }
 
 /// Loads a built-in target or a target file.

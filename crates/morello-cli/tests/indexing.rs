@@ -1589,3 +1589,12 @@ fn bad_modules_give_the_line_and_the_instruction() {
         assert_eq!(run_err(text, &[]), expected, "\n{text}");
     }
 }
+
+/// A rank-0 `pad` prints as `padding=` at the end of its line; the next line is not its value.
+#[test]
+fn a_rank_0_pad_in_a_fusion() {
+    let m = random_module(549564072369181766);
+    assert!(m.text(false).contains("padding=\n"), "{}", m.text(false));
+    check(&m, root(&m));
+    check(&m, Subject::Instruction("fused", "op3"));
+}

@@ -152,3 +152,18 @@ fn help_explains_the_arguments() {
         assert!(stdout.contains(needle), "{needle} missing");
     }
 }
+
+#[test]
+fn processors_sets_what_parallel_loops_are_modelled_with() {
+    let (code, two, stderr) =
+        morello(&["search", "matmul", "64x64x64", "--target", "x86-avx2", "--processors", "2"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(two.contains("parallel tile"), "{two}");
+    let (code, one, stderr) =
+        morello(&["search", "matmul", "64x64x64", "--target", "x86-avx2", "--processors", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!one.contains("parallel tile"), "{one}");
+    let (code, _, stderr) = morello(&["search", "matmul", "8x8x8", "--processors", "0"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--processors must be at least 1"), "{stderr}");
+}

@@ -1,5 +1,6 @@
 //! Measures the matmul baselines side by side on this machine and prints a Markdown table (the
-//! "Baselines" table of `docs/PERFORMANCE.md`). A bench-only tool until `morello bench` exists.
+//! "Baselines" table of `docs/PERFORMANCE.md`), without any morello kernel; `morello bench` and
+//! `morello bench-suite` time the baselines beside the kernels.
 //!
 //! ```text
 //! cargo run --release -p morello-codegen --example baselines -- [--samples N] [--min-seconds S]

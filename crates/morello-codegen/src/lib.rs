@@ -15,6 +15,7 @@
 //! - [`baselines`]: OpenBLAS, BLIS, libxsmm, a naive loop and a Rust GEMM with the matmul
 //!   kernel's call shape;
 //! - [`peak`]: the FMA-throughput probe for the machine's single-core peak;
+//! - [`correlation`]: Spearman's rank correlation, to compare a cost model's ranking with timings;
 //! - [`calibrate`](mod@calibrate): measure a target's kernels and memory levels on this machine
 //!   and fit its cost constants ([`calibrate()`](calibrate::calibrate)).
 //!
@@ -44,6 +45,7 @@ pub mod baselines;
 pub mod bench;
 pub mod calibrate;
 pub mod compiler;
+pub mod correlation;
 pub mod emit;
 mod error;
 pub mod harness;

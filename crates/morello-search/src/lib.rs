@@ -6,8 +6,9 @@
 //!   memory limit;
 //! - `solve`: the parallel two-phase dynamic program (explore, then solve by height);
 //! - [`memo`]: the concurrent memo table;
-//! - [`Search`]: the embedding API ([`Search::solve`], [`Search::solve_top_k`]) with a
-//!   [`SearchReport`].
+//! - [`variants`]: the cheapest implementations that differ from the best at one node;
+//! - [`Search`]: the embedding API ([`Search::solve`], [`Search::solve_top_k`],
+//!   [`Search::solve_variants`]) with a [`SearchReport`].
 //!
 //! The search is exhaustive over the action set: it returns an implementation that is optimal
 //! for the cost model, the same for every thread count.
@@ -22,6 +23,7 @@ mod reconstruct;
 mod report;
 mod search;
 mod solve;
+pub mod variants;
 
 pub use actions::{Action, ActionConfig, TileSizes};
 pub use feasible::Feasibility;
@@ -33,3 +35,4 @@ pub use report::{Phase, Progress, SearchReport, StopReason};
 pub use search::{Search, SearchError, Solution};
 #[doc(hidden)]
 pub use solve::explore_only;
+pub use variants::VariantCosts;

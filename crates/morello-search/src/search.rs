@@ -31,6 +31,7 @@ use crate::peaks::PeakCodec;
 use crate::reconstruct::{best_impl, impl_for_entry};
 use crate::report::{Progress, SearchReport, StopReason};
 use crate::solve::{Counters, Solver};
+use crate::variants::{VariantCosts, VariantRequest, best_and_variants};
 
 /// Why a search could not return an implementation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -275,6 +276,36 @@ impl<'t> Search<'t> {
         let report = self.report(&counters, start, StopReason::Solved);
         Ok(solutions
             .into_iter()
+            .map(|imp| Solution { cost: imp.cost, imp, report: report.clone() })
+            .collect())
+    }
+
+    /// The best implementation of `spec` within the limits, then its cheapest variants that
+    /// differ from it in the action taken at one node (see [`crate::variants`]), up to `k` in all,
+    /// cheapest first; `costs` says whether variants that tie in cost are kept. Unlike
+    /// [`Search::solve_top_k`] a variant may differ anywhere in the tree.
+    ///
+    /// # Errors
+    /// As [`Search::solve`].
+    pub fn solve_variants(
+        &self,
+        spec: &CanonicalSpec,
+        k: usize,
+        costs: VariantCosts,
+    ) -> Result<Vec<Solution>, SearchError> {
+        let start = Instant::now();
+        let counters = Counters::default();
+        if let Err(reason) = self.run_solver(spec, &counters, start)? {
+            return Err(SearchError::Stopped { reason, report: self.report(&counters, start, reason) });
+        }
+        let feasibility = Feasibility::new(self.target);
+        let limits = self.effective_limits();
+        let request = VariantRequest { max: k.max(1) - 1, costs };
+        let (best, variants) =
+            best_and_variants(spec, &limits, &self.memo, self.target, &self.actions, &feasibility, request)?;
+        let report = self.report(&counters, start, StopReason::Solved);
+        Ok(std::iter::once(best)
+            .chain(variants)
             .map(|imp| Solution { cost: imp.cost, imp, report: report.clone() })
             .collect())
     }

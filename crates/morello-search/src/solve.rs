@@ -13,6 +13,7 @@
 //! every thread count. Frontiers are exact: no pruning can lose an optimum, except dropping
 //! results whose peaks exceed a level's capacity, which no memory limit could admit.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -335,27 +336,38 @@ fn solve_node(edges: &[Edge], cx: &NodeContext<'_>) -> Frontier {
     let mut candidates = Vec::new();
     'actions: for edge in edges {
         let mut partials = vec![Partial { cost: 0, peaks: Peaks::ZERO, depth: 0 }];
-        for (index, (child, &weight)) in edge.children.iter().zip(&edge.linear.weights).enumerate() {
+        for (child, &weight) in edge.children.iter().zip(&edge.linear.weights) {
             let frontier = cx.frontiers[*child as usize].get().expect("children are solved before parents");
             if frontier.is_empty() {
                 continue 'actions;
             }
-            let mut next = Vec::with_capacity(partials.len() * frontier.entries().len());
+            // Of the combinations with equal peaks only the cheapest (then shallowest) can
+            // survive, so they are merged as they are made: the product of two frontiers has far
+            // fewer distinct peak vectors than pairs.
+            let mut next: HashMap<Peaks, Partial, FxBuildHasher> = HashMap::default();
+            next.reserve(partials.len().max(frontier.entries().len()));
             for p in &partials {
                 for e in frontier.entries() {
                     let peaks = p.peaks.max(e.peaks);
                     if !peaks.fits(cx.capacities) {
                         continue;
                     }
-                    next.push(Partial {
+                    let candidate = Partial {
                         cost: p.cost.saturating_add(weight.saturating_mul(e.cost)),
                         peaks,
                         depth: p.depth.max(e.depth),
-                    });
+                    };
+                    next.entry(peaks)
+                        .and_modify(|kept| {
+                            if (candidate.cost, candidate.depth) < (kept.cost, kept.depth) {
+                                *kept = candidate;
+                            }
+                        })
+                        .or_insert(candidate);
                 }
             }
-            // One child's frontier, scaled, is already free of dominated entries.
-            partials = if index == 0 { next } else { prune(next) };
+            // `prune` sorts, so the map's order does not matter.
+            partials = prune(next.into_values().collect());
             if partials.is_empty() {
                 continue 'actions;
             }

@@ -9,7 +9,7 @@ use morello_core::imp::Node;
 use morello_core::kernels::KernelKind;
 use morello_core::spec::{CanonicalSpec, LogicalSpec};
 use morello_core::target::Target;
-use morello_search::{ActionConfig, Feasibility, Memo, PeakCodec, Search, best_impl};
+use morello_search::{ActionConfig, Feasibility, Memo, PeakCodec, Search, VariantCosts, best_impl};
 
 mod common;
 use common::check_with_interpreter;
@@ -152,6 +152,18 @@ fn matmul_uses_a_register_tiled_broadcast_fma_microkernel() {
         }
     });
     assert!(output_in_registers, "{}", solution.imp.render(&t));
+}
+
+#[test]
+fn variants_compute_their_specs() {
+    let t = target("x86-avx2");
+    for costs in [VariantCosts::Distinct, VariantCosts::All] {
+        let variants = Search::new(&t).solve_variants(&matmul(8, "f32", &t), 10, costs).unwrap();
+        assert_eq!(variants.len(), 10);
+        for solution in &variants {
+            check_with_interpreter(&solution.imp, &t);
+        }
+    }
 }
 
 /// Every entry of every frontier rebuilds, under its own peaks as the limits, as itself: the same

@@ -1,5 +1,6 @@
 //! One module per subcommand, each with `Args` and `run`.
 
+pub mod bench;
 pub mod calibrate;
 pub mod db;
 pub mod indexing;

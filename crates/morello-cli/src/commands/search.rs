@@ -9,6 +9,7 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use morello_codegen::{BenchEntry, EmitConfig, bench_program_source, emit_kernel, verify_program_source};
 use morello_core::imp::Impl;
+use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 use morello_search::{Memo, Phase, Search, SearchError, Solution, TileSizes};
 use serde_json::json;
@@ -170,12 +171,23 @@ impl<'t> Session<'t> {
         db: &DbArgs,
         top_k: Option<usize>,
     ) -> Result<Vec<Solution>> {
+        self.solve_with_table_by(resolved, db, |search, spec| match top_k {
+            Some(k) if k > 1 => search.solve_top_k(spec, k),
+            _ => search.solve(spec).map(|s| vec![s]),
+        })
+    }
+
+    /// As [`Session::solve_with_table`], with the solutions `solve` picks (e.g.
+    /// [`Search::solve_variants`]).
+    pub fn solve_with_table_by(
+        self,
+        resolved: &Resolved,
+        db: &DbArgs,
+        solve: impl FnOnce(&Search<'t>, &CanonicalSpec) -> Result<Vec<Solution>, SearchError>,
+    ) -> Result<Vec<Solution>> {
         let mut table = OpenTable::open(db, &resolved.target, *self.search.action_config())?;
         let session = self.with_memo(table.memo());
-        let result = match top_k {
-            Some(k) if k > 1 => session.search.solve_top_k(&resolved.spec, k),
-            _ => session.search.solve(&resolved.spec).map(|s| vec![s]),
-        };
+        let result = solve(&session.search, &resolved.spec);
         let quiet = session.quiet;
         let stopped = matches!(result, Err(SearchError::Stopped { .. }));
         let finished = session.finish(result);

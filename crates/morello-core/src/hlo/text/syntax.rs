@@ -258,6 +258,15 @@ fn operand<'a>(cursor: &mut Cursor<'a>) -> Result<RawOperand<'a>, HloTextError> 
 pub(super) fn attribute<'a>(cursor: &mut Cursor<'a>) -> Result<RawAttribute<'a>, HloTextError> {
     let (key, key_span) = cursor.expect_name("an attribute such as `dimensions={0}`")?;
     cursor.expect('=', "`=` after the attribute name")?;
+    // An empty value ends at the end of its line (XLA prints a rank-0 `pad` as `padding=`): the
+    // next line's first word is not the value.
+    let rest = &cursor.text[cursor.pos..];
+    let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    if rest[blanks..].is_empty() || rest[blanks..].starts_with(['\n', '\r']) {
+        let at = cursor.pos + blanks;
+        cursor.pos = at;
+        return Ok(RawAttribute { key, key_span, value: "", value_span: Span { start: at, end: at } });
+    }
     let value_span = match cursor.peek() {
         Some('(' | '[' | '{') => cursor.skip_group()?,
         Some('"') => cursor.skip_string()?,

@@ -1,0 +1,468 @@
+//! `morello bench SPEC`: the best kernel for a spec (or, with `--top-k K`, the model's K best
+//! candidates) emitted, verified and timed beside the baselines in one run.
+//!
+//! With `--top-k`, the candidates are the best implementation and its cheapest variants that take
+//! another action at one node (`Search::solve_variants`): by default one per predicted cost (the K
+//! lowest costs), else (`--candidates all-costs`) ties included; of variants with the same C text
+//! only the cheapest is kept. The report adds each one's predicted cost and the Spearman rank
+//! correlation between predicted cost and measured median time.
+
+use anyhow::{Result, anyhow};
+use morello_codegen::correlation::spearman;
+use morello_codegen::{
+    BaselineKind, BenchConfig, CandidateResult, Compiler, EmitConfig, ImplComment, PeakReport, emit_kernel,
+};
+use morello_core::imp::Impl;
+use morello_core::target::Target;
+use morello_search::{Solution, VariantCosts};
+use serde_json::{Value, json};
+
+use super::measure::{
+    KernelCandidate, MeasureArgs, Measurement, expected_seconds, is_memory_bound, measure, measure_peak_once,
+    peak_applies, peak_line, percent_of_peak, protocol_line, result_json, speedup, spinner,
+};
+use super::text::{Align, TextTable, duration, rate, ratio};
+use crate::commands::search::Session;
+use crate::database::DbArgs;
+use crate::failure::bad_input;
+use crate::output;
+use crate::spec_args::{SpecArgs, resolve};
+
+/// Examples shown after `morello bench --help`.
+pub const EXAMPLES: &str = "\
+Examples:
+  morello bench matmul 64x64x64 --target x86
+  morello bench matmul 256x256x256 --baseline openblas,libxsmm --json
+  morello bench matmul 512x512x512 --threads 2
+  morello bench --top-k 10 matmul 64x64x64      (the model's 10 best; Spearman of cost against time)
+  morello bench matmul 1x2048x16384 --samples 9 --min-sample-seconds 0.5
+  morello bench matmul 8x8x8 --samples 2 --min-sample-seconds 0.01   (a quick check: noisy figures)
+
+Baselines: naive (an -O3 -march=native loop), openblas, blis, libxsmm (apt-get install libopenblas-dev
+libblis-dev libxsmm-dev) and gemm (the matrixmultiply crate). They compute row-major out = lhs * rhs
+in f32 (naive also in u32); for other specs the morello kernel is timed alone, and the report says why.
+A baseline that is not installed is skipped with a one-line reason.";
+
+/// Which implementations `--top-k` times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Candidates {
+    /// The best implementation at each of the K lowest predicted costs: a ranking the Spearman
+    /// correlation can test.
+    DistinctCosts,
+    /// The K cheapest implementations, ties in predicted cost included: shows what the model
+    /// cannot tell apart.
+    AllCosts,
+}
+
+/// Arguments of `morello bench`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    spec: SpecArgs,
+    #[command(flatten)]
+    measure: MeasureArgs,
+    /// Time the K best implementations by the cost model (the best and its cheapest variants with
+    /// another action at one node, distinct C only) and report the Spearman rank correlation of
+    /// predicted cost and measured time.
+    #[arg(long, value_name = "K")]
+    top_k: Option<usize>,
+    /// With --top-k: which implementations to time.
+    #[arg(long, value_enum, default_value = "distinct-costs", requires = "top_k")]
+    candidates: Candidates,
+    /// Print one JSON object: `{"peak_gflops": x, "results": [{"name": ..., "gflops": x,
+    /// "seconds_per_call": x, ...}, ...], ...}`.
+    #[arg(long)]
+    json: bool,
+    /// Also print each timed kernel's implementation tree.
+    #[arg(long)]
+    impls: bool,
+    /// Search threads (default: all cores); the answer does not depend on it.
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+    /// Stop the search after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    time_limit: Option<f64>,
+    /// Show progress even when standard error is not a terminal.
+    #[arg(long)]
+    progress: bool,
+    /// Print neither progress nor the search summary.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+/// The kernels chosen for timing, and what was left out.
+struct Chosen<'s> {
+    kernels: Vec<&'s Solution>,
+    /// Variants whose C equals a cheaper one's.
+    duplicates: usize,
+    /// Variants the emitter cannot express.
+    unemittable: usize,
+}
+
+/// Runs `morello bench`.
+pub fn run(args: &Args) -> Result<()> {
+    let config = args.measure.config()?;
+    // The kernel runs on `--threads` threads: model that many processors unless told otherwise.
+    let mut spec_args = args.spec.clone();
+    spec_args.processors = spec_args.processors.or(u32::try_from(config.threads).ok());
+    let resolved = resolve(&spec_args)?;
+    if args.top_k == Some(0) {
+        return Err(bad_input("--top-k must be at least 1"));
+    }
+    let default_baselines: &[BaselineKind] = if args.top_k.is_some() { &[] } else { &BaselineKind::ALL };
+    let baselines = args.measure.baselines(default_baselines)?;
+    let session = Session::start(&resolved, args.jobs, args.time_limit, false, args.progress, args.quiet)?;
+    let solutions = match args.top_k {
+        // More than K: variants that emit the same C as a cheaper one are dropped.
+        Some(k) => {
+            let costs = match args.candidates {
+                Candidates::DistinctCosts => VariantCosts::Distinct,
+                Candidates::AllCosts => VariantCosts::All,
+            };
+            session.solve_with_table_by(&resolved, &args.db, |search, spec| {
+                search.solve_variants(spec, k.saturating_mul(4).saturating_add(8), costs)
+            })?
+        }
+        None => session.solve_with_table(&resolved, &args.db, None)?,
+    };
+    let target = &resolved.target;
+    let chosen = choose(&solutions, target, args.top_k)?;
+    let labels: Vec<String> = match args.top_k {
+        None => vec!["morello".to_string()],
+        Some(_) => (1..=chosen.kernels.len()).map(|rank| format!("morello-{rank}")).collect(),
+    };
+    let kernels: Vec<KernelCandidate<'_>> = chosen
+        .kernels
+        .iter()
+        .zip(&labels)
+        .map(|(s, label)| KernelCandidate { label: label.clone(), imp: &s.imp })
+        .collect();
+
+    let compiler = Compiler::find()?;
+    let bar = spinner(args.progress, args.quiet, "measuring the peak".into());
+    let peak = measure_peak_once(&compiler, &config);
+    let candidates = kernels.len() + baselines.len();
+    bar.set_message(format!(
+        "verifying and timing {candidates} candidates (about {:.0} s)",
+        expected_seconds(candidates, &config)
+    ));
+    let measured = measure(&compiler, target, &resolved.spec, &kernels, &baselines, &config);
+    bar.finish_and_clear();
+    let measured = measured?;
+
+    let report = Report {
+        spec_text: resolved.spec.display(target).to_string(),
+        target,
+        compiler: &compiler,
+        config: &config,
+        peak: &peak,
+        measured: &measured,
+        kernels: &chosen,
+        labels: &labels,
+        top_k: args.top_k.is_some(),
+        memory_bound: is_memory_bound(&resolved.spec),
+        peak_applies: peak_applies(&resolved.spec),
+        noise: args.measure.noise_note(),
+    };
+    if args.json { output::print_json(&report.json()) } else { output::print(&report.text(args.impls)) }
+}
+
+/// The best solution, and with `--top-k K` up to K-1 more whose C differs from every cheaper one.
+fn choose<'s>(solutions: &'s [Solution], target: &Target, top_k: Option<usize>) -> Result<Chosen<'s>> {
+    let best = solutions.first().ok_or_else(|| anyhow!("the search returned no implementation"))?;
+    let mut chosen = Chosen { kernels: vec![best], duplicates: 0, unemittable: 0 };
+    let Some(k) = top_k else { return Ok(chosen) };
+    let config = EmitConfig { name: "kernel".into(), comment: ImplComment::Omit };
+    let mut sources = vec![emit_kernel(&best.imp, target, &config)?.source];
+    for solution in &solutions[1..] {
+        if chosen.kernels.len() >= k {
+            break;
+        }
+        match emit_kernel(&solution.imp, target, &config) {
+            Err(_) => chosen.unemittable += 1,
+            Ok(kernel) if sources.contains(&kernel.source) => chosen.duplicates += 1,
+            Ok(kernel) => {
+                sources.push(kernel.source);
+                chosen.kernels.push(solution);
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+/// Where the first node (parents first) at which `other` differs from `best` is, and how.
+fn first_difference(best: &Impl, other: &Impl, target: &Target) -> Option<String> {
+    let (mine, theirs) = (best.describe(target), other.describe(target));
+    let (a, b) = (best.children(), other.children());
+    if mine != theirs || best.spec != other.spec || a.len() != b.len() {
+        return Some(format!("{theirs} instead of {mine} for {}", other.spec.display(target)));
+    }
+    a.iter().zip(&b).find_map(|(x, y)| first_difference(x, y, target))
+}
+
+/// Everything the report prints.
+struct Report<'a> {
+    spec_text: String,
+    target: &'a Target,
+    compiler: &'a Compiler,
+    config: &'a BenchConfig,
+    peak: &'a Result<PeakReport, String>,
+    measured: &'a Measurement,
+    kernels: &'a Chosen<'a>,
+    labels: &'a [String],
+    top_k: bool,
+    memory_bound: bool,
+    peak_applies: bool,
+    noise: Option<String>,
+}
+
+impl Report<'_> {
+    fn peak_gflops(&self) -> Option<f64> {
+        self.peak.as_ref().ok().map(|p| p.gflops)
+    }
+
+    fn percent(&self, result: &CandidateResult) -> Option<f64> {
+        let peak = self.peak_gflops().filter(|_| self.peak_applies);
+        percent_of_peak(result.gflops, peak, self.config.threads)
+    }
+
+    /// The result of the first kernel (the best by the model), which ratios are taken against.
+    fn reference(&self) -> Option<&CandidateResult> {
+        self.measured.report.result(self.labels.first()?)
+    }
+
+    /// The kernel's predicted cost and timing, in rank order.
+    fn kernel_rows(&self) -> impl Iterator<Item = (usize, &Solution, Option<&CandidateResult>)> {
+        self.kernels
+            .kernels
+            .iter()
+            .zip(self.labels)
+            .enumerate()
+            .map(|(i, (s, label))| (i + 1, *s, self.measured.report.result(label)))
+    }
+
+    fn spearman(&self) -> Option<f64> {
+        let pairs: Vec<(f64, f64)> =
+            self.kernel_rows().filter_map(|(_, s, r)| Some((s.cost as f64, r?.stats.median))).collect();
+        let (costs, times): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+        spearman(&costs, &times)
+    }
+
+    fn is_kernel(&self, label: &str) -> bool {
+        self.labels.iter().any(|l| l == label)
+    }
+
+    fn json(&self) -> Value {
+        let reference = self.reference();
+        let mut results = Vec::new();
+        for result in &self.measured.report.results {
+            let mut object = result_json(result, self.percent(result));
+            let extra = match self.labels.iter().position(|l| *l == result.label) {
+                Some(i) => {
+                    let solution = self.kernels.kernels[i];
+                    let verification = &self.measured.verifications[i];
+                    json!({
+                        "rank": i + 1,
+                        "predicted_cost": solution.cost,
+                        "max_abs_error": verification.max_abs_error,
+                        "differs": (i > 0).then(|| first_difference(&self.kernels.kernels[0].imp, &solution.imp, self.target)).flatten(),
+                        "impl": solution.imp.render(self.target),
+                        "morello_speedup": Value::Null,
+                    })
+                }
+                None => json!({ "morello_speedup": reference.and_then(|r| speedup(r, result)) }),
+            };
+            if let (Some(object), Value::Object(extra)) = (object.as_object_mut(), extra) {
+                object.extend(extra);
+            }
+            results.push(object);
+        }
+        let skipped: Vec<Value> =
+            self.measured.skipped.iter().map(|s| json!({"name": s.name, "reason": s.reason})).collect();
+        let mut value = json!({
+            "spec": self.spec_text,
+            "target": self.target.name(),
+            "compiler": self.compiler.to_string(),
+            "threads": self.config.threads,
+            "cpu": self.config.cpu(),
+            "samples": self.config.samples,
+            "min_sample_seconds": self.config.min_sample_seconds,
+            "seed": self.config.seed,
+            "peak_gflops": self.peak_gflops(),
+            "peak": match self.peak {
+                Ok(p) => json!({"variant": format!("{:?}", p.variant), "samples_gflops": p.samples_gflops}),
+                Err(reason) => json!({"error": reason}),
+            },
+            "work": {"flops": self.measured.work.flops, "bytes": self.measured.work.bytes},
+            "memory_bound": self.memory_bound,
+            "openmp": self.measured.openmp,
+            "results": results,
+            "skipped": skipped,
+            "baselines_not_comparable": self.measured.not_comparable,
+            "notes": self.measured.report.notes,
+        });
+        if self.top_k {
+            if let Some(object) = value.as_object_mut() {
+                object.insert("spearman".into(), json!(self.spearman()));
+                object.insert("duplicates_dropped".into(), json!(self.kernels.duplicates));
+                object.insert("unemittable_dropped".into(), json!(self.kernels.unemittable));
+            }
+        }
+        value
+    }
+
+    fn text(&self, impls: bool) -> String {
+        let mut text = String::new();
+        let best = self.kernels.kernels[0];
+        text += &format!("spec:       {}\n", self.spec_text);
+        text += &format!("target:     {} (cost {})\n", self.target.name(), best.cost);
+        text += &format!("compiler:   {}\n", self.compiler);
+        text += &self.verification_line();
+        text += &format!("peak:       {}\n", peak_line(self.peak));
+        text += &format!("timing:     {}\n", protocol_line(self.config));
+        if let Some(noise) = &self.noise {
+            text += &format!("warning:    {noise}\n");
+        }
+        if self.config.threads > 1 && !self.measured.openmp {
+            text += "threads:    the kernel has no parallel loop, so it runs on one thread\n";
+        }
+        if self.config.threads > 1 && self.measured.openmp && std::env::var_os("OMP_WAIT_POLICY").is_none() {
+            text += "threads:    OMP_WAIT_POLICY is unset: on a busy machine, spinning OpenMP threads can slow \
+                     parallel kernels many times over (try OMP_WAIT_POLICY=passive)\n";
+        }
+        if let Some(reason) = &self.measured.not_comparable {
+            text += &format!("baselines:  none comparable: {reason}; the morello kernel is timed alone\n");
+        }
+        for s in &self.measured.skipped {
+            text += &format!("skipped:    {}\n", s.reason);
+        }
+        for note in &self.measured.report.notes {
+            text += &format!("note:       {note}\n");
+        }
+        text.push('\n');
+        text += &self.table();
+        if self.measured.report.results.iter().any(|r| !self.is_kernel(&r.label)) {
+            text += "\nmorello vs: how many times faster morello";
+            text += if self.top_k { "-1" } else { "" };
+            text += " is than each baseline (its median time / morello's)\n";
+        }
+        if self.top_k {
+            text += &self.top_k_text();
+        }
+        if impls {
+            for ((rank, solution, _), label) in self.kernel_rows().zip(self.labels) {
+                text += &format!("\n{label} (rank {rank}, cost {}):\n", solution.cost);
+                text += &solution.imp.render(self.target);
+            }
+        }
+        text
+    }
+
+    fn verification_line(&self) -> String {
+        let v = &self.measured.verifications;
+        let worst = v.iter().map(|v| v.max_abs_error).fold(0.0, f64::max);
+        let error = if worst == 0.0 { "0".to_string() } else { format!("{worst:.2e}") };
+        match v.first() {
+            Some(first) if v.len() == 1 => format!(
+                "verified:   {} elements against {} (seed {}), max abs error {error}\n",
+                first.elements, first.reference, first.seed
+            ),
+            Some(first) => format!(
+                "verified:   all {} kernels, {} elements each against {} (seed {}), max abs error {error}\n",
+                v.len(),
+                first.elements,
+                first.reference,
+                first.seed
+            ),
+            None => String::new(),
+        }
+    }
+
+    fn table(&self) -> String {
+        let mut columns: Vec<(&str, Align)> = Vec::new();
+        if self.top_k {
+            columns.extend([("rank", Align::Right), ("name", Align::Left), ("predicted cost", Align::Right)]);
+        } else {
+            columns.push(("name", Align::Left));
+        }
+        columns.extend([
+            ("time/call", Align::Right),
+            ("min-max", Align::Right),
+            ("IQR", Align::Right),
+            ("GFLOP/s", Align::Right),
+        ]);
+        if self.memory_bound {
+            columns.push(("GB/s", Align::Right));
+        }
+        if self.peak_applies {
+            columns.push(("% of peak", Align::Right));
+        }
+        columns.push(("morello vs", Align::Right));
+        let mut table = TextTable::new(&columns);
+        let reference = self.reference();
+        for result in &self.measured.report.results {
+            let rank = self.labels.iter().position(|l| *l == result.label);
+            let mut cells = Vec::new();
+            if self.top_k {
+                cells.push(rank.map_or_else(|| "-".to_string(), |i| (i + 1).to_string()));
+                cells.push(result.label.clone());
+                cells
+                    .push(rank.map_or_else(|| "-".to_string(), |i| self.kernels.kernels[i].cost.to_string()));
+            } else {
+                cells.push(result.label.clone());
+            }
+            let s = &result.stats;
+            cells.push(duration(s.median));
+            cells.push(format!("{}-{}", duration(s.min), duration(s.max)));
+            cells.push(format!("{:.1}%", 100.0 * s.relative_iqr()));
+            cells.push(rate(result.gflops));
+            if self.memory_bound {
+                cells.push(rate(result.gbytes_per_second));
+            }
+            if self.peak_applies {
+                cells.push(self.percent(result).map_or_else(|| "-".to_string(), |p| format!("{p:.1}%")));
+            }
+            let versus = if rank.is_some() { None } else { reference.and_then(|r| speedup(r, result)) };
+            cells.push(ratio(versus));
+            table.row(cells);
+        }
+        table.render()
+    }
+
+    fn top_k_text(&self) -> String {
+        let mut text = String::new();
+        let n = self.kernels.kernels.len();
+        text += &match self.spearman() {
+            Some(rho) => format!(
+                "\nSpearman rank correlation of predicted cost and measured time over {n} kernels: {rho:.2}\n\
+                 (1: the model orders them as measured; 0: unrelated; -1: reversed)\n"
+            ),
+            None => format!(
+                "\nSpearman rank correlation over {n} kernels: undefined (fewer than two kernels, or all \
+                 predicted costs or all times equal)\n"
+            ),
+        };
+        let best = &self.kernels.kernels[0].imp;
+        let differences: Vec<String> = self
+            .kernel_rows()
+            .skip(1)
+            .zip(self.labels.iter().skip(1))
+            .filter_map(|((_, s, _), label)| {
+                Some(format!("  {label}: {}\n", first_difference(best, &s.imp, self.target)?))
+            })
+            .collect();
+        if !differences.is_empty() {
+            text += "\nhow each differs from morello-1:\n";
+            text += &differences.concat();
+        }
+        if self.kernels.duplicates > 0 || self.kernels.unemittable > 0 {
+            text += &format!(
+                "\nleft out: {} variants whose C equals a cheaper one's, {} the emitter cannot express\n",
+                self.kernels.duplicates, self.kernels.unemittable
+            );
+        }
+        text
+    }
+}

@@ -1,0 +1,462 @@
+//! What `bench` and `bench-suite` share: the measurement options, the peak probe, and one
+//! side-by-side run of verified morello kernels and the baselines that compute the same thing.
+//!
+//! ```text
+//! kernels ──emit, compile, run once, compare with the reference──► verified (else: an error, no timing)
+//! spec ──row-major matmul of one dtype?──► baselines (each probed; a missing one is skipped with a reason)
+//! kernels + baselines ──one program, same inputs, alternating, pinned──► BenchReport (morello_codegen::run_bench)
+//! ```
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use morello_codegen::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
+use morello_codegen::{
+    BaselineKind, BenchConfig, BenchReport, BenchRequest, BuildDir, CCandidate, Candidate, CandidateResult,
+    CodegenError, CompileOptions, Compiler, MatmulProblem, OpenMp, PeakConfig, PeakProbe, PeakReport,
+    Pinning, Verification, VerifyOptions, Warnings, Work, matmul_baselines, measure_peak, verify_impls,
+};
+use morello_core::dtype::Dtype;
+use morello_core::imp::Impl;
+use morello_core::layout::Layout;
+use morello_core::spec::{LogicalSpec, PrimitiveKind};
+use morello_core::target::Target;
+use serde_json::{Value, json};
+
+use crate::failure::bad_input;
+
+/// How to measure: options shared by `bench` and `bench-suite`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MeasureArgs {
+    /// Baselines to time beside morello, comma-separated: naive, openblas, blis, libxsmm, gemm,
+    /// all or none (default: all; with --top-k, none).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub baseline: Vec<String>,
+    /// Samples per candidate; figures worth reporting need at least the default (fewer is for
+    /// quick checks and tests, and is flagged as noisy).
+    #[arg(long, default_value_t = DEFAULT_SAMPLES, value_name = "N")]
+    pub samples: usize,
+    /// Minimum seconds per sample (repetitions are calibrated to reach it); as with --samples,
+    /// less than the default is for quick checks and tests only.
+    #[arg(long, default_value_t = DEFAULT_MIN_SAMPLE_SECONDS, value_name = "SECONDS")]
+    pub min_sample_seconds: f64,
+    /// Seed of the inputs, for verification and timing.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seed: u64,
+    /// Threads for the kernel (its parallel loops, through OpenMP) and the libraries; more than
+    /// one runs unpinned, and single-threaded baselines are skipped.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub threads: usize,
+    /// Pin to this CPU (default with one thread: the highest-numbered CPU this process may use).
+    #[arg(long, value_name = "CPU", conflicts_with = "no_pin")]
+    pub cpu: Option<usize>,
+    /// Do not pin anything to a CPU.
+    #[arg(long)]
+    pub no_pin: bool,
+}
+
+impl MeasureArgs {
+    /// The benchmark configuration (the peak is measured separately, once per command).
+    ///
+    /// # Errors
+    /// Bad input for zero samples or threads, or a sample time outside (0, 3600] seconds.
+    pub fn config(&self) -> Result<BenchConfig> {
+        if self.samples == 0 {
+            return Err(bad_input("--samples must be at least 1"));
+        }
+        if self.threads == 0 {
+            return Err(bad_input("--threads must be at least 1"));
+        }
+        let seconds = self.min_sample_seconds;
+        if !(seconds > 0.0 && seconds <= 3600.0) {
+            return Err(bad_input(format!("--min-sample-seconds must be in (0, 3600], got {seconds}")));
+        }
+        let pinning = match (self.cpu, self.no_pin) {
+            (Some(cpu), _) => Pinning::Cpu(cpu),
+            (None, true) => Pinning::Unpinned,
+            (None, false) => Pinning::Auto,
+        };
+        Ok(BenchConfig {
+            min_sample_seconds: seconds,
+            samples: self.samples,
+            seed: self.seed,
+            threads: self.threads,
+            pinning,
+            peak: PeakProbe::Skip,
+        })
+    }
+
+    /// The requested baselines, in the order given, without repeats; `default` when none is named.
+    ///
+    /// # Errors
+    /// Bad input for an unknown name.
+    pub fn baselines(&self, default: &[BaselineKind]) -> Result<Vec<BaselineKind>> {
+        if self.baseline.is_empty() {
+            return Ok(default.to_vec());
+        }
+        let mut kinds = Vec::new();
+        for name in &self.baseline {
+            let name = name.trim();
+            let named: Vec<BaselineKind> = match name.to_ascii_lowercase().as_str() {
+                "all" => BaselineKind::ALL.to_vec(),
+                "none" => Vec::new(),
+                _ => vec![name.parse().map_err(|e| bad_input(format!("--baseline: {e} (or all, none)")))?],
+            };
+            for kind in named {
+                if !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+            }
+        }
+        Ok(kinds)
+    }
+
+    /// A warning when the sampling is below the defaults that reported figures use.
+    pub fn noise_note(&self) -> Option<String> {
+        (self.samples < DEFAULT_SAMPLES || self.min_sample_seconds < DEFAULT_MIN_SAMPLE_SECONDS).then(|| {
+            format!(
+                "{} samples of >= {} s is below the defaults ({DEFAULT_SAMPLES} of >= {DEFAULT_MIN_SAMPLE_SECONDS} s): \
+                 figures are noisy; do not report them",
+                self.samples, self.min_sample_seconds
+            )
+        })
+    }
+}
+
+/// Measures the machine's single-core f32 FMA peak once, on the CPU the benchmark will use;
+/// `Err` is a one-line reason it could not be.
+pub fn measure_peak_once(compiler: &Compiler, config: &BenchConfig) -> Result<PeakReport, String> {
+    let peak_config = PeakConfig { min_seconds: config.min_sample_seconds, samples: 3, cpu: config.cpu() };
+    measure_peak(compiler, &peak_config).map_err(|e| e.to_string())
+}
+
+/// One line describing the peak.
+pub fn peak_line(peak: &Result<PeakReport, String>) -> String {
+    match peak {
+        Ok(p) => format!(
+            "{:.1} GFLOP/s f32 on one core ({} FMA probe, best of {})",
+            p.gflops,
+            match p.variant {
+                morello_codegen::peak::PeakVariant::Avx512 => "AVX-512",
+                morello_codegen::peak::PeakVariant::Avx2 => "AVX2",
+            },
+            p.samples_gflops.len()
+        ),
+        Err(reason) => format!("not measured ({reason})"),
+    }
+}
+
+/// One line describing threads, pinning and sampling.
+pub fn protocol_line(config: &BenchConfig) -> String {
+    let threads = match (config.threads, config.cpu()) {
+        (1, Some(cpu)) => format!("1 thread pinned to CPU {cpu}"),
+        (1, None) => "1 thread, unpinned".to_string(),
+        (n, Some(cpu)) => format!("{n} threads on CPU {cpu}"),
+        (n, None) => format!("{n} threads, unpinned"),
+    };
+    format!(
+        "{threads}; {} samples of >= {} s per candidate, candidates alternating; inputs from seed {}",
+        config.samples, config.min_sample_seconds, config.seed
+    )
+}
+
+/// The work one call of `spec` does: `2 x (iteration space)` operations for matmuls and
+/// convolutions (one multiply-add per point), and each operand's bytes once.
+pub fn spec_work(spec: &LogicalSpec) -> Work {
+    let bytes: f64 =
+        spec.operands.iter().map(|o| o.shape.volume() as f64 * f64::from(o.dtype.size_bytes())).sum();
+    let flops = match spec.kind {
+        PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => Some(2.0 * spec.shape.volume() as f64),
+        PrimitiveKind::Move | PrimitiveKind::Fill { .. } => None,
+    };
+    Work { flops, bytes: Some(bytes) }
+}
+
+/// Whether the spec is memory-bound by shape: a vector-matrix or matrix-vector product (`M = 1` or
+/// `N = 1`), or a move or fill (no arithmetic). Its GB/s is reported beside GFLOP/s.
+pub fn is_memory_bound(spec: &LogicalSpec) -> bool {
+    match spec.kind {
+        PrimitiveKind::Matmul { .. } => matches!(spec.shape.dims(), [_, 1, _, _] | [_, _, _, 1]),
+        PrimitiveKind::Conv { .. } => false,
+        PrimitiveKind::Move | PrimitiveKind::Fill { .. } => true,
+    }
+}
+
+/// Whether percent of the f32 FMA peak means something for the spec: every operand is f32 and it
+/// does arithmetic.
+pub fn peak_applies(spec: &LogicalSpec) -> bool {
+    spec_work(spec).flops.is_some() && spec.operands.iter().all(|o| o.dtype == Dtype::F32)
+}
+
+/// The row-major matmul the baselines would compute for `spec`, or why they cannot.
+///
+/// # Errors
+/// A sentence saying what about the spec the baselines do not do.
+pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
+    let kind = match spec.kind {
+        PrimitiveKind::Matmul { accum: false } => None,
+        PrimitiveKind::Matmul { accum: true } => Some("an accumulating matmul (out += lhs * rhs)"),
+        PrimitiveKind::Conv { .. } => Some("a convolution"),
+        PrimitiveKind::Move => Some("a move"),
+        PrimitiveKind::Fill { .. } => Some("a fill"),
+    };
+    if let Some(kind) = kind {
+        return Err(format!("the spec is {kind}; the baselines compute out = lhs * rhs"));
+    }
+    let &[batch, m, k, n] = spec.shape.dims() else {
+        return Err("the matmul is not of rank 3".into());
+    };
+    if batch != 1 {
+        return Err(format!("the matmul is batched ({batch}); the baselines are not"));
+    }
+    let dtype = spec.operands[0].dtype;
+    if spec.operands.iter().any(|o| o.dtype != dtype) {
+        let names: Vec<&str> = spec.operands.iter().map(|o| o.dtype.name()).collect();
+        return Err(format!(
+            "the operands are {} x {} -> {}; the baselines need one element type",
+            names[0], names[1], names[2]
+        ));
+    }
+    for (index, operand) in spec.operands.iter().enumerate() {
+        let row_major = Layout::row_major(3).canonicalize(&operand.shape).ok();
+        if row_major.as_ref() != Some(&operand.layout) {
+            return Err(format!("operand {index} is not row-major; the baselines are"));
+        }
+    }
+    let size = |d: u32| usize::try_from(d).map_err(|_| "a dimension is too large".to_string());
+    Ok(MatmulProblem { m: size(m)?, k: size(k)?, n: size(n)?, dtype: morello_codegen::emit::c_type(dtype) })
+}
+
+/// A morello kernel to time.
+pub struct KernelCandidate<'a> {
+    /// Its label (`morello`, or `morello-3` for the third of several).
+    pub label: String,
+    /// Its implementation.
+    pub imp: &'a Impl,
+}
+
+/// A baseline that was not timed, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// The baseline's name.
+    pub name: String,
+    /// One line: why, and how to install it if that is the reason.
+    pub reason: String,
+}
+
+/// The outcome of one side-by-side run.
+pub struct Measurement {
+    /// The timings, kernels first, then the baselines.
+    pub report: BenchReport,
+    /// Each kernel's verification, in order.
+    pub verifications: Vec<Verification>,
+    /// Whether any kernel has parallel loops (compiled with OpenMP).
+    pub openmp: bool,
+    /// Baselines requested but not timed.
+    pub skipped: Vec<Skipped>,
+    /// Why no baseline applies to this spec at all, if so.
+    pub not_comparable: Option<String>,
+    /// The work per call.
+    pub work: Work,
+}
+
+/// Verifies the kernels, then times them and the baselines that apply in one run.
+///
+/// # Errors
+/// A kernel that does not verify (nothing is timed), a host that cannot run the kernels,
+/// compile and run failures.
+pub fn measure(
+    compiler: &Compiler,
+    target: &Target,
+    spec: &LogicalSpec,
+    kernels: &[KernelCandidate<'_>],
+    baselines: &[BaselineKind],
+    config: &BenchConfig,
+) -> Result<Measurement> {
+    let imps: Vec<&Impl> = kernels.iter().map(|k| k.imp).collect();
+    let options =
+        VerifyOptions { seed: config.seed, build_dir: BuildDir::Temporary, warnings: Warnings::Report };
+    let verified = verify_impls(&imps, target, compiler, &options).map_err(|e| match e {
+        e @ CodegenError::MissingHostFeatures { .. } => anyhow!(
+            "the kernel for {} compiled, but this machine cannot run it: {e}; \
+             choose a target it supports (e.g. --target x86)",
+            target.name()
+        ),
+        e => anyhow::Error::new(e),
+    })?;
+    for (kernel, v) in kernels.iter().zip(&verified) {
+        if let Some(mismatch) = &v.verification.mismatch {
+            return Err(anyhow!("{} failed verification, so it is not timed: {mismatch}", kernel.label));
+        }
+    }
+    let mut features = Vec::new();
+    for f in verified.iter().flat_map(|v| &v.kernel.features) {
+        if !features.contains(f) {
+            features.push(*f);
+        }
+    }
+    features.sort();
+    let openmp = verified.iter().any(|v| v.kernel.openmp == OpenMp::Enabled);
+    let signature =
+        verified.first().map(|v| v.kernel.signature.clone()).ok_or_else(|| anyhow!("no kernel to time"))?;
+    let mut candidates: Vec<Candidate> = kernels
+        .iter()
+        .zip(&verified)
+        .map(|(kernel, v)| {
+            Candidate::C(CCandidate {
+                entry: morello_codegen::BenchEntry::new(
+                    kernel.label.clone(),
+                    v.kernel.signature.name.clone(),
+                ),
+                unit: None,
+                link_args: Vec::new(),
+            })
+        })
+        .collect();
+
+    let mut skipped = Vec::new();
+    let mut not_comparable = None;
+    if !baselines.is_empty() {
+        match matmul_problem(spec) {
+            Ok(problem) if problem.signature("f") == signature.renamed("f") => {
+                let set = matmul_baselines(compiler, &problem, baselines, config.threads);
+                candidates.extend(set.candidates);
+                skipped.extend(
+                    set.skipped
+                        .into_iter()
+                        .map(|s| Skipped { name: s.kind.name().to_string(), reason: s.reason }),
+                );
+            }
+            Ok(_) => not_comparable = Some("the kernel's parameters differ from the baselines'".to_string()),
+            Err(reason) => not_comparable = Some(reason),
+        }
+    }
+
+    let work = spec_work(spec);
+    let request = BenchRequest {
+        signature,
+        kernel_source: verified.iter().map(|v| v.kernel.source.as_str()).collect::<Vec<_>>().join("\n"),
+        options: CompileOptions {
+            features,
+            openmp: if openmp { OpenMp::Enabled } else { OpenMp::Disabled },
+            warnings: Warnings::Report,
+        },
+        candidates,
+        work,
+    };
+    let report = morello_codegen::run_bench(compiler, request, config)?;
+    Ok(Measurement {
+        report,
+        verifications: verified.into_iter().map(|v| v.verification).collect(),
+        openmp,
+        skipped,
+        not_comparable,
+        work,
+    })
+}
+
+/// GFLOP/s as a percentage of `peak` (single-core GFLOP/s) times the thread count.
+pub fn percent_of_peak(gflops: Option<f64>, peak: Option<f64>, threads: usize) -> Option<f64> {
+    let peak = peak.filter(|p| *p > 0.0)? * threads as f64;
+    gflops.map(|g| 100.0 * g / peak)
+}
+
+/// How many times faster `reference` is than `result` (`result`'s median / `reference`'s).
+pub fn speedup(reference: &CandidateResult, result: &CandidateResult) -> Option<f64> {
+    (reference.stats.median > 0.0).then(|| result.stats.median / reference.stats.median)
+}
+
+/// One candidate's result as JSON: `name`, `gflops`, `seconds_per_call` (the median), the
+/// spread, every sample, GB/s, percent of peak.
+pub fn result_json(result: &CandidateResult, percent: Option<f64>) -> Value {
+    let s = &result.stats;
+    json!({
+        "name": result.label,
+        "runtime": match result.runtime {
+            morello_codegen::bench::Runtime::C => "c",
+            morello_codegen::bench::Runtime::Rust => "rust",
+        },
+        "gflops": result.gflops,
+        "gbytes_per_second": result.gbytes_per_second,
+        "seconds_per_call": s.median,
+        "spread": {"min": s.min, "q1": s.q1, "median": s.median, "q3": s.q3, "max": s.max},
+        "relative_iqr": s.relative_iqr(),
+        "samples_seconds_per_call": result.seconds_per_call,
+        "reps_per_sample": result.reps_per_sample,
+        "percent_of_peak": percent,
+    })
+}
+
+/// A spinner on standard error while timing, shown only when asked or when stderr is a terminal.
+pub fn spinner(progress: bool, quiet: bool, message: String) -> ProgressBar {
+    let show = !quiet && (progress || std::io::stderr().is_terminal());
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("the progress template is valid"),
+    );
+    bar.set_message(message);
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+/// A rough duration of timing `candidates` candidates: calibration (about two samples' worth) and
+/// the samples, plus the peak probe.
+pub fn expected_seconds(candidates: usize, config: &BenchConfig) -> f64 {
+    (candidates as f64 * (config.samples as f64 + 2.0) + 5.0) * config.min_sample_seconds
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use morello_core::target::Target;
+
+    use super::*;
+
+    fn spec(text: &str) -> LogicalSpec {
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        LogicalSpec::parse(text, &target).unwrap().canonicalize(&target).unwrap().logical().clone()
+    }
+
+    #[test]
+    fn only_row_major_single_dtype_plain_matmuls_have_baselines() {
+        let ok = spec("Matmul(1x1x8x4, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+        assert_eq!(matmul_problem(&ok), Ok(MatmulProblem::f32(1, 8, 4)));
+        let u32 = spec("Matmul(1x2x3x4, u32 GL row-major, u32 GL row-major, u32 GL row-major)");
+        assert_eq!(matmul_problem(&u32).map(|p| p.dtype), Ok(morello_codegen::CType::U32));
+        for (text, why) in [
+            (
+                "Matmul(1x2x3x4, f32 GL row-major, f32 GL col-major, f32 GL row-major)",
+                "operand 1 is not row-major",
+            ),
+            ("MatmulAccum(1x2x3x4, f32 GL row-major, f32 GL row-major, f32 GL row-major)", "accumulating"),
+            ("Matmul(2x2x3x4, f32 GL row-major, f32 GL row-major, f32 GL row-major)", "batched"),
+            ("Matmul(1x2x4x4, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)", "bf16 x bf16 -> f32"),
+            ("Move(8x8, f32 GL row-major, f32 GL col-major)", "a move"),
+        ] {
+            let reason = matmul_problem(&spec(text)).unwrap_err();
+            assert!(reason.contains(why), "{text}: {reason}");
+        }
+    }
+
+    #[test]
+    fn work_counts_multiply_adds_twice_and_each_operand_once() {
+        let mm = spec_work(&spec("Matmul(1x2x3x4, f32 GL row-major, f32 GL row-major, f32 GL row-major)"));
+        assert_eq!(mm.flops, Some(48.0));
+        assert_eq!(mm.bytes, Some(4.0 * (6.0 + 12.0 + 8.0)));
+        let bf16 = spec("Matmul(1x1x4x4, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)");
+        assert_eq!(spec_work(&bf16).bytes, Some(2.0 * (4.0 + 16.0) + 4.0 * 4.0));
+        assert!(is_memory_bound(&bf16) && !peak_applies(&bf16));
+        let mv = spec("Move(8x8, f32 GL row-major, f32 GL col-major)");
+        assert_eq!(spec_work(&mv).flops, None);
+        assert!(is_memory_bound(&mv) && !peak_applies(&mv));
+        assert_eq!(percent_of_peak(Some(50.0), Some(100.0), 2), Some(25.0));
+        assert_eq!(percent_of_peak(Some(50.0), None, 1), None);
+    }
+}

@@ -1,0 +1,552 @@
+//! `morello bench-suite`: the kernel suite (f32 matmul cubes 8 to 1024, the vector-matrix and
+//! matrix-vector products 1x2048x16384 and 16384x2048x1, a bf16-to-f32 vector-matrix product, and
+//! a u32 64^3), each searched, verified and timed beside the baselines; the figures go into a
+//! Markdown table between markers in `docs/PERFORMANCE.md` and a plot in `docs/perf.svg`.
+//!
+//! The peak is measured once; each size is then one side-by-side run (`measure.rs`). A size that
+//! fails (a kernel this host cannot run, say) is recorded as failed and the suite goes on; the
+//! command exits with status 1 after writing the files.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use morello_codegen::{BaselineKind, BenchConfig, Compiler, host_features};
+use morello_core::dtype::Dtype;
+use serde_json::{Value, json};
+
+use super::markdown::{Cell, Machine, Row, Table, insert_section, section, utc_date};
+use super::measure::{
+    KernelCandidate, MeasureArgs, Measurement, measure, measure_peak_once, peak_line, percent_of_peak,
+    protocol_line, result_json,
+};
+use super::svg::{Labels, Series, plot};
+use crate::commands::search::Session;
+use crate::database::DbArgs;
+use crate::failure::bad_input;
+use crate::output;
+use crate::spec_args::{SpecArgs, load_target, resolve};
+
+/// Examples shown after `morello bench-suite --help`.
+pub const EXAMPLES: &str = "\
+Examples:
+  morello bench-suite                                  (the whole suite; writes docs/PERFORMANCE.md, docs/perf.svg)
+  morello bench-suite --sizes 8,16,32,64 --baseline openblas,libxsmm
+  morello bench-suite --sizes 64,u32:64,bf16:1x2048x16384 --no-write
+  morello bench-suite --sizes 8,16 --samples 2 --min-sample-seconds 0.01 --markdown /tmp/p.md --svg /tmp/p.svg
+
+Sizes: N (an f32 NxNxN matmul), MxKxN, or DTYPE:SIZE (bf16 operands accumulate into f32). The default
+suite is 8,16,32,64,128,256,512,1024,1x2048x16384,16384x2048x1,bf16:1x2048x16384,u32:64.
+Run it from the repository root (or pass --markdown and --svg); it takes several minutes.";
+
+/// The default suite, in order.
+pub const SUITE: [&str; 12] = [
+    "8",
+    "16",
+    "32",
+    "64",
+    "128",
+    "256",
+    "512",
+    "1024",
+    "1x2048x16384",
+    "16384x2048x1",
+    "bf16:1x2048x16384",
+    "u32:64",
+];
+
+/// Arguments of `morello bench-suite`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Sizes to run, comma-separated (default: the whole suite): `N` for an f32 NxNxN matmul,
+    /// `MxKxN`, optionally prefixed by a dtype, e.g. `bf16:1x2048x16384` or `u32:64`.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    sizes: Vec<String>,
+    /// Target: x86, x86-avx2, x86-avx512, or a TOML/JSON target file.
+    #[arg(long, default_value = "x86", value_name = "TARGET")]
+    target: String,
+    #[command(flatten)]
+    measure: MeasureArgs,
+    /// The Markdown file whose `## Kernel suite` section (between marker comments) is replaced;
+    /// created if missing, the section appended if it has no markers.
+    #[arg(long, default_value = "docs/PERFORMANCE.md", value_name = "FILE")]
+    markdown: PathBuf,
+    /// The SVG plot to write.
+    #[arg(long, default_value = "docs/perf.svg", value_name = "FILE")]
+    svg: PathBuf,
+    /// Print the results but write no file.
+    #[arg(long)]
+    no_write: bool,
+    /// Print one JSON object with every size's results instead of the Markdown table.
+    #[arg(long)]
+    json: bool,
+    /// Search threads (default: all cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+    /// Stop each search after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    time_limit: Option<f64>,
+    /// Show progress even when standard error is not a terminal.
+    #[arg(long)]
+    progress: bool,
+    /// Print no progress.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+/// One size of the suite: an `MxKxN` row-major matmul of one input dtype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// The operands' dtype (bf16 accumulates into f32).
+    pub dtype: Dtype,
+    /// Rows of the output.
+    pub m: u32,
+    /// The reduction length.
+    pub k: u32,
+    /// Columns of the output.
+    pub n: u32,
+}
+
+impl Entry {
+    /// Parses `N`, `MxKxN`, or either after `DTYPE:`.
+    ///
+    /// # Errors
+    /// A sentence naming the bad part.
+    pub fn parse(text: &str) -> Result<Entry, String> {
+        let text = text.trim();
+        let (dtype, size) = match text.split_once(':') {
+            Some((dtype, size)) => {
+                (dtype.trim().parse::<Dtype>().map_err(|e| format!("size `{text}`: {e}"))?, size.trim())
+            }
+            None => (Dtype::F32, text),
+        };
+        let dims: Vec<u32> = size
+            .split('x')
+            .map(|d| d.trim().parse::<u32>().ok().filter(|&d| d > 0))
+            .collect::<Option<_>>()
+            .ok_or_else(|| format!("size `{text}` must be N or MxKxN with positive integers"))?;
+        match dims[..] {
+            [n] => Ok(Entry { dtype, m: n, k: n, n }),
+            [m, k, n] => Ok(Entry { dtype, m, k, n }),
+            _ => Err(format!("size `{text}` must be N or MxKxN")),
+        }
+    }
+
+    /// `f32 64x64x64`.
+    pub fn label(&self) -> String {
+        format!("{} {}x{}x{}", self.dtype, self.m, self.k, self.n)
+    }
+
+    /// The edge of an f32 cube (the plot's x axis), if it is one.
+    pub fn cube(&self) -> Option<u32> {
+        (self.dtype == Dtype::F32 && self.m == self.k && self.k == self.n).then_some(self.m)
+    }
+}
+
+/// One size's outcome.
+struct Outcome {
+    entry: Entry,
+    spec: Option<String>,
+    result: Result<Measurement, String>,
+}
+
+/// Runs `morello bench-suite`.
+pub fn run(args: &Args) -> Result<()> {
+    let texts: Vec<String> =
+        if args.sizes.is_empty() { SUITE.map(String::from).to_vec() } else { args.sizes.clone() };
+    let entries = texts.iter().map(|t| Entry::parse(t).map_err(bad_input)).collect::<Result<Vec<_>>>()?;
+    let config = args.measure.config()?;
+    let baselines = args.measure.baselines(&BaselineKind::ALL)?;
+    if !args.no_write {
+        check_outputs(&args.markdown, &args.svg)?;
+    }
+    let (target, target_note) = load_target(&args.target)?;
+    let compiler = Compiler::find()?;
+
+    let bar = progress_bar(args.progress, args.quiet, entries.len());
+    bar.set_message("measuring the peak");
+    let peak = measure_peak_once(&compiler, &config);
+    let mut outcomes = Vec::new();
+    for entry in &entries {
+        bar.set_message(format!("{}: searching, verifying, timing", entry.label()));
+        let spec_args = SpecArgs {
+            spec: vec!["matmul".into(), format!("{}x{}x{}", entry.m, entry.k, entry.n)],
+            target: args.target.clone(),
+            dtype: entry.dtype.name().into(),
+            batch: 1,
+            accum: false,
+            from: None,
+            to: None,
+            memory: None,
+            processors: u32::try_from(config.threads).ok(),
+        };
+        let (spec, result) = match run_entry(args, &spec_args, &compiler, &baselines, &config) {
+            Ok((spec, m)) => (Some(spec), Ok(m)),
+            Err(e) => {
+                bar.suspend(|| report_failure(entry, &e));
+                (None, Err(format!("{e:#}")))
+            }
+        };
+        outcomes.push(Outcome { entry: *entry, spec, result });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+
+    let peak_gflops = peak.as_ref().ok().map(|p| p.gflops);
+    let table = table(&outcomes, &baselines);
+    let mut notes = notes(&outcomes);
+    if let Some(noise) = args.measure.noise_note() {
+        notes.insert(0, format!("Warning: {noise}."));
+    }
+    let target_text = target_note.clone().unwrap_or_else(|| target.name().to_string());
+    let machine = Machine {
+        date: utc_date(
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        ),
+        command: command_line(),
+        cpu: cpu_description(),
+        os: os_description(),
+        features: host_features().iter().map(|f| f.name()).collect::<Vec<_>>().join(" "),
+        compiler: compiler.to_string(),
+        peak: peak_line(&peak),
+        protocol: protocol_line(&config),
+        target: target_text,
+    };
+    let svg = plot(
+        &series(&table, &entries),
+        peak_gflops.map(|p| p * config.threads as f64),
+        &Labels {
+            title: format!(
+                "f32 matmul NxNxN, {} thread{}: GFLOP/s (median)",
+                config.threads,
+                if config.threads == 1 { "" } else { "s" }
+            ),
+            x: "N (log scale)".into(),
+            y: "GFLOP/s".into(),
+        },
+    );
+    if !args.no_write {
+        let link = plot_link(&args.markdown, &args.svg);
+        write_outputs(&args.markdown, &args.svg, &section(&table, &machine, &notes, &link), &svg)?;
+    }
+
+    if args.json {
+        output::print_json(&suite_json(&outcomes, &table, &machine, peak_gflops, &config))?;
+    } else {
+        let mut text = format!("peak: {}\n\n", machine.peak);
+        text += &table.markdown();
+        for note in &notes {
+            text += &format!("\n- {note}");
+        }
+        if !notes.is_empty() {
+            text.push('\n');
+        }
+        if !args.no_write {
+            text += &format!("\nwrote {} and {}\n", args.markdown.display(), args.svg.display());
+        }
+        output::print(&text)?;
+    }
+    let failed = outcomes.iter().filter(|o| o.result.is_err()).count();
+    if failed > 0 {
+        return Err(anyhow!("{failed} of {} sizes failed (see the notes)", outcomes.len()));
+    }
+    Ok(())
+}
+
+/// Searches, verifies and times one size; returns its spec text and measurement.
+fn run_entry(
+    args: &Args,
+    spec_args: &SpecArgs,
+    compiler: &Compiler,
+    baselines: &[BaselineKind],
+    config: &BenchConfig,
+) -> Result<(String, Measurement)> {
+    let resolved = resolve(spec_args)?;
+    let session = Session::start(&resolved, args.jobs, args.time_limit, false, false, true)?;
+    let solution = session
+        .solve_with_table(&resolved, &args.db, None)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("the search returned no implementation"))?;
+    let kernels = [KernelCandidate { label: "morello".into(), imp: &solution.imp }];
+    let measured = measure(compiler, &resolved.target, &resolved.spec, &kernels, baselines, config)?;
+    Ok((resolved.spec.display(&resolved.target).to_string(), measured))
+}
+
+#[allow(clippy::print_stderr)]
+fn report_failure(entry: &Entry, error: &anyhow::Error) {
+    eprintln!("error: {}: {error:#}", entry.label());
+}
+
+fn progress_bar(progress: bool, quiet: bool, len: usize) -> ProgressBar {
+    let show = !quiet && (progress || std::io::stderr().is_terminal());
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len as u64);
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed})")
+            .expect("the progress template is valid"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+/// Fails early (before minutes of timing) if the outputs cannot be written.
+fn check_outputs(markdown: &Path, svg: &Path) -> Result<()> {
+    for path in [markdown, svg] {
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return Err(bad_input(format!(
+                "{} does not exist: run from the repository root, pass --markdown FILE and --svg FILE, or --no-write",
+                parent.display()
+            )));
+        }
+    }
+    if markdown.exists() {
+        let text = std::fs::read_to_string(markdown)
+            .with_context(|| format!("cannot read {}", markdown.display()))?;
+        insert_section(&text, "").map_err(|e| bad_input(format!("{}: {e}", markdown.display())))?;
+    }
+    Ok(())
+}
+
+fn write_outputs(markdown: &Path, svg_path: &Path, body: &str, svg: &str) -> Result<()> {
+    let document = if markdown.exists() {
+        std::fs::read_to_string(markdown).with_context(|| format!("cannot read {}", markdown.display()))?
+    } else {
+        String::new()
+    };
+    let updated =
+        insert_section(&document, body).map_err(|e| bad_input(format!("{}: {e}", markdown.display())))?;
+    std::fs::write(markdown, updated).with_context(|| format!("cannot write {}", markdown.display()))?;
+    std::fs::write(svg_path, svg).with_context(|| format!("cannot write {}", svg_path.display()))
+}
+
+/// How the Markdown file refers to the plot: its file name when both are in one directory.
+fn plot_link(markdown: &Path, svg: &Path) -> String {
+    let same_dir = markdown.parent() == svg.parent();
+    match svg.file_name() {
+        Some(name) if same_dir => name.to_string_lossy().into_owned(),
+        _ => std::path::absolute(svg).unwrap_or_else(|_| svg.to_path_buf()).display().to_string(),
+    }
+}
+
+/// The table: morello, then each requested baseline, one row per size.
+fn table(outcomes: &[Outcome], baselines: &[BaselineKind]) -> Table {
+    let implementations: Vec<String> = std::iter::once("morello".to_string())
+        .chain(baselines.iter().map(|b| b.name().to_string()))
+        .collect();
+    let rows = outcomes
+        .iter()
+        .map(|o| {
+            let cells = implementations
+                .iter()
+                .map(|name| {
+                    let m = o.result.as_ref().ok()?;
+                    let result = m.report.result(name)?;
+                    let flops = m.work.flops?;
+                    Some(Cell {
+                        gflops: result.gflops?,
+                        slowest: flops / result.stats.max / 1e9,
+                        fastest: flops / result.stats.min / 1e9,
+                        gbytes_per_second: result.gbytes_per_second,
+                    })
+                })
+                .collect();
+            Row {
+                label: o.entry.label(),
+                memory_bound: o.entry.m == 1 || o.entry.n == 1,
+                cells,
+                failure: o.result.as_ref().err().cloned(),
+            }
+        })
+        .collect();
+    Table { implementations, rows }
+}
+
+/// Why things are missing, each reason once with the sizes it applies to.
+fn notes(outcomes: &[Outcome]) -> Vec<String> {
+    let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
+    let mut add = |reason: String, label: String| match reasons.iter_mut().find(|(r, _)| *r == reason) {
+        Some((_, labels)) => labels.push(label),
+        None => reasons.push((reason, vec![label])),
+    };
+    for o in outcomes {
+        match &o.result {
+            Err(e) => add(format!("failed: {e}"), o.entry.label()),
+            Ok(m) => {
+                if let Some(reason) = &m.not_comparable {
+                    add(format!("no baseline: {reason}"), o.entry.label());
+                }
+                // "openblas: no u32 matmul", "blis: no u32 matmul" -> "skipped openblas, blis: no u32 matmul".
+                let mut causes: Vec<(&str, Vec<&str>)> = Vec::new();
+                for s in &m.skipped {
+                    let cause = s.reason.strip_prefix(&format!("{}: ", s.name)).unwrap_or(&s.reason);
+                    match causes.iter_mut().find(|(c, _)| *c == cause) {
+                        Some((_, names)) => names.push(&s.name),
+                        None => causes.push((cause, vec![&s.name])),
+                    }
+                }
+                for (cause, names) in causes {
+                    add(format!("skipped {}: {cause}", names.join(", ")), o.entry.label());
+                }
+            }
+        }
+    }
+    let total = outcomes.len();
+    reasons
+        .into_iter()
+        .map(|(reason, labels)| {
+            if labels.len() == total && total > 1 {
+                format!("All sizes: {reason}")
+            } else {
+                format!("{}: {reason}", labels.join(", "))
+            }
+        })
+        .collect()
+}
+
+/// The plot's lines: each implementation's GFLOP/s over the f32 cubes.
+fn series(table: &Table, entries: &[Entry]) -> Vec<Series> {
+    table
+        .implementations
+        .iter()
+        .enumerate()
+        .map(|(column, name)| Series {
+            name: name.clone(),
+            points: table
+                .rows
+                .iter()
+                .zip(entries)
+                .filter_map(|(row, entry)| {
+                    let x = f64::from(entry.cube()?);
+                    Some((x, row.cells.get(column).copied().flatten().map(|c| c.gflops)))
+                })
+                .collect(),
+        })
+        .filter(|s| s.points.iter().any(|p| p.1.is_some()))
+        .collect()
+}
+
+fn suite_json(
+    outcomes: &[Outcome],
+    table: &Table,
+    machine: &Machine,
+    peak: Option<f64>,
+    config: &BenchConfig,
+) -> Value {
+    let rows: Vec<Value> = outcomes
+        .iter()
+        .zip(&table.rows)
+        .map(|(o, row)| {
+            let (results, skipped, not_comparable) = match &o.result {
+                Ok(m) => {
+                    let f32_only = o.entry.dtype == Dtype::F32;
+                    let results: Vec<Value> = m
+                        .report
+                        .results
+                        .iter()
+                        .map(|r| {
+                            let percent = percent_of_peak(r.gflops, peak.filter(|_| f32_only), config.threads);
+                            result_json(r, percent)
+                        })
+                        .collect();
+                    let skipped: Vec<Value> =
+                        m.skipped.iter().map(|s| json!({"name": s.name, "reason": s.reason})).collect();
+                    (results, skipped, m.not_comparable.clone())
+                }
+                Err(_) => (Vec::new(), Vec::new(), None),
+            };
+            json!({
+                "label": o.entry.label(),
+                "spec": o.spec,
+                "results": results,
+                "skipped": skipped,
+                "baselines_not_comparable": not_comparable,
+                "failure": o.result.as_ref().err(),
+                "morello_vs_best_library": table.ratio(row).map(|(r, name)| json!({"ratio": r, "library": name})),
+            })
+        })
+        .collect();
+    json!({
+        "peak_gflops": peak,
+        "machine": {
+            "date": machine.date, "command": machine.command, "cpu": machine.cpu, "os": machine.os,
+            "features": machine.features, "compiler": machine.compiler, "peak": machine.peak,
+            "protocol": machine.protocol, "target": machine.target,
+        },
+        "rows": rows,
+    })
+}
+
+/// The command line as typed, quoted where a shell would need it.
+fn command_line() -> String {
+    let quote = |arg: String| {
+        let plain =
+            !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:=,+@%".contains(c));
+        if plain { arg } else { format!("'{}'", arg.replace('\'', r"'\''")) }
+    };
+    std::iter::once("morello".to_string())
+        .chain(std::env::args().skip(1).map(quote))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn cpu_description() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .and_then(|r| r.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{model}, {cpus} logical CPU{}", if cpus == 1 { "" } else { "s" })
+}
+
+fn os_description() -> String {
+    let os = match std::env::consts::OS {
+        "linux" => "Linux",
+        other => other,
+    };
+    match std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+        Ok(release) => format!("{os} {}", release.trim()),
+        Err(_) => os.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_an_optional_dtype() {
+        assert_eq!(Entry::parse("64"), Ok(Entry { dtype: Dtype::F32, m: 64, k: 64, n: 64 }));
+        assert_eq!(Entry::parse("1x2048x16384").map(|e| (e.m, e.k, e.n)), Ok((1, 2048, 16384)));
+        let bf16 = Entry::parse("bf16:1x2048x16384").unwrap();
+        assert_eq!((bf16.dtype, bf16.label()), (Dtype::Bf16, "bf16 1x2048x16384".to_string()));
+        assert_eq!(Entry::parse("u32:64").map(|e| e.cube()), Ok(None));
+        assert_eq!(Entry::parse("32").map(|e| e.cube()), Ok(Some(32)));
+        for bad in ["", "0", "8x8", "axbxc", "f64:8", "8x8x8x8", "-1"] {
+            assert!(Entry::parse(bad).is_err(), "{bad}");
+        }
+        assert!(SUITE.iter().all(|s| Entry::parse(s).is_ok()));
+    }
+
+    #[test]
+    fn the_plot_link_is_relative_only_within_one_directory() {
+        assert_eq!(plot_link(Path::new("docs/PERFORMANCE.md"), Path::new("docs/perf.svg")), "perf.svg");
+        assert!(plot_link(Path::new("docs/P.md"), Path::new("other/perf.svg")).ends_with("other/perf.svg"));
+    }
+}

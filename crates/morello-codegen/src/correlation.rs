@@ -1,0 +1,133 @@
+//! Rank correlation: how well one ordering (a cost model's predictions) agrees with another (the
+//! measured times), whatever the scale of either.
+//!
+//! Spearman's coefficient is Pearson's correlation of the ranks. Tied values share the average of
+//! the ranks they span (values 10, 20, 20, 30 get ranks 1, 2.5, 2.5, 4), so the coefficient stays
+//! exact with ties, where the shortcut `1 - 6 Σd² / (n (n² - 1))` is not:
+//!
+//! ```text
+//! rho = Σ (r_i - r̄)(s_i - s̄) / sqrt(Σ (r_i - r̄)² · Σ (s_i - s̄)²)     r = ranks(x), s = ranks(y)
+//! ```
+//!
+//! `rho` is 1 when `y` increases with `x` (not necessarily linearly), -1 when it decreases, and
+//! about 0 when the orders are unrelated.
+
+/// The ranks of `values`, 1-based, ties given the average of the ranks they span; `None` if a
+/// value is NaN.
+///
+/// ```
+/// use morello_codegen::correlation::average_ranks;
+/// assert_eq!(average_ranks(&[10.0, 30.0, 20.0, 20.0]), Some(vec![1.0, 4.0, 2.5, 2.5]));
+/// ```
+pub fn average_ranks(values: &[f64]) -> Option<Vec<f64>> {
+    if values.iter().any(|v| v.is_nan()) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut ranks = vec![0.0; values.len()];
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && values[order[end]] == values[order[start]] {
+            end += 1;
+        }
+        // Positions start..end (0-based) hold equal values: ranks start+1 ..= end, averaged.
+        let average = (start + 1 + end) as f64 / 2.0;
+        for &index in &order[start..end] {
+            ranks[index] = average;
+        }
+        start = end;
+    }
+    Some(ranks)
+}
+
+/// Spearman's rank correlation of `x` and `y` (pairs `(x_i, y_i)`), with average ranks for ties.
+///
+/// `None` when it is undefined: fewer than two pairs, lengths that differ, a NaN, or all values of
+/// one side equal (no order to compare).
+///
+/// ```
+/// use morello_codegen::correlation::spearman;
+/// // y grows with x, though not linearly: perfect rank agreement.
+/// assert_eq!(spearman(&[1.0, 2.0, 3.0, 4.0], &[1.0, 8.0, 27.0, 64.0]), Some(1.0));
+/// assert_eq!(spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]), Some(-1.0));
+/// assert_eq!(spearman(&[1.0, 2.0], &[5.0, 5.0]), None);
+/// ```
+pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
+    if x.len() != y.len() || x.len() < 2 {
+        return None;
+    }
+    let (rx, ry) = (average_ranks(x)?, average_ranks(y)?);
+    pearson(&rx, &ry)
+}
+
+/// Pearson's correlation; `None` if either side has no variance.
+fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    if sxx == 0.0 || syy == 0.0 {
+        return None;
+    }
+    Some((sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-12)
+    }
+
+    #[test]
+    fn ties_share_the_average_rank() {
+        assert_eq!(average_ranks(&[]), Some(vec![]));
+        assert_eq!(average_ranks(&[5.0]), Some(vec![1.0]));
+        assert_eq!(average_ranks(&[2.0, 2.0, 2.0]), Some(vec![2.0, 2.0, 2.0]));
+        assert_eq!(average_ranks(&[3.0, 1.0, 3.0, 2.0, 1.0]), Some(vec![4.5, 1.5, 4.5, 3.0, 1.5]));
+        assert_eq!(average_ranks(&[1.0, f64::NAN]), None);
+    }
+
+    #[test]
+    fn agrees_with_the_textbook_formula_without_ties() {
+        // rho = 1 - 6 Σ d² / (n (n² - 1)); here d = (0, -2, 1, 1, 0), Σ d² = 6, n = 5.
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let y = [10.0, 40.0, 20.0, 30.0, 50.0];
+        assert!(close(spearman(&x, &y), 1.0 - 6.0 * 6.0 / (5.0 * 24.0)));
+    }
+
+    #[test]
+    fn ties_use_pearson_on_average_ranks() {
+        // Ranks of x: 1, 2.5, 2.5, 4; of y: 1, 2, 3, 4. Means 2.5; Σ (rx - 2.5)(ry - 2.5) = 4.5,
+        // Σ (rx - 2.5)² = 4.5, Σ (ry - 2.5)² = 5, so rho = 4.5 / sqrt(22.5).
+        let rho = spearman(&[1.0, 2.0, 2.0, 3.0], &[1.0, 2.0, 3.0, 4.0]);
+        assert!(close(rho, 4.5 / 22.5f64.sqrt()), "{rho:?}");
+    }
+
+    #[test]
+    fn is_invariant_under_monotone_maps_and_symmetric() {
+        let x = [3.0, 1.0, 4.0, 1.5, 5.0, 9.0, 2.0, 6.0];
+        let y = [2.0, 7.0, 1.0, 8.0, 2.5, 8.5, 1.8, 2.8];
+        let rho = spearman(&x, &y).expect("defined");
+        let exp: Vec<f64> = x.iter().map(|v: &f64| v.exp()).collect();
+        assert!(close(spearman(&exp, &y), rho));
+        assert!(close(spearman(&y, &x), rho));
+        let negated: Vec<f64> = y.iter().map(|v| -v).collect();
+        assert!(close(spearman(&x, &negated), -rho));
+    }
+
+    #[test]
+    fn undefined_cases_are_none() {
+        assert_eq!(spearman(&[1.0], &[1.0]), None);
+        assert_eq!(spearman(&[1.0, 2.0], &[1.0]), None);
+        assert_eq!(spearman(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]), None);
+        assert_eq!(spearman(&[1.0, f64::NAN], &[1.0, 2.0]), None);
+    }
+}
