@@ -331,33 +331,45 @@ struct NodeContext<'a> {
     target: &'a Target,
 }
 
+/// Products of two frontiers up to this many pairs are pruned as a list; larger ones are merged by
+/// peaks in a hash map as they are made (either way the same partials survive `prune`: of equal
+/// peaks, the cheapest then shallowest). Small products dominate the 64^3 search, where the map
+/// costs a quarter of the time; large ones dominate searches like `100x3x50`, where it saves 95%.
+const MERGE_ABOVE: usize = 256;
+
 /// The frontier of one spec from its actions and its children's frontiers.
 fn solve_node(edges: &[Edge], cx: &NodeContext<'_>) -> Frontier {
     let mut candidates = Vec::new();
     'actions: for edge in edges {
         let mut partials = vec![Partial { cost: 0, peaks: Peaks::ZERO, depth: 0 }];
-        for (child, &weight) in edge.children.iter().zip(&edge.linear.weights) {
+        for (index, (child, &weight)) in edge.children.iter().zip(&edge.linear.weights).enumerate() {
             let frontier = cx.frontiers[*child as usize].get().expect("children are solved before parents");
             if frontier.is_empty() {
                 continue 'actions;
             }
-            // Of the combinations with equal peaks only the cheapest (then shallowest) can
-            // survive, so they are merged as they are made: the product of two frontiers has far
-            // fewer distinct peak vectors than pairs.
-            let mut next: HashMap<Peaks, Partial, FxBuildHasher> = HashMap::default();
-            next.reserve(partials.len().max(frontier.entries().len()));
-            for p in &partials {
-                for e in frontier.entries() {
+            let combinations = partials.iter().flat_map(|p| {
+                frontier.entries().iter().filter_map(move |e| {
                     let peaks = p.peaks.max(e.peaks);
-                    if !peaks.fits(cx.capacities) {
-                        continue;
-                    }
-                    let candidate = Partial {
+                    peaks.fits(cx.capacities).then(|| Partial {
                         cost: p.cost.saturating_add(weight.saturating_mul(e.cost)),
                         peaks,
                         depth: p.depth.max(e.depth),
-                    };
-                    next.entry(peaks)
+                    })
+                })
+            });
+            partials = if index == 0 {
+                // One child's frontier, scaled, is already free of dominated entries.
+                combinations.collect()
+            } else if partials.len() * frontier.entries().len() <= MERGE_ABOVE {
+                prune(combinations.collect())
+            } else {
+                // Of the combinations with equal peaks only the cheapest (then shallowest) can
+                // survive, so large products are merged as they are made: the product of two
+                // frontiers has far fewer distinct peak vectors than pairs.
+                let mut next: HashMap<Peaks, Partial, FxBuildHasher> = HashMap::default();
+                next.reserve(partials.len().max(frontier.entries().len()));
+                for candidate in combinations {
+                    next.entry(candidate.peaks)
                         .and_modify(|kept| {
                             if (candidate.cost, candidate.depth) < (kept.cost, kept.depth) {
                                 *kept = candidate;
@@ -365,9 +377,9 @@ fn solve_node(edges: &[Edge], cx: &NodeContext<'_>) -> Frontier {
                         })
                         .or_insert(candidate);
                 }
-            }
-            // `prune` sorts, so the map's order does not matter.
-            partials = prune(next.into_values().collect());
+                // `prune` sorts, so the map's order does not matter.
+                prune(next.into_values().collect())
+            };
             if partials.is_empty() {
                 continue 'actions;
             }
