@@ -287,7 +287,7 @@ fn request(suite: &Suite, options: CompileOptions) -> BenchRequest {
         })
         .collect();
     BenchRequest {
-        signature: suite::signature(suite.data_floats),
+        signature: suite::signature(suite),
         kernel_source: suite.source.clone(),
         options,
         candidates,

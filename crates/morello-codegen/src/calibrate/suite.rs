@@ -64,12 +64,12 @@ const PRELUDE: &str = "\
 ";
 
 /// The call shape every benchmark function has: `data` (read) and `out` (written).
-pub(crate) fn signature(data_floats: usize) -> KernelSignature {
+pub(crate) fn signature(suite: &Suite) -> KernelSignature {
     KernelSignature::new(
         "calib",
         vec![
-            KernelParam::new("data", CType::F32, data_floats, ParamRole::Input),
-            KernelParam::new("out", CType::F32, OUT_FLOATS, ParamRole::Output),
+            KernelParam::new("data", CType::F32, suite.data_floats, ParamRole::Input),
+            KernelParam::new("out", CType::F32, suite.out_floats, ParamRole::Output),
         ],
     )
 }
@@ -131,6 +131,8 @@ pub(crate) struct Suite {
     pub source: String,
     /// Floats in `data`.
     pub data_floats: usize,
+    /// Floats in `out`.
+    pub out_floats: usize,
     /// Kernels the target lists but no benchmark measures, with the reason.
     pub unmeasured: Vec<(KernelKind, String)>,
 }
@@ -270,34 +272,33 @@ pub(crate) fn kernel_suite(target: &Target, size: SuiteSize) -> Result<Suite, Ca
 pub(crate) fn parallel_suite(target: &Target) -> Suite {
     let processors = u64::from(target.processors());
     let counts: Vec<u64> = [1, 2, 8, 32, 128].iter().map(|m| m * processors).collect();
-    let max = counts.iter().copied().max().unwrap_or(1) as usize;
-    let mut source = String::from(PRELUDE);
-    source.push_str("#include <omp.h>\n");
+    let floats = counts.iter().copied().max().unwrap_or(1) as usize * 16;
     let mut benches = Vec::new();
     for &n in &counts {
         for parallel in [false, true] {
             let function = format!("calib_{}", benches.len());
             let pragma = if parallel { "  #pragma omp parallel for schedule(static)\n" } else { "" };
-            let _ = write!(
-                source,
-                "\nvoid {function}(const float *data, float *out) {{\n{pragma}  for (int64_t i = 0; i < {n}; i++) {{\n    \
+            let source = format!(
+                "void {function}(const float *data, float *out) {{\n{pragma}  for (int64_t i = 0; i < {n}; i++) {{\n    \
                  for (int64_t j = 0; j < 16; j++) out[i * 16 + j] = data[i * 16 + j] + 1.0f;\n  }}\n}}\n"
             );
-            let label = format!("{}.{n}", if parallel { "parallel" } else { "serial" });
+            let (kind, article) = if parallel { ("parallel", "a parallel") } else { ("serial", "a serial") };
             benches.push(Microbenchmark {
-                description: format!(
-                    "{} loop of {n} iterations",
-                    if parallel { "a parallel" } else { "a serial" }
-                ),
-                label,
+                label: format!("{kind}.{n}"),
+                description: format!("{article} loop of {n} iterations, one line each"),
                 function,
-                source: String::new(),
+                source,
                 invocations: 1,
                 measures: Measures::Loop { iterations: n, parallel },
             });
         }
     }
-    Suite { benches, source, data_floats: max * 16, unmeasured: Vec::new() }
+    let mut source = format!("{PRELUDE}#include <omp.h>\n");
+    for bench in &benches {
+        source.push('\n');
+        source.push_str(&bench.source);
+    }
+    Suite { benches, source, data_floats: floats, out_floats: floats.max(OUT_FLOATS), unmeasured: Vec::new() }
 }
 
 /// Accumulates microbenchmarks and their C.
@@ -329,7 +330,7 @@ impl<'t> Builder<'t> {
             source.push('\n');
             source.push_str(&bench.source);
         }
-        Suite { benches: self.benches, source, data_floats, unmeasured }
+        Suite { benches: self.benches, source, data_floats, out_floats: OUT_FLOATS, unmeasured }
     }
 
     fn name(&self, level: LevelId) -> &str {
@@ -936,6 +937,25 @@ mod tests {
     }
 
     #[test]
+    fn parallel_loops_stay_inside_their_buffers_for_any_processor_count() {
+        for processors in [1, 2, 16, 64] {
+            let suite = parallel_suite(&Target::builtin("x86-avx2", processors).unwrap());
+            let most = suite
+                .benches
+                .iter()
+                .map(|b| match b.measures {
+                    Measures::Loop { iterations, .. } => iterations as usize,
+                    _ => 0,
+                })
+                .max()
+                .unwrap();
+            assert_eq!(most, 128 * processors as usize);
+            assert!(suite.data_floats >= most * 16 && suite.out_floats >= most * 16);
+            assert!(suite.benches.iter().all(|b| suite.source.contains(&b.source)));
+        }
+    }
+
+    #[test]
     fn a_host_without_bf16_leaves_the_bf16_kernel_unmeasured() {
         let target = Target::builtin("x86-avx512", 2).unwrap();
         let suite = kernel_suite(&target, SuiteSize { host_bf16: false, ..size() }).unwrap();
@@ -962,12 +982,9 @@ mod tests {
                         .iter()
                         .map(|b| BenchEntry::new(b.label.clone(), b.function.clone()))
                         .collect();
-                    let main = crate::harness::bench_program_source(
-                        &signature(suite.data_floats),
-                        &suite.source,
-                        &entries,
-                    )
-                    .unwrap();
+                    let main =
+                        crate::harness::bench_program_source(&signature(suite), &suite.source, &entries)
+                            .unwrap();
                     let options =
                         CompileOptions { features: features.clone(), openmp, warnings: Warnings::Deny };
                     let program = CProgram { units: vec![SourceUnit::new("calib", main)], link_args: vec![] };
