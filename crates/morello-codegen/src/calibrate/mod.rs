@@ -248,6 +248,14 @@ pub fn calibrate(
     let report = run_bench(compiler, request(&kernels, options), &bench_config)?;
     let mut timed = timings(&kernels, &report)?;
 
+    let host_cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if target.processors() as usize > host_cpus {
+        notes.push(format!(
+            "the target has {} processors but this machine runs {host_cpus} threads at once: \
+             the parallel loops are oversubscribed",
+            target.processors()
+        ));
+    }
     if target.processors() > 1 {
         let parallel = suite::parallel_suite(target);
         progress(CalibrationStep::ParallelLoops { benchmarks: parallel.benches.len() });
