@@ -8,7 +8,7 @@ use morello_codegen::compiler::BuildDir;
 use morello_codegen::{CodegenError, Compiler, VerifyOptions, Warnings, verify_impl};
 use serde_json::json;
 
-use crate::commands::search::Session;
+use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;
 use crate::output;
 use crate::spec_args::{SpecArgs, resolve};
@@ -35,18 +35,8 @@ pub struct Args {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1, value_name = "N")]
     seed: u64,
-    /// Search threads (default: all cores).
-    #[arg(long, short = 'j', value_name = "N")]
-    jobs: Option<usize>,
-    /// Stop the search after this many seconds.
-    #[arg(long, value_name = "SECONDS")]
-    time_limit: Option<f64>,
-    /// Show a progress bar even when standard error is not a terminal.
-    #[arg(long)]
-    progress: bool,
-    /// Print neither the progress bar nor the search summary.
-    #[arg(long, short = 'q')]
-    quiet: bool,
+    #[command(flatten)]
+    options: SearchOptions,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -55,7 +45,7 @@ pub struct Args {
 pub fn run(args: &Args) -> Result<()> {
     let resolved = resolve(&args.spec)?;
     let target = &resolved.target;
-    let session = Session::start(&resolved, args.jobs, args.time_limit, false, args.progress, args.quiet)?;
+    let session = Session::start(&resolved, &args.options, false)?;
     let solution = session
         .solve_with_table(&resolved, &args.db, None)?
         .into_iter()

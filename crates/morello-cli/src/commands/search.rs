@@ -60,26 +60,33 @@ pub struct Args {
     /// With `--emit c`: also print a `main` that benchmarks or verifies the kernel.
     #[arg(long, value_enum, requires = "emit")]
     harness: Option<Harness>,
-    /// Search threads (default: all cores); the answer does not depend on it.
-    #[arg(long, short = 'j', value_name = "N")]
-    jobs: Option<usize>,
     /// Print the K best implementations that differ in their first rewrite.
     #[arg(long, value_name = "K")]
     top_k: Option<usize>,
-    /// Stop after this many seconds (what was solved so far is kept).
-    #[arg(long, value_name = "SECONDS")]
-    time_limit: Option<f64>,
     /// Try every tile size, not only powers of two (slower, finds more).
     #[arg(long)]
     all_tile_sizes: bool,
-    /// Show a progress bar even when standard error is not a terminal.
-    #[arg(long)]
-    progress: bool,
-    /// Print neither the progress bar nor the summary line.
-    #[arg(long, short = 'q')]
-    quiet: bool,
+    #[command(flatten)]
+    options: SearchOptions,
     #[command(flatten)]
     db: DbArgs,
+}
+
+/// How a search runs, shared by the commands that search: threads, a time limit, what it prints.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct SearchOptions {
+    /// Search threads (default: all cores); the answer does not depend on it.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Stop searching after this many seconds (what was solved so far is kept in the table).
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
+    /// Show progress even when standard error is not a terminal.
+    #[arg(long)]
+    pub progress: bool,
+    /// Print neither progress nor summary lines.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// Runs `morello search`: load the table, search, save what is new (also when interrupted), print.
@@ -88,14 +95,7 @@ pub fn run(args: &Args) -> Result<()> {
     if args.harness.is_some() && args.emit != Emit::C {
         return Err(bad_input("--harness needs --emit c"));
     }
-    let session = Session::start(
-        &resolved,
-        args.jobs,
-        args.time_limit,
-        args.all_tile_sizes,
-        args.progress,
-        args.quiet,
-    )?;
+    let session = Session::start(&resolved, &args.options, args.all_tile_sizes)?;
     let solutions = session.solve_with_table(&resolved, &args.db, args.top_k)?;
     print_solutions(&resolved, &solutions, args.emit, args.harness)
 }
@@ -113,12 +113,10 @@ impl<'t> Session<'t> {
     /// Configures a search over `resolved.target` with a progress bar on standard error.
     pub fn start(
         resolved: &'t Resolved,
-        jobs: Option<usize>,
-        time_limit: Option<f64>,
+        options: &SearchOptions,
         all_tile_sizes: bool,
-        progress: bool,
-        quiet: bool,
     ) -> Result<Session<'t>> {
+        let SearchOptions { jobs, time_limit, progress, quiet } = *options;
         let mut search = Search::new(&resolved.target).limits(resolved.limits);
         if let Some(j) = jobs {
             if j == 0 {

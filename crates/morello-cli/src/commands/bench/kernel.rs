@@ -22,7 +22,7 @@ use super::measure::{
     peak_applies, peak_line, percent_of_peak, protocol_line, result_json, speedup, spinner,
 };
 use super::text::{Align, TextTable, duration, rate, ratio};
-use crate::commands::search::Session;
+use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;
 use crate::failure::bad_input;
 use crate::output;
@@ -76,18 +76,8 @@ pub struct Args {
     /// Also print each timed kernel's implementation tree.
     #[arg(long)]
     impls: bool,
-    /// Search threads (default: all cores); the answer does not depend on it.
-    #[arg(long, short = 'j', value_name = "N")]
-    jobs: Option<usize>,
-    /// Stop the search after this many seconds.
-    #[arg(long, value_name = "SECONDS")]
-    time_limit: Option<f64>,
-    /// Show progress even when standard error is not a terminal.
-    #[arg(long)]
-    progress: bool,
-    /// Print neither progress nor the search summary.
-    #[arg(long, short = 'q')]
-    quiet: bool,
+    #[command(flatten)]
+    options: SearchOptions,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -113,7 +103,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let default_baselines: &[BaselineKind] = if args.top_k.is_some() { &[] } else { &BaselineKind::ALL };
     let baselines = args.measure.baselines(default_baselines)?;
-    let session = Session::start(&resolved, args.jobs, args.time_limit, false, args.progress, args.quiet)?;
+    let session = Session::start(&resolved, &args.options, false)?;
     let solutions = match args.top_k {
         // More than K: variants that emit the same C as a cheaper one are dropped.
         Some(k) => {
@@ -141,7 +131,7 @@ pub fn run(args: &Args) -> Result<()> {
         .collect();
 
     let compiler = Compiler::find()?;
-    let bar = spinner(args.progress, args.quiet, "measuring the peak".into());
+    let bar = spinner(args.options.progress, args.options.quiet, "measuring the peak".into());
     let peak = measure_peak_once(&compiler, &config);
     let candidates = kernels.len() + baselines.len();
     bar.set_message(format!(

@@ -23,7 +23,7 @@ use super::measure::{
     protocol_line, result_json,
 };
 use super::svg::{Labels, Series, plot};
-use crate::commands::search::Session;
+use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;
 use crate::failure::bad_input;
 use crate::output;
@@ -82,18 +82,8 @@ pub struct Args {
     /// Print one JSON object with every size's results instead of the Markdown table.
     #[arg(long)]
     json: bool,
-    /// Search threads (default: all cores).
-    #[arg(long, short = 'j', value_name = "N")]
-    jobs: Option<usize>,
-    /// Stop each search after this many seconds.
-    #[arg(long, value_name = "SECONDS")]
-    time_limit: Option<f64>,
-    /// Show progress even when standard error is not a terminal.
-    #[arg(long)]
-    progress: bool,
-    /// Print no progress.
-    #[arg(long, short = 'q')]
-    quiet: bool,
+    #[command(flatten)]
+    options: SearchOptions,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -167,7 +157,7 @@ pub fn run(args: &Args) -> Result<()> {
     let (target, target_note) = load_target(&args.target)?;
     let compiler = Compiler::find()?;
 
-    let bar = progress_bar(args.progress, args.quiet, entries.len());
+    let bar = progress_bar(args.options.progress, args.options.quiet, entries.len());
     bar.set_message("measuring the peak");
     let peak = measure_peak_once(&compiler, &config);
     let mut outcomes = Vec::new();
@@ -266,7 +256,8 @@ fn run_entry(
     config: &BenchConfig,
 ) -> Result<(String, Measurement)> {
     let resolved = resolve(spec_args)?;
-    let session = Session::start(&resolved, args.jobs, args.time_limit, false, false, true)?;
+    let session =
+        Session::start(&resolved, &SearchOptions { progress: false, quiet: true, ..args.options }, false)?;
     let solution = session
         .solve_with_table(&resolved, &args.db, None)?
         .into_iter()
