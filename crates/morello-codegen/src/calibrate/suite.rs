@@ -679,30 +679,10 @@ impl<'t> Builder<'t> {
                     );
                 }
                 c.push_str("      }\n");
-                let mut width = 1;
-                while width < registers {
-                    for j in (0..registers).step_by(2 * width as usize) {
-                        if j + width < registers {
-                            let _ = writeln!(
-                                c,
-                                "      acc{j} = {};",
-                                vt.add_f32(&format!("acc{j}"), &format!("acc{}", j + width))
-                            );
-                        }
-                    }
-                    width *= 2;
-                }
+                reduce_accumulators(&mut c, registers, |a, b| vt.add_f32(a, b));
                 let _ = writeln!(c, "      t{a} += {sum};\n    }}");
             }
-            c.push_str("    CALIB_CLOBBER();\n  }\n");
-            let _ = writeln!(
-                c,
-                "  out[{s}] = t0;\n  out[{}] = t1;\n  out[{}] = t2;\n  out[{}] = t3;",
-                SINK + 1,
-                SINK + 2,
-                SINK + 3,
-                s = SINK
-            );
+            end_rounds_and_sink_sums(&mut c);
             self.push(
                 format!("DotProductLoop.k{k}"),
                 format!("f32 dot product of length {k} from {}", self.name(l1)),
@@ -752,26 +732,10 @@ impl<'t> Builder<'t> {
                     );
                 }
                 c.push_str("      }\n");
-                let mut width = 1;
-                while width < registers {
-                    for j in (0..registers).step_by(2 * width as usize) {
-                        if j + width < registers {
-                            let _ = writeln!(c, "      acc{j} = _mm512_add_ps(acc{j}, acc{});", j + width);
-                        }
-                    }
-                    width *= 2;
-                }
+                reduce_accumulators(&mut c, registers, |a, b| format!("_mm512_add_ps({a}, {b})"));
                 let _ = writeln!(c, "      t{a} += _mm512_reduce_add_ps(acc0);\n    }}");
             }
-            c.push_str("    CALIB_CLOBBER();\n  }\n");
-            let _ = writeln!(
-                c,
-                "  out[{s}] = t0;\n  out[{}] = t1;\n  out[{}] = t2;\n  out[{}] = t3;",
-                SINK + 1,
-                SINK + 2,
-                SINK + 3,
-                s = SINK
-            );
+            end_rounds_and_sink_sums(&mut c);
             self.push(
                 format!("DotProductBf16.k{k}"),
                 format!("bf16 dot product of length {k} from {}", self.name(l1)),
@@ -900,6 +864,33 @@ impl<'t> Builder<'t> {
         c.push_str("  }\n");
         Ok(c)
     }
+}
+
+/// Adds `acc1 .. acc{registers-1}` into `acc0` pairwise (`add` writes one vector addition in C).
+fn reduce_accumulators(c: &mut String, registers: u32, add: impl Fn(&str, &str) -> String) {
+    let mut width = 1;
+    while width < registers {
+        for j in (0..registers).step_by(2 * width as usize) {
+            if j + width < registers {
+                let _ =
+                    writeln!(c, "      acc{j} = {};", add(&format!("acc{j}"), &format!("acc{}", j + width)));
+            }
+        }
+        width *= 2;
+    }
+}
+
+/// Closes the rounds loop and stores the four running sums `t0 .. t3` where the compiler must keep them.
+fn end_rounds_and_sink_sums(c: &mut String) {
+    c.push_str("    CALIB_CLOBBER();\n  }\n");
+    let _ = writeln!(
+        c,
+        "  out[{s}] = t0;\n  out[{}] = t1;\n  out[{}] = t2;\n  out[{}] = t3;",
+        SINK + 1,
+        SINK + 2,
+        SINK + 3,
+        s = SINK
+    );
 }
 
 #[cfg(test)]

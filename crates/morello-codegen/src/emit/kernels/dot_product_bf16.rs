@@ -19,7 +19,7 @@ use morello_core::dtype::Dtype;
 use morello_core::kernels::KernelKind;
 use morello_core::spec::LogicalSpec;
 
-use super::dot_product_loop::{ACCUMULATORS, sum_accumulators};
+use super::dot_product_loop::{ACCUMULATORS, accumulate_over_k, sum_accumulators};
 use super::{run_start, unsupported, zeros};
 use crate::emit::Emitter;
 use crate::emit::buffers::View;
@@ -54,23 +54,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
         let load = |p: &str| format!("(__m512bh)_mm512_loadu_si512((const void *)({p} + {offset}))");
         format!("{acc}_{j} = _mm512_dpbf16_ps({acc}_{j}, {}, {});", load(&a), load(&b))
     };
-    let step = registers * STEP;
-    let full = k / step * step;
-    if full > step {
-        e.out.open(format!("for (int64_t {kv} = 0; {kv} < {full}; {kv} += {step}) {{"));
-        for j in 0..registers {
-            let offset = if j == 0 { kv.clone() } else { format!("{kv} + {}", j * STEP) };
-            e.out.line(update(j, &offset));
-        }
-        e.out.close();
-    } else {
-        for j in 0..registers {
-            e.out.line(update(j, &(j * STEP).to_string()));
-        }
-    }
-    for (j, offset) in (full..k).step_by(STEP as usize).enumerate() {
-        e.out.line(update(j as u32, &offset.to_string()));
-    }
+    accumulate_over_k(e, k, STEP, registers, &kv, |j, offset| Ok(update(j, offset)))?;
     sum_accumulators(e, vector, &acc, registers);
     e.out.line(format!("{out} += _mm512_reduce_add_ps({acc}_0);"));
     e.out.close();

@@ -62,33 +62,49 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     e.out.line(format!("const float *{b} = {b_address};"));
     let inits: Vec<String> = (0..registers).map(|j| format!("{acc}_{j} = {}", vector.zero())).collect();
     e.out.line(format!("{} {};", vector.c_type(), inits.join(", ")));
-    let step = registers * lanes;
-    let full = k / step * step;
     let update = |j: u32, offset: &str| -> Result<String, CodegenError> {
         let x = vector.load(&format!("{a} + {offset}"));
         let y = vector.load(&format!("{b} + {offset}"));
         Ok(format!("{acc}_{j} = {};", vector.mul_add(&x, &y, &format!("{acc}_{j}"), fma)?))
     };
-    if full > step {
-        e.out.open(format!("for (int64_t {kv} = 0; {kv} < {full}; {kv} += {step}) {{"));
-        for j in 0..registers {
-            let offset = if j == 0 { kv.clone() } else { format!("{kv} + {}", j * lanes) };
-            e.out.line(update(j, &offset)?);
-        }
-        e.out.close();
-    } else {
-        for j in 0..registers {
-            e.out.line(update(j, &(j * lanes).to_string())?);
-        }
-    }
-    for (j, offset) in (full..k).step_by(lanes as usize).enumerate() {
-        e.out.line(update(j as u32, &offset.to_string())?);
-    }
+    accumulate_over_k(e, k, lanes, registers, &kv, update)?;
     sum_accumulators(e, vector, &acc, registers);
     let (total, helper) = vector.horizontal_sum(&format!("{acc}_0"));
     e.helpers.extend(helper);
     e.out.line(format!("{out} += {total};"));
     e.out.close();
+    Ok(())
+}
+
+/// The updates of a dot product over `k` elements, `per_register` at a time into `registers`
+/// accumulators: a loop (counter `kv`) over the full rounds when there is more than one, else the
+/// round unrolled, then the remainder with one update per `per_register` elements.
+/// `update(j, offset)` is the C statement adding the elements at `offset` into accumulator `j`.
+pub(super) fn accumulate_over_k(
+    e: &mut Emitter<'_>,
+    k: u32,
+    per_register: u32,
+    registers: u32,
+    kv: &str,
+    update: impl Fn(u32, &str) -> Result<String, CodegenError>,
+) -> Result<(), CodegenError> {
+    let step = registers * per_register;
+    let full = k / step * step;
+    if full > step {
+        e.out.open(format!("for (int64_t {kv} = 0; {kv} < {full}; {kv} += {step}) {{"));
+        for j in 0..registers {
+            let offset = if j == 0 { kv.to_string() } else { format!("{kv} + {}", j * per_register) };
+            e.out.line(update(j, &offset)?);
+        }
+        e.out.close();
+    } else {
+        for j in 0..registers {
+            e.out.line(update(j, &(j * per_register).to_string())?);
+        }
+    }
+    for (j, offset) in (full..k).step_by(per_register as usize).enumerate() {
+        e.out.line(update(j as u32, &offset.to_string())?);
+    }
     Ok(())
 }
 
