@@ -8,38 +8,11 @@
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+use common::{have_compiler, morello, morello_env};
+
 /// Quick sampling: fine for checking structure, far too noisy for figures.
 const QUICK: [&str; 4] = ["--samples", "2", "--min-sample-seconds", "0.01"];
-
-/// Runs the binary with its own cache directory (no test touches the user's tables) and extra
-/// environment variables.
-fn morello_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let cache = tempfile::tempdir().expect("a temporary directory");
-    let out = Command::new(env!("CARGO_BIN_EXE_morello"))
-        .env("XDG_CACHE_HOME", cache.path())
-        .envs(env.iter().copied())
-        .args(args)
-        .output()
-        .expect("morello runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn morello(args: &[&str]) -> (i32, String, String) {
-    morello_env(args, &[])
-}
-
-#[allow(clippy::print_stdout)]
-fn have_compiler() -> bool {
-    let found = ["cc", "gcc", "clang"].iter().any(|c| Command::new(c).arg("--version").output().is_ok());
-    if !found {
-        println!("skipped: no C compiler");
-    }
-    found
-}
 
 fn with_quick<'a>(args: &[&'a str]) -> Vec<&'a str> {
     let mut all = args.to_vec();

@@ -6,18 +6,12 @@
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+use common::morello_in;
+
 /// Runs the binary with `cache` as its cache directory.
 fn morello(cache: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_morello"))
-        .env("XDG_CACHE_HOME", cache)
-        .args(args)
-        .output()
-        .expect("morello runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    morello_in(cache, args, &[])
 }
 
 /// The quickest calibration: one sample per microbenchmark, one call each, a small memory set.

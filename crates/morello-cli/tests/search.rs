@@ -1,21 +1,7 @@
 //! End-to-end tests of `morello search`.
 
-use std::process::Command;
-
-/// Runs the binary with its own cache directory, so that no test reads or writes the user's tables.
-fn morello(args: &[&str]) -> (i32, String, String) {
-    let cache = tempfile::tempdir().expect("a temporary directory");
-    let out = Command::new(env!("CARGO_BIN_EXE_morello"))
-        .env("XDG_CACHE_HOME", cache.path())
-        .args(args)
-        .output()
-        .expect("morello runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::morello;
 
 #[test]
 fn search_prints_the_tree_and_a_summary() {

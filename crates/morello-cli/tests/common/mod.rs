@@ -1,0 +1,44 @@
+//! What the end-to-end tests share: running the binary so that no test reads or writes the
+//! user's memo tables, and skipping what needs a C compiler when there is none.
+
+#![allow(dead_code, reason = "each test crate uses a part")]
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs the binary with `cache` as its cache directory and extra environment variables; returns
+/// the exit status (-1 for a signal), standard output and standard error.
+pub fn morello_in(cache: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_morello"))
+        .env("XDG_CACHE_HOME", cache)
+        .envs(env.iter().copied())
+        .args(args)
+        .output()
+        .expect("morello runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs the binary with extra environment variables and a cache directory of its own.
+pub fn morello_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let cache = tempfile::tempdir().expect("a temporary directory");
+    morello_in(cache.path(), args, env)
+}
+
+/// Runs the binary with a cache directory of its own.
+pub fn morello(args: &[&str]) -> (i32, String, String) {
+    morello_env(args, &[])
+}
+
+/// Whether a C compiler is installed (else the test is skipped, saying why).
+#[allow(clippy::print_stdout, reason = "the reason a test is skipped")]
+pub fn have_compiler() -> bool {
+    let found = ["cc", "gcc", "clang"].iter().any(|c| Command::new(c).arg("--version").output().is_ok());
+    if !found {
+        println!("skipped: no C compiler");
+    }
+    found
+}
