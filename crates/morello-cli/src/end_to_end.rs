@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use morello_codegen::compiler::CompilerFamily;
 use morello_codegen::{CodegenError, Compiler, VerifyOptions, Warnings, verify_impls};
-use morello_core::imp::{Impl, Parallelism};
+use morello_core::imp::{Boundary, Impl, Parallelism};
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 use morello_search::{Memo, Search};
@@ -175,22 +175,10 @@ fn tiled(
     let parallel = parallelism == Parallelism::Parallel;
     let full = s.shape.dims();
     let body = solve(&s.tile(tile, parallel, target).expect("tile"));
-    let remainder: Vec<usize> = (0..full.len()).filter(|&d| full[d] % tile[d] != 0).collect();
     let mut boundaries = Vec::new();
-    for subset in 1u32..(1 << remainder.len()) {
-        let mut region = full.to_vec();
-        let mut origin = vec![0; full.len()];
-        for (bit, &d) in remainder.iter().enumerate() {
-            let span = full[d] / tile[d] * tile[d];
-            if subset & (1 << bit) != 0 {
-                region[d] = full[d] - span;
-                origin[d] = span;
-            } else {
-                region[d] = span;
-            }
-        }
+    for (region, origin) in Boundary::regions(full, tile) {
         let region_spec = s.tile_at(&region, &origin, parallel, target).expect("region");
-        boundaries.push(morello_core::imp::Boundary { origin, body: solve(&region_spec) });
+        boundaries.push(Boundary { origin, body: solve(&region_spec) });
     }
     Impl::looped(s.clone(), tile.to_vec(), parallelism, body, boundaries, target)
 }

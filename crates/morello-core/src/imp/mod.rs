@@ -55,6 +55,32 @@ pub struct Boundary {
     pub body: Impl,
 }
 
+impl Boundary {
+    /// The remainder regions of a loop with `tile` over `full` (same rank, `tile[d] <= full[d]`), as
+    /// `(size, origin)`: in each dim that `tile` does not divide, a region either spans the full
+    /// tiles or is the remainder past them, and every combination but all-spans (the loop's own
+    /// tiles) is a region. Together with the tiles they cover `full` exactly once.
+    pub fn regions(full: &[u32], tile: &[u32]) -> Vec<(Vec<u32>, Vec<u32>)> {
+        let remainder_dims: Vec<usize> = (0..full.len()).filter(|&d| full[d] % tile[d] != 0).collect();
+        (1u32..(1 << remainder_dims.len()))
+            .map(|subset| {
+                let mut region = full.to_vec();
+                let mut origin = vec![0; full.len()];
+                for (bit, &d) in remainder_dims.iter().enumerate() {
+                    let span = full[d] / tile[d] * tile[d];
+                    if subset & (1 << bit) != 0 {
+                        region[d] = full[d] - span;
+                        origin[d] = span;
+                    } else {
+                        region[d] = span;
+                    }
+                }
+                (region, origin)
+            })
+            .collect()
+    }
+}
+
 /// A stage of a block: an implementation over some of the parent's operands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stage {

@@ -273,3 +273,13 @@ impl Impl {
         self
     }
 }
+
+#[test]
+fn boundary_regions_are_every_mix_of_span_and_remainder() {
+    assert_eq!(Boundary::regions(&[8, 4], &[4, 4]), vec![]);
+    assert_eq!(Boundary::regions(&[5, 3], &[4, 3]), vec![(vec![1, 3], vec![4, 0])]);
+    assert_eq!(
+        Boundary::regions(&[5, 7], &[4, 2]),
+        vec![(vec![1, 6], vec![4, 0]), (vec![4, 1], vec![0, 6]), (vec![1, 1], vec![4, 6])]
+    );
+}

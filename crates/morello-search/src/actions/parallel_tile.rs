@@ -6,7 +6,7 @@
 //! `B`, the span of the full tiles for the other remainder dims, the whole extent elsewhere.
 //! Loops with fewer than two full tiles are not worth a parallel region and are not listed.
 
-use morello_core::imp::Parallelism;
+use morello_core::imp::{Boundary, Parallelism};
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 
@@ -58,20 +58,8 @@ fn plan(spec: &CanonicalSpec, tile: &[u32], target: &Target) -> Option<Plan> {
         return None;
     }
     let mut children = vec![spec.tile(tile, true, target).ok()?];
-    let remainder_dims: Vec<usize> = (0..full.len()).filter(|&d| full[d] % tile[d] != 0).collect();
     let mut boundary_origins = Vec::new();
-    for subset in 1u32..(1 << remainder_dims.len()) {
-        let mut region = full.to_vec();
-        let mut origin = vec![0; full.len()];
-        for (bit, &d) in remainder_dims.iter().enumerate() {
-            let span = full[d] / tile[d] * tile[d];
-            if subset & (1 << bit) != 0 {
-                region[d] = full[d] - span;
-                origin[d] = span;
-            } else {
-                region[d] = span;
-            }
-        }
+    for (region, origin) in Boundary::regions(full, tile) {
         children.push(spec.tile_at(&region, &origin, false, target).ok()?);
         boundary_origins.push(origin);
     }

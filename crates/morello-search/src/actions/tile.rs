@@ -5,7 +5,7 @@
 //! boundary region of `n mod t` at origin `floor(n / t) * t`. Tiles that do not fit an operand's
 //! layout are skipped. Tiles are serial-only: parallel loops are the outermost loops.
 
-use morello_core::imp::Parallelism;
+use morello_core::imp::{Boundary, Parallelism};
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 
@@ -37,11 +37,7 @@ fn plan(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> Option<
     tile[dim] = size;
     let mut children = vec![spec.tile(&tile, true, target).ok()?];
     let mut boundary_origins = Vec::new();
-    if n % size != 0 {
-        let mut region = spec.shape.dims().to_vec();
-        region[dim] = n % size;
-        let mut origin = vec![0; region.len()];
-        origin[dim] = n / size * size;
+    for (region, origin) in Boundary::regions(spec.shape.dims(), &tile) {
         children.push(spec.tile_at(&region, &origin, true, target).ok()?);
         boundary_origins.push(origin);
     }
