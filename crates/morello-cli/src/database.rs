@@ -64,8 +64,10 @@ pub fn default_file_name(target: &Target, actions: &ActionConfig) -> String {
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
         .collect();
     let mut file = format!("{name}-{:016x}-f{FORMAT_VERSION}-m{MODEL_VERSION}", target.fingerprint());
-    if actions.tile_sizes == TileSizes::All {
-        file.push_str("-all-tiles");
+    match actions.tile_sizes {
+        TileSizes::RegisterBlocks => {}
+        TileSizes::PowersOfTwo => file.push_str("-pow2-tiles"),
+        TileSizes::All => file.push_str("-all-tiles"),
     }
     if !actions.prune_infeasible {
         file.push_str("-unpruned");

@@ -9,7 +9,10 @@ use morello_core::imp::Node;
 use morello_core::kernels::KernelKind;
 use morello_core::spec::{CanonicalSpec, LogicalSpec};
 use morello_core::target::Target;
-use morello_search::{ActionConfig, Feasibility, Memo, PeakCodec, Search, VariantCosts, best_impl};
+use morello_search::actions::{actions, register_block_heights};
+use morello_search::{
+    Action, ActionConfig, Feasibility, Memo, PeakCodec, Search, TileSizes, VariantCosts, best_impl,
+};
 
 mod common;
 use common::check_with_interpreter;
@@ -88,8 +91,8 @@ fn a_memo_hit_answers_like_a_fresh_search() {
 fn search_space_sizes_are_pinned() {
     let cases = [
         ("x86-avx2", "Matmul(1x4x4x4, u32 GL row-major, u32 GL row-major, u32 GL row-major)", 2750, 14499),
-        ("x86-avx2", "Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)", 6664, 40357),
-        ("x86-avx512", "Move(8x8, f32 GL row-major, f32 GL col-major)", 222, 1096),
+        ("x86-avx2", "Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)", 8123, 51905),
+        ("x86-avx512", "Move(8x8, f32 GL row-major, f32 GL col-major)", 228, 1124),
     ];
     let mut report = Vec::new();
     for (name, text, specs, actions) in cases {
@@ -192,4 +195,58 @@ fn every_frontier_entry_rebuilds_under_its_own_peaks() {
         }
         assert!(rebuilt > 1000, "{name}: only {rebuilt} entries");
     }
+}
+
+#[test]
+fn register_block_heights_fill_the_vector_registers() {
+    assert_eq!(register_block_heights(&target("x86-avx512")), vec![6, 14]);
+    assert_eq!(register_block_heights(&target("x86-avx2")), vec![6]);
+}
+
+/// The serial tile sizes the default configuration tries for a spec, as `(dim, size)`.
+fn serial_tiles(text: &str, t: &Target, config: ActionConfig) -> Vec<(usize, u32)> {
+    let s = spec(text, t);
+    let feasibility = Feasibility::new(t);
+    actions(&s, t, &config, &feasibility)
+        .into_iter()
+        .filter_map(|(action, _)| match action {
+            Action::Tile { dim, size } => Some((dim, size)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn register_block_tiles_split_rows_whose_output_fits_the_registers() {
+    let t = target("x86-avx512");
+    let config = ActionConfig::default();
+    // 6 rows of 64 f32 are 24 AVX-512 registers; 14 rows are 56, more than the 32 there are.
+    let wide = serial_tiles(
+        "MatmulAccum(1x64x8x64, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)",
+        &t,
+        config,
+    );
+    assert!(wide.contains(&(1, 6)), "{wide:?}");
+    assert!(!wide.contains(&(1, 14)), "{wide:?}");
+    // `k` and `n` are innermost in an operand: only powers of two there.
+    assert!(wide.iter().all(|&(dim, size)| dim == 1 || size.is_power_of_two()), "{wide:?}");
+    let narrow = serial_tiles(
+        "MatmulAccum(1x64x8x32, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)",
+        &t,
+        config,
+    );
+    assert!(narrow.contains(&(1, 6)) && narrow.contains(&(1, 14)), "{narrow:?}");
+    // Column-major operands make `m` the innermost dim of the left one and of the output.
+    let col = serial_tiles(
+        "MatmulAccum(1x64x8x32, f32 L1 col-major, f32 L1 row-major, f32 L1 col-major)",
+        &t,
+        config,
+    );
+    assert!(col.iter().all(|&(_, size)| size.is_power_of_two()), "{col:?}");
+    let powers = serial_tiles(
+        "MatmulAccum(1x64x8x32, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)",
+        &t,
+        ActionConfig { tile_sizes: TileSizes::PowersOfTwo, ..config },
+    );
+    assert!(powers.iter().all(|&(_, size)| size.is_power_of_two()), "{powers:?}");
 }

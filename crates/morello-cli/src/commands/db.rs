@@ -89,7 +89,7 @@ pub fn run(args: &Args) -> Result<()> {
 
 fn actions_of(all_tile_sizes: bool) -> ActionConfig {
     ActionConfig {
-        tile_sizes: if all_tile_sizes { TileSizes::All } else { TileSizes::PowersOfTwo },
+        tile_sizes: if all_tile_sizes { TileSizes::All } else { TileSizes::RegisterBlocks },
         ..ActionConfig::default()
     }
 }
@@ -153,9 +153,7 @@ fn render_stats(path: &Path, s: &TableStats, usable: &str) -> String {
     out += &format!("target:      {} (fingerprint {:016x})\n", id.target_name, id.target_fingerprint);
     out += &format!(
         "model:       version {} (probe {:016x}); {}\n",
-        id.model_version,
-        id.model_probe,
-        describe(&id.actions)
+        id.model_version, id.model_probe, id.actions
     );
     out += &format!("usable:      {usable}\n");
     out += &format!(
@@ -176,14 +174,6 @@ fn render_stats(path: &Path, s: &TableStats, usable: &str) -> String {
         out += &format!("{:<12} {:>6} {:>14} {:>16}\n", k.kind.name(), k.specs, k.unsatisfiable, k.entries);
     }
     out
-}
-
-fn describe(actions: &ActionConfig) -> String {
-    let tiles = match actions.tile_sizes {
-        TileSizes::PowersOfTwo => "powers-of-two tiles",
-        TileSizes::All => "all tile sizes",
-    };
-    if actions.prune_infeasible { tiles.into() } else { format!("{tiles}, no pruning") }
 }
 
 fn verify(args: &VerifyArgs) -> Result<()> {

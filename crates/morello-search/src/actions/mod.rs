@@ -19,11 +19,13 @@ mod parallel_tile;
 mod tile;
 mod to_accum;
 
+use std::fmt;
+
 use morello_core::cost::{Cost, alloc_cost, memory_units};
 use morello_core::imp::{AllocKind, AllocParts, Boundary, Impl, Parallelism, Stage};
 use morello_core::kernels::KernelKind;
 use morello_core::spec::{CanonicalSpec, TensorSpec};
-use morello_core::target::{MemVec, Target};
+use morello_core::target::{LevelKind, MemVec, Target};
 use serde::{Deserialize, Serialize};
 
 use crate::feasible::Feasibility;
@@ -33,21 +35,55 @@ pub use moves::candidate_layouts;
 /// Which tile sizes the tiling actions try.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum TileSizes {
-    /// Powers of two below the dim's size (the default).
+    /// Powers of two below the dim's size and, for serial tiles, the target's
+    /// [`register_block_heights`] on dims that no operand stores innermost, where the tile's output
+    /// fits in the vector registers (the default).
     #[default]
+    RegisterBlocks,
+    /// Powers of two below the dim's size (a smaller, faster search).
     PowersOfTwo,
     /// Every size from 1 to the dim's size minus 1.
     All,
 }
 
 impl TileSizes {
-    /// The tile sizes to try for a dim of size `n`, ascending.
+    /// The tile sizes to try for a dim of size `n` without regard to the spec, ascending: powers of
+    /// two, or every size (register-block heights depend on the spec: see [`TileSizes::RegisterBlocks`]).
     pub fn for_dim(self, n: u32) -> Vec<u32> {
         match self {
-            TileSizes::PowersOfTwo => (0..32).map(|p| 1u32 << p).take_while(|&t| t < n).collect(),
+            TileSizes::RegisterBlocks | TileSizes::PowersOfTwo => {
+                (0..32).map(|p| 1u32 << p).take_while(|&t| t < n).collect()
+            }
             TileSizes::All => (1..n).collect(),
         }
     }
+}
+
+/// Register-block heights that powers of two miss, for the target's vector register files.
+///
+/// A register block of `r` rows and `w` vectors keeps `r * w` accumulators, one row of `w`
+/// vectors of the other operand and one broadcast register live, so the tallest block of width
+/// `w` in a file of `R` registers has `r = (R - w - 1) / w` rows. For each power-of-two width from
+/// two vectors up (a one-vector-wide block issues a broadcast per multiply-add, so loads bound it
+/// whatever its height) this keeps `r` when it is at least 3 and not a power of two (those are
+/// tried anyway): 14 and 6 for 32 registers, 6 for 16. Ascending, without repeats.
+pub fn register_block_heights(target: &Target) -> Vec<u32> {
+    let mut heights: Vec<u32> = target
+        .levels()
+        .iter()
+        .filter(|level| level.kind == LevelKind::VectorRegisters)
+        .flat_map(|level| {
+            let registers = u32::try_from(level.capacity).unwrap_or(u32::MAX);
+            (1..32)
+                .map(|p| 1u32 << p)
+                .take_while(move |&width| width.saturating_mul(4).saturating_add(1) <= registers)
+                .map(move |width| (registers - width - 1) / width)
+        })
+        .filter(|&rows| rows >= 3 && !rows.is_power_of_two())
+        .collect();
+    heights.sort_unstable();
+    heights.dedup();
+    heights
 }
 
 /// Options that shape the action set.
@@ -58,6 +94,18 @@ pub struct ActionConfig {
     /// Leave out actions with a sub-spec that [`Feasibility`] proves has no implementation (sound:
     /// it never changes an answer; tests turn it off to check exactly that).
     pub prune_infeasible: bool,
+}
+
+/// The configuration in words (`powers-of-two and register-block tiles`), as table errors print it.
+impl fmt::Display for ActionConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.tile_sizes {
+            TileSizes::RegisterBlocks => "powers-of-two and register-block tiles",
+            TileSizes::PowersOfTwo => "powers-of-two tiles",
+            TileSizes::All => "all tile sizes",
+        })?;
+        if self.prune_infeasible { Ok(()) } else { f.write_str(", no pruning") }
+    }
 }
 
 impl Default for ActionConfig {

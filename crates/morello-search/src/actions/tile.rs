@@ -4,12 +4,17 @@
 //! below its size `n`: a loop over `floor(n / t)` full tiles and, when `t` does not divide `n`, one
 //! boundary region of `n mod t` at origin `floor(n / t) * t`. Tiles that do not fit an operand's
 //! layout are skipped. Tiles are serial-only: parallel loops are the outermost loops.
+//!
+//! The sizes are the configuration's [`TileSizes`]; by default that adds register-block heights
+//! (six rows of four vectors and fourteen of two for 32 registers) on dims that no operand stores innermost (a matmul's
+//! rows), and only where the tile's output fits in a vector register file, so they shape register
+//! blocks without multiplying the specs of every cache level.
 
 use morello_core::imp::{Boundary, Parallelism};
 use morello_core::spec::CanonicalSpec;
-use morello_core::target::Target;
+use morello_core::target::{LevelKind, Target};
 
-use super::{Action, ActionConfig, Combine, Plan, PlanShape};
+use super::{Action, ActionConfig, Combine, Plan, PlanShape, TileSizes, register_block_heights};
 
 pub(super) fn enumerate(
     spec: &CanonicalSpec,
@@ -18,12 +23,27 @@ pub(super) fn enumerate(
     out: &mut Vec<(Action, Plan)>,
 ) {
     let reductions = spec.kind.reduction_dims();
+    let heights = match config.tile_sizes {
+        TileSizes::RegisterBlocks => register_block_heights(target),
+        TileSizes::PowersOfTwo | TileSizes::All => Vec::new(),
+    };
+    let innermost = if heights.is_empty() { Vec::new() } else { innermost_dims(spec) };
     for dim in 0..spec.shape.rank() {
         if reductions.contains(&dim) && !spec.kind.accumulates() {
             continue;
         }
         let n = spec.shape.dim(dim);
-        for size in config.tile_sizes.for_dim(n) {
+        let mut sizes = config.tile_sizes.for_dim(n);
+        if !innermost.contains(&dim) {
+            let before = sizes.len();
+            sizes.extend(
+                heights.iter().copied().filter(|&h| h < n && output_fits_registers(spec, dim, h, target)),
+            );
+            if sizes.len() > before {
+                sizes.sort_unstable();
+            }
+        }
+        for size in sizes {
             if let Some(plan) = plan(spec, dim, size, target) {
                 out.push((Action::Tile { dim, size }, plan));
             }
@@ -45,5 +65,33 @@ fn plan(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> Option<
         children,
         combine: Combine::Loop { iterations: u64::from(n / size), parallel: false },
         shape: PlanShape::Loop { tile, parallelism: Parallelism::Serial, boundary_origins },
+    })
+}
+
+/// The iteration dims that some operand stores innermost (the dims vectors run along), found from
+/// each operand's layout; a window dim counts both of its iteration dims.
+fn innermost_dims(spec: &CanonicalSpec) -> Vec<usize> {
+    let operand_dims = spec.kind.operand_dims(spec.shape.rank());
+    let mut dims = Vec::new();
+    for (operand, geometry) in spec.operands.iter().zip(&operand_dims) {
+        let Some(last) = operand.layout.dims().last() else { continue };
+        if let Some(dim) = geometry.get(usize::from(last.logical)) {
+            dims.push(dim.first);
+            dims.extend(dim.second);
+        }
+    }
+    dims
+}
+
+/// Whether the output of the tile with `size` along `dim` fits in some vector register file.
+fn output_fits_registers(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> bool {
+    let mut tile = spec.shape.dims().to_vec();
+    tile[dim] = size;
+    let Ok(shapes) = spec.kind.operand_tile_shapes(&tile) else { return false };
+    let Some(output) = shapes.get(spec.output_index()) else { return false };
+    let bytes = output.volume().saturating_mul(u64::from(spec.output().dtype.size_bytes()));
+    target.levels().iter().filter(|level| level.kind == LevelKind::VectorRegisters).any(|level| {
+        let widest = level.vector_bytes.iter().copied().max().unwrap_or(0);
+        bytes <= level.capacity.saturating_mul(u64::from(widest))
     })
 }

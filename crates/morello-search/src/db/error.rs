@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 
 use crate::db::identity::TableIdentity;
-use crate::db::identity::describe_actions;
 
 /// A table problem. Nothing here is a panic: a damaged or foreign file is an error value.
 #[derive(Debug, thiserror::Error)]
@@ -144,7 +143,7 @@ pub enum Mismatch {
         expected: u64,
     },
     /// Another action configuration (such as all tile sizes instead of powers of two).
-    #[error("was written with {}, not {}", describe_actions(found), describe_actions(expected))]
+    #[error("was written with {found}, not {expected}")]
     Actions {
         /// The configuration in the file.
         found: crate::actions::ActionConfig,

@@ -23,7 +23,7 @@ use morello_core::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use morello_core::target::{Target, fnv1a};
 use serde::{Deserialize, Serialize};
 
-use crate::actions::{ActionConfig, TileSizes};
+use crate::actions::ActionConfig;
 use crate::memo::Memo;
 use crate::search::Search;
 
@@ -42,7 +42,7 @@ use crate::search::Search;
 /// A changed target description needs no bump: the target's fingerprint is part of the identity.
 /// Tables with another version are refused (a user deletes them or keeps them for the old
 /// binary); the default table's file name carries the version, so upgrading starts a new one.
-pub const MODEL_VERSION: u32 = 1;
+pub const MODEL_VERSION: u32 = 2;
 
 /// Everything a table must match to be used by a search.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,22 +77,9 @@ impl fmt::Display for TableIdentity {
         write!(
             f,
             "target {} ({:016x}), model version {} (probe {:016x}), {}",
-            self.target_name,
-            self.target_fingerprint,
-            self.model_version,
-            self.model_probe,
-            describe_actions(&self.actions)
+            self.target_name, self.target_fingerprint, self.model_version, self.model_probe, self.actions
         )
     }
-}
-
-/// The action configuration in words (`powers-of-two tiles`).
-pub(super) fn describe_actions(config: &ActionConfig) -> String {
-    let tiles = match config.tile_sizes {
-        TileSizes::PowersOfTwo => "powers-of-two tiles",
-        TileSizes::All => "all tile sizes",
-    };
-    if config.prune_infeasible { tiles.to_string() } else { format!("{tiles}, no pruning") }
 }
 
 /// A hash of every frontier of one small search (a `1x2x2x2` f32 matmul in the home level),
