@@ -6,9 +6,9 @@
 //! layout are skipped. Tiles are serial-only: parallel loops are the outermost loops.
 //!
 //! The sizes are the configuration's [`TileSizes`]; by default that adds register-block heights
-//! (six rows of four vectors and fourteen of two for 32 registers) on dims that no operand stores innermost (a matmul's
-//! rows), and only where the tile's output fits in a vector register file, so they shape register
-//! blocks without multiplying the specs of every cache level.
+//! (six rows of four vectors and fourteen of two for 32 registers) on dims that no operand stores
+//! innermost (a matmul's rows), and only where the tile's output fits in a vector register file,
+//! so they shape register blocks without multiplying the specs of every cache level.
 
 use morello_core::imp::{Boundary, Parallelism};
 use morello_core::spec::CanonicalSpec;
