@@ -7,7 +7,9 @@
 //! ```text
 //! lines(t)        = Π(extents of t's non-contiguous physical dims) * ceil(run bytes / line bytes)
 //!                   where the run is the innermost contiguous physical dims
-//! move_cost(t)    = cost_per_line(level(t)) * lines(t) * (noncontiguous_penalty if t is not one run)
+//! runs(t)         = Π(extents of t's non-contiguous physical dims)
+//! move_cost(t)    = cost_per_line(level(t)) * (lines(t) * (noncontiguous_penalty if t is not one run)
+//!                                            + run_overhead_lines(level(t)) * runs(t))
 //! units(t)        = volume (scalar registers) | volume / vector_size (vector registers)
 //!                 | lines(t) * line bytes (caches and memory)
 //! loop            = body * iterations + Σ boundary bodies
@@ -26,13 +28,19 @@ use crate::target::{LevelKind, MemVec, Target};
 /// A cost: unitless, roughly cycles.
 pub type Cost = u64;
 
-/// Cache lines the tensor's elements touch in their buffer.
-pub fn cache_lines(t: &TensorSpec, target: &Target) -> u64 {
+/// The contiguous runs of the tensor's elements in their buffer, and the bytes of each.
+fn runs(t: &TensorSpec) -> (u64, u64) {
     let sizes = t.layout.physical_sizes(&t.shape).expect("a canonical tensor's layout fits its shape");
     let split = sizes.len() - usize::from(t.contiguous_dims).min(sizes.len());
     let outer: u64 = sizes[..split].iter().product();
     let run_bytes: u64 = sizes[split..].iter().product::<u64>() * u64::from(t.dtype.size_bytes());
-    outer * run_bytes.div_ceil(u64::from(target.cache_line_bytes()))
+    (outer, run_bytes)
+}
+
+/// Cache lines the tensor's elements touch in their buffer.
+pub fn cache_lines(t: &TensorSpec, target: &Target) -> u64 {
+    let (runs, run_bytes) = runs(t);
+    runs * run_bytes.div_ceil(u64::from(target.cache_line_bytes()))
 }
 
 /// The cost of touching every element of `t` once at its level.
@@ -41,8 +49,11 @@ pub fn move_cost(t: &TensorSpec, target: &Target) -> Cost {
     if level.cost_per_line == 0 {
         return 0;
     }
+    let (runs, run_bytes) = runs(t);
+    let lines = runs * run_bytes.div_ceil(u64::from(target.cache_line_bytes()));
     let penalty = if t.is_fully_contiguous() { 1 } else { target.costs().noncontiguous_penalty };
-    level.cost_per_line.saturating_mul(cache_lines(t, target)).saturating_mul(penalty)
+    let charged = lines.saturating_mul(penalty).saturating_add(level.run_overhead_lines.saturating_mul(runs));
+    level.cost_per_line.saturating_mul(charged)
 }
 
 /// How much of its level `t` occupies: registers for register levels, bytes (whole cache lines)

@@ -68,8 +68,13 @@ pub fn parameters(target: &Target) -> Vec<Parameter> {
     out
 }
 
-/// `base` with the given constants, every other fitted constant 0, a non-contiguity penalty of 1
-/// and free parallel loops (what coefficient extraction evaluates the model on).
+/// `base` with the given constants, every other fitted constant 0, a non-contiguity penalty of 1,
+/// no run overheads and free parallel loops (what coefficient extraction evaluates the model on).
+///
+/// The microbenchmarks stream one line per invocation, which the model would charge a whole run
+/// for, while the measured loops stream long runs; so lines are fitted without run overheads, and
+/// the fitted target keeps `base`'s overheads, which are in lines and so scale with the fitted
+/// line costs.
 fn isolated(base: &Target, params: &[Parameter], values: &[u64]) -> Result<Target, CalibrationError> {
     let zero_costs = CostConstants {
         noncontiguous_penalty: 1,
@@ -81,6 +86,7 @@ fn isolated(base: &Target, params: &[Parameter], values: &[u64]) -> Result<Targe
     desc.costs = zero_costs;
     for level in &mut desc.levels {
         level.cost_per_line = 0;
+        level.run_overhead_lines = 0;
     }
     set(&mut desc, base, params, values);
     Target::new(desc).map_err(|e| CalibrationError::Model(e.to_string()))
@@ -121,16 +127,29 @@ pub fn with_constants(
     Target::new(desc).map_err(|e| CalibrationError::Model(e.to_string()))
 }
 
-/// The model's cost of one invocation of what `measures` measures, on `target`; `None` for
+/// `target` without run overheads (what the fit models streams with: see [`isolated`]).
+fn without_run_overheads(target: &Target) -> Option<Target> {
+    let mut desc = target.description_value();
+    for level in &mut desc.levels {
+        level.run_overhead_lines = 0;
+    }
+    Target::new(desc).ok()
+}
+
+/// The model's cost of one invocation of what `measures` measures, on `target`, as the fit models
+/// it (a stream without run overheads: it measures long runs one line at a time); `None` for
 /// measurements the linear fit does not use (parallel loops).
 pub(crate) fn invocation_cost(measures: &Measures, target: &Target) -> Option<Cost> {
     match measures {
         Measures::Kernel { kind, spec } => Some(kind.cost(spec, target)),
-        Measures::Stream { path, load, .. } => Some(
-            path.iter()
-                .map(|(source, destination)| alloc_cost(source, destination, target))
-                .fold(KernelKind::VectorAssign.cost(load, target), Cost::saturating_add),
-        ),
+        Measures::Stream { path, load, .. } => {
+            let target = &without_run_overheads(target)?;
+            Some(
+                path.iter()
+                    .map(|(source, destination)| alloc_cost(source, destination, target))
+                    .fold(KernelKind::VectorAssign.cost(load, target), Cost::saturating_add),
+            )
+        }
         Measures::Loop { .. } => None,
     }
 }
@@ -250,10 +269,12 @@ mod tests {
             assert_eq!(p.value(&fitted), *v, "{}", p.name(&target));
         }
         assert_eq!(fitted.costs().noncontiguous_penalty, 3);
+        // Run overheads are in lines, kept as the base target has them.
+        assert_eq!(fitted.level(LevelId(0)).run_overhead_lines, 2);
         assert_eq!((fitted.costs().parallel_setup, fitted.costs().parallel_per_iteration), (1000, 7));
         assert_ne!(fitted.fingerprint(), target.fingerprint());
         assert_eq!(
-            with_constants(&target, &params, &[], 2, (20_000, 60)).unwrap().fingerprint(),
+            with_constants(&target, &params, &[], 1, (20_000, 60)).unwrap().fingerprint(),
             target.fingerprint()
         );
     }

@@ -2,9 +2,9 @@
  * Matmul(1x1x64x1, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *    127   0   0   0    5   0  block  Matmul(1x1x64x1, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
- *     21   0   0   0    0   0    kernel MemsetZero  FillZero(1x1x1, f32 GL row-major)
- *    106   0   0   0    5   0    kernel DotProductBf16  MatmulAccum(1x1x64x1, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
+ *    287   0   0   0    5   0  block  Matmul(1x1x64x1, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
+ *     61   0   0   0    0   0    kernel MemsetZero  FillZero(1x1x1, f32 GL row-major)
+ *    226   0   0   0    5   0    kernel DotProductBf16  MatmulAccum(1x1x64x1, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
  */
 #include <immintrin.h>
 #include <stdint.h>

@@ -2,11 +2,11 @@
  * Matmul(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *    214   0   0   0    5   1  move operand 2 to f32 RF row-major  Matmul(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)
- *    173   0   0   0    5   0    block  Matmul(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 RF row-major, serial)
+ *    374   0   0   0    5   1  move operand 2 to f32 RF row-major  Matmul(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ *    253   0   0   0    5   0    block  Matmul(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 RF row-major, serial)
  *      1   0   0   0    0   0      kernel ValueFill  FillZero(1x1x1, f32 RF row-major, serial)
- *    172   0   0   0    5   0      kernel DotProductLoop  MatmulAccum(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 RF row-major, serial)
- *     21   0   0   0    0   0    [out] kernel ValueAssign  Move(1x1x1, f32 RF row-major, f32 GL row-major, serial)
+ *    252   0   0   0    5   0      kernel DotProductLoop  MatmulAccum(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 RF row-major, serial)
+ *     61   0   0   0    0   0    [out] kernel ValueAssign  Move(1x1x1, f32 RF row-major, f32 GL row-major, serial)
  */
 #include <immintrin.h>
 #include <stdint.h>

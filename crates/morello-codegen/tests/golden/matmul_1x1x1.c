@@ -2,10 +2,10 @@
  * Matmul(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *     80   0  64   0    0   0  cache operand 2 to f32 L2 row-major  Matmul(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)
- *     54   0   0   0    0   0    block  Matmul(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 L2 row-major)
+ *    200   0  64   0    0   0  cache operand 2 to f32 L2 row-major  Matmul(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ *    134   0   0   0    0   0    block  Matmul(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 L2 row-major)
  *      7   0   0   0    0   0      kernel MemsetZero  FillZero(1x1x1, f32 L2 row-major)
- *     47   0   0   0    0   0      kernel MultAdd  MatmulAccum(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 L2 row-major)
+ *    127   0   0   0    0   0      kernel MultAdd  MatmulAccum(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 L2 row-major)
  */
 #include <immintrin.h>
 #include <stdint.h>

@@ -2,10 +2,10 @@
  * Matmul(1x2x2x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *    509   0   0   0    0   0  block  Matmul(1x2x2x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)
- *     21   0   0   0    0   0    kernel MemsetZero  FillZero(1x2x2, f32 GL row-major)
- *    488   0   0   0    0   0    tile 1x1x1x1  MatmulAccum(1x2x2x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)
- *     61   0   0   0    0   0      kernel MultAdd  MatmulAccum(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ *   1509   0   0   0    0   0  block  Matmul(1x2x2x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ *     61   0   0   0    0   0    kernel MemsetZero  FillZero(1x2x2, f32 GL row-major)
+ *   1448   0   0   0    0   0    tile 1x1x1x1  MatmulAccum(1x2x2x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ *    181   0   0   0    0   0      kernel MultAdd  MatmulAccum(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)
  */
 #include <immintrin.h>
 #include <stdint.h>

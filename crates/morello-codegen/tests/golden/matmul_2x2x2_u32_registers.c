@@ -2,20 +2,20 @@
  * Matmul(1x2x2x2, u32 GL row-major, u32 GL row-major, u32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *    324   0   0   0    0  12  move operand 0 to u32 RF row-major  Matmul(1x2x2x2, u32 GL row-major, u32 GL row-major, u32 GL row-major)
- *     84   0   0   0    0   0    [in] tile 1x1x1  Move(1x2x2, u32 GL row-major, u32 RF row-major, serial)
- *     21   0   0   0    0   0      kernel ValueAssign  Move(1x1x1, u32 GL row-major, u32 RF row-major, serial)
- *    220   0   0   0    0   8    move operand 1 to u32 RF row-major  Matmul(1x2x2x2, u32 RF row-major, u32 GL row-major, u32 GL row-major, serial)
- *     84   0   0   0    0   0      [in] tile 1x1x1  Move(1x2x2, u32 GL row-major, u32 RF row-major, serial)
- *     21   0   0   0    0   0        kernel ValueAssign  Move(1x1x1, u32 GL row-major, u32 RF row-major, serial)
- *    116   0   0   0    0   4      move operand 2 to u32 RF row-major  Matmul(1x2x2x2, u32 RF row-major, u32 RF row-major, u32 GL row-major, serial)
+ *    924   0   0   0    0  12  move operand 0 to u32 RF row-major  Matmul(1x2x2x2, u32 GL row-major, u32 GL row-major, u32 GL row-major)
+ *    244   0   0   0    0   0    [in] tile 1x1x1  Move(1x2x2, u32 GL row-major, u32 RF row-major, serial)
+ *     61   0   0   0    0   0      kernel ValueAssign  Move(1x1x1, u32 GL row-major, u32 RF row-major, serial)
+ *    620   0   0   0    0   8    move operand 1 to u32 RF row-major  Matmul(1x2x2x2, u32 RF row-major, u32 GL row-major, u32 GL row-major, serial)
+ *    244   0   0   0    0   0      [in] tile 1x1x1  Move(1x2x2, u32 GL row-major, u32 RF row-major, serial)
+ *     61   0   0   0    0   0        kernel ValueAssign  Move(1x1x1, u32 GL row-major, u32 RF row-major, serial)
+ *    316   0   0   0    0   4      move operand 2 to u32 RF row-major  Matmul(1x2x2x2, u32 RF row-major, u32 RF row-major, u32 GL row-major, serial)
  *     12   0   0   0    0   0        block  Matmul(1x2x2x2, u32 RF row-major, u32 RF row-major, u32 RF row-major, serial)
  *      4   0   0   0    0   0          tile 1x1x1  FillZero(1x2x2, u32 RF row-major, serial)
  *      1   0   0   0    0   0            kernel ValueFill  FillZero(1x1x1, u32 RF row-major, serial)
  *      8   0   0   0    0   0          tile 1x1x1x1  MatmulAccum(1x2x2x2, u32 RF row-major, u32 RF row-major, u32 RF row-major, serial)
  *      1   0   0   0    0   0            kernel MultAdd  MatmulAccum(1x1x1x1, u32 RF row-major, u32 RF row-major, u32 RF row-major, serial)
- *     84   0   0   0    0   0        [out] tile 1x1x1  Move(1x2x2, u32 RF row-major, u32 GL row-major, serial)
- *     21   0   0   0    0   0          kernel ValueAssign  Move(1x1x1, u32 RF row-major, u32 GL row-major, serial)
+ *    244   0   0   0    0   0        [out] tile 1x1x1  Move(1x2x2, u32 RF row-major, u32 GL row-major, serial)
+ *     61   0   0   0    0   0          kernel ValueAssign  Move(1x1x1, u32 RF row-major, u32 GL row-major, serial)
  */
 #include <immintrin.h>
 #include <stdint.h>

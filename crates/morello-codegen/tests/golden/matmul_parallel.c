@@ -2,12 +2,12 @@
  * Matmul(1x8x4x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)
  *
  *    cost  GL  L2  L1  VRF  RF  implementation
- *   28720   0   0   0    0   0  parallel tile 1x2x4x4  Matmul(1x8x4x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)
- *    2120   0   0   0    0   0    block  Matmul(1x2x4x4, f32 GL row-major, f32 GL row-major c1, f32 GL row-major c1, serial)
- *     168   0   0   0    0   0      tile 1x1x1  FillZero(1x2x4, f32 GL row-major c1, serial)
- *      21   0   0   0    0   0        kernel ValueFill  FillZero(1x1x1, f32 GL row-major, serial)
- *    1952   0   0   0    0   0      tile 1x1x1x1  MatmulAccum(1x2x4x4, f32 GL row-major, f32 GL row-major c1, f32 GL row-major c1, serial)
- *      61   0   0   0    0   0        kernel MultAdd  MatmulAccum(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 GL row-major, serial)
+ *   45360   0   0   0    0   0  parallel tile 1x2x4x4  Matmul(1x8x4x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ *    6280   0   0   0    0   0    block  Matmul(1x2x4x4, f32 GL row-major, f32 GL row-major c1, f32 GL row-major c1, serial)
+ *     488   0   0   0    0   0      tile 1x1x1  FillZero(1x2x4, f32 GL row-major c1, serial)
+ *      61   0   0   0    0   0        kernel ValueFill  FillZero(1x1x1, f32 GL row-major, serial)
+ *    5792   0   0   0    0   0      tile 1x1x1x1  MatmulAccum(1x2x4x4, f32 GL row-major, f32 GL row-major c1, f32 GL row-major c1, serial)
+ *     181   0   0   0    0   0        kernel MultAdd  MatmulAccum(1x1x1x1, f32 GL row-major, f32 GL row-major, f32 GL row-major, serial)
  */
 #include <immintrin.h>
 #include <stdint.h>

@@ -2,11 +2,11 @@
  * Move(5x3, u32 GL row-major, u32 GL col-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *    615   0   0   0    0   0  tile 4x3  Move(5x3, u32 GL row-major, u32 GL col-major)
- *    492   0   0   0    0   0    tile 1x1  Move(4x3, u32 GL row-major, u32 GL col-major c1)
- *     41   0   0   0    0   0      kernel ValueAssign  Move(1x1, u32 GL row-major, u32 GL row-major)
- *    123   0   0   0    0   0    [at 4,0] tile 1x1  Move(1x3, u32 GL row-major, u32 GL row-major c0)
- *     41   0   0   0    0   0      kernel ValueAssign  Move(1x1, u32 GL row-major, u32 GL row-major)
+ *   1815   0   0   0    0   0  tile 4x3  Move(5x3, u32 GL row-major, u32 GL col-major)
+ *   1452   0   0   0    0   0    tile 1x1  Move(4x3, u32 GL row-major, u32 GL col-major c1)
+ *    121   0   0   0    0   0      kernel ValueAssign  Move(1x1, u32 GL row-major, u32 GL row-major)
+ *    363   0   0   0    0   0    [at 4,0] tile 1x1  Move(1x3, u32 GL row-major, u32 GL row-major c0)
+ *    121   0   0   0    0   0      kernel ValueAssign  Move(1x1, u32 GL row-major, u32 GL row-major)
  */
 #include <immintrin.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * Move(4, bf16 GL row-major, f32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *    164   0   0   0    0   0  tile 1  Move(4, bf16 GL row-major, f32 GL row-major)
- *     41   0   0   0    0   0    kernel ValueAssign  Move(1, bf16 GL row-major, f32 GL row-major)
+ *    484   0   0   0    0   0  tile 1  Move(4, bf16 GL row-major, f32 GL row-major)
+ *    121   0   0   0    0   0    kernel ValueAssign  Move(1, bf16 GL row-major, f32 GL row-major)
  */
 #include <immintrin.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * FillMin(3, i32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *     63   0   0   0    0   0  tile 1  FillMin(3, i32 GL row-major)
- *     21   0   0   0    0   0    kernel ValueFill  FillMin(1, i32 GL row-major)
+ *    183   0   0   0    0   0  tile 1  FillMin(3, i32 GL row-major)
+ *     61   0   0   0    0   0    kernel ValueFill  FillMin(1, i32 GL row-major)
  */
 #include <immintrin.h>
 #include <stdint.h>

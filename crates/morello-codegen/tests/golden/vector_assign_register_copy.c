@@ -2,11 +2,11 @@
  * Move(1x16, f32 GL row-major, f32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *     83   0   0   0    2   0  move operand 0 to f32 VRF row-major v16  Move(1x16, f32 GL row-major, f32 GL row-major)
- *     21   0   0   0    0   0    [in] kernel VectorAssign  Move(1x16, f32 GL row-major, f32 VRF row-major v16, serial)
- *     42   0   0   0    1   0    move operand 1 to f32 VRF row-major v16  Move(1x16, f32 VRF row-major v16, f32 GL row-major, serial)
+ *    243   0   0   0    2   0  move operand 0 to f32 VRF row-major v16  Move(1x16, f32 GL row-major, f32 GL row-major)
+ *     61   0   0   0    0   0    [in] kernel VectorAssign  Move(1x16, f32 GL row-major, f32 VRF row-major v16, serial)
+ *    122   0   0   0    1   0    move operand 1 to f32 VRF row-major v16  Move(1x16, f32 VRF row-major v16, f32 GL row-major, serial)
  *      1   0   0   0    0   0      kernel VectorAssign  Move(1x16, f32 VRF row-major v16, f32 VRF row-major v16, serial)
- *     21   0   0   0    0   0      [out] kernel VectorAssign  Move(1x16, f32 VRF row-major v16, f32 GL row-major, serial)
+ *     61   0   0   0    0   0      [out] kernel VectorAssign  Move(1x16, f32 VRF row-major v16, f32 GL row-major, serial)
  */
 #include <immintrin.h>
 #include <stdint.h>

@@ -2,9 +2,9 @@
  * FillNegInf(2x8, f32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *     44   0   0   0    2   0  move operand 0 to f32 VRF row-major v8  FillNegInf(2x8, f32 GL row-major)
+ *    124   0   0   0    2   0  move operand 0 to f32 VRF row-major v8  FillNegInf(2x8, f32 GL row-major)
  *      2   0   0   0    0   0    kernel VectorFill  FillNegInf(2x8, f32 VRF row-major v8, serial)
- *     22   0   0   0    0   0    [out] kernel VectorAssign  Move(2x8, f32 VRF row-major v8, f32 GL row-major, serial)
+ *     62   0   0   0    0   0    [out] kernel VectorAssign  Move(2x8, f32 VRF row-major v8, f32 GL row-major, serial)
  */
 #include <immintrin.h>
 #include <stdint.h>

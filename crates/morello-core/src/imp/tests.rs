@@ -67,8 +67,9 @@ fn zero_then_accumulate_with_scalar_kernels() {
         ],
     );
     assert!(KernelKind::MultAdd.applies(&unit, &t));
-    // MemsetZero: 1 + 20 * 1 line. MultAdd: 1 + 3 * 20 * 1 line. Loop: 8 iterations.
-    assert_eq!(imp.cost, 21 + 8 * 61);
+    // A one-line tensor in GL costs 20 * (1 line + 2 lines of run overhead) = 60.
+    // MemsetZero: 1 + 60. MultAdd: 1 + 3 * 60. Loop: 8 iterations.
+    assert_eq!(imp.cost, 61 + 8 * 181);
     assert_eq!(imp.peaks, MemVec::ZERO);
     assert_eq!(imp.depth(), 3);
     check_against_spec(&imp, &t);
@@ -179,14 +180,15 @@ fn register_tiled(t: &Target) -> Impl {
 fn register_tiled_broadcast_fma() {
     let t = avx2();
     let imp = register_tiled(&t);
-    // By hand (GL 20 and L1 2 per line; every tensor here is one line):
+    // By hand (GL 20 and L1 2 per line, GL 2 lines of overhead per run; every tensor here is one
+    // line, so one run, and costs 20 * (1 + 2) = 60 in GL):
     //   BroadcastVecMultAdd 1 + 2*1 vector + lhs in L1 (2)                 =   5
     //   rhs -> VRF: 2 (L1) + 0 (VRF) + load (1 vector + 2) + body 5        =  10
-    //   rhs -> L1 cache: 20 + 2 + 10 = 32;  lhs -> L1 cache: 20 + 2 + 32   =  54
-    //   k loop: 2 * 54 = 108;  block: zero (1) + 108                       = 109
-    //   out -> VRF: 2 + 0 + 109 + store (1 + 2)                            = 114
-    //   out -> L1 cache: 20 + 2 + 114                                      = 136
-    assert_eq!(imp.cost, 136, "{}", imp.render(&t));
+    //   rhs -> L1 cache: 60 + 2 + 10 = 72;  lhs -> L1 cache: 60 + 2 + 72   = 134
+    //   k loop: 2 * 134 = 268;  block: zero (1) + 268                      = 269
+    //   out -> VRF: 2 + 0 + 269 + store (1 + 2)                            = 274
+    //   out -> L1 cache: 60 + 2 + 274                                      = 336
+    assert_eq!(imp.cost, 336, "{}", imp.render(&t));
     // VRF: out 1 + rhs 1 + the broadcast register 1; L1: three one-line views, 192 bytes,
     // counted as the next power of two.
     assert_eq!(imp.peaks.get(level(&t, "VRF")), 3);

@@ -33,6 +33,7 @@ fn level(
         capacity: Capacity::Number(capacity),
         vector_bytes: vector_bytes.to_vec(),
         cost_per_line,
+        run_overhead_lines: 0,
         parallel: matches!(kind, LevelKind::Memory | LevelKind::Cache),
         allocates: true,
         moves_to: moves_to.iter().map(|s| s.to_string()).collect(),
@@ -62,7 +63,11 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
         processors,
         isa,
         levels: vec![
-            level("GL", LevelKind::Memory, 1 << 40, &[], 20, &["L2"]),
+            // A run in main memory starts a prefetch stream, often on a new page: two lines' worth.
+            LevelDescription {
+                run_overhead_lines: 2,
+                ..level("GL", LevelKind::Memory, 1 << 40, &[], 20, &["L2"])
+            },
             LevelDescription { allocates: false, ..level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1"]) },
             // Packing into L1 buffers is left to L2: L1 only holds views of L2 data.
             LevelDescription {

@@ -36,7 +36,7 @@ pub struct CostConstants {
 impl Default for CostConstants {
     fn default() -> Self {
         CostConstants {
-            noncontiguous_penalty: 2,
+            noncontiguous_penalty: 1,
             parallel_setup: 20_000,
             parallel_per_iteration: 60,
             kernels: KernelKind::ALL.iter().map(|k| (*k, k.default_cost())).collect(),

@@ -93,6 +93,9 @@ pub struct LevelDescription {
     /// Cost of touching one cache line here.
     #[serde(default)]
     pub cost_per_line: u64,
+    /// Extra lines' worth charged per contiguous run of a tensor here (default 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub run_overhead_lines: u64,
     /// Whether parallel loops may split tensors here.
     #[serde(default)]
     pub parallel: bool,
@@ -270,6 +273,7 @@ impl Target {
                 capacity,
                 vector_bytes,
                 cost_per_line: level.cost_per_line,
+                run_overhead_lines: level.run_overhead_lines,
                 parallel: level.parallel,
                 allocates: level.allocates,
                 moves_to,
@@ -313,6 +317,7 @@ pub(super) fn describe(target: &Target) -> TargetDescription {
                 capacity: Capacity::Number(l.capacity),
                 vector_bytes: l.vector_bytes.clone(),
                 cost_per_line: l.cost_per_line,
+                run_overhead_lines: l.run_overhead_lines,
                 parallel: l.parallel,
                 allocates: l.allocates,
                 moves_to: l.moves_to.iter().map(|id| target.levels[id.index()].name.clone()).collect(),
@@ -325,6 +330,10 @@ pub(super) fn describe(target: &Target) -> TargetDescription {
 
 fn yes() -> bool {
     true
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn is_true(b: &bool) -> bool {

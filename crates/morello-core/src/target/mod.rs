@@ -69,6 +69,10 @@ pub struct MemoryLevel {
     pub vector_bytes: Vec<u32>,
     /// Cost of touching one cache line of a tensor stored here.
     pub cost_per_line: u64,
+    /// Extra lines' worth charged for each contiguous run of a tensor stored here (starting a
+    /// stream the prefetchers must pick up, often on a new page), so that a tile read as many
+    /// short runs costs more than the same lines in a few long ones.
+    pub run_overhead_lines: u64,
     /// Whether a parallel loop may split tensors that live here.
     pub parallel: bool,
     /// Whether a move may allocate a new buffer here (to change the layout, or to pack a tile).

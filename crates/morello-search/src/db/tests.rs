@@ -128,7 +128,10 @@ fn with_identity(identity: TableIdentity) -> Vec<u8> {
 fn other_versions_targets_and_configurations_are_refused_with_the_reason() {
     let mine = schema().identity.clone();
     let cases = [
-        (TableIdentity { model_version: MODEL_VERSION + 1, ..mine.clone() }, "model version 2"),
+        (
+            TableIdentity { model_version: MODEL_VERSION + 1, ..mine.clone() },
+            &*format!("model version {}", MODEL_VERSION + 1),
+        ),
         (TableIdentity { model_probe: mine.model_probe ^ 1, ..mine.clone() }, "actions or cost model differ"),
         (TableIdentity { target_name: "x86-avx512".into(), ..mine.clone() }, "written for target x86-avx512"),
         (TableIdentity { target_fingerprint: 7, ..mine.clone() }, "fingerprint 0000000000000007"),
