@@ -348,7 +348,8 @@ fn solve_node(edges: &[Edge], cx: &NodeContext<'_>) -> Frontier {
                 continue 'actions;
             }
             let combinations = partials.iter().flat_map(|p| {
-                frontier.entries().iter().filter_map(move |e| {
+                let entries = frontier.entries();
+                entries[..undominated_prefix(entries, p.peaks)].iter().filter_map(move |e| {
                     let peaks = p.peaks.max(e.peaks);
                     peaks.fits(cx.capacities).then(|| Partial {
                         cost: p.cost.saturating_add(weight.saturating_mul(e.cost)),
@@ -403,6 +404,20 @@ fn solve_node(edges: &[Edge], cx: &NodeContext<'_>) -> Frontier {
         }
     }
     Frontier::from_candidates(candidates)
+}
+
+/// How many of `entries` (sorted by cost) a partial with `peaks` needs pairing with.
+///
+/// Once an entry `e` fits inside `peaks`, the pair has exactly the partial's peaks, and pairing with
+/// any later entry gives peaks at least as large (`max` with `peaks`) at a cost at least as high:
+/// dominated, so `prune` would drop it. Entries of `e`'s cost are kept (a pair of equal cost and
+/// peaks may win on depth), so the survivors are the same as without the cut; on the 64^3 search
+/// it skips most pairs.
+fn undominated_prefix(entries: &[Entry], peaks: Peaks) -> usize {
+    match entries.iter().position(|e| e.peaks.fits(peaks)) {
+        None => entries.len(),
+        Some(i) => i + entries[i..].iter().take_while(|e| e.cost == entries[i].cost).count(),
+    }
 }
 
 /// Drops partial combinations that another beats on cost and every peak (ties: smaller depth).
