@@ -37,10 +37,15 @@ fn runs(t: &TensorSpec) -> (u64, u64) {
     (outer, run_bytes)
 }
 
+/// The contiguous runs of the tensor's elements and the cache lines they touch.
+fn runs_and_lines(t: &TensorSpec, target: &Target) -> (u64, u64) {
+    let (runs, run_bytes) = runs(t);
+    (runs, runs * run_bytes.div_ceil(u64::from(target.cache_line_bytes())))
+}
+
 /// Cache lines the tensor's elements touch in their buffer.
 pub fn cache_lines(t: &TensorSpec, target: &Target) -> u64 {
-    let (runs, run_bytes) = runs(t);
-    runs * run_bytes.div_ceil(u64::from(target.cache_line_bytes()))
+    runs_and_lines(t, target).1
 }
 
 /// The cost of touching every element of `t` once at its level.
@@ -49,8 +54,7 @@ pub fn move_cost(t: &TensorSpec, target: &Target) -> Cost {
     if level.cost_per_line == 0 {
         return 0;
     }
-    let (runs, run_bytes) = runs(t);
-    let lines = runs * run_bytes.div_ceil(u64::from(target.cache_line_bytes()));
+    let (runs, lines) = runs_and_lines(t, target);
     let penalty = if t.is_fully_contiguous() { 1 } else { target.costs().noncontiguous_penalty };
     let charged = lines.saturating_mul(penalty).saturating_add(level.run_overhead_lines.saturating_mul(runs));
     level.cost_per_line.saturating_mul(charged)
