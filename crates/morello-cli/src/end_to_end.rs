@@ -153,6 +153,21 @@ fn the_avx512_bf16_dot_product() {
     check(&target, &[], vec![imp]);
 }
 
+#[test]
+fn bf16_rows_widened_into_f32_registers() {
+    // A row-major rhs: no dot-product kernel applies, the search broadcasts lhs and widens rows.
+    for (words, target_name) in [("matmul 3x16x40", "x86-avx512"), ("matmul 2x8x24", "x86-avx2")] {
+        let (target, s) = spec(words, "bf16", target_name);
+        let imp = Search::new(&target).solve(&s).expect("solves").imp;
+        assert!(
+            imp.kernels().contains(&morello_core::kernels::KernelKind::BroadcastVecMultAddBf16),
+            "{}",
+            imp.render(&target)
+        );
+        check(&target, &[], vec![imp]);
+    }
+}
+
 /// A loop over full tiles of `tile` plus the remainder regions (every combination of full and
 /// remainder parts of the dims that do not divide), each region's body solved by the search.
 fn tiled(

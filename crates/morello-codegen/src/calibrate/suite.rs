@@ -250,6 +250,7 @@ pub(crate) fn kernel_suite(target: &Target, size: SuiteSize) -> Result<Suite, Ca
             KernelKind::DotProductBf16 => {
                 unmeasured.push((kind, "the host cannot run AVX-512 BF16 instructions".to_string()));
             }
+            KernelKind::BroadcastVecMultAddBf16 => b.broadcast_vec_mult_add_bf16()?,
             #[allow(unreachable_patterns)]
             _ => unmeasured.push((kind, "calibration has no microbenchmark for it".to_string())),
         }
@@ -418,6 +419,66 @@ impl<'t> Builder<'t> {
                 Measures::Kernel { kind: KernelKind::BroadcastVecMultAdd, spec },
             );
             v *= 2;
+        }
+        Ok(())
+    }
+
+    /// `BroadcastVecMultAddBf16` on 1, 2 and 4 vectors of the widest f32 width: a bf16 scalar
+    /// widened and broadcast, rows of bf16 from L1 widened and multiplied into f32 accumulators,
+    /// as the emitter writes it; `A` independent invocations per round.
+    fn broadcast_vec_mult_add_bf16(&mut self) -> Result<(), CalibrationError> {
+        let (vrf, l1) = (self.levels.vector.0, self.levels.nearest);
+        let vt = self.vector(self.levels.widest().min(64))?;
+        let lanes = u64::from(vt.lanes);
+        let a_count = 4;
+        for v in [1u64, 2, 4] {
+            let text = format!(
+                "MatmulAccum(1x1x1x{n}, bf16 {l1} row-major, bf16 {l1} row-major, f32 {vrf} row-major v{lanes}, serial)",
+                n = v * lanes,
+                l1 = self.name(l1),
+                vrf = self.name(vrf),
+            );
+            let spec = self.kernel_spec(KernelKind::BroadcastVecMultAddBf16, &text)?;
+            let ty = vt.c_type();
+            let mut c = String::from("  const uint16_t *p16 = (const uint16_t *)data;\n");
+            for a in 0..a_count {
+                for j in 0..v {
+                    let _ = writeln!(c, "  {ty} acc{a}_{j} = {};", vt.zero());
+                }
+            }
+            let _ = writeln!(c, "  size_t s = 0;\n  for (int r = 0; r < {ROUNDS}; r++) {{");
+            for a in 0..a_count {
+                let _ = writeln!(
+                    c,
+                    "    {{\n      union {{ uint32_t u; float f; }} cv;\n      cv.u = (uint32_t)p16[s + {a}] << 16;\n      {ty} b = {};",
+                    vt.splat("cv.f")
+                );
+                for j in 0..v {
+                    // Rows from the bf16 view of the registers' region, moving with `s`.
+                    let row = format!("p16 + {} + ((s * 8 + {}) & 2047)", 2 * REGISTERS, (a * v + j) * lanes);
+                    let update =
+                        vt.mul_add(&vt.load_bf16_as_f32(&row)?, "b", &format!("acc{a}_{j}"), self.fma)?;
+                    let _ = writeln!(c, "      acc{a}_{j} = {update};");
+                }
+                let _ = writeln!(c, "    }}");
+            }
+            let _ = writeln!(c, "    s = (s + {a_count}) & 1023;\n  }}");
+            for a in 0..a_count {
+                for j in 0..v {
+                    let at = SINK as u64 + (a * v + j) * lanes;
+                    let _ = writeln!(c, "  {};", vt.store(&format!("out + {at}"), &format!("acc{a}_{j}")));
+                }
+            }
+            self.push(
+                format!("BroadcastVecMultAddBf16.v{v}"),
+                format!(
+                    "{v} bf16 rows of {lanes} widened into f32 vectors, bf16 scalar and rows from {}",
+                    self.name(l1)
+                ),
+                ROUNDS * a_count,
+                &c,
+                Measures::Kernel { kind: KernelKind::BroadcastVecMultAddBf16, spec },
+            );
         }
         Ok(())
     }

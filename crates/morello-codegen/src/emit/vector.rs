@@ -156,6 +156,28 @@ impl VectorType {
         }
     }
 
+    /// For an f32 vector of 8 or 16 lanes: `lanes` bf16 elements loaded from the address `ptr`
+    /// (a `uint16_t` pointer) and widened to f32 (a bf16 value is the high half of its f32).
+    ///
+    /// # Errors
+    /// [`CodegenError::Unsupported`] for other vector types.
+    pub fn load_bf16_as_f32(self, ptr: &str) -> Result<String, CodegenError> {
+        match (self.w(), self.is_f32()) {
+            (Width::W256, true) => Ok(format!(
+                "_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)({ptr}))), 16))"
+            )),
+            (Width::W512, true) => Ok(format!(
+                "_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)({ptr}))), 16))"
+            )),
+            _ => Err(CodegenError::Unsupported {
+                reason: format!(
+                    "widening bf16 into {}-lane {} vectors (8 or 16 f32 lanes are supported)",
+                    self.lanes, self.dtype
+                ),
+            }),
+        }
+    }
+
     /// `a + b` for f32 vectors.
     pub fn add_f32(self, a: &str, b: &str) -> String {
         format!("{}_add_ps({a}, {b})", self.prefix())

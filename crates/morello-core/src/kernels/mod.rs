@@ -11,6 +11,7 @@
 //! the spec, and the emitted C must agree.
 
 mod broadcast_vec_mult_add;
+mod broadcast_vec_mult_add_bf16;
 mod dot_product_bf16;
 mod dot_product_loop;
 mod memset_zero;
@@ -51,6 +52,9 @@ pub enum KernelKind {
     DotProductLoop,
     /// The AVX-512 BF16 dot product (`vdpbf16ps`): bf16 inputs, f32 accumulator.
     DotProductBf16,
+    /// `out[v] += f32(s) * f32(x[v])`: a bf16 scalar broadcast times a bf16 row widened to f32,
+    /// accumulated into f32 vectors.
+    BroadcastVecMultAddBf16,
 }
 
 /// A kernel name that is not in the catalogue.
@@ -60,7 +64,7 @@ pub struct UnknownKernel(pub String);
 
 impl KernelKind {
     /// Every kernel, in the fixed order the search tries them.
-    pub const ALL: [KernelKind; 9] = [
+    pub const ALL: [KernelKind; 10] = [
         KernelKind::MultAdd,
         KernelKind::BroadcastVecMultAdd,
         KernelKind::VectorAssign,
@@ -70,6 +74,7 @@ impl KernelKind {
         KernelKind::ValueFill,
         KernelKind::DotProductLoop,
         KernelKind::DotProductBf16,
+        KernelKind::BroadcastVecMultAddBf16,
     ];
 
     /// The kernel's name.
@@ -84,6 +89,7 @@ impl KernelKind {
             KernelKind::ValueFill => "ValueFill",
             KernelKind::DotProductLoop => "DotProductLoop",
             KernelKind::DotProductBf16 => "DotProductBf16",
+            KernelKind::BroadcastVecMultAddBf16 => "BroadcastVecMultAddBf16",
         }
     }
 
@@ -99,6 +105,7 @@ impl KernelKind {
             KernelKind::ValueFill => value_fill::REQUIRED_ISA,
             KernelKind::DotProductLoop => dot_product_loop::REQUIRED_ISA,
             KernelKind::DotProductBf16 => dot_product_bf16::REQUIRED_ISA,
+            KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::REQUIRED_ISA,
         }
     }
 
@@ -114,6 +121,7 @@ impl KernelKind {
             KernelKind::ValueFill => value_fill::DEFAULT_COST,
             KernelKind::DotProductLoop => dot_product_loop::DEFAULT_COST,
             KernelKind::DotProductBf16 => dot_product_bf16::DEFAULT_COST,
+            KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::DEFAULT_COST,
         }
     }
 
@@ -129,6 +137,7 @@ impl KernelKind {
             KernelKind::ValueFill => value_fill::applies(spec, target),
             KernelKind::DotProductLoop => dot_product_loop::applies(spec, target),
             KernelKind::DotProductBf16 => dot_product_bf16::applies(spec, target),
+            KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::applies(spec, target),
         }
     }
 
@@ -154,6 +163,9 @@ impl KernelKind {
             KernelKind::ValueFill => value_fill::could_apply(kind, levels, dtypes, target),
             KernelKind::DotProductLoop => dot_product_loop::could_apply(kind, levels, dtypes, target),
             KernelKind::DotProductBf16 => dot_product_bf16::could_apply(kind, levels, dtypes, target),
+            KernelKind::BroadcastVecMultAddBf16 => {
+                broadcast_vec_mult_add_bf16::could_apply(kind, levels, dtypes, target)
+            }
         }
     }
 
@@ -168,6 +180,9 @@ impl KernelKind {
         match self {
             KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::could_apply_after_tiling(spec, target),
             KernelKind::VectorAssign => vector_assign::could_apply_after_tiling(spec, target),
+            KernelKind::BroadcastVecMultAddBf16 => {
+                broadcast_vec_mult_add_bf16::could_apply_after_tiling(spec, target)
+            }
             KernelKind::VectorFill => matches!(spec.kind, PrimitiveKind::Fill { .. }),
             _ => {
                 let levels: Vec<LevelKind> = spec.operands.iter().map(|o| level_kind(o, target)).collect();
@@ -183,6 +198,7 @@ impl KernelKind {
             KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::memory(spec, target),
             KernelKind::DotProductLoop => dot_product_loop::memory(spec, target),
             KernelKind::DotProductBf16 => dot_product_bf16::memory(spec, target),
+            KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::memory(spec, target),
             _ => MemVec::ZERO,
         }
     }
@@ -200,6 +216,7 @@ impl KernelKind {
             KernelKind::ValueFill => value_fill::cost(spec, target, c),
             KernelKind::DotProductLoop => dot_product_loop::cost(spec, target, c),
             KernelKind::DotProductBf16 => dot_product_bf16::cost(spec, target, c),
+            KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::cost(spec, target, c),
         }
     }
 }

@@ -53,6 +53,33 @@ fn broadcast_vec_mult_add() {
 }
 
 #[test]
+fn broadcast_vec_mult_add_bf16() {
+    let avx512 = Target::builtin("x86-avx512", 2).unwrap();
+    let yes16 = [
+        "MatmulAccum(1x1x1x16, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v16)",
+        "MatmulAccum(1x1x1x64, bf16 RF row-major, bf16 L1 row-major, f32 VRF row-major v16)",
+    ];
+    let no = [
+        // rhs must be where vector loads come from (L1), not main memory or L2.
+        "MatmulAccum(1x1x1x16, bf16 L1 row-major, bf16 GL row-major, f32 VRF row-major v16)",
+        "MatmulAccum(1x1x1x16, bf16 L1 row-major, bf16 L2 row-major, f32 VRF row-major v16)",
+        // Not a row of rhs: a column, or rows of k.
+        "MatmulAccum(1x1x1x16, bf16 L1 row-major, bf16 L1 row-major c0, f32 VRF row-major v16)",
+        "MatmulAccum(1x1x2x16, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v16)",
+        "MatmulAccum(1x2x1x16, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v16)",
+        // Out of index order, 4-lane vectors, an output not in registers, other dtypes.
+        "MatmulAccum(1x1x1x16, bf16 L1 row-major, bf16 L1 [0, 1, 2 oe(16)], f32 VRF row-major v16)",
+        "MatmulAccum(1x1x1x16, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v4)",
+        "MatmulAccum(1x1x1x16, bf16 L1 row-major, bf16 L1 row-major, f32 L1 row-major)",
+        "MatmulAccum(1x1x1x16, f32 L1 row-major, f32 L1 row-major, f32 VRF row-major v16)",
+        "Matmul(1x1x1x16, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v16)",
+    ];
+    check(&avx512, KernelKind::BroadcastVecMultAddBf16, &yes16, &no);
+    let yes8 = ["MatmulAccum(1x1x1x16, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v8)"];
+    check(&avx2(), KernelKind::BroadcastVecMultAddBf16, &yes8, &[]);
+}
+
+#[test]
 fn vector_assign() {
     check(
         &avx2(),

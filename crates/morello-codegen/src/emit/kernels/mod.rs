@@ -7,6 +7,7 @@
 //! [`CodegenError::Unsupported`] error, never wrong code.
 
 mod broadcast_vec_mult_add;
+mod broadcast_vec_mult_add_bf16;
 mod dot_product_bf16;
 mod dot_product_loop;
 mod memset_zero;
@@ -46,6 +47,7 @@ pub(super) fn emit(
         KernelKind::ValueFill => value_fill::emit(e, spec, views),
         KernelKind::DotProductLoop => dot_product_loop::emit(e, spec, views),
         KernelKind::DotProductBf16 => dot_product_bf16::emit(e, spec, views),
+        KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::emit(e, spec, views),
     }
 }
 

@@ -284,6 +284,11 @@ fn avx2_cases() -> Vec<Case> {
     let imp = b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.each(&a, K::MultAdd));
     cases.push(case("matmul_bf16_f32_scalar", t, false, imp));
 
+    // bf16 rows widened into two 8-lane f32 registers, over two rows of the output and two of k.
+    let s = b.spec("Matmul(1x2x2x16, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)");
+    let imp = bf16_rows(&b, &s, 8);
+    cases.push(case("broadcast_vec_mult_add_bf16_avx2", t, false, imp));
+
     // A large heap-allocated copy of the output (more than 16 KiB).
     let s = b.spec("FillZero(64x128, f32 GL row-major)");
     let imp = b.alloc(
@@ -326,6 +331,10 @@ fn avx512_cases() -> Vec<Case> {
     let imp = b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.kernel(a, K::DotProductBf16));
     cases.push(case("dot_product_bf16", t, true, imp));
 
+    // bf16 rows widened into two 16-lane f32 registers: a vector-matrix product.
+    let s = b.spec("Matmul(1x1x2x32, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)");
+    cases.push(case("broadcast_vec_mult_add_bf16", t, true, bf16_rows(&b, &s, 16)));
+
     // A 512-bit register copy between two register buffers.
     let s = b.spec("Move(1x16, f32 GL row-major, f32 GL row-major)");
     let imp = b.alloc(&s, 0, b.dest(&s.operands[0], "VRF", None, Some(16)), vector_copy, |s| {
@@ -335,4 +344,30 @@ fn avx512_cases() -> Vec<Case> {
     });
     cases.push(case("vector_assign_register_copy", t, true, imp));
     cases
+}
+
+/// A bf16 x bf16 -> f32 matmul with rows of the output in `lanes`-lane registers: `rhs` and the
+/// output seen in L1, the output row loaded, zeroed and accumulated one step of `k` at a time by
+/// `BroadcastVecMultAddBf16`, and stored.
+fn bf16_rows(b: &Builder, s: &CanonicalSpec, lanes: u32) -> Impl {
+    let n = s.shape.dims()[3];
+    let vrf = |o: &TensorSpec| b.dest(o, "VRF", None, Some(lanes));
+    let vector_copy = |m: CanonicalSpec| b.kernel(m, K::VectorAssign);
+    b.tiles(s, &[1, 1, s.shape.dims()[2], n], Parallelism::Serial, |row| {
+        b.cache(&row, 1, "L1", |row| {
+            b.cache(&row, 2, "L1", |row| {
+                b.alloc(&row, 2, vrf(&row.operands[2]), vector_copy, |row| {
+                    b.zero_then(
+                        &row,
+                        |z| b.kernel(z, K::VectorFill),
+                        |a| {
+                            b.tiles(&a, &[1, 1, 1, n], Parallelism::Serial, |step| {
+                                b.kernel(step, K::BroadcastVecMultAddBf16)
+                            })
+                        },
+                    )
+                })
+            })
+        })
+    })
 }

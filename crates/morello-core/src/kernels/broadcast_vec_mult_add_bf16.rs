@@ -1,0 +1,97 @@
+//! `BroadcastVecMultAddBf16`: `out[v] += f32(s) * f32(x[v])`, one bf16 scalar broadcast times a
+//! row of bf16 elements read from memory and widened to f32, accumulated into f32 vector registers.
+//!
+//! The bf16 counterpart of `BroadcastVecMultAdd` for a row-major `rhs` (where `DotProductBf16`,
+//! which needs `rhs` contiguous along `k`, does not apply): a vector-matrix product keeps a row of
+//! the output in registers and streams `rhs` row by row.
+//!
+//! ```text
+//! applies:  MatmulAccum [1, 1, 1, n], lhs and rhs bf16, out f32; lhs a scalar not in vector
+//!           registers; rhs in memory or a cache that moves to the output's vector registers
+//!           (vector loads come from there: L1 on x86), one contiguous run along n in index order;
+//!           out in vector registers of 8 or 16 f32 lanes (32 or 64 bytes), n its innermost
+//!           physical dim, whole vectors
+//! memory:   2 vector registers (the broadcast scalar and one widened row)
+//! cost:     fixed + per_unit * vectors + move_cost(lhs) + move_cost(rhs)
+//! ```
+
+use super::{in_memory, in_vector_registers, scalar_accessible, vectors_along, whole_vectors};
+use crate::cost::{Cost, move_cost};
+use crate::dtype::Dtype;
+use crate::layout::PhysDim;
+use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
+use crate::target::LevelKind;
+use crate::target::{KernelCost, MemVec, Target};
+
+pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 3 };
+
+/// f32 lanes per output vector the kernel's code handles (256- and 512-bit vectors).
+pub const LANES: [u32; 2] = [8, 16];
+
+const DTYPES: [Dtype; 3] = [Dtype::Bf16, Dtype::Bf16, Dtype::F32];
+
+/// Whether the kernel could apply to some spec of this kind, levels and dtypes.
+pub(super) fn could_apply(
+    kind: PrimitiveKind,
+    levels: &[LevelKind],
+    dtypes: &[Dtype],
+    _target: &Target,
+) -> bool {
+    let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
+    kind == (PrimitiveKind::Matmul { accum: true })
+        && dtypes == DTYPES
+        && levels[0] != LevelKind::VectorRegisters
+        && memory(levels[1])
+        && levels[2] == LevelKind::VectorRegisters
+}
+
+/// Whether some tile of a matmul could take this kernel: bf16 inputs outside vector registers
+/// and an f32 output that, if in vector registers, has whole vectors of a supported width
+/// along `n`.
+pub(super) fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
+    let (PrimitiveKind::Matmul { .. }, [lhs, rhs, out]) = (spec.kind, spec.operands.as_slice()) else {
+        return false;
+    };
+    [lhs.dtype, rhs.dtype, out.dtype] == DTYPES
+        && scalar_accessible(lhs, target)
+        && in_memory(rhs, target)
+        && (!in_vector_registers(out, target)
+            || (out.vector_size.is_some_and(|v| LANES.contains(&v)) && vectors_along(out, 2)))
+}
+
+pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
+        return false;
+    }
+    let [1, 1, 1, n] = spec.shape.dims() else { return false };
+    let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
+    let Some(lanes) = out.vector_size else { return false };
+    [lhs.dtype, rhs.dtype, out.dtype] == DTYPES
+        && LANES.contains(&lanes)
+        && *n % lanes == 0
+        && scalar_accessible(lhs, target)
+        && in_memory(rhs, target)
+        && target.level(rhs.level).moves_to.contains(&out.level)
+        && rhs.is_fully_contiguous()
+        && in_index_order(rhs)
+        && in_vector_registers(out, target)
+        && vectors_along(out, 2)
+        && whole_vectors(out, lanes)
+}
+
+pub(super) fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
+    MemVec::single(spec.output().level, 2)
+}
+
+pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+    let out = spec.output();
+    let vectors = out.shape.volume() / u64::from(out.vector_size.unwrap_or(1));
+    let inputs = move_cost(&spec.operands[0], target).saturating_add(move_cost(&spec.operands[1], target));
+    c.fixed.saturating_add(c.per_unit.saturating_mul(vectors)).saturating_add(inputs)
+}
+
+/// Whether a contiguous run holds its elements in index order: an odd-even strip permutes them.
+fn in_index_order(t: &TensorSpec) -> bool {
+    !t.layout.dims().iter().any(|d| matches!(d.kind, PhysDim::OddEven(_)))
+}
