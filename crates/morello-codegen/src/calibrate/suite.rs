@@ -390,12 +390,7 @@ impl<'t> Builder<'t> {
                 let _ = writeln!(c, "  {ty} x{j} = {};", vt.load(&format!("data + {at}")));
                 let _ = writeln!(c, "  CALIB_OPAQUE(x{j});");
             }
-            for a in 0..a_count {
-                for j in 0..v {
-                    let _ = writeln!(c, "  {ty} acc{a}_{j} = {};", vt.zero());
-                }
-            }
-            let _ = writeln!(c, "  size_t s = 0;\n  for (int r = 0; r < {ROUNDS}; r++) {{");
+            start_accumulator_rounds(&mut c, vt, a_count, v);
             for a in 0..a_count {
                 let _ = writeln!(c, "    {{\n      {ty} b = {};", vt.splat(&format!("data[s + {a}]")));
                 for j in 0..v {
@@ -404,13 +399,7 @@ impl<'t> Builder<'t> {
                 }
                 let _ = writeln!(c, "    }}");
             }
-            let _ = writeln!(c, "    s = (s + {a_count}) & 1023;\n  }}");
-            for a in 0..a_count {
-                for j in 0..v {
-                    let at = SINK as u64 + (a * v + j) * lanes;
-                    let _ = writeln!(c, "  {};", vt.store(&format!("out + {at}"), &format!("acc{a}_{j}")));
-                }
-            }
+            end_accumulator_rounds(&mut c, vt, a_count, v);
             self.push(
                 format!("BroadcastVecMultAdd.v{v}"),
                 format!("{v} vectors of {lanes} f32, the scalar from {}", self.name(l1)),
@@ -441,12 +430,7 @@ impl<'t> Builder<'t> {
             let spec = self.kernel_spec(KernelKind::BroadcastVecMultAddBf16, &text)?;
             let ty = vt.c_type();
             let mut c = String::from("  const uint16_t *p16 = (const uint16_t *)data;\n");
-            for a in 0..a_count {
-                for j in 0..v {
-                    let _ = writeln!(c, "  {ty} acc{a}_{j} = {};", vt.zero());
-                }
-            }
-            let _ = writeln!(c, "  size_t s = 0;\n  for (int r = 0; r < {ROUNDS}; r++) {{");
+            start_accumulator_rounds(&mut c, vt, a_count, v);
             for a in 0..a_count {
                 let _ = writeln!(
                     c,
@@ -462,13 +446,7 @@ impl<'t> Builder<'t> {
                 }
                 let _ = writeln!(c, "    }}");
             }
-            let _ = writeln!(c, "    s = (s + {a_count}) & 1023;\n  }}");
-            for a in 0..a_count {
-                for j in 0..v {
-                    let at = SINK as u64 + (a * v + j) * lanes;
-                    let _ = writeln!(c, "  {};", vt.store(&format!("out + {at}"), &format!("acc{a}_{j}")));
-                }
-            }
+            end_accumulator_rounds(&mut c, vt, a_count, v);
             self.push(
                 format!("BroadcastVecMultAddBf16.v{v}"),
                 format!(
@@ -938,6 +916,30 @@ fn reduce_accumulators(c: &mut String, registers: u32, add: impl Fn(&str, &str) 
             }
         }
         width *= 2;
+    }
+}
+
+/// Declares `a_count x v` zeroed accumulators `acc{a}_{j}` of `vt` and opens the rounds loop,
+/// with `s` the moving offset of the scalars.
+fn start_accumulator_rounds(c: &mut String, vt: VectorType, a_count: u64, v: u64) {
+    let ty = vt.c_type();
+    for a in 0..a_count {
+        for j in 0..v {
+            let _ = writeln!(c, "  {ty} acc{a}_{j} = {};", vt.zero());
+        }
+    }
+    let _ = writeln!(c, "  size_t s = 0;\n  for (int r = 0; r < {ROUNDS}; r++) {{");
+}
+
+/// Advances `s`, closes the rounds loop and stores every accumulator where the compiler must keep it.
+fn end_accumulator_rounds(c: &mut String, vt: VectorType, a_count: u64, v: u64) {
+    let lanes = u64::from(vt.lanes);
+    let _ = writeln!(c, "    s = (s + {a_count}) & 1023;\n  }}");
+    for a in 0..a_count {
+        for j in 0..v {
+            let at = SINK as u64 + (a * v + j) * lanes;
+            let _ = writeln!(c, "  {};", vt.store(&format!("out + {at}"), &format!("acc{a}_{j}")));
+        }
     }
 }
 

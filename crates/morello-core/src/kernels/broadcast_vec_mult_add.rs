@@ -12,7 +12,7 @@
 //! cost:     fixed + per_unit * vectors + move_cost(scalar)
 //! ```
 
-use super::{in_vector_registers, scalar_accessible, vectors_along, whole_vectors};
+use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
@@ -93,8 +93,6 @@ pub(super) fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
 }
 
 pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
-    let out = spec.output();
-    let vectors = out.shape.volume() / u64::from(out.vector_size.unwrap_or(1));
     let scalar_cost = roles(spec).map_or(0, |(scalar, _)| move_cost(scalar, target));
-    c.fixed.saturating_add(c.per_unit.saturating_mul(vectors)).saturating_add(scalar_cost)
+    c.fixed.saturating_add(c.per_unit.saturating_mul(output_vectors(spec))).saturating_add(scalar_cost)
 }

@@ -15,11 +15,13 @@
 //! cost:     fixed + per_unit * vectors + move_cost(lhs) + move_cost(rhs)
 //! ```
 
-use super::{in_memory, in_vector_registers, scalar_accessible, vectors_along, whole_vectors};
+use super::{
+    in_index_order, in_memory, in_vector_registers, output_vectors, scalar_accessible, vectors_along,
+    whole_vectors,
+};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
-use crate::layout::PhysDim;
-use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
+use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
@@ -85,13 +87,6 @@ pub(super) fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
 }
 
 pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
-    let out = spec.output();
-    let vectors = out.shape.volume() / u64::from(out.vector_size.unwrap_or(1));
     let inputs = move_cost(&spec.operands[0], target).saturating_add(move_cost(&spec.operands[1], target));
-    c.fixed.saturating_add(c.per_unit.saturating_mul(vectors)).saturating_add(inputs)
-}
-
-/// Whether a contiguous run holds its elements in index order: an odd-even strip permutes them.
-fn in_index_order(t: &TensorSpec) -> bool {
-    !t.layout.dims().iter().any(|d| matches!(d.kind, PhysDim::OddEven(_)))
+    c.fixed.saturating_add(c.per_unit.saturating_mul(output_vectors(spec))).saturating_add(inputs)
 }

@@ -9,7 +9,7 @@
 //! cost:     fixed + per_unit * K / 32 + Σ move_cost(operand)
 //! ```
 
-use super::{in_memory, scalar_accessible, widest_vector_level};
+use super::{in_index_order, in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
@@ -57,8 +57,8 @@ pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
         && in_memory(rhs, target)
         && lhs.is_fully_contiguous()
         && rhs.is_fully_contiguous()
-        && in_k_order(lhs)
-        && in_k_order(rhs)
+        && in_index_order(lhs)
+        && in_index_order(rhs)
         && scalar_accessible(out, target)
 }
 
@@ -71,9 +71,4 @@ pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     spec.operands.iter().fold(c.fixed.saturating_add(c.per_unit.saturating_mul(steps)), |acc, o| {
         acc.saturating_add(move_cost(o, target))
     })
-}
-
-/// Whether a contiguous run holds its elements in index order: an odd-even strip permutes them.
-fn in_k_order(t: &crate::spec::TensorSpec) -> bool {
-    !t.layout.dims().iter().any(|d| matches!(d.kind, crate::layout::PhysDim::OddEven(_)))
 }

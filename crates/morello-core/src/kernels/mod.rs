@@ -280,6 +280,17 @@ fn vectors_along(t: &TensorSpec, dim: usize) -> bool {
         && t.shape.dim(dim) % lanes == 0
 }
 
+/// Whether a contiguous run holds its elements in index order: an odd-even strip permutes them.
+fn in_index_order(t: &TensorSpec) -> bool {
+    !t.layout.dims().iter().any(|d| matches!(d.kind, crate::layout::PhysDim::OddEven(_)))
+}
+
+/// Vector registers the spec's output covers (its volume over its vector size).
+fn output_vectors(spec: &LogicalSpec) -> u64 {
+    let out = spec.output();
+    out.shape.volume() / u64::from(out.vector_size.unwrap_or(1))
+}
+
 /// The vector-register level with the widest vectors, and that width in bytes.
 fn widest_vector_level(target: &Target) -> Option<(LevelId, u32)> {
     target
