@@ -10,12 +10,16 @@
 //! runs(t)         = Π(extents of t's non-contiguous physical dims)
 //! move_cost(t)    = cost_per_line(level(t)) * (lines(t) * (noncontiguous_penalty if t is not one run)
 //!                                            + run_overhead_lines(level(t)) * runs(t))
+//! vector_move_cost(t) = the same with vector_cost_per_line(level(t)) (load_cost_per_line if the
+//!                   target sets one, else cost_per_line): vector loads and stores, and moves
+//!                   into vector registers
 //! units(t)        = volume (scalar registers) | volume / vector_size (vector registers)
 //!                 | lines(t) * line bytes (caches and memory)
 //! loop            = body * iterations + Σ boundary bodies
 //! parallel loop   = body * ceil(iterations / processors) + Σ boundary bodies
 //!                   + parallel_setup + parallel_per_iteration * ceil(iterations / processors)
 //! alloc (move)    = move_cost(source) + move_cost(destination) + prologue + body + epilogue
+//!                   (vector_move_cost(source) when the destination is in vector registers)
 //! alloc peaks     = snap(units(destination) + max(children)), snap rounding cache and memory
 //!                   amounts up to a power of two
 //! block           = Σ stages
@@ -50,14 +54,24 @@ pub fn cache_lines(t: &TensorSpec, target: &Target) -> u64 {
 
 /// The cost of touching every element of `t` once at its level.
 pub fn move_cost(t: &TensorSpec, target: &Target) -> Cost {
-    let level = target.level(t.level);
-    if level.cost_per_line == 0 {
+    lines_cost(t, target, target.level(t.level).cost_per_line)
+}
+
+/// The cost of moving every element of `t` once between its level and vector registers with
+/// vector loads or stores: [`move_cost`] at the level's vector cost per line.
+pub fn vector_move_cost(t: &TensorSpec, target: &Target) -> Cost {
+    lines_cost(t, target, target.level(t.level).vector_cost_per_line())
+}
+
+fn lines_cost(t: &TensorSpec, target: &Target, per_line: u64) -> Cost {
+    if per_line == 0 {
         return 0;
     }
     let (runs, lines) = runs_and_lines(t, target);
     let penalty = if t.is_fully_contiguous() { 1 } else { target.costs().noncontiguous_penalty };
+    let level = target.level(t.level);
     let charged = lines.saturating_mul(penalty).saturating_add(level.run_overhead_lines.saturating_mul(runs));
-    level.cost_per_line.saturating_mul(charged)
+    per_line.saturating_mul(charged)
 }
 
 /// How much of its level `t` occupies: registers for register levels, bytes (whole cache lines)
@@ -95,7 +109,13 @@ pub fn loop_cost(body: Cost, iterations: u64, boundaries: Cost, parallel: bool, 
         .saturating_add(costs.parallel_per_iteration.saturating_mul(per_thread))
 }
 
-/// The cost of moving a tensor from `source` into `destination`, excluding the sub-specs.
+/// The cost of moving a tensor from `source` into `destination`, excluding the sub-specs; a move
+/// into vector registers reads its source at the source level's vector cost per line.
 pub fn alloc_cost(source: &TensorSpec, destination: &TensorSpec, target: &Target) -> Cost {
-    move_cost(source, target).saturating_add(move_cost(destination, target))
+    let read = if target.level(destination.level).kind == LevelKind::VectorRegisters {
+        vector_move_cost(source, target)
+    } else {
+        move_cost(source, target)
+    };
+    read.saturating_add(move_cost(destination, target))
 }

@@ -87,6 +87,8 @@ fn isolated(base: &Target, params: &[Parameter], values: &[u64]) -> Result<Targe
     for level in &mut desc.levels {
         level.cost_per_line = 0;
         level.run_overhead_lines = 0;
+        // Vector loads are measured from the nearest cache only, where the two costs are one.
+        level.load_cost_per_line = None;
     }
     set(&mut desc, base, params, values);
     Target::new(desc).map_err(|e| CalibrationError::Model(e.to_string()))
@@ -124,6 +126,14 @@ pub fn with_constants(
     desc.costs.parallel_setup = parallel.0;
     desc.costs.parallel_per_iteration = parallel.1;
     set(&mut desc, base, params, values);
+    // Vector-load line costs are not measured; they keep their ratio to their level's line cost.
+    for (level, old) in desc.levels.iter_mut().zip(base.levels()) {
+        if let (Some(load), true) = (old.load_cost_per_line, old.cost_per_line > 0) {
+            let scaled =
+                (u128::from(load) * u128::from(level.cost_per_line)).div_ceil(u128::from(old.cost_per_line));
+            level.load_cost_per_line = Some(u64::try_from(scaled).unwrap_or(u64::MAX));
+        }
+    }
     Target::new(desc).map_err(|e| CalibrationError::Model(e.to_string()))
 }
 
@@ -271,6 +281,10 @@ mod tests {
         assert_eq!(fitted.costs().noncontiguous_penalty, 3);
         // Run overheads are in lines, kept as the base target has them.
         assert_eq!(fitted.level(LevelId(0)).run_overhead_lines, 2);
+        // L2's vector-load cost keeps its ratio (2 of 6) to L2's fitted line cost.
+        let l2 = target.level_id("L2").unwrap();
+        let fitted_l2 = fitted.level(l2);
+        assert_eq!(fitted_l2.load_cost_per_line, Some((2 * fitted_l2.cost_per_line).div_ceil(6)));
         assert_eq!((fitted.costs().parallel_setup, fitted.costs().parallel_per_iteration), (1000, 7));
         assert_ne!(fitted.fingerprint(), target.fingerprint());
         assert_eq!(

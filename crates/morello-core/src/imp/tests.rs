@@ -285,3 +285,18 @@ fn boundary_regions_are_every_mix_of_span_and_remainder() {
         vec![(vec![1, 6], vec![4, 0]), (vec![4, 1], vec![0, 6]), (vec![1, 1], vec![4, 6])]
     );
 }
+
+#[test]
+fn vector_loads_from_l2_cost_an_l1_line_but_views_there_do_not() {
+    let t = avx2();
+    let row = |level: &str| spec(&format!("Move(1x64, f32 {level} row-major, f32 VRF row-major v8)"), &t);
+    // A 64-float row is 4 lines; L1 and L2 vector loads cost 2 per line, a line of L2 viewed in L1 6 + 2.
+    let (from_l2, from_l1) = (row("L2"), row("L1"));
+    let load = |s: &CanonicalSpec| KernelKind::VectorAssign.cost(s, &t);
+    assert_eq!(load(&from_l2), load(&from_l1));
+    assert_eq!(load(&from_l1), 8 + 4 * 2);
+    let l2_row = &from_l2.operands[0];
+    let in_l1 = TensorSpec { level: level(&t, "L1"), ..l2_row.clone() };
+    assert_eq!(alloc_cost(l2_row, &from_l2.operands[1], &t), 4 * 2);
+    assert_eq!(alloc_cost(l2_row, &in_l1, &t), 4 * 6 + 4 * 2);
+}

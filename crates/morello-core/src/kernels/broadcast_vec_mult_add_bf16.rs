@@ -12,14 +12,14 @@
 //!           out in vector registers of 8 or 16 f32 lanes (32 or 64 bytes), n its innermost
 //!           physical dim, whole vectors
 //! memory:   2 vector registers (the broadcast scalar and one widened row)
-//! cost:     fixed + per_unit * vectors + move_cost(lhs) + move_cost(rhs)
+//! cost:     fixed + per_unit * vectors + move_cost(lhs) + vector_move_cost(rhs)
 //! ```
 
 use super::{
     in_index_order, in_memory, in_vector_registers, output_vectors, scalar_accessible, vectors_along,
     whole_vectors,
 };
-use crate::cost::{Cost, move_cost};
+use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
@@ -87,6 +87,7 @@ pub(super) fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
 }
 
 pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
-    let inputs = move_cost(&spec.operands[0], target).saturating_add(move_cost(&spec.operands[1], target));
+    let inputs =
+        move_cost(&spec.operands[0], target).saturating_add(vector_move_cost(&spec.operands[1], target));
     c.fixed.saturating_add(c.per_unit.saturating_mul(output_vectors(spec))).saturating_add(inputs)
 }

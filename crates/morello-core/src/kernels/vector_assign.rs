@@ -5,11 +5,11 @@
 //!           vector registers made of whole vectors of the vector size; a side in memory or a
 //!           cache with contiguous runs that are whole vectors (so each vector is one load/store);
 //!           two register sides with one vector size
-//! cost:     per_unit * vectors + move_cost(side in memory)
+//! cost:     per_unit * vectors + vector_move_cost(side in memory)
 //! ```
 
 use super::{in_memory, in_vector_registers, vectors_along, whole_vectors};
-use crate::cost::{Cost, move_cost};
+use crate::cost::{Cost, vector_move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
@@ -73,7 +73,11 @@ pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
 
 pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     let vectors = spec.shape.volume() / u64::from(lanes(spec).unwrap_or(1));
-    let memory_side: Cost =
-        spec.operands.iter().filter(|o| !in_vector_registers(o, target)).map(|o| move_cost(o, target)).sum();
+    let memory_side: Cost = spec
+        .operands
+        .iter()
+        .filter(|o| !in_vector_registers(o, target))
+        .map(|o| vector_move_cost(o, target))
+        .sum();
     c.fixed.saturating_add(c.per_unit.saturating_mul(vectors)).saturating_add(memory_side)
 }

@@ -3,8 +3,10 @@
 //! Both model one class of machine: 16 scalar registers; 16 x 256-bit (AVX2) or 32 x 512-bit
 //! (AVX-512) vector registers; a 32 KiB L1 data cache and a 1 MiB L2 per core; main memory.
 //! Levels, slowest first: `GL` (main memory), `L2`, `L1`, `VRF`, `RF`. Moves go
-//! `GL -> L2 -> L1 -> {VRF, RF}`; new buffers (packing, relayout) are allocated in `GL` and `L2`,
-//! while `L1` only holds cache views of them.
+//! `GL -> L2 -> {L1, VRF}` and `L1 -> {VRF, RF}`: vector loads may stream straight from L2, at the
+//! cost of an L1 line (`load_cost_per_line`), since the prefetchers keep such streams ahead of the
+//! FMAs; new buffers (packing, relayout) are allocated in `GL`, while `L2` and `L1` only hold
+//! cache views.
 
 use super::file::{Capacity, LevelDescription, TargetDescription};
 use super::{CostConstants, LevelKind, Target, TargetError};
@@ -34,6 +36,7 @@ fn level(
         vector_bytes: vector_bytes.to_vec(),
         cost_per_line,
         run_overhead_lines: 0,
+        load_cost_per_line: None,
         parallel: matches!(kind, LevelKind::Memory | LevelKind::Cache),
         allocates: true,
         moves_to: moves_to.iter().map(|s| s.to_string()).collect(),
@@ -68,7 +71,12 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
                 run_overhead_lines: 2,
                 ..level("GL", LevelKind::Memory, 1 << 40, &[], 20, &["L2"])
             },
-            LevelDescription { allocates: false, ..level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1"]) },
+            // Vector loads may stream from L2 (prefetched, overlapped with the FMAs) at an L1 line's cost.
+            LevelDescription {
+                allocates: false,
+                load_cost_per_line: Some(2),
+                ..level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1", "VRF"])
+            },
             // Packing into L1 buffers is left to L2: L1 only holds views of L2 data.
             LevelDescription {
                 allocates: false,

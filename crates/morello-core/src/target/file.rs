@@ -96,6 +96,10 @@ pub struct LevelDescription {
     /// Extra lines' worth charged per contiguous run of a tensor here (default 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub run_overhead_lines: u64,
+    /// Cost of a cache line read from (or written to) here by a vector load or store straight
+    /// into (or from) vector registers (default: `cost_per_line`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_cost_per_line: Option<u64>,
     /// Whether parallel loops may split tensors here.
     #[serde(default)]
     pub parallel: bool,
@@ -274,6 +278,7 @@ impl Target {
                 vector_bytes,
                 cost_per_line: level.cost_per_line,
                 run_overhead_lines: level.run_overhead_lines,
+                load_cost_per_line: level.load_cost_per_line,
                 parallel: level.parallel,
                 allocates: level.allocates,
                 moves_to,
@@ -318,6 +323,7 @@ pub(super) fn describe(target: &Target) -> TargetDescription {
                 vector_bytes: l.vector_bytes.clone(),
                 cost_per_line: l.cost_per_line,
                 run_overhead_lines: l.run_overhead_lines,
+                load_cost_per_line: l.load_cost_per_line,
                 parallel: l.parallel,
                 allocates: l.allocates,
                 moves_to: l.moves_to.iter().map(|id| target.levels[id.index()].name.clone()).collect(),

@@ -73,6 +73,9 @@ pub struct MemoryLevel {
     /// stream the prefetchers must pick up, often on a new page), so that a tile read as many
     /// short runs costs more than the same lines in a few long ones.
     pub run_overhead_lines: u64,
+    /// Cost of a cache line moved between here and vector registers by a vector load or store
+    /// kernel, when it differs from `cost_per_line` (see [`MemoryLevel::vector_cost_per_line`]).
+    pub load_cost_per_line: Option<u64>,
     /// Whether a parallel loop may split tensors that live here.
     pub parallel: bool,
     /// Whether a move may allocate a new buffer here (to change the layout, or to pack a tile).
@@ -80,6 +83,17 @@ pub struct MemoryLevel {
     pub allocates: bool,
     /// Levels a tensor here may be moved to (strictly faster: the move graph is acyclic).
     pub moves_to: Vec<LevelId>,
+}
+
+impl MemoryLevel {
+    /// Cost of a cache line that a vector load or store kernel moves straight between this level
+    /// and vector registers: `load_cost_per_line` if set, else `cost_per_line`. A cache the
+    /// hardware prefetches into can stream whole vectors to the registers at close to the rate of
+    /// the level above it, overlapped with arithmetic, although a tensor viewed or copied there
+    /// costs `cost_per_line`.
+    pub fn vector_cost_per_line(&self) -> u64 {
+        self.load_cost_per_line.unwrap_or(self.cost_per_line)
+    }
 }
 
 /// A validated target description.

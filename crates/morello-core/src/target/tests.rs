@@ -97,6 +97,18 @@ fn a_register_vmem_hbm_target_from_a_file() {
     assert_eq!(t.level(LevelId(0)).capacity, 16 << 30);
     assert_eq!(t.level(LevelId(0)).moves_to, [LevelId(1)]);
     assert_eq!(t.costs(), &CostConstants::default());
+    // Vector loads cost a level's line unless the file says otherwise.
+    assert_eq!(t.level(LevelId(1)).vector_cost_per_line(), 4);
+    let cheap = Target::from_toml(
+        &TPU_LIKE.replace("cost_per_line = 4", "cost_per_line = 4\nload_cost_per_line = 1"),
+    )
+    .unwrap();
+    assert_eq!(
+        (cheap.level(LevelId(1)).cost_per_line, cheap.level(LevelId(1)).vector_cost_per_line()),
+        (4, 1)
+    );
+    assert_ne!(cheap.fingerprint(), t.fingerprint());
+    assert_eq!(Target::from_toml(&cheap.description_value().to_toml().unwrap()).unwrap(), cheap);
 }
 
 #[test]
