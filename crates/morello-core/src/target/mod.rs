@@ -87,10 +87,9 @@ pub struct MemoryLevel {
 
 impl MemoryLevel {
     /// Cost of a cache line that a vector load or store kernel moves straight between this level
-    /// and vector registers: `load_cost_per_line` if set, else `cost_per_line`. A cache the
-    /// hardware prefetches into can stream whole vectors to the registers at close to the rate of
-    /// the level above it, overlapped with arithmetic, although a tensor viewed or copied there
-    /// costs `cost_per_line`.
+    /// and vector registers: `load_cost_per_line` if set, else `cost_per_line`. Vector loads from
+    /// a cache the hardware prefetches into can stream at close to the rate of the faster level,
+    /// overlapped with arithmetic, although a tensor viewed or copied there costs `cost_per_line`.
     pub fn vector_cost_per_line(&self) -> u64 {
         self.load_cost_per_line.unwrap_or(self.cost_per_line)
     }
