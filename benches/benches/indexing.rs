@@ -2,8 +2,8 @@
 //! Run with `cargo bench -p morello-benches --bench indexing`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use morello_core::hlo::{ComputationBuilder, ComputationId, ElementwiseOp, HloModule, HloOp, HloShape};
-use morello_core::indexing::{IndexingMap, compose, computation_output_to_parameters};
+use morello_xla::hlo::{ComputationBuilder, ComputationId, ElementwiseOp, HloModule, HloOp, HloShape};
+use morello_xla::indexing::{IndexingMap, compose, computation_output_to_parameters};
 use std::hint::black_box;
 
 fn map(text: &str) -> IndexingMap {

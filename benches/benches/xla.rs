@@ -2,7 +2,7 @@
 //! morello layouts. Run with `cargo bench -p morello-benches --bench xla`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use morello_core::xla::{ArrayShape, XlaShape};
+use morello_xla::xla::{ArrayShape, XlaShape};
 use std::hint::black_box;
 
 const HLO_EXAMPLE: &str = "bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}";

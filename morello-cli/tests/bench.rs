@@ -1,0 +1,229 @@
+//! End-to-end tests of `morello bench` and `morello bench-suite`: the JSON and text reports, the
+//! baselines that are skipped and why, top-k with its Spearman correlation, the suite's Markdown
+//! and SVG files, and bad input. Sampling is tiny (`--samples 2 --min-sample-seconds 0.01`), so
+//! no test asserts anything about timings beyond their being positive numbers.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+use common::{have_compiler, morello, morello_env};
+
+/// Quick sampling: fine for checking structure, far too noisy for figures.
+const QUICK: [&str; 4] = ["--samples", "2", "--min-sample-seconds", "0.01"];
+
+fn with_quick<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = args.to_vec();
+    all.extend(QUICK);
+    all
+}
+
+fn number(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("{v} is not a number"))
+}
+
+#[test]
+fn bench_json_has_named_results_with_gflops_and_seconds_per_call() {
+    if !have_compiler() {
+        return;
+    }
+    let args = with_quick(&["bench", "matmul", "8x8x8", "--baseline", "naive,gemm", "--json", "-q"]);
+    let (code, stdout, stderr) = morello(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert!(v["peak_gflops"].is_number() || v["peak_gflops"].is_null(), "{v}");
+    assert_eq!(v["spec"], "Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    assert_eq!(v["work"]["flops"], 1024.0);
+    let results = v["results"].as_array().expect("results");
+    let names: Vec<&str> = results.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["morello", "naive", "gemm"]);
+    for r in results {
+        assert!(number(&r["seconds_per_call"]) > 0.0, "{r}");
+        assert!(number(&r["gflops"]) > 0.0, "{r}");
+        assert_eq!(r["samples_seconds_per_call"].as_array().map(Vec::len), Some(2));
+        let spread = &r["spread"];
+        assert!(number(&spread["min"]) <= number(&spread["median"]));
+        assert!(number(&spread["median"]) <= number(&spread["max"]));
+    }
+    assert!(results[0]["morello_speedup"].is_null());
+    assert!(number(&results[1]["morello_speedup"]) > 0.0);
+    assert_eq!(results[0]["max_abs_error"], 0.0);
+    assert!(results[0]["predicted_cost"].is_u64());
+}
+
+#[test]
+fn a_missing_library_is_skipped_with_an_install_hint() {
+    if !have_compiler() {
+        return;
+    }
+    // A compiler that cannot find OpenBLAS (whatever is installed), otherwise `cc`.
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("cc-without-openblas");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in -lopenblas)\n    \
+         echo \"/usr/bin/ld: cannot find -lopenblas: No such file or directory\" >&2; exit 1;;\n  esac\n\
+         done\nexec cc \"$@\"\n",
+    )
+    .unwrap();
+    let status = Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
+    assert!(status.success());
+    let fake_text = fake.to_string_lossy().into_owned();
+    let args = with_quick(&["bench", "matmul", "4x4x4", "--baseline", "openblas,naive", "-q"]);
+    let (code, stdout, stderr) = morello_env(&args, &[("CC", &fake_text)]);
+    assert_eq!(code, 0, "{stderr}");
+    let skipped: Vec<&str> = stdout.lines().filter(|l| l.starts_with("skipped:")).collect();
+    assert_eq!(skipped.len(), 1, "{stdout}");
+    // Where OpenBLAS is installed the fake linker refuses it; where it is not, its header is
+    // already missing. Either way the reason is the compiler's own words.
+    assert!(
+        skipped[0].contains("openblas: not installed (")
+            && (skipped[0].contains("cannot find -lopenblas") || skipped[0].contains("cblas.h")),
+        "{stdout}"
+    );
+    assert!(skipped[0].ends_with("install it with `apt-get install libopenblas-dev`"), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("naive ")), "{stdout}");
+    assert!(!stdout.lines().any(|l| l.starts_with("openblas ")), "{stdout}");
+    assert!(stdout.contains("warning:    2 samples of >= 0.01 s is below the defaults"), "{stdout}");
+}
+
+#[test]
+fn specs_the_baselines_do_not_compute_are_timed_alone_with_a_reason() {
+    if !have_compiler() {
+        return;
+    }
+    let (code, stdout, stderr) = morello(&with_quick(&["bench", "zero", "64x64", "-q"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "baselines:  none comparable: the spec is a fill; the baselines compute out = lhs * rhs; \
+             the morello kernel is timed alone"
+        ),
+        "{stdout}"
+    );
+    let header = stdout.lines().find(|l| l.starts_with("name")).expect("a table");
+    assert!(header.contains("GB/s") && !header.contains("% of peak"), "{header}");
+    let (code, stdout, stderr) =
+        morello(&with_quick(&["bench", "matmul", "4x4x4", "--dtype", "u32", "--json", "-q"]));
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let names: Vec<&str> =
+        v["results"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["morello", "naive"], "the libraries have no u32 matmul");
+    let skipped: Vec<&str> =
+        v["skipped"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(skipped, ["openblas", "blis", "libxsmm", "gemm"]);
+    assert!(v["results"][0]["percent_of_peak"].is_null(), "no f32 peak for u32");
+}
+
+#[test]
+fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
+    if !have_compiler() {
+        return;
+    }
+    let (code, stdout, stderr) =
+        morello(&with_quick(&["bench", "--top-k", "3", "matmul", "8x8x8", "--json", "-q"]));
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let results = v["results"].as_array().unwrap();
+    let names: Vec<&str> = results.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["morello-1", "morello-2", "morello-3"], "no baseline unless asked");
+    let costs: Vec<u64> = results.iter().map(|r| r["predicted_cost"].as_u64().unwrap()).collect();
+    assert!(costs.windows(2).all(|w| w[0] < w[1]), "{costs:?}");
+    assert!(results[0]["differs"].is_null() && results[1]["differs"].is_string());
+    let rho = &v["spearman"];
+    assert!(rho.is_null() || (-1.0..=1.0).contains(&number(rho)), "{rho}");
+
+    let (code, stdout, stderr) = morello(&with_quick(&["bench", "--top-k", "2", "matmul", "8x8x8", "-q"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Spearman rank correlation"), "{stdout}");
+    assert!(stdout.contains("how each differs from morello-1:\n  morello-2: "), "{stdout}");
+}
+
+#[test]
+fn bad_measurement_options_are_input_errors() {
+    for (args, message) in [
+        (vec!["bench", "matmul", "4x4x4", "--samples", "0"], "--samples must be at least 1"),
+        (vec!["bench", "matmul", "4x4x4", "--baseline", "mkl"], "unknown baseline `mkl`"),
+        (vec!["bench", "matmul", "4x4x4", "--top-k", "0"], "--top-k must be at least 1"),
+        (
+            vec!["bench", "matmul", "4x4x4", "--min-sample-seconds", "0"],
+            "--min-sample-seconds must be in (0, 3600]",
+        ),
+        (vec!["bench", "matmul", "4x4x4", "--threads", "0"], "--threads must be at least 1"),
+        (vec!["bench-suite", "--sizes", "8x8", "--no-write"], "size `8x8` must be N or MxKxN"),
+        (vec!["bench-suite", "--markdown", "/nonexistent/dir/P.md"], "/nonexistent/dir does not exist"),
+    ] {
+        let (code, _, stderr) = morello(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+    let (code, _, stderr) = morello(&["bench", "matmul", "4x4x4", "--candidates", "all-costs"]);
+    assert_eq!(code, 2, "--candidates needs --top-k: {stderr}");
+}
+
+#[test]
+fn help_shows_examples() {
+    for command in ["bench", "bench-suite"] {
+        let (code, stdout, _) = morello(&[command, "--help"]);
+        assert_eq!(code, 0);
+        assert!(stdout.contains("Examples:\n  morello "), "{command}: {stdout}");
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn the_suite_fills_its_section_between_the_markers_and_writes_the_plot() {
+    if !have_compiler() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let markdown = dir.path().join("PERFORMANCE.md");
+    let svg = dir.path().join("perf.svg");
+    std::fs::write(
+        &markdown,
+        "# Performance\n\n## Kernel suite\n\n<!-- bench-suite:begin -->\nold figures\n<!-- bench-suite:end -->\n\n\
+         ## Later\n\nkept\n",
+    )
+    .unwrap();
+    let (md, plot) = (markdown.to_string_lossy().into_owned(), svg.to_string_lossy().into_owned());
+    let args = with_quick(&[
+        "bench-suite",
+        "--sizes",
+        "4,8,u32:4",
+        "--baseline",
+        "naive,gemm",
+        "--markdown",
+        &md,
+        "--svg",
+        &plot,
+        "-q",
+    ]);
+    let (code, stdout, stderr) = morello(&args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("| kernel | morello | naive | gemm | morello / best library |"), "{stdout}");
+    let text = read(&markdown);
+    assert!(text.starts_with("# Performance\n\n## Kernel suite\n\n<!-- bench-suite:begin -->\nGenerated by"));
+    assert!(text.ends_with("<!-- bench-suite:end -->\n\n## Later\n\nkept\n"), "{text}");
+    assert!(!text.contains("old figures"));
+    assert!(text.contains("| f32 4x4x4 | ") && text.contains("| f32 8x8x8 | "), "{text}");
+    assert!(text.contains("| u32 4x4x4 | "), "{text}");
+    assert!(text.contains("- u32 4x4x4: skipped gemm: no u32 matmul\n"), "{text}");
+    assert!(text.contains("](perf.svg)"), "{text}");
+    assert!(
+        text.contains("| CPU | ") && text.contains("```sh\nmorello bench-suite --sizes 4,8,u32:4"),
+        "{text}"
+    );
+    let plot_text = read(&svg);
+    assert!(plot_text.starts_with("<svg") && plot_text.ends_with("</svg>\n"));
+    assert_eq!(
+        plot_text.matches("<polyline").count(),
+        3,
+        "morello, naive and gemm over 4 and 8: {plot_text}"
+    );
+}

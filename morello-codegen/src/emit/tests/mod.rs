@@ -1,0 +1,264 @@
+//! Emitter tests: hand-built trees (see [`trees`]) checked against their specs by the
+//! interpreter, their C compared with golden files, then compiled with gcc and clang
+//! (warnings are errors), run, and verified against the reference.
+//!
+//! Golden files live in `morello-codegen/tests/golden/`; after an intended change to the
+//! emitted C, re-bless them with `MORELLO_BLESS=1 cargo test -p morello-codegen golden` and review
+//! the diff.
+
+mod trees;
+
+use std::path::PathBuf;
+
+use morello_core::imp::Impl;
+use morello_core::interp::{Buffer as InterpBuffer, Interpreter, Value, wrap};
+use morello_core::kernels::KernelKind;
+use morello_core::spec::CanonicalSpec;
+use morello_core::target::{MemVec, Target};
+
+use super::*;
+use crate::compiler::Warnings;
+use crate::host::require_features;
+use crate::test_support::gcc_and_clang;
+use crate::verify::{VerifyOptions, verify_impls};
+use trees::{Builder, Case};
+
+/// Small deterministic inputs (exact in every dtype).
+fn inputs(spec: &CanonicalSpec) -> Vec<InterpBuffer> {
+    spec.operands
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let values: Vec<Value> = (0..o.shape.volume() as usize)
+                .map(|j| {
+                    let v = ((j * 7 + i * 3) % 9) as i64 - 4;
+                    if o.dtype.is_float() { Value::Float(v as f32) } else { Value::Int(wrap(v, o.dtype)) }
+                })
+                .collect();
+            InterpBuffer::from_logical(o, &values).expect("fits")
+        })
+        .collect()
+}
+
+#[test]
+fn every_tree_computes_its_spec() {
+    for case in trees::all() {
+        let target = Target::builtin(case.target, 2).expect("target");
+        let interp = Interpreter::new(&target);
+        let mut by_impl = inputs(&case.imp.spec);
+        let mut by_spec = by_impl.clone();
+        interp.execute_impl(&case.imp, &mut by_impl).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        interp.execute_spec(&case.imp.spec, &mut by_spec).expect("spec runs");
+        assert_eq!(by_impl, by_spec, "{}", case.name);
+    }
+}
+
+fn golden_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden").join(format!("{name}.c"))
+}
+
+#[test]
+fn golden_files() {
+    let bless = std::env::var_os("MORELLO_BLESS").is_some();
+    let mut stale = Vec::new();
+    for case in trees::all().into_iter().filter(|c| c.golden) {
+        let target = Target::builtin(case.target, 2).expect("target");
+        let c = emit_c(&case.imp, &target).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert_eq!(
+            c,
+            emit_c(&case.imp, &target).expect("emits"),
+            "{}: emission is not deterministic",
+            case.name
+        );
+        let path = golden_path(case.name);
+        if bless {
+            std::fs::write(&path, &c).expect("writes the golden file");
+            continue;
+        }
+        let expected = std::fs::read_to_string(&path).unwrap_or_default();
+        if expected != c {
+            let line = expected.lines().zip(c.lines()).position(|(a, b)| a != b).unwrap_or(0) + 1;
+            stale.push(format!("{} (first difference at line {line})", path.display()));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "emitted C differs from the golden files; if intended, run `MORELLO_BLESS=1 cargo test -p morello-codegen golden` and review the diff:\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn goldens_cover_every_kernel() {
+    let mut used: Vec<KernelKind> =
+        trees::all().iter().filter(|c| c.golden).flat_map(|c| c.imp.kernels()).collect();
+    used.sort();
+    used.dedup();
+    assert_eq!(used, KernelKind::ALL.to_vec());
+}
+
+/// Builds every tree of a target into one program per compiler and verifies each kernel.
+fn compile_and_verify(target_name: &str) {
+    let cases: Vec<Case> = trees::all().into_iter().filter(|c| c.target == target_name).collect();
+    let target = Target::builtin(target_name, 2).expect("target");
+    let imps: Vec<&Impl> = cases.iter().map(|c| &c.imp).collect();
+    for compiler in gcc_and_clang() {
+        let options = VerifyOptions { seed: 7, warnings: Warnings::Deny, ..VerifyOptions::default() };
+        match verify_impls(&imps, &target, &compiler, &options) {
+            Ok(results) => {
+                for (case, result) in cases.iter().zip(results) {
+                    let v = result.verification;
+                    assert!(
+                        v.verified,
+                        "{} with {compiler}: {:?}\n{}",
+                        case.name, v.mismatch, result.kernel.source
+                    );
+                    assert!(v.elements > 0);
+                }
+            }
+            Err(CodegenError::MissingHostFeatures { missing }) => {
+                println!(
+                    "skipped running the {target_name} kernels: the host lacks {missing:?} (they compiled)"
+                );
+            }
+            Err(e) => panic!("{target_name} with {compiler}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn avx2_trees_compile_and_verify() {
+    compile_and_verify("x86-avx2");
+}
+
+#[test]
+fn avx512_trees_compile_and_verify() {
+    compile_and_verify("x86-avx512");
+}
+
+#[test]
+fn parallel_loops_use_openmp() {
+    let case = trees::all().into_iter().find(|c| c.name == "matmul_parallel").expect("case");
+    let target = Target::builtin(case.target, 2).expect("target");
+    let kernel = emit_kernel(&case.imp, &target, &EmitConfig::default()).expect("emits");
+    assert_eq!(kernel.openmp, OpenMp::Enabled);
+    assert!(
+        kernel.source.contains("#pragma omp parallel for collapse(2) schedule(static)"),
+        "{}",
+        kernel.source
+    );
+}
+
+#[test]
+fn features_follow_the_target_and_the_code() {
+    let avx512 = Target::builtin("x86-avx512", 1).expect("target");
+    let find = |name: &str| trees::all().into_iter().find(|c| c.name == name).expect("case").imp;
+    let plain = emit_kernel(&find("broadcast_vec_mult_add_column_i32"), &avx512, &EmitConfig::default())
+        .expect("emits");
+    assert!(!plain.features.contains(&IsaFeature::Avx512bf16), "{:?}", plain.features);
+    assert!(plain.features.contains(&IsaFeature::Avx512f));
+    let bf16 = emit_kernel(&find("dot_product_bf16"), &avx512, &EmitConfig::default()).expect("emits");
+    assert!(bf16.features.contains(&IsaFeature::Avx512bf16));
+    let avx2 = Target::builtin("x86-avx2", 1).expect("target");
+    let scalar = emit_kernel(&find("matmul_2x2x2"), &avx2, &EmitConfig::default()).expect("emits");
+    assert_eq!(scalar.features, [IsaFeature::Avx, IsaFeature::Avx2, IsaFeature::Fma]);
+}
+
+#[test]
+fn unsolved_trees_and_missing_kernels_are_errors() {
+    let b = Builder::new("x86-avx2");
+    let s = b.spec("Matmul(1x2x2x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    let unsolved = Impl::spec_app(s.clone(), MemVec::ZERO);
+    match emit_c(&unsolved, &b.t) {
+        Err(CodegenError::Unsolved { spec }) => assert!(spec.starts_with("Matmul(1x2x2x2"), "{spec}"),
+        other => panic!("expected Unsolved, got {other:?}"),
+    }
+    // A bf16 dot product is not a kernel of the AVX2 target.
+    let bf16 = trees::all().into_iter().find(|c| c.name == "dot_product_bf16").expect("case").imp;
+    match emit_c(&bf16, &b.t) {
+        Err(e @ CodegenError::KernelUnavailable { .. }) => {
+            assert_eq!(e.to_string(), "kernel DotProductBf16 is not available on target x86-avx2")
+        }
+        other => panic!("expected KernelUnavailable, got {other:?}"),
+    }
+}
+
+#[test]
+fn root_operands_must_be_whole_tensors_in_memory() {
+    let b = Builder::new("x86-avx2");
+    let s = b.spec("FillZero(8, f32 VRF row-major v8)");
+    let imp = b.kernel(s, KernelKind::VectorFill);
+    match emit_c(&imp, &b.t) {
+        Err(CodegenError::Unsupported { reason }) => assert!(reason.contains("kernel parameter"), "{reason}"),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
+
+#[test]
+fn kernel_names_are_checked() {
+    let b = Builder::new("x86-avx2");
+    let imp = b.kernel(b.spec("FillZero(4, f32 GL row-major)"), KernelKind::MemsetZero);
+    let config = EmitConfig { name: "morello_x".into(), comment: ImplComment::Omit };
+    assert!(matches!(emit_kernel(&imp, &b.t, &config), Err(CodegenError::InvalidSignature { .. })));
+    let config = EmitConfig { name: "zero4".into(), comment: ImplComment::Omit };
+    let kernel = emit_kernel(&imp, &b.t, &config).expect("emits");
+    assert!(
+        kernel.source.contains("void zero4(float *restrict out) {\n  memset(out, 0, 16);\n}\n"),
+        "{}",
+        kernel.source
+    );
+    assert!(!kernel.source.contains("cost"), "{}", kernel.source);
+}
+
+#[test]
+fn compile_flags_need_the_host_only_for_what_is_used() {
+    // The AVX-512 target's plain kernels do not need BF16 on the host.
+    let avx512 = Target::builtin("x86-avx512", 1).expect("target");
+    let b = Builder::new("x86-avx512");
+    let imp = b.kernel(b.spec("FillZero(4, f32 GL row-major)"), KernelKind::MemsetZero);
+    let kernel = emit_kernel(&imp, &avx512, &EmitConfig::default()).expect("emits");
+    assert!(!kernel.features.contains(&IsaFeature::Avx512bf16));
+    let _ = require_features(&kernel.features);
+}
+
+#[test]
+fn helpers_compile_and_compute() {
+    use crate::compiler::{CProgram, CompileOptions, SourceUnit};
+    let all: BTreeSet<Helper> = [
+        Helper::FloorDiv,
+        Helper::Mod,
+        Helper::Bf16ToF32,
+        Helper::F32ToBf16,
+        Helper::HsumM128,
+        Helper::HsumM256,
+    ]
+    .into_iter()
+    .collect();
+    let source = format!(
+        "#include <immintrin.h>\n#include <stdint.h>\n#include <string.h>\n{}{}\n\
+         int main(void) {{\n\
+         \x20 int bad = 0;\n\
+         \x20 bad |= morello_floordiv(-7, 4) != -2 || morello_floordiv(7, 4) != 1 || morello_floordiv(-8, 4) != -2;\n\
+         \x20 bad |= morello_mod(-7, 4) != 1 || morello_mod(7, 4) != 3 || morello_mod(-8, 4) != 0;\n\
+         \x20 bad |= morello_bf16_to_f32(0x3fc0) != 1.5f || morello_f32_to_bf16(1.5f) != 0x3fc0;\n\
+         \x20 bad |= morello_f32_to_bf16(1.00390625f) != 0x3f80; /* a tie rounds to even */\n\
+         \x20 bad |= morello_f32_to_bf16(1.01171875f) != 0x3f82; /* a tie rounds to even, upwards */\n\
+         \x20 bad |= morello_hsum_m128(_mm_setr_ps(1, 2, 3, 4)) != 10.0f;\n\
+         \x20 bad |= morello_hsum_m256(_mm256_setr_ps(1, 2, 3, 4, 5, 6, 7, 8)) != 36.0f;\n\
+         \x20 return bad;\n}}\n",
+        helpers::definitions(&all),
+        helpers::definitions(&all), // twice: the guards make a second copy harmless
+    );
+    let options = CompileOptions {
+        features: vec![IsaFeature::Avx, IsaFeature::Avx2, IsaFeature::Fma],
+        warnings: Warnings::Deny,
+        ..CompileOptions::default()
+    };
+    for compiler in gcc_and_clang() {
+        let program = CProgram { units: vec![SourceUnit::new("helpers", source.clone())], link_args: vec![] };
+        let build = compiler.build(&program, &options).unwrap_or_else(|e| panic!("{e}"));
+        if require_features(build.features()).is_ok() {
+            crate::run::run_program(build.binary(), &[], &[]).unwrap_or_else(|e| panic!("{compiler}: {e}"));
+        }
+    }
+}

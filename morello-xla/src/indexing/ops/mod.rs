@@ -1,0 +1,274 @@
+//! The indexing maps of one HLO instruction, in both directions, as seed 003 defines them.
+//!
+//! *Output-to-input*: for one output array of the instruction (the instruction's result, or
+//! one element of a tuple result), a map from an output index to the indices of each operand
+//! it reads. *Input-to-output*: for one operand array, a map from an operand index to the
+//! output indices that read it. The two directions relate the same pairs, swapped.
+//!
+//! Ops without operands (parameter, constant, iota) have no maps. Elementwise ops, tuple and
+//! get-tuple-element are identities; every other op has a file here. A fusion composes the
+//! maps of its fused computation (see `fusion.rs`). Every map returned is simplified; maps of a
+//! single op may be empty (a zero-sized operand), maps composed through a fusion never are.
+//!
+//! Scalar operands that supply a value rather than data (the init of a reduce or
+//! reduce-window, the padding value of a pad) are read by every output element.
+
+mod broadcast;
+mod concatenate;
+mod dot;
+mod pad;
+mod reduce;
+mod reduce_window;
+mod reshape;
+mod reverse;
+mod slice;
+mod transpose;
+
+use crate::hlo::{ArrayShape, ComputationId, HloComputation, HloInstruction, HloModule, HloOp, InstrId};
+use morello_core::expr::{IndexExpr, Interval};
+
+use super::fusion::{computation_output_to_parameters, computation_parameter_to_outputs};
+use super::map::var_index;
+use super::{IndexingError, IndexingMap};
+
+/// The maps from one output of an instruction to one array of one of its operands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperandMaps {
+    /// The operand position (for a fusion, also the callee's parameter number).
+    pub operand: usize,
+    /// Which array of the operand: 0, or the tuple element of a tuple-shaped operand.
+    pub operand_output: usize,
+    /// The distinct maps, in the order they were found; their union is what is read.
+    pub maps: Vec<IndexingMap>,
+}
+
+/// The maps from one array of one operand of an instruction to one of its outputs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputMaps {
+    /// Which array of the operand the maps start from.
+    pub operand_output: usize,
+    /// Which output of the instruction: 0, or the tuple element of a tuple result.
+    pub output: usize,
+    /// The distinct maps, in the order they were found; their union is what is written.
+    pub maps: Vec<IndexingMap>,
+}
+
+/// The maps from output `output` of an instruction to every array of its operands it reads.
+///
+/// For a fusion, the maps are composed through the called computation, one list per
+/// parameter, each deduplicated after simplification.
+///
+/// # Errors
+/// [`IndexingError::NoSuch`] if the computation, instruction or output does not exist;
+/// [`IndexingError::TooManyMaps`] if a fusion reads a value in too many distinct ways;
+/// [`IndexingError::Arithmetic`] on overflow.
+pub fn output_to_input(
+    module: &HloModule,
+    computation: ComputationId,
+    instruction: InstrId,
+    output: usize,
+) -> Result<Vec<OperandMaps>, IndexingError> {
+    let computation = lookup_computation(module, computation)?;
+    op_output_to_input(module, computation, instruction, output)
+}
+
+/// The maps from every array of operand `operand` of an instruction to the outputs that read
+/// it.
+///
+/// # Errors
+/// As [`output_to_input`], and [`IndexingError::NoSuch`] if the operand does not exist.
+pub fn input_to_output(
+    module: &HloModule,
+    computation: ComputationId,
+    instruction: InstrId,
+    operand: usize,
+) -> Result<Vec<OutputMaps>, IndexingError> {
+    let computation = lookup_computation(module, computation)?;
+    let op = Op::new(computation, instruction)?;
+    let operand_shape = op.operand_instruction(operand)?;
+    let mut out = Vec::new();
+    for operand_output in 0..operand_shape.shape.arrays().len() {
+        out.extend(op_input_to_output(module, computation, instruction, operand, operand_output)?);
+    }
+    Ok(out)
+}
+
+fn lookup_computation(module: &HloModule, id: ComputationId) -> Result<&HloComputation, IndexingError> {
+    module.computation(id).ok_or_else(|| IndexingError::NoSuch(format!("computation {}", id.0)))
+}
+
+/// One instruction in its context, with checked access to its shapes.
+struct Op<'a> {
+    computation: &'a HloComputation,
+    instr: &'a HloInstruction,
+}
+
+impl<'a> Op<'a> {
+    fn new(computation: &'a HloComputation, id: InstrId) -> Result<Self, IndexingError> {
+        let instr = computation.instruction(id).ok_or_else(|| {
+            IndexingError::NoSuch(format!("instruction {} of computation `{}`", id.0, computation.name))
+        })?;
+        Ok(Op { computation, instr })
+    }
+
+    fn operand_instruction(&self, position: usize) -> Result<&'a HloInstruction, IndexingError> {
+        self.instr
+            .operands
+            .get(position)
+            .and_then(|id| self.computation.instruction(*id))
+            .ok_or_else(|| IndexingError::NoSuch(format!("operand {position} of `{}`", self.instr.name)))
+    }
+
+    fn operand(&self, position: usize) -> Result<&'a ArrayShape, IndexingError> {
+        self.operand_instruction(position)?.shape.arrays().first().ok_or_else(|| {
+            IndexingError::NoSuch(format!("an array in operand {position} of `{}`", self.instr.name))
+        })
+    }
+
+    fn output(&self, output: usize) -> Result<&'a ArrayShape, IndexingError> {
+        self.instr
+            .shape
+            .arrays()
+            .get(output)
+            .ok_or_else(|| IndexingError::NoSuch(format!("output {output} of `{}`", self.instr.name)))
+    }
+
+    fn num_outputs(&self) -> usize {
+        self.instr.shape.arrays().len()
+    }
+
+    fn num_operands(&self) -> usize {
+        self.instr.operands.len()
+    }
+}
+
+/// Output-to-input maps of one instruction (simplified), one entry per operand array read.
+pub(super) fn op_output_to_input(
+    module: &HloModule,
+    computation: &HloComputation,
+    id: InstrId,
+    output: usize,
+) -> Result<Vec<OperandMaps>, IndexingError> {
+    let op = Op::new(computation, id)?;
+    let out = op.output(output)?;
+    let maps = match &op.instr.op {
+        HloOp::Parameter { .. } | HloOp::Constant | HloOp::Iota { .. } => Vec::new(),
+        HloOp::Elementwise(_) => vec![IndexingMap::identity(&out.dims); op.num_operands()],
+        HloOp::Broadcast { dimensions } => vec![broadcast::output_to_input(out, dimensions)?],
+        HloOp::Transpose { dimensions } => vec![transpose::output_to_input(out, dimensions)?],
+        HloOp::Reverse { dimensions } => vec![reverse::map(out, dimensions)?],
+        HloOp::Reduce { dimensions, .. } => {
+            reduce::output_to_input(op.operand(0)?, out, dimensions, op.num_operands())?
+        }
+        HloOp::Slice { dims } => vec![slice::output_to_input(out, dims)?],
+        HloOp::Reshape => vec![reshape::reshape(out, op.operand(0)?)?],
+        HloOp::Bitcast => vec![reshape::bitcast(out, op.operand(0)?)?],
+        HloOp::Concatenate { dimension } => {
+            concatenate::output_to_input(&operand_arrays(&op)?, out, *dimension)?
+        }
+        HloOp::Dot(dims) => dot::output_to_input(op.operand(0)?, op.operand(1)?, out, dims)?,
+        HloOp::Pad { dims } => pad::output_to_input(op.operand(0)?, out, dims)?,
+        HloOp::ReduceWindow { window, .. } => {
+            reduce_window::output_to_input(op.operand(0)?, out, window, op.num_operands())?
+        }
+        HloOp::Fusion { calls } => return computation_output_to_parameters(module, *calls, output),
+        HloOp::Tuple => return single(output, 0, IndexingMap::identity(&out.dims)),
+        HloOp::GetTupleElement { index } => return single(0, *index, IndexingMap::identity(&out.dims)),
+    };
+    maps.into_iter()
+        .enumerate()
+        .map(|(operand, map)| Ok(OperandMaps { operand, operand_output: 0, maps: vec![map.simplify()?] }))
+        .collect()
+}
+
+fn single(
+    operand: usize,
+    operand_output: usize,
+    map: IndexingMap,
+) -> Result<Vec<OperandMaps>, IndexingError> {
+    Ok(vec![OperandMaps { operand, operand_output, maps: vec![map.simplify()?] }])
+}
+
+fn operand_arrays<'a>(op: &Op<'a>) -> Result<Vec<&'a ArrayShape>, IndexingError> {
+    (0..op.num_operands()).map(|i| op.operand(i)).collect()
+}
+
+/// Input-to-output maps of one instruction (simplified) from one array of one operand, one
+/// entry per output that reads it.
+pub(super) fn op_input_to_output(
+    module: &HloModule,
+    computation: &HloComputation,
+    id: InstrId,
+    operand: usize,
+    operand_output: usize,
+) -> Result<Vec<OutputMaps>, IndexingError> {
+    let op = Op::new(computation, id)?;
+    let input = op
+        .operand_instruction(operand)?
+        .shape
+        .arrays()
+        .get(operand_output)
+        .ok_or_else(|| IndexingError::NoSuch(format!("output {operand_output} of operand {operand}")))?;
+    let every_output = |map: IndexingMap| -> Vec<(usize, IndexingMap)> {
+        (0..op.num_outputs()).map(|k| (k, map.clone())).collect()
+    };
+    let maps: Vec<(usize, IndexingMap)> = match &op.instr.op {
+        HloOp::Parameter { .. } | HloOp::Constant | HloOp::Iota { .. } => Vec::new(),
+        HloOp::Elementwise(_) => vec![(0, IndexingMap::identity(&input.dims))],
+        HloOp::Broadcast { dimensions } => {
+            vec![(0, broadcast::input_to_output(input, op.output(0)?, dimensions)?)]
+        }
+        HloOp::Transpose { dimensions } => vec![(0, transpose::input_to_output(input, dimensions)?)],
+        HloOp::Reverse { dimensions } => vec![(0, reverse::map(input, dimensions)?)],
+        HloOp::Reduce { dimensions, .. } => every_output(reduce::input_to_output(
+            input,
+            op.output(0)?,
+            dimensions,
+            operand,
+            op.num_operands(),
+        )?),
+        HloOp::Slice { dims } => vec![(0, slice::input_to_output(input, op.output(0)?, dims)?)],
+        HloOp::Reshape => vec![(0, reshape::reshape(input, op.output(0)?)?)],
+        HloOp::Bitcast => vec![(0, reshape::bitcast(input, op.output(0)?)?)],
+        HloOp::Concatenate { dimension } => {
+            vec![(0, concatenate::input_to_output(&operand_arrays(&op)?, operand, *dimension)?)]
+        }
+        HloOp::Dot(dims) => {
+            vec![(0, dot::input_to_output(op.operand(0)?, op.operand(1)?, op.output(0)?, dims, operand)?)]
+        }
+        HloOp::Pad { dims } => vec![(0, pad::input_to_output(input, op.output(0)?, dims, operand)?)],
+        HloOp::ReduceWindow { window, .. } => every_output(reduce_window::input_to_output(
+            op.operand(0)?,
+            op.output(0)?,
+            window,
+            operand,
+            op.num_operands(),
+        )?),
+        HloOp::Fusion { calls } => {
+            return computation_parameter_to_outputs(module, *calls, operand, operand_output);
+        }
+        HloOp::Tuple => vec![(operand, IndexingMap::identity(&input.dims))],
+        HloOp::GetTupleElement { index } if *index == operand_output => {
+            vec![(0, IndexingMap::identity(&input.dims))]
+        }
+        HloOp::GetTupleElement { .. } => Vec::new(),
+    };
+    maps.into_iter()
+        .map(|(output, map)| Ok(OutputMaps { operand_output, output, maps: vec![map.simplify()?] }))
+        .collect()
+}
+
+/// `d_i`.
+fn d(i: usize) -> IndexExpr {
+    IndexExpr::dim(var_index(i))
+}
+
+/// `s_j`.
+fn s(j: usize) -> IndexExpr {
+    IndexExpr::symbol(var_index(j))
+}
+
+/// The ranges `[0, size - 1]` of every dimension.
+fn index_ranges(dims: &[i64]) -> Vec<Interval> {
+    dims.iter().map(|&size| Interval::indices(size)).collect()
+}
