@@ -8,7 +8,8 @@
 //! - [`dtype`], [`target`]: element types, and targets as data (levels, kernels, cost constants);
 //! - [`spec`]: what to compute (primitives, operands, canonical forms, text);
 //! - [`kernels`]: the kernel catalogue; [`cost`]: the cost model;
-//! - [`imp`]: implementation trees; [`interp`]: the reference interpreter.
+//! - [`imp`]: implementation trees; [`interp`]: the reference interpreter;
+//! - [`text`]: the one text cursor and span every parser in the workspace reads with.
 //!
 //! XLA's shapes, HLO text and indexing maps are in the `morello-xla` crate, which builds on
 //! [`expr`], [`shape`] and [`layout`].
@@ -26,3 +27,4 @@ pub mod layout;
 pub mod shape;
 pub mod spec;
 pub mod target;
+pub mod text;

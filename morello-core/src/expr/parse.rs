@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::{Atom, ExprError, IndexExpr, Term, Var};
+use crate::text::Cursor;
 
 /// A syntax or range error in expression text, with the byte offset where it was found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,11 +53,11 @@ impl fmt::Display for Token {
     }
 }
 
-/// A cursor over expression text that other parsers in the crate build on.
+/// A tokenizer and parser over expression text, on the workspace's [`Cursor`]; the indexing
+/// maps' text form builds on it.
 #[derive(Debug, Clone)]
 pub struct Parser<'a> {
-    text: &'a str,
-    pos: usize,
+    cursor: Cursor<'a>,
 }
 
 /// A parsed value before it is known to be a plain constant: coefficients in 128 bits.
@@ -112,50 +113,42 @@ impl Linear {
 impl<'a> Parser<'a> {
     /// A parser at the start of `text`.
     pub fn new(text: &'a str) -> Self {
-        Parser { text, pos: 0 }
+        Parser { cursor: Cursor::new(text) }
     }
 
     /// The current byte offset.
     pub fn offset(&self) -> usize {
-        self.pos
+        self.cursor.offset()
     }
 
     /// An error at the current offset.
     pub fn error(&self, message: impl Into<String>) -> ExprParseError {
-        ExprParseError { message: message.into(), offset: self.pos }
+        ExprParseError { message: message.into(), offset: self.offset() }
     }
 
     fn skip_space(&mut self) {
-        while let Some(c) = self.text[self.pos..].chars().next() {
-            if !c.is_whitespace() {
-                break;
-            }
-            self.pos += c.len_utf8();
-        }
+        self.cursor.skip_space();
     }
 
     /// Whether only whitespace is left.
     pub fn at_end(&mut self) -> bool {
-        self.skip_space();
-        self.pos >= self.text.len()
+        self.cursor.at_end()
     }
 
     /// The next token and its length in bytes, without consuming it.
     pub fn peek(&mut self) -> Option<(Token, usize)> {
-        self.skip_space();
-        let rest = &self.text[self.pos..];
-        let c = rest.chars().next()?;
+        let c = self.cursor.peek()?;
+        let mut ahead = self.cursor.clone();
         if c.is_ascii_digit() {
-            let len = rest.find(|ch: char| !ch.is_ascii_digit()).unwrap_or(rest.len());
             // Literals beyond 128 bits are reported by `parse_int` as out of range.
-            let value = rest[..len].parse::<i128>().unwrap_or(i128::MAX);
-            return Some((Token::Int(value), len));
+            let int = ahead.unsigned().expect("a digit is next");
+            return Some((Token::Int(int.value.unwrap_or(i128::MAX)), int.span.len()));
         }
         if c.is_ascii_alphabetic() || c == '_' {
-            let len = rest.find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).unwrap_or(rest.len());
-            return Some((Token::Word(rest[..len].to_string()), len));
+            let span = ahead.take_while(|ch| ch.is_ascii_alphanumeric() || ch == '_');
+            return Some((Token::Word(ahead.slice(span).to_string()), span.len()));
         }
-        if rest.starts_with("->") {
+        if ahead.rest().starts_with("->") {
             return Some((Token::Arrow, 2));
         }
         Some((Token::Punct(c), c.len_utf8()))
@@ -164,25 +157,20 @@ impl<'a> Parser<'a> {
     /// Consumes and returns the next token.
     pub fn next_token(&mut self) -> Option<Token> {
         let (token, len) = self.peek()?;
-        self.pos += len;
+        self.cursor.advance(len);
         Some(token)
     }
 
     /// Consumes the punctuation `c` if it is next.
     pub fn eat_punct(&mut self, c: char) -> bool {
-        if matches!(self.peek(), Some((Token::Punct(p), _)) if p == c) {
-            self.pos += c.len_utf8();
-            true
-        } else {
-            false
-        }
+        matches!(self.peek(), Some((Token::Punct(p), _)) if p == c) && self.cursor.eat(c)
     }
 
     /// Consumes the word `w` if it is next.
     pub fn eat_word(&mut self, w: &str) -> bool {
         match self.peek() {
             Some((Token::Word(word), len)) if word == w => {
-                self.pos += len;
+                self.cursor.advance(len);
                 true
             }
             _ => false,
@@ -191,12 +179,7 @@ impl<'a> Parser<'a> {
 
     /// Consumes `->` if it is next.
     pub fn eat_arrow(&mut self) -> bool {
-        if matches!(self.peek(), Some((Token::Arrow, _))) {
-            self.pos += 2;
-            true
-        } else {
-            false
-        }
+        matches!(self.peek(), Some((Token::Arrow, _))) && self.cursor.eat_str("->")
     }
 
     /// Requires the punctuation `c` next.
@@ -228,7 +211,7 @@ impl<'a> Parser<'a> {
     /// # Errors
     /// A parse error if no integer is next or it does not fit in 64 bits.
     pub fn parse_int(&mut self) -> Result<i64, ExprParseError> {
-        let start = self.pos;
+        let start = self.offset();
         let negative = self.eat_punct('-');
         match self.next_token() {
             Some(Token::Int(v)) => {
@@ -239,7 +222,7 @@ impl<'a> Parser<'a> {
                 })
             }
             _ => {
-                self.pos = start;
+                self.cursor.set_offset(start);
                 Err(self.unexpected("an integer"))
             }
         }
@@ -251,7 +234,7 @@ impl<'a> Parser<'a> {
     /// A parse error for malformed text, a product of two non-constants, a non-positive divisor,
     /// or a value that does not fit in 64 bits.
     pub fn parse_expr(&mut self) -> Result<IndexExpr, ExprParseError> {
-        let start = self.pos;
+        let start = self.offset();
         let linear = self.sum()?;
         linear.into_expr().ok_or(ExprParseError {
             message: "a coefficient or constant does not fit in 64 bits".into(),
@@ -264,13 +247,12 @@ impl<'a> Parser<'a> {
         loop {
             let sign = if self.eat_punct('+') {
                 1
-            } else if matches!(self.peek(), Some((Token::Punct('-'), _))) {
-                self.pos += 1;
+            } else if self.eat_punct('-') {
                 -1
             } else {
                 return Ok(acc);
             };
-            let at = self.pos;
+            let at = self.offset();
             let rhs = self.term()?;
             acc = acc.add(rhs, sign).ok_or_else(|| overflow(at))?;
         }
@@ -279,14 +261,14 @@ impl<'a> Parser<'a> {
     /// A term; a leading `-` negates the whole term, so `-x floordiv 2` is `-(x floordiv 2)`.
     fn term(&mut self) -> Result<Linear, ExprParseError> {
         self.skip_space();
-        let at = self.pos;
+        let at = self.offset();
         if self.eat_punct('-') {
             return self.term()?.scale(-1).ok_or_else(|| overflow(at));
         }
         let mut acc = self.factor()?;
         loop {
             self.skip_space();
-            let at = self.pos;
+            let at = self.offset();
             if self.eat_punct('*') {
                 let rhs = self.factor()?;
                 acc = multiply(acc, rhs, at)?;
@@ -305,7 +287,7 @@ impl<'a> Parser<'a> {
 
     fn factor(&mut self) -> Result<Linear, ExprParseError> {
         self.skip_space();
-        let at = self.pos;
+        let at = self.offset();
         match self.next_token() {
             Some(Token::Int(v)) => {
                 if v == i128::MAX {
@@ -315,8 +297,7 @@ impl<'a> Parser<'a> {
                     });
                 }
                 // Juxtaposition: `2d0` or `4(d1 + 1)`, only when nothing separates them.
-                let adjacent =
-                    self.text[self.pos..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '(');
+                let adjacent = self.cursor.rest().starts_with(|c: char| c.is_ascii_alphabetic() || c == '(');
                 if adjacent && !self.next_is_keyword() {
                     let rhs = self.factor()?;
                     return rhs.scale(v).ok_or_else(|| overflow(at));
@@ -337,7 +318,7 @@ impl<'a> Parser<'a> {
             }
             Some(Token::Punct('-')) => self.factor()?.scale(-1).ok_or_else(|| overflow(at)),
             _ => {
-                self.pos = at;
+                self.cursor.set_offset(at);
                 Err(self.unexpected("an integer, a variable or `(`"))
             }
         }

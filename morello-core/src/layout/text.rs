@@ -9,6 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{Layout, LayoutDim, LayoutError, PhysDim};
+use crate::text::Cursor;
 
 /// Why layout text could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,11 +56,10 @@ impl FromStr for Layout {
 
     /// Parses the bracketed form; see [`Layout::parse_for_rank`] for the names.
     fn from_str(text: &str) -> Result<Self, LayoutParseError> {
-        let mut cursor = Cursor { text, pos: 0 };
-        let layout = cursor.layout()?;
-        cursor.skip_space();
-        if cursor.pos < text.len() {
-            return Err(cursor.error("unexpected text after the closing `]`"));
+        let mut reader = Reader { cursor: Cursor::new(text) };
+        let layout = reader.layout()?;
+        if !reader.cursor.at_end() {
+            return Err(reader.error("unexpected text after the closing `]`"));
         }
         Ok(layout)
     }
@@ -86,56 +86,45 @@ impl Layout {
     }
 }
 
-struct Cursor<'a> {
-    text: &'a str,
-    pos: usize,
+/// The layout grammar over the workspace's [`Cursor`].
+struct Reader<'a> {
+    cursor: Cursor<'a>,
 }
 
-impl Cursor<'_> {
+impl Reader<'_> {
     fn error(&self, message: impl Into<String>) -> LayoutParseError {
-        LayoutParseError::Syntax { message: message.into(), offset: self.pos, text: self.text.to_string() }
-    }
-
-    fn skip_space(&mut self) {
-        let rest = &self.text[self.pos..];
-        self.pos += rest.len() - rest.trim_start().len();
-    }
-
-    fn eat(&mut self, token: &str) -> bool {
-        self.skip_space();
-        if self.text[self.pos..].starts_with(token) {
-            self.pos += token.len();
-            true
-        } else {
-            false
+        LayoutParseError::Syntax {
+            message: message.into(),
+            offset: self.cursor.offset(),
+            text: self.cursor.text().to_string(),
         }
     }
 
     fn expect(&mut self, token: &str, what: &str) -> Result<(), LayoutParseError> {
-        if self.eat(token) { Ok(()) } else { Err(self.error(format!("expected {what}"))) }
+        if self.cursor.eat_str(token) { Ok(()) } else { Err(self.error(format!("expected {what}"))) }
     }
 
     fn number(&mut self, what: &str) -> Result<u64, LayoutParseError> {
-        self.skip_space();
-        let rest = &self.text[self.pos..];
-        let len = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-        if len == 0 {
+        let start = self.cursor.offset();
+        let Some(number) = self.cursor.unsigned() else {
             return Err(self.error(format!("expected {what}")));
-        }
-        let value = rest[..len].parse::<u64>().map_err(|_| self.error(format!("{what} is too large")))?;
-        self.pos += len;
-        Ok(value)
+        };
+        number.value.and_then(|v| u64::try_from(v).ok()).ok_or_else(|| {
+            self.cursor.set_offset(start);
+            self.cursor.skip_space();
+            self.error(format!("{what} is too large"))
+        })
     }
 
     fn layout(&mut self) -> Result<Layout, LayoutParseError> {
-        if !self.eat("[") {
+        if !self.cursor.eat('[') {
             return Err(self.error("expected `[` (or one of the names `row-major`, `col-major`)"));
         }
         let mut dims = Vec::new();
-        if !self.eat("]") {
+        if !self.cursor.eat(']') {
             loop {
                 dims.push(self.dim()?);
-                if self.eat("]") {
+                if self.cursor.eat(']') {
                     break;
                 }
                 self.expect(",", "`,` or `]`")?;
@@ -145,15 +134,16 @@ impl Cursor<'_> {
     }
 
     fn dim(&mut self) -> Result<LayoutDim, LayoutParseError> {
-        let start = self.pos;
+        self.cursor.skip_space();
+        let start = self.cursor.offset();
         let logical = self.number("a logical dimension index")?;
         let logical = u8::try_from(logical).map_err(|_| {
-            self.pos = start;
+            self.cursor.set_offset(start);
             self.error(format!("logical dimension {logical} is above the limit of 255"))
         })?;
-        let kind = if self.eat("oe") {
+        let kind = if self.cursor.eat_str("oe") {
             PhysDim::OddEven(self.packing_size()?)
-        } else if self.eat("p") {
+        } else if self.cursor.eat_str("p") {
             PhysDim::Packed(self.packing_size()?)
         } else {
             PhysDim::Dynamic
@@ -163,10 +153,11 @@ impl Cursor<'_> {
 
     fn packing_size(&mut self) -> Result<u32, LayoutParseError> {
         self.expect("(", "`(` after `p` or `oe`")?;
-        let start = self.pos;
+        self.cursor.skip_space();
+        let start = self.cursor.offset();
         let size = self.number("a packing size")?;
         let size = u32::try_from(size).map_err(|_| {
-            self.pos = start;
+            self.cursor.set_offset(start);
             self.error("packing size is above the limit of 2^32 - 1")
         })?;
         self.expect(")", "`)`")?;

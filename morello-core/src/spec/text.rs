@@ -19,6 +19,7 @@ use crate::dtype::Dtype;
 use crate::layout::{Layout, LayoutView};
 use crate::shape::Shape;
 use crate::target::{MemVec, Target, parse_size};
+use crate::text::Cursor;
 
 /// Why spec or limits text could not be read (the user's input).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,7 +89,7 @@ impl LogicalSpec {
     /// # Errors
     /// [`SpecParseError`] for malformed text.
     pub fn parse(text: &str, target: &Target) -> Result<LogicalSpec, SpecParseError> {
-        Reader { text, pos: 0, target }.spec()
+        Reader { cursor: Cursor::new(text), target }.spec()
     }
 }
 
@@ -110,43 +111,29 @@ impl fmt::Display for DisplaySpec<'_> {
     }
 }
 
+/// The spec grammar over the workspace's [`Cursor`].
 struct Reader<'a> {
-    text: &'a str,
-    pos: usize,
+    cursor: Cursor<'a>,
     target: &'a Target,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn error(&self, message: impl fmt::Display) -> SpecParseError {
         SpecParseError::Syntax {
-            message: format!("{message} at column {}", self.pos + 1),
-            text: self.text.to_string(),
+            message: format!("{message} at column {}", self.cursor.offset() + 1),
+            text: self.cursor.text().to_string(),
         }
-    }
-
-    fn skip_space(&mut self) {
-        let rest = &self.text[self.pos..];
-        self.pos += rest.len() - rest.trim_start().len();
     }
 
     fn eat(&mut self, c: char) -> bool {
-        self.skip_space();
-        if self.text[self.pos..].starts_with(c) {
-            self.pos += c.len_utf8();
-            true
-        } else {
-            false
-        }
+        self.cursor.eat(c)
     }
 
     /// A run of characters that are not spaces, commas or parentheses.
-    fn word(&mut self) -> &str {
-        self.skip_space();
-        let rest = &self.text[self.pos..];
-        let len =
-            rest.find(|c: char| c.is_whitespace() || matches!(c, ',' | '(' | ')')).unwrap_or(rest.len());
-        self.pos += len;
-        &rest[..len]
+    fn word(&mut self) -> &'a str {
+        let span =
+            self.cursor.take_while_after_space(|c| !(c.is_whitespace() || matches!(c, ',' | '(' | ')')));
+        self.cursor.slice(span)
     }
 
     fn spec(mut self) -> Result<LogicalSpec, SpecParseError> {
@@ -175,8 +162,7 @@ impl Reader<'_> {
             if !self.eat(',') {
                 return Err(self.error("expected `,` or `)`"));
             }
-            self.skip_space();
-            if self.text[self.pos..].starts_with("serial") {
+            if self.cursor.looking_at("serial") {
                 self.word();
                 serial_only = true;
                 if !self.eat(')') {
@@ -189,8 +175,7 @@ impl Reader<'_> {
             };
             operands.push(self.operand(operand_shape.clone())?);
         }
-        self.skip_space();
-        if self.pos != self.text.len() {
+        if !self.cursor.at_end() {
             return Err(self.error("unexpected text after the closing `)`"));
         }
         if operands.len() != shapes.len() {
@@ -215,12 +200,11 @@ impl Reader<'_> {
                 self.target.level_names().join(", ")
             ))
         })?;
-        self.skip_space();
-        let layout = if self.text[self.pos..].starts_with('[') {
-            let rest = &self.text[self.pos..];
+        let layout = if self.cursor.looking_at("[") {
+            let rest = self.cursor.rest();
             let len = rest.find(']').map(|i| i + 1).ok_or_else(|| self.error("unclosed `[` in a layout"))?;
             let layout: Layout = rest[..len].parse().map_err(|e| self.error(format!("layout: {e}")))?;
-            self.pos += len;
+            self.cursor.advance(len);
             layout
         } else {
             // A name means that order's canonical form for the shape, which is what `cN` counts.
@@ -234,9 +218,7 @@ impl Reader<'_> {
         let mut contiguous_dims = layout.len() as u8;
         let mut vector_size = None;
         loop {
-            self.skip_space();
-            let rest = &self.text[self.pos..];
-            if rest.starts_with(',') || rest.starts_with(')') || rest.is_empty() {
+            if matches!(self.cursor.peek(), Some(',' | ')') | None) {
                 break;
             }
             let word = self.word().to_string();

@@ -9,30 +9,26 @@
 //! A value read along several paths keeps one map per distinct way it is read (the seed's
 //! `p0 + transpose(p0)` has two); maps equal after simplification are kept once (the seed's
 //! chain of transposes has one), and maps known to be empty are dropped (they relate nothing).
+//!
+//! The walks take the maps of one instruction from their caller (`analysis.rs`, which recurses
+//! into nested fusions through them), so this file depends on no op.
 
-use crate::hlo::{ComputationId, HloComputation, HloModule, HloOp, InstrId};
+use crate::hlo::{HloComputation, HloOp, InstrId};
 
-use super::ops::{op_input_to_output, op_output_to_input};
 use super::{IndexingError, IndexingMap, OperandMaps, OutputMaps, compose};
 
 /// The most distinct maps one value of a computation may collect before the analysis gives up
 /// with [`IndexingError::TooManyMaps`].
 pub const MAX_MAPS_PER_VALUE: usize = 256;
 
-/// The maps from output `output` of a computation's root to every array of every parameter,
-/// one entry per parameter array in parameter order (a parameter the output never reads has an
-/// empty list). For a fusion instruction, the parameters are its operands.
-///
-/// # Errors
-/// [`IndexingError::NoSuch`] if the computation or output does not exist;
-/// [`IndexingError::TooManyMaps`] if a value collects more than [`MAX_MAPS_PER_VALUE`] maps;
-/// [`IndexingError::Arithmetic`] on overflow.
-pub fn computation_output_to_parameters(
-    module: &HloModule,
-    computation: ComputationId,
+/// The maps from output `output` of a computation's root to every array of every parameter
+/// (see `computation_output_to_parameters`), given the output-to-input maps of one
+/// instruction, `maps_of(instruction, output)`.
+pub(super) fn output_to_parameters(
+    comp: &HloComputation,
     output: usize,
+    maps_of: impl Fn(InstrId, usize) -> Result<Vec<OperandMaps>, IndexingError>,
 ) -> Result<Vec<OperandMaps>, IndexingError> {
-    let comp = lookup(module, computation)?;
     let mut sets = Sets::new(comp);
     let root_shape = comp
         .root_instruction()
@@ -50,7 +46,7 @@ pub fn computation_output_to_parameters(
             if reaching.is_empty() {
                 continue;
             }
-            for edge in op_output_to_input(module, comp, id, out)? {
+            for edge in maps_of(id, out)? {
                 let Some(&target) = instr.operands.get(edge.operand) else { continue };
                 for a in &reaching {
                     for m in &edge.maps {
@@ -77,19 +73,14 @@ pub fn computation_output_to_parameters(
 }
 
 /// The maps from array `parameter_output` of parameter `parameter` of a computation to every
-/// output of its root, one entry per root output (an output that never reads the parameter has
-/// an empty list).
-///
-/// # Errors
-/// As [`computation_output_to_parameters`], and [`IndexingError::NoSuch`] if the parameter does
-/// not exist.
-pub fn computation_parameter_to_outputs(
-    module: &HloModule,
-    computation: ComputationId,
+/// output of its root (see `computation_parameter_to_outputs`), given the input-to-output maps
+/// of one instruction, `maps_of(instruction, operand, operand_output)`.
+pub(super) fn parameter_to_outputs(
+    comp: &HloComputation,
     parameter: usize,
     parameter_output: usize,
+    maps_of: impl Fn(InstrId, usize, usize) -> Result<Vec<OutputMaps>, IndexingError>,
 ) -> Result<Vec<OutputMaps>, IndexingError> {
-    let comp = lookup(module, computation)?;
     let no_parameter =
         || IndexingError::NoSuch(format!("parameter {parameter} of computation `{}`", comp.name));
     let param = *comp.parameters().get(parameter).ok_or_else(no_parameter)?;
@@ -104,7 +95,7 @@ pub fn computation_parameter_to_outputs(
                 if reaching.is_empty() {
                     continue;
                 }
-                for edge in op_input_to_output(module, comp, InstrId(index), position, operand_output)? {
+                for edge in maps_of(InstrId(index), position, operand_output)? {
                     for a in &reaching {
                         for m in &edge.maps {
                             sets.add(InstrId(index), edge.output, compose(a, m)?)?;
@@ -120,10 +111,6 @@ pub fn computation_parameter_to_outputs(
         .enumerate()
         .map(|(output, maps)| OutputMaps { operand_output: parameter_output, output, maps: maps.clone() })
         .collect())
-}
-
-fn lookup(module: &HloModule, id: ComputationId) -> Result<&HloComputation, IndexingError> {
-    module.computation(id).ok_or_else(|| IndexingError::NoSuch(format!("computation {}", id.0)))
 }
 
 /// The maps reaching every array of every instruction.

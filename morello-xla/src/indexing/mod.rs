@@ -18,8 +18,10 @@
 //! - `ops`: the maps of every op of [`crate::hlo`], output-to-input ([`output_to_input`]) and
 //!   input-to-output ([`input_to_output`]);
 //! - `fusion`: maps through a whole computation, composed op by op from its root to each
-//!   parameter ([`computation_output_to_parameters`]) and back
-//!   ([`computation_parameter_to_outputs`]).
+//!   parameter and back, given the maps of each instruction;
+//! - `analysis`: the entry points, joining the two: an instruction's maps ([`output_to_input`],
+//!   [`input_to_output`], a fusion's through its computation) and a computation's
+//!   ([`computation_output_to_parameters`], [`computation_parameter_to_outputs`]).
 //!
 //! ```
 //! use morello_xla::hlo::{ComputationBuilder, ComputationId, HloModule, HloOp, HloShape};
@@ -37,6 +39,7 @@
 //!
 //! This module computes maps; it does not read HLO text or print anything.
 
+mod analysis;
 mod compose;
 mod enumerate;
 mod error;
@@ -53,9 +56,12 @@ mod text;
 #[doc = include_str!("../../../docs/indexing-maps.md")]
 struct IndexingMapsGuide;
 
+pub use analysis::{
+    computation_output_to_parameters, computation_parameter_to_outputs, input_to_output, output_to_input,
+};
 pub use compose::compose;
 pub use enumerate::{EnumerationLimits, IndexPair};
 pub use error::IndexingError;
-pub use fusion::{MAX_MAPS_PER_VALUE, computation_output_to_parameters, computation_parameter_to_outputs};
+pub use fusion::MAX_MAPS_PER_VALUE;
 pub use map::{Constraint, IndexingMap};
-pub use ops::{OperandMaps, OutputMaps, input_to_output, output_to_input};
+pub use ops::{OperandMaps, OutputMaps};

@@ -27,6 +27,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use morello_core::text::{Cursor, Span};
+
 use super::error::fragment_of;
 use super::{ArrayShape, ElementType, MemorySpace, Tile, XlaError, XlaLayout, XlaShape};
 
@@ -118,10 +120,9 @@ impl FromStr for XlaShape {
 
     /// Reads an array or tuple shape; see the module docs for the syntax.
     fn from_str(text: &str) -> Result<Self, XlaError> {
-        let mut reader = Reader { text, pos: 0 };
+        let mut reader = Reader { cursor: Cursor::new(text) };
         let shape = reader.shape(0)?;
-        reader.skip_space();
-        if reader.pos < text.len() {
+        if !reader.cursor.at_end() {
             return Err(reader.unexpected("unexpected text after the shape"));
         }
         Ok(shape)
@@ -142,13 +143,6 @@ impl FromStr for ArrayShape {
     }
 }
 
-/// A byte range of the text.
-#[derive(Debug, Clone, Copy)]
-struct Span {
-    start: usize,
-    end: usize,
-}
-
 /// Where the parts of one array's text are, to locate errors found once the array is built.
 struct ArraySpans {
     whole: Span,
@@ -166,65 +160,46 @@ struct LayoutText {
     padded: Option<Span>,
 }
 
-/// A cursor over shape text. Positions are byte offsets on character boundaries.
+/// The shape grammar over the workspace's [`Cursor`].
 struct Reader<'a> {
-    text: &'a str,
-    pos: usize,
+    cursor: Cursor<'a>,
 }
 
 impl Reader<'_> {
-    fn skip_space(&mut self) {
-        let rest = &self.text[self.pos..];
-        self.pos += rest.len() - rest.trim_start().len();
-    }
-
     fn peek(&mut self) -> Option<char> {
-        self.skip_space();
-        self.text[self.pos..].chars().next()
+        self.cursor.peek()
     }
 
     fn eat(&mut self, c: char) -> bool {
-        if self.peek() == Some(c) {
-            self.pos += c.len_utf8();
-            true
-        } else {
-            false
-        }
+        self.cursor.eat(c)
     }
 
-    /// The 1-based character column of a byte offset.
-    fn column(&self, offset: usize) -> usize {
-        self.text[..offset].chars().count() + 1
-    }
-
-    /// The end of the token starting at `start`: a run of ASCII letters and digits, or one
-    /// character.
-    fn token_end(&self, start: usize) -> usize {
-        let rest = &self.text[start..];
-        let word = rest.bytes().take_while(u8::is_ascii_alphanumeric).count();
-        if word > 0 { start + word } else { start + rest.chars().next().map_or(0, char::len_utf8) }
+    /// The written text of a span.
+    fn written(&self, span: Span) -> String {
+        fragment_of(self.cursor.slice(span))
     }
 
     fn error_at(&self, span: Span, message: impl Into<String>) -> XlaError {
         XlaError::Syntax {
             message: message.into(),
-            fragment: fragment_of(&self.text[span.start..span.end]),
-            column: self.column(span.start),
+            fragment: self.written(span),
+            column: self.cursor.char_position(span.start),
         }
     }
 
-    /// A syntax error quoting the token at the cursor.
+    /// A syntax error quoting the token at the cursor (a run of ASCII letters and digits, or one
+    /// character).
     fn unexpected(&mut self, message: impl Into<String>) -> XlaError {
-        self.skip_space();
-        let span = Span { start: self.pos, end: self.token_end(self.pos) };
+        self.cursor.skip_space();
+        let span = self.cursor.token_at(self.cursor.offset(), |c| c.is_ascii_alphanumeric());
         self.error_at(span, message)
     }
 
     fn invalid_at(&self, span: Span, error: XlaError) -> XlaError {
         XlaError::Invalid {
             error: Box::new(error),
-            fragment: fragment_of(&self.text[span.start..span.end]),
-            column: self.column(span.start),
+            fragment: self.written(span),
+            column: self.cursor.char_position(span.start),
         }
     }
 
@@ -234,27 +209,19 @@ impl Reader<'_> {
 
     /// An optionally negative integer, with its span.
     fn integer(&mut self, what: &str) -> Result<(i128, Span), XlaError> {
-        self.skip_space();
-        let start = self.pos;
-        let negative = self.text[start..].starts_with('-');
-        let digits_start = start + usize::from(negative);
-        let digits = self.text[digits_start..].bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
+        let Some(integer) = self.cursor.integer() else {
             return Err(self.unexpected(format!("expected {what}")));
-        }
-        let span = Span { start, end: digits_start + digits };
-        let magnitude = self.text[digits_start..span.end]
-            .bytes()
-            .try_fold(0i128, |acc, b| acc.checked_mul(10)?.checked_add(i128::from(b - b'0')))
-            .ok_or_else(|| self.error_at(span, format!("{what} is above the limit of 2^63 - 1")))?;
-        self.pos = span.end;
-        Ok((if negative { -magnitude } else { magnitude }, span))
+        };
+        let value = integer
+            .value
+            .ok_or_else(|| self.error_at(integer.span, format!("{what} is above the limit of 2^63 - 1")))?;
+        Ok((value, integer.span))
     }
 
     /// A non-negative integer no larger than `2^63 - 1`.
     fn size(&mut self, what: &str) -> Result<(u64, Span), XlaError> {
         let (value, span) = self.integer(what)?;
-        if value < 0 || self.text[span.start..].starts_with('-') {
+        if value < 0 || self.cursor.slice(span).starts_with('-') {
             return Err(self.error_at(span, format!("{what} must not be negative")));
         }
         let size = u64::try_from(value)
@@ -290,16 +257,13 @@ impl Reader<'_> {
     }
 
     fn array(&mut self) -> Result<ArrayShape, XlaError> {
-        self.skip_space();
-        let start = self.pos;
-        let name_len = self.text[start..].bytes().take_while(u8::is_ascii_alphanumeric).count();
-        if name_len == 0 {
+        let name_span = self.cursor.take_while_after_space(|c| c.is_ascii_alphanumeric());
+        let start = name_span.start;
+        if name_span.is_empty() {
             return Err(self.unexpected("expected an element type (such as `f32`) or `(`"));
         }
-        let name_span = Span { start, end: start + name_len };
         let element_type: ElementType =
-            self.text[name_span.start..name_span.end].parse().map_err(|e| self.invalid_at(name_span, e))?;
-        self.pos = name_span.end;
+            self.cursor.slice(name_span).parse().map_err(|e| self.invalid_at(name_span, e))?;
         self.expect('[', "`[` after the element type")?;
         let mut dims = Vec::new();
         let mut dim_spans = Vec::new();
@@ -318,7 +282,7 @@ impl Reader<'_> {
             }
         }
         let layout = if self.peek() == Some('{') { Some(self.layout(dims.len())?) } else { None };
-        let whole = Span { start, end: self.pos };
+        let whole = Span::new(start, self.cursor.offset());
         let (layout, spans) = match layout {
             Some(text) => {
                 let spans = ArraySpans {
@@ -360,10 +324,10 @@ impl Reader<'_> {
 
     fn layout(&mut self, rank: usize) -> Result<LayoutText, XlaError> {
         self.expect('{', "`{`")?;
-        let open = self.pos - 1;
+        let open = self.cursor.offset() - 1;
         let mut minor_to_major = Vec::new();
-        self.skip_space();
-        let list_start = self.pos;
+        self.cursor.skip_space();
+        let list_start = self.cursor.offset();
         if !matches!(self.peek(), Some(':' | '}')) {
             loop {
                 minor_to_major.push(self.integer("a dimension number")?.0);
@@ -377,7 +341,7 @@ impl Reader<'_> {
             // `{}` or `{:`: quote the braces, there is no list.
             Span { start: open, end: list_start + 1 }
         } else {
-            Span { start: list_start, end: self.pos }
+            Span::new(list_start, self.cursor.offset())
         };
         let mut items = LayoutItems::default();
         if self.eat(':') {
@@ -410,11 +374,11 @@ impl Reader<'_> {
 
     /// One layout item after the `:`.
     fn item(&mut self, items: &mut LayoutItems) -> Result<(), XlaError> {
-        self.skip_space();
-        let start = self.pos;
-        let name_len = self.text[start..].bytes().take_while(u8::is_ascii_alphabetic).count();
-        let name_span = Span { start, end: self.token_end(start) };
-        let name = &self.text[start..start + name_len];
+        self.cursor.skip_space();
+        let start = self.cursor.offset();
+        let name_span = self.cursor.token_at(start, |c| c.is_ascii_alphanumeric());
+        let name = self.cursor.slice(self.cursor.token_at(start, |c| c.is_ascii_alphabetic()));
+        let name = if name.starts_with(|c: char| c.is_ascii_alphabetic()) { name } else { "" };
         let twice = |reader: &Self, what: &str| {
             reader.error_at(name_span, format!("{what} given twice in one layout"))
         };
@@ -424,7 +388,7 @@ impl Reader<'_> {
                     return Err(twice(self, "tiles `T(...)`"));
                 }
                 items.seen_tiles = true;
-                self.pos += 1;
+                self.cursor.advance(1);
                 if self.peek() != Some('(') {
                     return Err(self.unexpected("expected `(` starting a tile after `T`"));
                 }
@@ -438,7 +402,7 @@ impl Reader<'_> {
                 if items.alignment.is_some() {
                     return Err(twice(self, "`L(...)`"));
                 }
-                self.pos += 1;
+                self.cursor.advance(1);
                 self.expect('(', "`(` after `L`")?;
                 let (alignment, span) = self.size("tail_padding_alignment_in_elements")?;
                 if alignment == 0 {
@@ -451,7 +415,7 @@ impl Reader<'_> {
                 if items.memory_space.is_some() {
                     return Err(twice(self, "`S(...)`"));
                 }
-                self.pos += 1;
+                self.cursor.advance(1);
                 self.expect('(', "`(` after `S`")?;
                 let (id, span) = self.size("a memory space identifier")?;
                 let space = MemorySpace::new(id).map_err(|e| self.invalid_at(span, e))?;
@@ -462,7 +426,7 @@ impl Reader<'_> {
                 if items.padded.is_some() {
                     return Err(twice(self, "`pad(...)`"));
                 }
-                self.pos += 3;
+                self.cursor.advance(3);
                 self.expect('(', "`(` after `pad`")?;
                 let mut widths = Vec::new();
                 if !self.eat(')') {
@@ -474,7 +438,7 @@ impl Reader<'_> {
                         self.expect(',', "`,` or `)` in `pad(...)`")?;
                     }
                 }
-                items.padded = Some((widths, Span { start, end: self.pos }));
+                items.padded = Some((widths, Span::new(start, self.cursor.offset())));
             }
             _ => {
                 let unsupported = match name {
@@ -483,8 +447,8 @@ impl Reader<'_> {
                     "P" => Some("physical shape `P(...)`"),
                     "M" => Some("dynamic shape metadata `M(...)`"),
                     "SC" => Some("split configurations `SC(...)`"),
-                    "" if self.text[start..].starts_with('#') => Some("index type `#(...)`"),
-                    "" if self.text[start..].starts_with('*') => Some("pointer type `*(...)`"),
+                    "" if self.cursor.rest().starts_with('#') => Some("index type `#(...)`"),
+                    "" if self.cursor.rest().starts_with('*') => Some("pointer type `*(...)`"),
                     _ => None,
                 };
                 let message = match unsupported {
@@ -501,8 +465,8 @@ impl Reader<'_> {
 
     /// One tile, `(8,128)`, with its span; a `*` entry is rejected once the tile is read.
     fn tile(&mut self) -> Result<(Tile, Span), XlaError> {
-        self.skip_space();
-        let start = self.pos;
+        self.cursor.skip_space();
+        let start = self.cursor.offset();
         self.expect('(', "`(` starting a tile")?;
         let mut sizes: Vec<i128> = Vec::new();
         let mut combines = false;
@@ -520,10 +484,10 @@ impl Reader<'_> {
                 self.expect(',', "`,` or `)` in the tile")?;
             }
         } else {
-            self.pos += 1;
+            self.cursor.advance(1);
         }
-        let span = Span { start, end: self.pos };
-        let written = || fragment_of(&self.text[span.start..span.end]);
+        let span = Span::new(start, self.cursor.offset());
+        let written = || self.written(span);
         if combines {
             return Err(self.invalid_at(span, XlaError::CombineDimensions { tile: written() }));
         }

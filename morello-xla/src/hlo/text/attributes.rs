@@ -17,6 +17,8 @@
 
 use std::collections::HashMap;
 
+use morello_core::text::Cursor;
+
 use crate::hlo::{ComparisonDirection, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim, WindowDim};
 
 use super::HloTextErrorKind;
@@ -181,66 +183,43 @@ fn canonical_opcode(opcode: &str) -> &'static str {
     super::SUPPORTED_OPCODES.iter().copied().find(|&o| o == opcode).unwrap_or("unknown")
 }
 
-/// A small scanner over one attribute value.
+/// One attribute value read with the workspace's text cursor; errors are messages that the
+/// caller places at the value's span.
 struct Scan<'a> {
-    text: &'a str,
-    pos: usize,
+    cursor: Cursor<'a>,
 }
 
 impl<'a> Scan<'a> {
     fn new(text: &'a str) -> Self {
-        Scan { text, pos: 0 }
-    }
-
-    fn skip_space(&mut self) {
-        let rest = &self.text[self.pos..];
-        self.pos += rest.len() - rest.trim_start().len();
+        Scan { cursor: Cursor::new(text) }
     }
 
     fn eat(&mut self, c: char) -> bool {
-        self.skip_space();
-        if self.text[self.pos..].starts_with(c) {
-            self.pos += c.len_utf8();
-            true
-        } else {
-            false
-        }
+        self.cursor.eat(c)
     }
 
     fn expect(&mut self, c: char) -> Result<(), String> {
         if self.eat(c) { Ok(()) } else { Err(format!("expected `{c}` {}", self.where_())) }
     }
 
-    fn at_end(&mut self) -> bool {
-        self.skip_space();
-        self.pos >= self.text.len()
-    }
-
-    fn where_(&self) -> String {
-        match self.text[self.pos..].chars().next() {
+    fn where_(&mut self) -> String {
+        match self.cursor.peek() {
             Some(c) => format!("at `{}`", c.escape_default()),
             None => "at the end".to_string(),
         }
     }
 
     fn integer(&mut self) -> Result<i64, String> {
-        self.skip_space();
-        let start = self.pos;
-        let sign = usize::from(self.text[start..].starts_with('-'));
-        let digits = self.text[start + sign..].bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
+        let Some(integer) = self.cursor.integer() else {
             return Err(format!("expected an integer {}", self.where_()));
-        }
-        let end = start + sign + digits;
-        let value = self.text[start..end]
-            .parse()
-            .map_err(|_| format!("`{}` is outside the 64-bit integers", &self.text[start..end]))?;
-        self.pos = end;
-        Ok(value)
+        };
+        integer
+            .to_i64()
+            .ok_or_else(|| format!("`{}` is outside the 64-bit integers", self.cursor.slice(integer.span)))
     }
 
     fn finish(mut self) -> Result<(), String> {
-        if self.at_end() { Ok(()) } else { Err(format!("unexpected text {}", self.where_())) }
+        if self.cursor.at_end() { Ok(()) } else { Err(format!("unexpected text {}", self.where_())) }
     }
 }
 

@@ -1,20 +1,16 @@
-//! A cursor over HLO text: whitespace and comments, words, integers, balanced groups, and
-//! positions turned into lines and columns for errors.
+//! HLO's layer over the workspace's text [`Cursor`](morello_core::text::Cursor): comments, names,
+//! integers, balanced groups, and positions turned into lines and columns for errors.
 //!
 //! Comments (`/* ... */` and `// ...` to the end of the line, outside string literals) are
 //! blanked out before reading, byte for byte, so every byte offset is the same in the text read
 //! and in the text the user wrote, and columns are counted in the latter.
 
+pub(super) use morello_core::text::Span;
+use morello_core::text::{self, Integer};
+
 use crate::xla::fragment_of;
 
 use super::{HloTextError, HloTextErrorKind};
-
-/// A byte range of the text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Span {
-    pub start: usize,
-    pub end: usize,
-}
 
 /// The most deeply nested brackets a balanced group may have (deeper text is rejected rather
 /// than risking very long scans of broken text).
@@ -79,44 +75,67 @@ pub(super) struct Cursor<'a> {
     /// The text the user wrote (for columns).
     original: &'a str,
     /// The same text with comments blanked (what is read).
-    pub text: &'a str,
-    /// The current byte offset.
-    pub pos: usize,
+    inner: text::Cursor<'a>,
 }
 
 impl<'a> Cursor<'a> {
     pub fn new(original: &'a str, text: &'a str) -> Self {
-        Cursor { original, text, pos: 0 }
+        Cursor { original, inner: text::Cursor::new(text) }
+    }
+
+    pub fn offset(&self) -> usize {
+        self.inner.offset()
+    }
+
+    pub fn set_offset(&mut self, offset: usize) {
+        self.inner.set_offset(offset);
+    }
+
+    pub fn advance(&mut self, bytes: usize) {
+        self.inner.advance(bytes);
+    }
+
+    /// The length of the text: the offset of its end.
+    pub fn end_offset(&self) -> usize {
+        self.inner.text().len()
+    }
+
+    /// The (comment-blanked) text from the cursor on.
+    pub fn rest(&self) -> &'a str {
+        self.inner.rest()
+    }
+
+    /// The (comment-blanked) text of a span.
+    pub fn slice(&self, span: Span) -> &'a str {
+        self.inner.slice(span)
     }
 
     pub fn skip_space(&mut self) {
-        let rest = &self.text[self.pos..];
-        self.pos += rest.len() - rest.trim_start().len();
+        self.inner.skip_space();
+    }
+
+    pub fn skip_blanks(&mut self) {
+        self.inner.skip_blanks();
+    }
+
+    pub fn take_while(&mut self, pred: impl Fn(char) -> bool) -> Span {
+        self.inner.take_while(pred)
     }
 
     pub fn at_end(&mut self) -> bool {
-        self.skip_space();
-        self.pos >= self.text.len()
+        self.inner.at_end()
     }
 
     pub fn peek(&mut self) -> Option<char> {
-        self.skip_space();
-        self.text[self.pos..].chars().next()
-    }
-
-    /// Whether the text at the cursor (after spaces) starts with `s`.
-    pub fn looking_at(&mut self, s: &str) -> bool {
-        self.skip_space();
-        self.text[self.pos..].starts_with(s)
+        self.inner.peek()
     }
 
     pub fn eat(&mut self, c: char) -> bool {
-        if self.peek() == Some(c) {
-            self.pos += c.len_utf8();
-            true
-        } else {
-            false
-        }
+        self.inner.eat(c)
+    }
+
+    pub fn eat_str(&mut self, s: &str) -> bool {
+        self.inner.eat_str(s)
     }
 
     pub fn expect(&mut self, c: char, what: &str) -> Result<(), HloTextError> {
@@ -127,15 +146,14 @@ impl<'a> Cursor<'a> {
     /// name without its `%` and the span of the whole word.
     pub fn name(&mut self) -> Option<(&'a str, Span)> {
         self.skip_space();
-        let start = self.pos;
-        let text = self.text;
-        let body = start + usize::from(text[start..].starts_with('%'));
-        let len: usize = text[body..].chars().take_while(|&c| is_name_char(c)).map(char::len_utf8).sum();
-        if len == 0 {
+        let start = self.offset();
+        self.inner.eat_here('%');
+        let body = self.take_while(is_name_char);
+        if body.is_empty() {
+            self.set_offset(start);
             return None;
         }
-        self.pos = body + len;
-        Some((&text[body..body + len], Span { start, end: self.pos }))
+        Some((self.slice(body), Span::new(start, body.end)))
     }
 
     /// A name, or an error saying `expected {what}`.
@@ -145,41 +163,37 @@ impl<'a> Cursor<'a> {
 
     /// An optionally negative decimal integer that fits in `i64`.
     pub fn integer(&mut self, what: &str) -> Result<(i64, Span), HloTextError> {
-        self.skip_space();
-        let start = self.pos;
-        let negative = self.text[start..].starts_with('-');
-        let digits_start = start + usize::from(negative);
-        let digits = self.text[digits_start..].bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
+        let start = self.offset();
+        let Some(Integer { span, value, .. }) = self.inner.integer() else {
             return Err(self.unexpected(format!("expected {what}")));
-        }
-        let span = Span { start, end: digits_start + digits };
-        let value: Option<i64> = self.text[span.start..span.end].parse().ok();
-        let value = value.ok_or_else(|| {
+        };
+        let value = value.and_then(|v| i64::try_from(v).ok()).ok_or_else(|| {
             self.error_at(
                 span,
                 HloTextErrorKind::Syntax {
                     message: format!("expected {what} between -2^63 and 2^63 - 1"),
-                    found: fragment_of(&self.text[span.start..span.end]),
+                    found: fragment_of(self.slice(span)),
                 },
             )
-        })?;
-        self.pos = span.end;
-        Ok((value, span))
+        });
+        if value.is_err() {
+            self.set_offset(start);
+        }
+        Ok((value?, span))
     }
 
     /// Skips a group opened by the bracket at the cursor up to its matching close, across
     /// nested `()`, `[]`, `{}` and string literals. Returns the span of the whole group.
     pub fn skip_group(&mut self) -> Result<Span, HloTextError> {
         self.skip_space();
-        let start = self.pos;
+        let start = self.offset();
         let mut stack: Vec<char> = Vec::new();
-        let mut chars = self.text[start..].char_indices();
+        let mut chars = self.rest().char_indices();
         while let Some((offset, c)) = chars.next() {
             match c {
                 '(' | '[' | '{' => {
                     if stack.len() >= MAX_NESTING {
-                        self.pos = start + offset;
+                        self.set_offset(start + offset);
                         return Err(
                             self.unexpected(format!("brackets nested deeper than {MAX_NESTING} levels"))
                         );
@@ -193,15 +207,15 @@ impl<'a> Cursor<'a> {
                 ')' | ']' | '}' => {
                     let expected = stack.pop();
                     if expected != Some(c) {
-                        self.pos = start + offset;
+                        self.set_offset(start + offset);
                         let expected = expected.unwrap_or('(');
                         return Err(
                             self.unexpected(format!("expected `{expected}` closing an earlier bracket"))
                         );
                     }
                     if stack.is_empty() {
-                        self.pos = start + offset + 1;
-                        return Ok(Span { start, end: self.pos });
+                        self.set_offset(start + offset + 1);
+                        return Ok(Span::new(start, self.offset()));
                     }
                 }
                 '"' => {
@@ -219,18 +233,18 @@ impl<'a> Cursor<'a> {
                         }
                     }
                     if !closed {
-                        self.pos = start + offset;
+                        self.set_offset(start + offset);
                         return Err(self.unexpected("a string that is never closed"));
                     }
                 }
                 _ if stack.is_empty() => {
-                    self.pos = start + offset;
+                    self.set_offset(start + offset);
                     return Err(self.unexpected("expected `(`, `[` or `{`"));
                 }
                 _ => {}
             }
         }
-        self.pos = start;
+        self.set_offset(start);
         let close = stack.last().copied().unwrap_or(')');
         Err(self.unexpected(format!("expected `{close}` closing this group before the end of the text")))
     }
@@ -238,16 +252,16 @@ impl<'a> Cursor<'a> {
     /// Skips a string literal at the cursor.
     pub fn skip_string(&mut self) -> Result<Span, HloTextError> {
         self.skip_space();
-        let start = self.pos;
-        let mut chars = self.text[start + 1..].char_indices();
+        let start = self.offset();
+        let mut chars = self.rest().char_indices().skip(1);
         while let Some((offset, c)) = chars.next() {
             match c {
                 '\\' => {
                     chars.next();
                 }
                 '"' => {
-                    self.pos = start + 1 + offset + 1;
-                    return Ok(Span { start, end: self.pos });
+                    self.set_offset(start + offset + 1);
+                    return Ok(Span::new(start, self.offset()));
                 }
                 _ => {}
             }
@@ -260,13 +274,6 @@ impl<'a> Cursor<'a> {
         line_column(self.original, offset)
     }
 
-    /// The end of the token starting at `start`: a name, or one character.
-    fn token_end(&self, start: usize) -> usize {
-        let rest = &self.text[start..];
-        let word: usize = rest.chars().take_while(|&c| is_name_char(c)).map(char::len_utf8).sum();
-        if word > 0 { start + word } else { start + rest.chars().next().map_or(0, char::len_utf8) }
-    }
-
     /// An error of this kind at `span`, not yet placed in a computation or instruction.
     pub fn error_at(&self, span: Span, kind: HloTextErrorKind) -> HloTextError {
         let (line, column) = self.line_column(span.start);
@@ -276,17 +283,10 @@ impl<'a> Cursor<'a> {
     /// A syntax error quoting the token at the cursor.
     pub fn unexpected(&mut self, message: impl Into<String>) -> HloTextError {
         self.skip_space();
-        let span = Span { start: self.pos, end: self.token_end(self.pos) };
-        let found = fragment_of(&self.text[span.start..span.end]);
+        let span = self.inner.token_at(self.offset(), is_name_char);
+        let found = fragment_of(self.slice(span));
         self.error_at(span, HloTextErrorKind::Syntax { message: message.into(), found })
     }
 }
 
-/// The 1-based line and column (in characters) of a byte offset of `text`.
-pub(super) fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-    (line, before[line_start..].chars().count() + 1)
-}
+pub(super) use morello_core::text::line_column;

@@ -17,7 +17,7 @@ use super::{HloTextError, HloTextErrorKind};
 /// Builds and validates the module.
 pub(super) fn module(cursor: &Cursor<'_>, raw: &RawModule<'_>) -> Result<HloModule, HloTextError> {
     let Some(last) = raw.computations.len().checked_sub(1) else {
-        let end = Span { start: cursor.text.len(), end: cursor.text.len() };
+        let end = Span::at(cursor.end_offset());
         return Err(cursor.error_at(end, HloTextErrorKind::EmptyModule));
     };
     let mut ids: HashMap<&str, usize> = HashMap::new();
@@ -217,10 +217,8 @@ fn locate(cursor: &Cursor<'_>, raw: &RawModule<'_>, error: HloError) -> HloTextE
     let attribute = instruction
         .zip(attribute_of(&error.kind))
         .and_then(|(instr, key)| instr.attributes.iter().find(|a| a.key == key).map(|a| a.value_span));
-    let span = attribute
-        .or(instruction.map(|i| i.span))
-        .or(computation.map(|c| c.span))
-        .unwrap_or(Span { start: 0, end: 0 });
+    let span =
+        attribute.or(instruction.map(|i| i.span)).or(computation.map(|c| c.span)).unwrap_or(Span::at(0));
     let mut located = cursor.error_at(span, HloTextErrorKind::Invalid(error.kind));
     located.computation = Some(error.computation);
     located.instruction = error.instruction;

@@ -73,19 +73,19 @@ pub(super) struct RawAttribute<'a> {
 /// Reads the structure of a whole module.
 pub(super) fn module<'a>(cursor: &mut Cursor<'a>) -> Result<RawModule<'a>, HloTextError> {
     let mut name = None;
-    let start = cursor.pos;
+    let start = cursor.offset();
     if matches!(cursor.name(), Some(("HloModule", _))) {
         name = Some(cursor.expect_name("the module's name after `HloModule`")?.0);
         while cursor.eat(',') {
             attribute(cursor)?;
         }
     } else {
-        cursor.pos = start;
+        cursor.set_offset(start);
     }
     let mut computations: Vec<RawComputation<'a>> = Vec::new();
     let mut bare: Option<RawComputation<'a>> = None;
     while !cursor.at_end() {
-        let item_start = cursor.pos;
+        let item_start = cursor.offset();
         let first = cursor.name();
         let is_instruction = match first {
             Some(("ROOT", _)) => true,
@@ -103,7 +103,7 @@ pub(super) fn module<'a>(cursor: &mut Cursor<'a>) -> Result<RawModule<'a>, HloTe
                 );
             }
         };
-        cursor.pos = item_start;
+        cursor.set_offset(item_start);
         if is_instruction {
             if !computations.is_empty() {
                 return Err(
@@ -136,11 +136,11 @@ pub(super) fn module<'a>(cursor: &mut Cursor<'a>) -> Result<RawModule<'a>, HloTe
 
 /// `[ENTRY] name [(parameters) -> shape] (, key=value)* { instruction* }`.
 fn computation<'a>(cursor: &mut Cursor<'a>) -> Result<RawComputation<'a>, HloTextError> {
-    let item_start = cursor.pos;
+    let item_start = cursor.offset();
     let entry = match cursor.name() {
         Some(("ENTRY", span)) => Some(span),
         _ => {
-            cursor.pos = item_start;
+            cursor.set_offset(item_start);
             None
         }
     };
@@ -151,8 +151,7 @@ fn computation<'a>(cursor: &mut Cursor<'a>) -> Result<RawComputation<'a>, HloTex
     };
     if cursor.peek() == Some('(') {
         cursor.skip_group().map_err(in_computation)?;
-        if cursor.looking_at("->") {
-            cursor.pos += 2;
+        if cursor.eat_str("->") {
             shape(cursor).map_err(in_computation)?;
         }
     }
@@ -173,11 +172,11 @@ fn computation<'a>(cursor: &mut Cursor<'a>) -> Result<RawComputation<'a>, HloTex
 
 /// `[ROOT] name = shape opcode(arguments) (, key=value)*`.
 fn instruction<'a>(cursor: &mut Cursor<'a>) -> Result<RawInstruction<'a>, HloTextError> {
-    let item_start = cursor.pos;
+    let item_start = cursor.offset();
     let root = match cursor.name() {
         Some(("ROOT", span)) => Some(span),
         _ => {
-            cursor.pos = item_start;
+            cursor.set_offset(item_start);
             None
         }
     };
@@ -240,13 +239,13 @@ fn arguments<'a>(cursor: &mut Cursor<'a>, opcode: &str) -> Result<Arguments<'a>,
 /// `[shape] name`.
 fn operand<'a>(cursor: &mut Cursor<'a>) -> Result<RawOperand<'a>, HloTextError> {
     cursor.skip_space();
-    let start = cursor.pos;
+    let start = cursor.offset();
     let written_shape = match cursor.peek() {
         Some('(') => Some(shape(cursor)?),
         _ => {
             let word = cursor.name();
             let shaped = word.is_some() && cursor.peek() == Some('[');
-            cursor.pos = start;
+            cursor.set_offset(start);
             if shaped { Some(shape(cursor)?) } else { None }
         }
     };
@@ -260,30 +259,19 @@ pub(super) fn attribute<'a>(cursor: &mut Cursor<'a>) -> Result<RawAttribute<'a>,
     cursor.expect('=', "`=` after the attribute name")?;
     // An empty value ends at the end of its line (XLA prints a rank-0 `pad` as `padding=`): the
     // next line's first word is not the value.
-    let rest = &cursor.text[cursor.pos..];
-    let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-    if rest[blanks..].is_empty() || rest[blanks..].starts_with(['\n', '\r']) {
-        let at = cursor.pos + blanks;
-        cursor.pos = at;
-        return Ok(RawAttribute { key, key_span, value: "", value_span: Span { start: at, end: at } });
+    cursor.skip_blanks();
+    if cursor.rest().is_empty() || cursor.rest().starts_with(['\n', '\r']) {
+        let at = cursor.offset();
+        return Ok(RawAttribute { key, key_span, value: "", value_span: Span::at(at) });
     }
     let value_span = match cursor.peek() {
         Some('(' | '[' | '{') => cursor.skip_group()?,
         Some('"') => cursor.skip_string()?,
-        _ => {
-            let start = cursor.pos;
-            let len: usize = cursor.text[start..]
-                .chars()
-                .take_while(|&c| {
-                    !c.is_whitespace() && !matches!(c, ',' | '(' | ')' | '[' | ']' | '{' | '}' | '"')
-                })
-                .map(char::len_utf8)
-                .sum();
-            cursor.pos = start + len;
-            Span { start, end: cursor.pos }
-        }
+        _ => cursor.take_while(|c| {
+            !c.is_whitespace() && !matches!(c, ',' | '(' | ')' | '[' | ']' | '{' | '}' | '"')
+        }),
     };
-    let value = &cursor.text[value_span.start..value_span.end];
+    let value = cursor.slice(value_span);
     Ok(RawAttribute { key, key_span, value, value_span })
 }
 
@@ -291,37 +279,31 @@ pub(super) fn attribute<'a>(cursor: &mut Cursor<'a>) -> Result<RawAttribute<'a>,
 /// [`XlaShape`]'s parser.
 fn shape(cursor: &mut Cursor<'_>) -> Result<(XlaShape, Span), HloTextError> {
     cursor.skip_space();
-    let start = cursor.pos;
+    let start = cursor.offset();
     if cursor.peek() == Some('(') {
         cursor.skip_group()?;
     } else {
-        let len = cursor.text[start..].bytes().take_while(u8::is_ascii_alphanumeric).count();
-        if len == 0 {
+        if cursor.take_while(|c| c.is_ascii_alphanumeric()).is_empty() {
             return Err(cursor.unexpected("expected a shape such as `f32[10,20]`"));
         }
-        cursor.pos = start + len;
         if !cursor.eat('[') {
             return Err(cursor.unexpected("expected `[` after the element type of a shape"));
         }
         // The dimensions, and what XLA's dynamic sizes use, up to `]`; the shape parser reads
         // them.
-        let dims: usize = cursor.text[cursor.pos..]
-            .bytes()
-            .take_while(|b| b.is_ascii_digit() || b.is_ascii_whitespace() || b",<=?-".contains(b))
-            .count();
-        cursor.pos += dims;
-        if !cursor.text[cursor.pos..].starts_with(']') {
+        cursor.take_while(|c| c.is_ascii_digit() || c.is_ascii_whitespace() || ",<=?-".contains(c));
+        if !cursor.rest().starts_with(']') {
             return Err(cursor.unexpected("expected `,` or `]` in the dimensions of a shape"));
         }
-        cursor.pos += 1;
+        cursor.advance(1);
         // A layout follows the dimensions directly; after a space, `{` is something else (the
         // body of a computation whose signature ends with this shape).
-        if cursor.text[cursor.pos..].starts_with('{') {
+        if cursor.rest().starts_with('{') {
             cursor.skip_group()?;
         }
     }
-    let span = Span { start, end: cursor.pos };
-    let text = &cursor.text[span.start..span.end];
+    let span = Span::new(start, cursor.offset());
+    let text = cursor.slice(span);
     let shape = text.parse::<XlaShape>().map_err(|error| {
         cursor.error_at(span, HloTextErrorKind::Shape { shape: fragment_of(text), error })
     })?;

@@ -6,8 +6,8 @@
 //! output indices that read it. The two directions relate the same pairs, swapped.
 //!
 //! Ops without operands (parameter, constant, iota) have no maps. Elementwise ops, tuple and
-//! get-tuple-element are identities; every other op has a file here. A fusion composes the
-//! maps of its fused computation (see `fusion.rs`). Every map returned is simplified; maps of a
+//! get-tuple-element are identities; every other op has a file here. For a fusion this module
+//! only names the called computation; `analysis.rs` composes its maps (with `fusion.rs`). Every map returned is simplified; maps of a
 //! single op may be empty (a zero-sized operand), maps composed through a fusion never are.
 //!
 //! Scalar operands that supply a value rather than data (the init of a reduce or
@@ -24,10 +24,9 @@ mod reverse;
 mod slice;
 mod transpose;
 
-use crate::hlo::{ArrayShape, ComputationId, HloComputation, HloInstruction, HloModule, HloOp, InstrId};
+use crate::hlo::{ArrayShape, ComputationId, HloComputation, HloInstruction, HloOp, InstrId};
 use morello_core::expr::{IndexExpr, Interval};
 
-use super::fusion::{computation_output_to_parameters, computation_parameter_to_outputs};
 use super::map::var_index;
 use super::{IndexingError, IndexingMap};
 
@@ -53,65 +52,30 @@ pub struct OutputMaps {
     pub maps: Vec<IndexingMap>,
 }
 
-/// The maps from output `output` of an instruction to every array of its operands it reads.
-///
-/// For a fusion, the maps are composed through the called computation, one list per
-/// parameter, each deduplicated after simplification.
-///
-/// # Errors
-/// [`IndexingError::NoSuch`] if the computation, instruction or output does not exist;
-/// [`IndexingError::TooManyMaps`] if a fusion reads a value in too many distinct ways;
-/// [`IndexingError::Arithmetic`] on overflow.
-pub fn output_to_input(
-    module: &HloModule,
-    computation: ComputationId,
-    instruction: InstrId,
-    output: usize,
-) -> Result<Vec<OperandMaps>, IndexingError> {
-    let computation = lookup_computation(module, computation)?;
-    op_output_to_input(module, computation, instruction, output)
-}
-
-/// The maps from every array of operand `operand` of an instruction to the outputs that read
-/// it.
-///
-/// # Errors
-/// As [`output_to_input`], and [`IndexingError::NoSuch`] if the operand does not exist.
-pub fn input_to_output(
-    module: &HloModule,
-    computation: ComputationId,
-    instruction: InstrId,
-    operand: usize,
-) -> Result<Vec<OutputMaps>, IndexingError> {
-    let computation = lookup_computation(module, computation)?;
-    let op = Op::new(computation, instruction)?;
-    let operand_shape = op.operand_instruction(operand)?;
-    let mut out = Vec::new();
-    for operand_output in 0..operand_shape.shape.arrays().len() {
-        out.extend(op_input_to_output(module, computation, instruction, operand, operand_output)?);
-    }
-    Ok(out)
-}
-
-fn lookup_computation(module: &HloModule, id: ComputationId) -> Result<&HloComputation, IndexingError> {
-    module.computation(id).ok_or_else(|| IndexingError::NoSuch(format!("computation {}", id.0)))
+/// The maps of one instruction: its own, or, for a fusion, those of the computation it calls
+/// (which the caller composes; this module knows nothing of computations).
+pub(super) enum OpMaps<T> {
+    /// The instruction's maps, simplified.
+    Maps(Vec<T>),
+    /// A fusion: the maps are those of this computation's root and parameters.
+    Calls(ComputationId),
 }
 
 /// One instruction in its context, with checked access to its shapes.
-struct Op<'a> {
+pub(super) struct Op<'a> {
     computation: &'a HloComputation,
     instr: &'a HloInstruction,
 }
 
 impl<'a> Op<'a> {
-    fn new(computation: &'a HloComputation, id: InstrId) -> Result<Self, IndexingError> {
+    pub(super) fn new(computation: &'a HloComputation, id: InstrId) -> Result<Self, IndexingError> {
         let instr = computation.instruction(id).ok_or_else(|| {
             IndexingError::NoSuch(format!("instruction {} of computation `{}`", id.0, computation.name))
         })?;
         Ok(Op { computation, instr })
     }
 
-    fn operand_instruction(&self, position: usize) -> Result<&'a HloInstruction, IndexingError> {
+    pub(super) fn operand_instruction(&self, position: usize) -> Result<&'a HloInstruction, IndexingError> {
         self.instr
             .operands
             .get(position)
@@ -144,11 +108,10 @@ impl<'a> Op<'a> {
 
 /// Output-to-input maps of one instruction (simplified), one entry per operand array read.
 pub(super) fn op_output_to_input(
-    module: &HloModule,
     computation: &HloComputation,
     id: InstrId,
     output: usize,
-) -> Result<Vec<OperandMaps>, IndexingError> {
+) -> Result<OpMaps<OperandMaps>, IndexingError> {
     let op = Op::new(computation, id)?;
     let out = op.output(output)?;
     let maps = match &op.instr.op {
@@ -171,22 +134,23 @@ pub(super) fn op_output_to_input(
         HloOp::ReduceWindow { window, .. } => {
             reduce_window::output_to_input(op.operand(0)?, out, window, op.num_operands())?
         }
-        HloOp::Fusion { calls } => return computation_output_to_parameters(module, *calls, output),
+        HloOp::Fusion { calls } => return Ok(OpMaps::Calls(*calls)),
         HloOp::Tuple => return single(output, 0, IndexingMap::identity(&out.dims)),
         HloOp::GetTupleElement { index } => return single(0, *index, IndexingMap::identity(&out.dims)),
     };
     maps.into_iter()
         .enumerate()
         .map(|(operand, map)| Ok(OperandMaps { operand, operand_output: 0, maps: vec![map.simplify()?] }))
-        .collect()
+        .collect::<Result<_, _>>()
+        .map(OpMaps::Maps)
 }
 
 fn single(
     operand: usize,
     operand_output: usize,
     map: IndexingMap,
-) -> Result<Vec<OperandMaps>, IndexingError> {
-    Ok(vec![OperandMaps { operand, operand_output, maps: vec![map.simplify()?] }])
+) -> Result<OpMaps<OperandMaps>, IndexingError> {
+    Ok(OpMaps::Maps(vec![OperandMaps { operand, operand_output, maps: vec![map.simplify()?] }]))
 }
 
 fn operand_arrays<'a>(op: &Op<'a>) -> Result<Vec<&'a ArrayShape>, IndexingError> {
@@ -196,12 +160,11 @@ fn operand_arrays<'a>(op: &Op<'a>) -> Result<Vec<&'a ArrayShape>, IndexingError>
 /// Input-to-output maps of one instruction (simplified) from one array of one operand, one
 /// entry per output that reads it.
 pub(super) fn op_input_to_output(
-    module: &HloModule,
     computation: &HloComputation,
     id: InstrId,
     operand: usize,
     operand_output: usize,
-) -> Result<Vec<OutputMaps>, IndexingError> {
+) -> Result<OpMaps<OutputMaps>, IndexingError> {
     let op = Op::new(computation, id)?;
     let input = op
         .operand_instruction(operand)?
@@ -244,9 +207,7 @@ pub(super) fn op_input_to_output(
             operand,
             op.num_operands(),
         )?),
-        HloOp::Fusion { calls } => {
-            return computation_parameter_to_outputs(module, *calls, operand, operand_output);
-        }
+        HloOp::Fusion { calls } => return Ok(OpMaps::Calls(*calls)),
         HloOp::Tuple => vec![(operand, IndexingMap::identity(&input.dims))],
         HloOp::GetTupleElement { index } if *index == operand_output => {
             vec![(0, IndexingMap::identity(&input.dims))]
@@ -255,7 +216,8 @@ pub(super) fn op_input_to_output(
     };
     maps.into_iter()
         .map(|(output, map)| Ok(OutputMaps { operand_output, output, maps: vec![map.simplify()?] }))
-        .collect()
+        .collect::<Result<_, _>>()
+        .map(OpMaps::Maps)
 }
 
 /// `d_i`.
