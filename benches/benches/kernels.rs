@@ -22,11 +22,12 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use morello_codegen::harness::parse_sample_line;
 use morello_codegen::{
-    BenchConfig, BenchEntry, CProgram, CompileOptions, Compiler, EmitConfig, SourceUnit, VerifyOptions,
+    BenchEntry, CProgram, CompileOptions, Compiler, EmitConfig, SourceUnit, VerifyOptions,
     bench_program_source, emit_kernel, verify_impl,
 };
 use morello_core::spec::LogicalSpec;
 use morello_core::target::resolve_target;
+use morello_measure::BenchConfig;
 use morello_search::Search;
 
 /// A benchmark program in serve mode, timing entry 0 on request.

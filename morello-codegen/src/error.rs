@@ -1,4 +1,4 @@
-//! `CodegenError`: everything that can go wrong between C text and a measured, verified run.
+//! `CodegenError`: everything that can go wrong between C text and a verified run.
 //!
 //! Each variant says whose fault it is: the machine (no compiler, missing instructions, a missing
 //! library), the generated program (a compile error, a crash), or the caller (a malformed
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::isa::IsaFeature;
 use crate::run::Termination;
 
-/// An error from compiling, running, verifying or benchmarking generated C.
+/// An error from compiling, running or verifying generated C.
 #[derive(Debug, thiserror::Error)]
 pub enum CodegenError {
     /// No C compiler was found (the machine's fault). `tried` lists what was looked for.
@@ -91,13 +91,6 @@ pub enum CodegenError {
         /// The parameter's name.
         param: String,
         /// What is wrong (type or length).
-        reason: String,
-    },
-
-    /// A benchmark request is inconsistent (the caller's fault), e.g. zero samples.
-    #[error("invalid benchmark request: {reason}")]
-    InvalidBench {
-        /// What is wrong with it.
         reason: String,
     },
 

@@ -1,4 +1,4 @@
-//! morello-codegen: from implementation trees to C, and from C text to a verified, measured run.
+//! morello-codegen: from implementation trees to C, and from C text to a verified run.
 //!
 //! - [`emit`]: an implementation tree ([`morello_core::imp::Impl`]) to a C translation unit with
 //!   x86 intrinsics ([`emit_c`], [`emit_kernel`]);
@@ -9,15 +9,10 @@
 //! - [`host`]: which instruction-set features the host can run, so a binary that would die with
 //!   SIGILL is refused with a reason; [`run`] names the signal when a program dies anyway;
 //! - [`harness`]: a C `main` around a kernel, for verification (files or a seed in, outputs out)
-//!   or benchmarking (calibrated, alternating samples);
-//! - [`bench`](mod@bench): the side-by-side protocol (kernel and baselines in one run, same inputs,
-//!   alternating, pinned), with [`stats`] for medians and spreads;
-//! - [`baselines`]: OpenBLAS, BLIS, libxsmm, a naive loop and a Rust GEMM with the matmul
-//!   kernel's call shape;
-//! - [`peak`]: the FMA-throughput probe for the machine's single-core peak;
-//! - [`correlation`]: Spearman's rank correlation, to compare a cost model's ranking with timings;
-//! - [`calibrate`](mod@calibrate): measure a target's kernels and memory levels on this machine
-//!   and fit its cost constants ([`calibrate()`](calibrate::calibrate)).
+//!   or benchmarking (calibrated, alternating samples; timed by `morello-measure`).
+//!
+//! Measurement (the side-by-side benchmark protocol, baselines, the peak probe, statistics and
+//! calibration) is the `morello-measure` crate, built on this one.
 //!
 //! Nothing here prints: every function returns values or a [`CodegenError`].
 //!
@@ -41,28 +36,16 @@
 //! # Ok::<(), morello_codegen::CodegenError>(())
 //! ```
 
-pub mod baselines;
-pub mod bench;
-pub mod calibrate;
 pub mod compiler;
-pub mod correlation;
 pub mod emit;
 mod error;
 pub mod harness;
 pub mod host;
 pub mod isa;
-pub mod peak;
 pub mod run;
-pub mod stats;
-#[cfg(test)]
-mod test_support;
+pub mod test_support;
 pub mod verify;
 
-pub use baselines::{BaselineKind, BaselineSet, MatmulProblem, SkippedBaseline, matmul_baselines};
-pub use bench::{
-    BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate, CandidateResult, PeakProbe, Pinning,
-    RustCandidate, RustKernel, Work, run_bench,
-};
 pub use compiler::{BuildDir, CProgram, CompileOptions, Compiler, OpenMp, SourceUnit, Warnings};
 pub use emit::{EmitConfig, EmittedKernel, ImplComment, emit_c, emit_kernel, kernel_signature};
 pub use error::CodegenError;
@@ -72,9 +55,7 @@ pub use harness::{
 };
 pub use host::{host_features, require_features};
 pub use isa::IsaFeature;
-pub use peak::{PeakConfig, PeakReport, measure_peak};
 pub use run::Termination;
-pub use stats::SampleStats;
 pub use verify::{
     Mismatch, Verification, VerifiedKernel, VerifyOptions, check_outputs, verify_impl, verify_impls,
 };

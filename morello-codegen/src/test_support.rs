@@ -1,9 +1,12 @@
-//! Helpers for tests that compile C: find compilers, or skip with a printed reason.
+//! Helpers for tests that compile C (here and in the crates built on this one): find compilers,
+//! or skip with a printed reason.
+
+#![allow(clippy::print_stdout, reason = "a skipped test says why on its output")]
 
 use crate::compiler::{CProgram, CompileOptions, Compiler, SourceUnit, Warnings};
 
 /// The default compiler, or `None` after printing why the test is skipped.
-pub(crate) fn compiler() -> Option<Compiler> {
+pub fn compiler() -> Option<Compiler> {
     match Compiler::find() {
         Ok(compiler) => Some(compiler),
         Err(error) => {
@@ -14,7 +17,7 @@ pub(crate) fn compiler() -> Option<Compiler> {
 }
 
 /// gcc and clang, each if installed (empty, with a printed reason, if neither is).
-pub(crate) fn gcc_and_clang() -> Vec<Compiler> {
+pub fn gcc_and_clang() -> Vec<Compiler> {
     let found: Vec<Compiler> =
         ["gcc", "clang"].iter().filter_map(|c| Compiler::from_command(c).ok()).collect();
     if found.is_empty() {
@@ -29,11 +32,11 @@ pub(crate) fn gcc_and_clang() -> Vec<Compiler> {
 }
 
 /// Options that fail on any warning (emitted C must be warning-free).
-pub(crate) fn strict() -> CompileOptions {
+pub fn strict() -> CompileOptions {
     CompileOptions { warnings: Warnings::Deny, ..CompileOptions::default() }
 }
 
 /// A one-unit program.
-pub(crate) fn one_unit(source: String) -> CProgram {
+pub fn one_unit(source: String) -> CProgram {
     CProgram { units: vec![SourceUnit::new("main", source)], link_args: Vec::new() }
 }

@@ -2,7 +2,7 @@
 //! constants, and write a target file (`docs/calibration.md`).
 //!
 //! ```text
-//! measure   morello_codegen::calibrate: C microbenchmarks, pinned, alternating, medians
+//! measure   morello_measure::calibrate: C microbenchmarks, pinned, alternating, medians
 //! fit       constants >= 0 minimising squared relative error; scaled to integer units
 //! write     the target description as TOML (atomically), after a comment header saying what was
 //!           measured, where and when; standard output without -o
@@ -17,12 +17,12 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use morello_codegen::Compiler;
-use morello_codegen::bench::Pinning;
-use morello_codegen::calibrate::{
+use morello_core::target::{Target, parse_size};
+use morello_measure::bench::Pinning;
+use morello_measure::calibrate::{
     Calibration, CalibrationConfig, CalibrationError, CalibrationStep, ConstantSource,
     DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_RESOLUTION, DEFAULT_SAMPLES, calibrate,
 };
-use morello_core::target::{Target, parse_size};
 use serde_json::json;
 
 use crate::database::eprint_line;

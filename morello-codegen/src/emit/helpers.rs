@@ -6,7 +6,7 @@
 
 /// A helper function of the emitted C.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Helper {
+pub enum Helper {
     /// `morello_floordiv(a, c)`: division rounding toward negative infinity (`c > 0`).
     FloorDiv,
     /// `morello_mod(a, c)`: the remainder in `[0, c)` (`c > 0`).
@@ -97,7 +97,7 @@ impl Helper {
 }
 
 /// The definitions of `used` helpers and their dependencies, in a fixed order.
-pub(crate) fn definitions(used: &std::collections::BTreeSet<Helper>) -> String {
+pub fn definitions(used: &std::collections::BTreeSet<Helper>) -> String {
     let mut all: std::collections::BTreeSet<Helper> = used.clone();
     for helper in used {
         all.extend(helper.dependencies());

@@ -30,12 +30,12 @@
 
 mod buffers;
 mod cexpr;
-pub(crate) mod helpers;
+pub mod helpers;
 mod kernels;
 mod nodes;
 #[cfg(test)]
 mod tests;
-pub(crate) mod vector;
+pub mod vector;
 mod writer;
 
 use std::collections::BTreeSet;
@@ -260,7 +260,7 @@ fn comment_safe(text: &str) -> String {
 
 /// The features to compile with: the target's (AVX2 implies AVX), minus the kernel-only ones the
 /// code does not use.
-pub(crate) fn compile_features(
+pub fn compile_features(
     target: &Target,
     used: &BTreeSet<IsaFeature>,
 ) -> Result<Vec<IsaFeature>, CodegenError> {

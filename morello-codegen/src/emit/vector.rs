@@ -21,7 +21,7 @@ use crate::isa::IsaFeature;
 
 /// A vector register's shape: its element type and width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct VectorType {
+pub struct VectorType {
     /// The element type.
     pub dtype: Dtype,
     /// Elements per register.

@@ -8,12 +8,11 @@
 //! correlation between predicted cost and measured median time.
 
 use anyhow::{Result, anyhow};
-use morello_codegen::correlation::spearman;
-use morello_codegen::{
-    BaselineKind, BenchConfig, CandidateResult, Compiler, EmitConfig, ImplComment, PeakReport, emit_kernel,
-};
+use morello_codegen::{Compiler, EmitConfig, ImplComment, emit_kernel};
 use morello_core::imp::Impl;
 use morello_core::target::Target;
+use morello_measure::correlation::spearman;
+use morello_measure::{BaselineKind, BenchConfig, CandidateResult, PeakReport};
 use morello_search::{Solution, VariantCosts};
 use serde_json::{Value, json};
 

@@ -4,7 +4,7 @@
 //! ```text
 //! kernels ──emit, compile, run once, compare with the reference──► verified (else: an error, no timing)
 //! spec ──row-major matmul of one dtype?──► baselines (each probed; a missing one is skipped with a reason)
-//! kernels + baselines ──one program, same inputs, alternating, pinned──► BenchReport (morello_codegen::run_bench)
+//! kernels + baselines ──one program, same inputs, alternating, pinned──► BenchReport (morello_measure::run_bench)
 //! ```
 
 use std::io::IsTerminal;
@@ -12,17 +12,20 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use morello_codegen::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
 use morello_codegen::{
-    BaselineKind, BenchConfig, BenchReport, BenchRequest, BuildDir, CCandidate, Candidate, CandidateResult,
-    CodegenError, CompileOptions, Compiler, MatmulProblem, OpenMp, PeakConfig, PeakProbe, PeakReport,
-    Pinning, Verification, VerifyOptions, Warnings, Work, matmul_baselines, measure_peak, verify_impls,
+    BuildDir, CodegenError, CompileOptions, Compiler, OpenMp, Verification, VerifyOptions, Warnings,
+    verify_impls,
 };
 use morello_core::dtype::Dtype;
 use morello_core::imp::Impl;
 use morello_core::layout::Layout;
 use morello_core::spec::{LogicalSpec, PrimitiveKind};
 use morello_core::target::Target;
+use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
+use morello_measure::{
+    BaselineKind, BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate, CandidateResult,
+    MatmulProblem, PeakConfig, PeakProbe, PeakReport, Pinning, Work, matmul_baselines, measure_peak,
+};
 use serde_json::{Value, json};
 
 use crate::failure::bad_input;
@@ -139,8 +142,8 @@ pub fn peak_line(peak: &Result<PeakReport, String>) -> String {
             "{:.1} GFLOP/s f32 on one core ({} FMA probe, best of {})",
             p.gflops,
             match p.variant {
-                morello_codegen::peak::PeakVariant::Avx512 => "AVX-512",
-                morello_codegen::peak::PeakVariant::Avx2 => "AVX2",
+                morello_measure::peak::PeakVariant::Avx512 => "AVX-512",
+                morello_measure::peak::PeakVariant::Avx2 => "AVX2",
             },
             p.samples_gflops.len()
         ),
@@ -346,7 +349,7 @@ pub fn measure(
         candidates,
         work,
     };
-    let report = morello_codegen::run_bench(compiler, request, config)?;
+    let report = morello_measure::run_bench(compiler, request, config)?;
     Ok(Measurement {
         report,
         verifications: verified.into_iter().map(|v| v.verification).collect(),
@@ -375,8 +378,8 @@ pub fn result_json(result: &CandidateResult, percent: Option<f64>) -> Value {
     json!({
         "name": result.label,
         "runtime": match result.runtime {
-            morello_codegen::bench::Runtime::C => "c",
-            morello_codegen::bench::Runtime::Rust => "rust",
+            morello_measure::bench::Runtime::C => "c",
+            morello_measure::bench::Runtime::Rust => "rust",
         },
         "gflops": result.gflops,
         "gbytes_per_second": result.gbytes_per_second,

@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use morello_codegen::{BaselineKind, BenchConfig, Compiler, host_features};
+use morello_codegen::{Compiler, host_features};
 use morello_core::dtype::Dtype;
+use morello_measure::{BaselineKind, BenchConfig};
 use serde_json::{Value, json};
 
 use super::markdown::{Cell, Machine, Row, Table, insert_section, section, utc_date};

@@ -18,12 +18,14 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::compiler::{CProgram, CompileOptions, Compiler, SourceUnit};
-use crate::error::CodegenError;
-use crate::harness::parse_sample_line;
-use crate::host::{host_supports, require_features};
-use crate::isa::IsaFeature;
-use crate::run::run_program;
+use morello_codegen::CodegenError;
+use morello_codegen::compiler::{CProgram, CompileOptions, Compiler, SourceUnit};
+
+use crate::error::MeasureError;
+use morello_codegen::harness::parse_sample_line;
+use morello_codegen::host::{host_supports, require_features};
+use morello_codegen::isa::IsaFeature;
+use morello_codegen::run::run_program;
 
 /// Which vector width the probe uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -178,14 +180,14 @@ int main(int argc, char **argv) {{
 ///
 /// # Errors
 /// [`CodegenError::MissingHostFeatures`] if the host has no FMA; compile and run errors;
-/// [`CodegenError::InvalidBench`] for zero samples.
-pub fn measure_peak(compiler: &Compiler, config: &PeakConfig) -> Result<PeakReport, CodegenError> {
+/// [`MeasureError::InvalidBench`] for zero samples.
+pub fn measure_peak(compiler: &Compiler, config: &PeakConfig) -> Result<PeakReport, MeasureError> {
     if config.samples == 0 {
-        return Err(CodegenError::InvalidBench { reason: "the peak probe needs at least one sample".into() });
+        return Err(MeasureError::invalid("the peak probe needs at least one sample"));
     }
     let Some(variant) = PeakVariant::for_host() else {
         require_features(&[IsaFeature::Avx2, IsaFeature::Fma])?;
-        return Err(CodegenError::MissingHostFeatures { missing: vec![IsaFeature::Fma] });
+        return Err(CodegenError::MissingHostFeatures { missing: vec![IsaFeature::Fma] }.into());
     };
     let options = CompileOptions { features: variant.features(), ..CompileOptions::default() };
     let program =
@@ -204,7 +206,7 @@ pub fn measure_peak(compiler: &Compiler, config: &PeakConfig) -> Result<PeakRepo
         .collect();
     let gflops = samples_gflops.iter().copied().fold(f64::NAN, f64::max);
     if samples_gflops.len() != config.samples || !gflops.is_finite() {
-        return Err(CodegenError::BadOutput {
+        return Err(MeasureError::BadOutput {
             program: build.binary().to_path_buf(),
             detail: format!("expected {} peak samples, got:\n{}", config.samples, output.stdout),
         });
@@ -215,7 +217,7 @@ pub fn measure_peak(compiler: &Compiler, config: &PeakConfig) -> Result<PeakRepo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::compiler;
+    use morello_codegen::test_support::compiler;
 
     #[test]
     fn the_probe_compiles_warning_free_and_measures_a_positive_peak() {
@@ -231,7 +233,7 @@ mod tests {
         for variant in others {
             let options = CompileOptions {
                 features: variant.features(),
-                warnings: crate::compiler::Warnings::Deny,
+                warnings: morello_codegen::compiler::Warnings::Deny,
                 ..CompileOptions::default()
             };
             let program = CProgram {

@@ -3,7 +3,7 @@
 //! `morello bench-suite` time the baselines beside the kernels.
 //!
 //! ```text
-//! cargo run --release -p morello-codegen --example baselines -- [--samples N] [--min-seconds S]
+//! cargo run --release -p morello-measure --example baselines -- [--samples N] [--min-seconds S]
 //!     [--threads T] MxKxN...
 //! ```
 //!
@@ -14,9 +14,10 @@
 
 use std::error::Error;
 
-use morello_codegen::{
-    BaselineKind, BenchConfig, BenchRequest, CompileOptions, Compiler, MatmulProblem, PeakConfig, PeakProbe,
-    matmul_baselines, measure_peak, run_bench,
+use morello_codegen::{CompileOptions, Compiler};
+use morello_measure::{
+    BaselineKind, BenchConfig, BenchRequest, MatmulProblem, PeakConfig, PeakProbe, matmul_baselines,
+    measure_peak, run_bench,
 };
 
 fn main() -> Result<(), Box<dyn Error>> {

@@ -16,7 +16,7 @@
 /// value is NaN.
 ///
 /// ```
-/// use morello_codegen::correlation::average_ranks;
+/// use morello_measure::correlation::average_ranks;
 /// assert_eq!(average_ranks(&[10.0, 30.0, 20.0, 20.0]), Some(vec![1.0, 4.0, 2.5, 2.5]));
 /// ```
 pub fn average_ranks(values: &[f64]) -> Option<Vec<f64>> {
@@ -48,7 +48,7 @@ pub fn average_ranks(values: &[f64]) -> Option<Vec<f64>> {
 /// one side equal (no order to compare).
 ///
 /// ```
-/// use morello_codegen::correlation::spearman;
+/// use morello_measure::correlation::spearman;
 /// // y grows with x, though not linearly: perfect rank agreement.
 /// assert_eq!(spearman(&[1.0, 2.0, 3.0, 4.0], &[1.0, 8.0, 27.0, 64.0]), Some(1.0));
 /// assert_eq!(spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]), Some(-1.0));

@@ -8,7 +8,7 @@
 //! one invocation is the harness's median time per call divided by `invocations`.
 //!
 //! The C mirrors what the emitter writes for each kernel (the same intrinsics, from
-//! [`crate::emit::vector`]), arranged so that invocations are independent of each other (as the
+//! [`morello_codegen::emit::vector`]), arranged so that invocations are independent of each other (as the
 //! invocations of a register-tiled microkernel are) and cannot be removed by the compiler:
 //!
 //! ```text
@@ -32,9 +32,9 @@ use morello_core::spec::{LogicalSpec, TensorSpec};
 use morello_core::target::{LevelId, LevelKind, Target};
 
 use super::CalibrationError;
-use crate::emit::helpers::{Helper, definitions};
-use crate::emit::vector::VectorType;
-use crate::harness::{CType, KernelParam, KernelSignature, ParamRole};
+use morello_codegen::emit::helpers::{Helper, definitions};
+use morello_codegen::emit::vector::VectorType;
+use morello_codegen::harness::{CType, KernelParam, KernelSignature, ParamRole};
 
 /// Rounds of the kernel benchmarks' loops per call.
 const ROUNDS: u64 = 256;
@@ -961,9 +961,9 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::compiler::{CProgram, CompileOptions, SourceUnit, Warnings};
-    use crate::harness::BenchEntry;
-    use crate::test_support::gcc_and_clang;
+    use morello_codegen::compiler::{CProgram, CompileOptions, SourceUnit, Warnings};
+    use morello_codegen::harness::BenchEntry;
+    use morello_codegen::test_support::gcc_and_clang;
 
     fn size() -> SuiteSize {
         SuiteSize { memory_bytes: 1 << 20, host_bf16: true }
@@ -1021,24 +1021,29 @@ mod tests {
     fn the_suites_compile_without_warnings_on_gcc_and_clang() {
         for target_name in ["x86-avx2", "x86-avx512"] {
             let target = Target::builtin(target_name, 2).unwrap();
-            let mut features = crate::emit::compile_features(&target, &Default::default()).unwrap();
-            features.push(crate::isa::IsaFeature::Avx512bf16);
-            features.retain(|f| target_name == "x86-avx512" || *f != crate::isa::IsaFeature::Avx512bf16);
+            let mut features = morello_codegen::emit::compile_features(&target, &Default::default()).unwrap();
+            features.push(morello_codegen::isa::IsaFeature::Avx512bf16);
+            features.retain(|f| {
+                target_name == "x86-avx512" || *f != morello_codegen::isa::IsaFeature::Avx512bf16
+            });
             let suite = kernel_suite(&target, size()).unwrap();
             let parallel = parallel_suite(&target);
             for compiler in gcc_and_clang() {
                 for (suite, openmp) in [
-                    (&suite, crate::compiler::OpenMp::Disabled),
-                    (&parallel, crate::compiler::OpenMp::Enabled),
+                    (&suite, morello_codegen::compiler::OpenMp::Disabled),
+                    (&parallel, morello_codegen::compiler::OpenMp::Enabled),
                 ] {
                     let entries: Vec<BenchEntry> = suite
                         .benches
                         .iter()
                         .map(|b| BenchEntry::new(b.label.clone(), b.function.clone()))
                         .collect();
-                    let main =
-                        crate::harness::bench_program_source(&signature(suite), &suite.source, &entries)
-                            .unwrap();
+                    let main = morello_codegen::harness::bench_program_source(
+                        &signature(suite),
+                        &suite.source,
+                        &entries,
+                    )
+                    .unwrap();
                     let options =
                         CompileOptions { features: features.clone(), openmp, warnings: Warnings::Deny };
                     let program = CProgram { units: vec![SourceUnit::new("calib", main)], link_args: vec![] };
@@ -1046,7 +1051,7 @@ mod tests {
                         Ok(_) => {}
                         // clang without libomp cannot build OpenMP programs; calibration skips them.
                         Err(e)
-                            if openmp == crate::compiler::OpenMp::Enabled
+                            if openmp == morello_codegen::compiler::OpenMp::Enabled
                                 && compiler.command() == "clang" =>
                         {
                             println!("note: clang cannot build the OpenMP suite here: {e}");

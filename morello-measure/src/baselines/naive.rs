@@ -6,7 +6,7 @@
 //! OpenMP parallel loop.
 
 use super::{CBaseline, MatmulProblem};
-use crate::harness::CType;
+use morello_codegen::harness::CType;
 
 /// The C function's name.
 pub(super) const FUNCTION: &str = "baseline_naive";

@@ -110,7 +110,7 @@ fn without_parallel_measurements_the_parallel_constants_are_scaled() {
 
 #[test]
 fn bad_settings_are_refused_before_measuring() {
-    let Some(compiler) = crate::test_support::compiler() else { return };
+    let Some(compiler) = morello_codegen::test_support::compiler() else { return };
     let target = Target::builtin("x86-avx2", 1).unwrap();
     for config in [
         CalibrationConfig { samples: 0, ..CalibrationConfig::default() },
@@ -125,7 +125,7 @@ fn bad_settings_are_refused_before_measuring() {
 
 #[test]
 fn a_quick_real_calibration_produces_a_loadable_target() {
-    let Some(compiler) = crate::test_support::compiler() else { return };
+    let Some(compiler) = morello_codegen::test_support::compiler() else { return };
     let name = if host_supports(IsaFeature::Avx512f) && host_supports(IsaFeature::Avx512bw) {
         "x86-avx512"
     } else if host_supports(IsaFeature::Avx2) && host_supports(IsaFeature::Fma) {

@@ -31,11 +31,13 @@ use serde::Serialize;
 use crate::bench::{
     BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate, PeakProbe, Pinning, Work, run_bench,
 };
-use crate::compiler::{CompileOptions, Compiler, OpenMp, Warnings};
-use crate::error::CodegenError;
-use crate::harness::BenchEntry;
-use crate::host::host_supports;
-use crate::isa::IsaFeature;
+use morello_codegen::CodegenError;
+use morello_codegen::compiler::{CompileOptions, Compiler, OpenMp, Warnings};
+use morello_codegen::harness::BenchEntry;
+use morello_codegen::host::host_supports;
+use morello_codegen::isa::IsaFeature;
+
+use crate::error::MeasureError;
 
 pub use fit::{Fit, FitError, Problem, fit_relative, nnls, nonnegative_line, to_units, units_per_second};
 pub use model::{Parameter, parameters, with_constants};
@@ -45,9 +47,9 @@ use suite::{Measures, Suite, SuiteSize};
 /// Why calibration failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CalibrationError {
-    /// Compiling or running a microbenchmark failed (the machine, or the generated C).
+    /// Compiling, running or timing a microbenchmark failed (the machine, or the generated C).
     #[error(transparent)]
-    Codegen(#[from] CodegenError),
+    Measure(#[from] MeasureError),
     /// The target has no levels or kernels calibration knows how to measure (the user's target).
     #[error("cannot calibrate target {target}: {reason}")]
     Unsupported {
@@ -66,6 +68,12 @@ pub enum CalibrationError {
     /// The configuration is invalid (the caller's fault).
     #[error("invalid calibration settings: {0}")]
     Invalid(String),
+}
+
+impl From<CodegenError> for CalibrationError {
+    fn from(error: CodegenError) -> Self {
+        CalibrationError::Measure(MeasureError::Codegen(error))
+    }
 }
 
 /// How to calibrate.
@@ -214,7 +222,7 @@ pub struct Calibration {
 /// # Errors
 /// [`CalibrationError::Invalid`] for a bad configuration; [`CalibrationError::Unsupported`] for a
 /// target without vector registers or a cache level feeding them;
-/// [`CalibrationError::Codegen`] if the host cannot run the target's instructions
+/// [`CalibrationError::Measure`] if the host cannot run the target's instructions
 /// ([`CodegenError::MissingHostFeatures`]) or a microbenchmark fails to compile or run.
 pub fn calibrate(
     compiler: &Compiler,
@@ -223,12 +231,12 @@ pub fn calibrate(
     progress: &mut dyn FnMut(CalibrationStep),
 ) -> Result<Calibration, CalibrationError> {
     config.check()?;
-    let mut features = crate::emit::compile_features(target, &Default::default())?;
+    let mut features = morello_codegen::emit::compile_features(target, &Default::default())?;
     let host_bf16 = target.has_isa(IsaFeature::Avx512bf16.name()) && host_supports(IsaFeature::Avx512bf16);
     if host_bf16 {
         features.push(IsaFeature::Avx512bf16);
     }
-    crate::host::require_features(&features)?;
+    morello_codegen::host::require_features(&features)?;
     let mut notes = Vec::new();
     let kernels = suite::kernel_suite(target, SuiteSize { memory_bytes: config.memory_bytes, host_bf16 })?;
     for (kind, why) in &kernels.unmeasured {
@@ -264,7 +272,7 @@ pub fn calibrate(
         let options = CompileOptions { features, openmp: OpenMp::Enabled, warnings: Warnings::Report };
         match run_bench(compiler, request(&parallel, options), &parallel_config) {
             Ok(report) => timed.extend(timings(&parallel, &report)?),
-            Err(e @ CodegenError::CompileFailed { .. }) => {
+            Err(e @ MeasureError::Codegen(CodegenError::CompileFailed { .. })) => {
                 notes.push(format!(
                     "parallel loops not measured (OpenMP does not build: {e}); their constants are scaled"
                 ));

@@ -10,8 +10,10 @@ use ndarray::{ArrayView2, ArrayViewMut2};
 
 use super::MatmulProblem;
 use crate::bench::{PrepareRustKernel, RustKernel};
-use crate::error::CodegenError;
-use crate::harness::Buffer;
+use morello_codegen::CodegenError;
+
+use crate::error::MeasureError;
+use morello_codegen::harness::Buffer;
 
 struct RustMatmul {
     m: usize,
@@ -40,13 +42,14 @@ impl RustKernel for RustMatmul {
 pub(super) fn prepare(problem: &MatmulProblem) -> PrepareRustKernel {
     let (m, k, n) = (problem.m, problem.k, problem.n);
     Box::new(move |buffers: &[Buffer]| {
-        let f32_param = |index: usize, name: &str, elements: usize| -> Result<Vec<f32>, CodegenError> {
+        let f32_param = |index: usize, name: &str, elements: usize| -> Result<Vec<f32>, MeasureError> {
             match buffers.get(index) {
                 Some(Buffer::F32(v)) if v.len() == elements => Ok(v.clone()),
                 _ => Err(CodegenError::BadBuffer {
                     param: name.to_string(),
                     reason: format!("the gemm baseline needs f32[{elements}]"),
-                }),
+                }
+                .into()),
             }
         };
         let kernel = RustMatmul {

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::bench::{BenchConfig, BenchRequest, PeakProbe, run_bench};
-use crate::harness::{Buffer, VerifyInputs, run_verify, verify_program_source};
-use crate::test_support::{compiler, strict};
+use morello_codegen::harness::{Buffer, VerifyInputs, run_verify, verify_program_source};
+use morello_codegen::test_support::{compiler, strict};
 
 /// `out = lhs * rhs`, row-major, accumulated in f64.
 fn reference_f32(problem: &MatmulProblem, lhs: &[f32], rhs: &[f32]) -> Vec<f64> {

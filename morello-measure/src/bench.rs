@@ -4,7 +4,7 @@
 //! # Protocol
 //!
 //! 1. All C candidates go into **one program**: the kernel's unit carries the benchmark `main`
-//!    ([`crate::harness::bench_program_source`]), each C baseline is its own unit with its own
+//!    ([`morello_codegen::harness::bench_program_source`]), each C baseline is its own unit with its own
 //!    flags, and the libraries are linked together (their symbols are distinct: OpenBLAS through
 //!    `cblas_sgemm`, BLIS through `bli_sgemm`, libxsmm through its JIT dispatch).
 //! 2. The peak probe ([`crate::peak`]) runs once, on the same core, before anything else.
@@ -31,15 +31,15 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::compiler::{CProgram, CompileOptions, Compiler, SourceUnit};
-use crate::error::CodegenError;
-use crate::harness::{
+use crate::error::MeasureError;
+use crate::peak::{PeakConfig, PeakReport, measure_peak};
+use crate::stats::SampleStats;
+use morello_codegen::compiler::{CProgram, CompileOptions, Compiler, SourceUnit};
+use morello_codegen::harness::{
     BenchEntry, Buffer, KernelSignature, SERVE_READY_PREFIX, bench_program_source, parse_sample_line,
 };
-use crate::host::require_features;
-use crate::peak::{PeakConfig, PeakReport, measure_peak};
-use crate::run::{Termination, check_termination};
-use crate::stats::SampleStats;
+use morello_codegen::host::require_features;
+use morello_codegen::run::{Termination, check_termination};
 
 /// The default minimum duration of one sample, in seconds.
 pub const DEFAULT_MIN_SAMPLE_SECONDS: f64 = 0.2;
@@ -111,8 +111,8 @@ impl BenchConfig {
         }
     }
 
-    fn check(&self) -> Result<(), CodegenError> {
-        let invalid = |reason: &str| Err(CodegenError::InvalidBench { reason: reason.to_string() });
+    fn check(&self) -> Result<(), MeasureError> {
+        let invalid = |reason: &str| Err(MeasureError::InvalidBench { reason: reason.to_string() });
         if self.samples == 0 {
             return invalid("at least one sample is needed");
         }
@@ -161,7 +161,7 @@ pub trait RustKernel: Send {
 
 /// Builds a [`RustKernel`] from every parameter's initial contents, in signature order (read
 /// parameters seeded, outputs zeroed).
-pub type PrepareRustKernel = Box<dyn FnOnce(&[Buffer]) -> Result<Box<dyn RustKernel>, CodegenError> + Send>;
+pub type PrepareRustKernel = Box<dyn FnOnce(&[Buffer]) -> Result<Box<dyn RustKernel>, MeasureError> + Send>;
 
 /// A candidate timed in Rust, in the same process as the driver.
 pub struct RustCandidate {
@@ -309,7 +309,7 @@ pub fn thread_environment(threads: usize) -> Vec<(String, String)> {
 pub fn build_bench_program(
     compiler: &Compiler,
     request: &BenchRequest,
-) -> Result<crate::compiler::Build, CodegenError> {
+) -> Result<morello_codegen::compiler::Build, MeasureError> {
     let entries: Vec<BenchEntry> = request
         .candidates
         .iter()
@@ -326,25 +326,25 @@ pub fn build_bench_program(
             program.link_args.extend(c.link_args.iter().cloned());
         }
     }
-    compiler.build(&program, &request.options)
+    Ok(compiler.build(&program, &request.options)?)
 }
 
 /// Runs the benchmark described by `request` under `config` (see the module docs for the
 /// protocol).
 ///
 /// # Errors
-/// [`CodegenError::InvalidBench`] for a bad configuration or no candidate;
-/// [`CodegenError::MissingHostFeatures`] if the host cannot run the program; compile errors;
-/// [`CodegenError::Signalled`] / [`CodegenError::ExitFailure`] if the program dies; errors from
+/// [`MeasureError::InvalidBench`] for a bad configuration or no candidate;
+/// [`CodegenError::MissingHostFeatures`](morello_codegen::CodegenError::MissingHostFeatures) if the host cannot run the program; compile errors;
+/// [`CodegenError::Signalled`](morello_codegen::CodegenError::Signalled) or `ExitFailure` if the program dies; errors from
 /// preparing a Rust candidate.
 pub fn run_bench(
     compiler: &Compiler,
     request: BenchRequest,
     config: &BenchConfig,
-) -> Result<BenchReport, CodegenError> {
+) -> Result<BenchReport, MeasureError> {
     config.check()?;
     if request.candidates.is_empty() {
-        return Err(CodegenError::InvalidBench { reason: "no candidate to time".into() });
+        return Err(MeasureError::InvalidBench { reason: "no candidate to time".into() });
     }
     request.signature.validate()?;
     require_features(&request.options.features)?;
@@ -394,7 +394,7 @@ pub fn run_bench(
     let samples = config.samples;
     let (measured, notes) = std::thread::scope(|scope| {
         scope
-            .spawn(move || -> Result<_, CodegenError> {
+            .spawn(move || -> Result<_, MeasureError> {
                 let mut notes = Vec::new();
                 if let Some(cpu) =
                     cpu.filter(|&id| !core_affinity::set_for_current(core_affinity::CoreId { id }))
@@ -413,7 +413,7 @@ pub fn run_bench(
             })
             .join()
             .unwrap_or_else(|_| {
-                Err(CodegenError::InvalidBench { reason: "the benchmark driver thread panicked".into() })
+                Err(MeasureError::InvalidBench { reason: "the benchmark driver thread panicked".into() })
             })
     })?;
 
@@ -421,7 +421,7 @@ pub fn run_bench(
     let results = measured
         .into_iter()
         .map(|(label, runtime, reps, seconds)| {
-            let stats = SampleStats::of(&seconds).ok_or_else(|| CodegenError::InvalidBench {
+            let stats = SampleStats::of(&seconds).ok_or_else(|| MeasureError::InvalidBench {
                 reason: format!("{label} produced no finite sample"),
             })?;
             let per_second =
@@ -439,7 +439,7 @@ pub fn run_bench(
                 percent_of_peak,
             })
         })
-        .collect::<Result<Vec<_>, CodegenError>>()?;
+        .collect::<Result<Vec<_>, MeasureError>>()?;
     Ok(BenchReport {
         compiler: compiler.to_string(),
         threads: config.threads,
@@ -467,7 +467,7 @@ fn measure_all(
     mut client: Option<&mut ServeClient>,
     min_seconds: f64,
     samples: usize,
-) -> Result<Measured, CodegenError> {
+) -> Result<Measured, MeasureError> {
     let mut reps = Vec::with_capacity(timed.len());
     for (_, candidate) in timed.iter_mut() {
         reps.push(calibrate(candidate, client.as_deref_mut(), min_seconds)?);
@@ -499,7 +499,7 @@ fn calibrate(
     candidate: &mut Timed,
     mut client: Option<&mut ServeClient>,
     min_seconds: f64,
-) -> Result<u64, CodegenError> {
+) -> Result<u64, MeasureError> {
     time_calls(candidate, client.as_deref_mut(), 1)?;
     let mut reps: u64 = 1;
     loop {
@@ -517,10 +517,10 @@ fn time_calls(
     candidate: &mut Timed,
     client: Option<&mut ServeClient>,
     reps: u64,
-) -> Result<f64, CodegenError> {
+) -> Result<f64, MeasureError> {
     match candidate {
         Timed::C(index) => {
-            let client = client.ok_or_else(|| CodegenError::InvalidBench {
+            let client = client.ok_or_else(|| MeasureError::InvalidBench {
                 reason: "a C candidate without a benchmark program".into(),
             })?;
             client.sample(*index, reps)
@@ -545,7 +545,7 @@ struct ServeClient {
 }
 
 impl ServeClient {
-    fn start(program: PathBuf, args: &[String], env: &[(String, String)]) -> Result<Self, CodegenError> {
+    fn start(program: PathBuf, args: &[String], env: &[(String, String)]) -> Result<Self, MeasureError> {
         let mut child = Command::new(&program)
             .args(args)
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -553,10 +553,10 @@ impl ServeClient {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| CodegenError::io(format!("starting {}", program.display()), e))?;
+            .map_err(|e| MeasureError::io(format!("starting {}", program.display()), e))?;
         let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(stdin), Some(stdout), Some(mut stderr)) = pipes else {
-            return Err(CodegenError::InvalidBench {
+            return Err(MeasureError::InvalidBench {
                 reason: "the benchmark program's pipes are missing".into(),
             });
         };
@@ -577,7 +577,7 @@ impl ServeClient {
     }
 
     /// Seconds per call of `reps` calls of entry `index`.
-    fn sample(&mut self, index: usize, reps: u64) -> Result<f64, CodegenError> {
+    fn sample(&mut self, index: usize, reps: u64) -> Result<f64, MeasureError> {
         if writeln!(self.stdin, "run {index} {reps}").and_then(|()| self.stdin.flush()).is_err() {
             return Err(self.died());
         }
@@ -591,7 +591,7 @@ impl ServeClient {
     }
 
     /// The next line; the program's death (with its signal or status) if there is none.
-    fn read_line(&mut self) -> Result<String, CodegenError> {
+    fn read_line(&mut self) -> Result<String, MeasureError> {
         let mut line = String::new();
         match self.stdout.read_line(&mut line) {
             Ok(0) | Err(_) => Err(self.died()),
@@ -604,44 +604,45 @@ impl ServeClient {
     }
 
     /// The error for a program that stopped answering.
-    fn died(&mut self) -> CodegenError {
+    fn died(&mut self) -> MeasureError {
         let termination = match self.child.wait() {
             Ok(status) => Termination::from_status(status),
-            Err(e) => return CodegenError::io(format!("waiting for {}", self.program.display()), e),
+            Err(e) => return MeasureError::io(format!("waiting for {}", self.program.display()), e),
         };
         let stderr = self.stderr_text();
         match check_termination(&self.program, termination, stderr) {
-            Err(error) => error,
-            Ok(()) => CodegenError::BadOutput {
+            Err(error) => error.into(),
+            Ok(()) => MeasureError::BadOutput {
                 program: self.program.clone(),
                 detail: "the program exited before answering".into(),
             },
         }
     }
 
-    fn bad_output(&mut self, detail: String) -> CodegenError {
+    fn bad_output(&mut self, detail: String) -> MeasureError {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        CodegenError::BadOutput { program: self.program.clone(), detail }
+        MeasureError::BadOutput { program: self.program.clone(), detail }
     }
 
     /// Asks the program to quit and checks that it exited cleanly.
-    fn finish(mut self) -> Result<(), CodegenError> {
+    fn finish(mut self) -> Result<(), MeasureError> {
         let _ = writeln!(self.stdin, "quit").and_then(|()| self.stdin.flush());
         let status = self
             .child
             .wait()
-            .map_err(|e| CodegenError::io(format!("waiting for {}", self.program.display()), e))?;
+            .map_err(|e| MeasureError::io(format!("waiting for {}", self.program.display()), e))?;
         let stderr = self.stderr_text();
-        check_termination(&self.program, Termination::from_status(status), stderr)
+        Ok(check_termination(&self.program, Termination::from_status(status), stderr)?)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::{CType, KernelParam, ParamRole};
-    use crate::test_support::{compiler, strict};
+    use morello_codegen::CodegenError;
+    use morello_codegen::harness::{CType, KernelParam, ParamRole};
+    use morello_codegen::test_support::{compiler, strict};
 
     const SCALE: &str =
         "void scale(const float *x, float *y) {\n  for (int i = 0; i < 64; i++) y[i] = 2.0f * x[i];\n}\n";
@@ -738,7 +739,7 @@ mod tests {
             work: Work::default(),
         };
         match run_bench(&compiler, request, &quick()) {
-            Err(CodegenError::Signalled { termination, .. }) => {
+            Err(MeasureError::Codegen(CodegenError::Signalled { termination, .. })) => {
                 assert_eq!(termination.signal_name(), Some("SIGSEGV"));
             }
             other => panic!("expected Signalled, got {other:?}"),
@@ -758,12 +759,12 @@ mod tests {
         let zero_samples = BenchConfig { samples: 0, ..quick() };
         assert!(matches!(
             run_bench(&compiler, request(), &zero_samples),
-            Err(CodegenError::InvalidBench { .. })
+            Err(MeasureError::InvalidBench { .. })
         ));
         let no_candidates = BenchRequest { candidates: vec![], ..request() };
         assert!(matches!(
             run_bench(&compiler, no_candidates, &quick()),
-            Err(CodegenError::InvalidBench { .. })
+            Err(MeasureError::InvalidBench { .. })
         ));
     }
 

@@ -28,10 +28,10 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use crate::bench::{CCandidate, Candidate, RustCandidate, Work};
-use crate::compiler::{CProgram, CompileOptions, Compiler, SourceUnit, Warnings};
-use crate::error::CodegenError;
-use crate::harness::{BenchEntry, CType, KernelSignature};
-use crate::run::run_program;
+use morello_codegen::CodegenError;
+use morello_codegen::compiler::{CProgram, CompileOptions, Compiler, SourceUnit, Warnings};
+use morello_codegen::harness::{BenchEntry, CType, KernelSignature};
+use morello_codegen::run::run_program;
 
 /// The command that installs every C baseline library on Debian or Ubuntu.
 pub const INSTALL_ALL: &str = "apt-get install libopenblas-dev libblis-dev libxsmm-dev";
