@@ -13,6 +13,8 @@ mod database;
 mod end_to_end;
 mod failure;
 mod output;
+mod progress;
+mod signals;
 mod spec_args;
 
 /// Finds provably optimal implementations of tensor kernels and emits them as C.

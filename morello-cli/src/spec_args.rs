@@ -1,6 +1,8 @@
 //! The arguments that name a spec and a target, shared by `search`, `run` and `bench`.
 //!
-//! A spec is either its full text (`'Matmul(1x64x64x64, f32 GL row-major, ...)'`) or a shorthand:
+//! A spec is either its full text (`'Matmul(1x64x64x64, f32 GL row-major, ...)'`) or a shorthand,
+//! which [`SpecBuilder`] (in `morello-core`) turns into the spec; the flags here set what the
+//! shorthand leaves open:
 //!
 //! ```text
 //! matmul MxKxN [--batch B] [--accum]        lhs MxK, rhs KxN, out MxN, all row-major in the home level
@@ -13,9 +15,7 @@
 
 use anyhow::{Context, Result};
 use morello_core::dtype::Dtype;
-use morello_core::layout::Layout;
-use morello_core::shape::Shape;
-use morello_core::spec::{CanonicalSpec, FillValue, LogicalSpec, PrimitiveKind, TensorSpec, parse_limits};
+use morello_core::spec::{CanonicalSpec, SpecBuilder, parse_limits};
 use morello_core::target::{MemVec, Target, resolve_target};
 
 use crate::failure::{Failure, bad_input};
@@ -99,12 +99,7 @@ fn with_processors(target: Target, processors: u32) -> Result<Target> {
     if processors == 0 {
         return Err(bad_input("--processors must be at least 1"));
     }
-    if processors == target.processors() {
-        return Ok(target);
-    }
-    let mut description = target.description_value();
-    description.processors = processors;
-    Target::new(description).bad_input(|| format!("--processors {processors}"))
+    target.with_processors(processors).bad_input(|| format!("--processors {processors}"))
 }
 
 /// Loads a built-in target or a target file.
@@ -126,123 +121,21 @@ pub fn load_target(name: &str) -> Result<(Target, Option<String>)> {
     Ok((target, None))
 }
 
-fn shape(text: &str, what: &str) -> Result<Shape> {
-    text.parse::<Shape>().bad_input(|| format!("invalid {what} `{text}`"))
-}
-
-fn operand(shape: Shape, dtype: Dtype, layout: Layout, target: &Target) -> TensorSpec {
-    TensorSpec {
-        contiguous_dims: layout.len() as u8,
-        shape,
-        dtype,
-        level: target.home_level(),
-        layout,
-        vector_size: None,
-    }
-}
-
+/// The spec the arguments name, built for `target` (see [`SpecBuilder`]).
 fn build_spec(args: &SpecArgs, target: &Target) -> Result<CanonicalSpec> {
-    let words: Vec<&str> = args.spec.iter().map(String::as_str).collect();
-    let joined = words.join(" ");
     let dtype: Dtype = args.dtype.parse().bad_input(|| "invalid --dtype".to_string())?;
-    let out_dtype = if dtype == Dtype::Bf16 { Dtype::F32 } else { dtype };
-    let row = |rank: usize| Layout::row_major(rank as u8);
-    let no_extra = |n: usize| -> Result<()> {
-        if words.len() > n {
-            return Err(bad_input(format!("unexpected `{}` after the spec", words[n..].join(" "))));
-        }
-        Ok(())
-    };
-    let logical = match words[0].to_ascii_lowercase().as_str() {
-        "matmul" => {
-            let dims_text = words
-                .get(1)
-                .ok_or_else(|| bad_input("matmul needs its size, e.g. `matmul 64x64x64` (MxKxN)"))?;
-            no_extra(2)?;
-            let dims = shape(dims_text, "matmul size")?;
-            let [m, k, n] = dims.dims() else {
-                return Err(bad_input(format!("matmul size `{dims_text}` must be MxKxN, e.g. 64x64x64")));
-            };
-            let b = args.batch;
-            let s = |d: &[u32]| Shape::new(d.to_vec()).bad_input(|| format!("matmul {b}x{dims_text}"));
-            LogicalSpec {
-                kind: PrimitiveKind::Matmul { accum: args.accum },
-                shape: s(&[b, *m, *k, *n])?,
-                operands: vec![
-                    operand(s(&[b, *m, *k])?, dtype, row(3), target),
-                    operand(s(&[b, *k, *n])?, dtype, row(3), target),
-                    operand(s(&[b, *m, *n])?, out_dtype, row(3), target),
-                ],
-                serial_only: false,
-            }
-        }
-        "move" => {
-            let shape_text = words.get(1).ok_or_else(|| {
-                bad_input("move needs a shape, e.g. `move 8x8 --from row-major --to col-major`")
-            })?;
-            no_extra(2)?;
-            let s = shape(shape_text, "move shape")?;
-            let layout = |text: &Option<String>, flag: &str| -> Result<Layout> {
-                let text = text.as_deref().unwrap_or("row-major");
-                Layout::parse_for_rank(text, s.rank()).bad_input(|| format!("invalid {flag} layout `{text}`"))
-            };
-            let (from, to) = (layout(&args.from, "--from")?, layout(&args.to, "--to")?);
-            LogicalSpec {
-                kind: PrimitiveKind::Move,
-                shape: s.clone(),
-                operands: vec![operand(s.clone(), dtype, from, target), operand(s, dtype, to, target)],
-                serial_only: false,
-            }
-        }
-        "zero" => {
-            let shape_text =
-                words.get(1).ok_or_else(|| bad_input("zero needs a shape, e.g. `zero 64x64`"))?;
-            no_extra(2)?;
-            let s = shape(shape_text, "shape")?;
-            LogicalSpec {
-                kind: PrimitiveKind::Fill { value: FillValue::Zero },
-                shape: s.clone(),
-                operands: vec![operand(s.clone(), dtype, row(s.rank()), target)],
-                serial_only: false,
-            }
-        }
-        "conv" => {
-            let (Some(image), Some(filters)) = (words.get(1), words.get(2)) else {
-                return Err(bad_input(
-                    "conv needs an image and filters, e.g. `conv 1x4x8x8 8x4x3x3` (NxCxHxW FxCxFHxFW)",
-                ));
-            };
-            no_extra(3)?;
-            let (image, filters) = (shape(image, "conv image")?, shape(filters, "conv filters")?);
-            let ([n, c, h, w], [f, fc, fh, fw]) = (image.dims(), filters.dims()) else {
-                return Err(bad_input("conv image and filters must both have four dims: NxCxHxW FxCxFHxFW"));
-            };
-            if c != fc || fh > h || fw > w {
-                return Err(bad_input(format!(
-                    "conv filters {filters} do not fit image {image}: channels must agree and filters be no larger"
-                )));
-            }
-            let (oh, ow) = (h - fh + 1, w - fw + 1);
-            let s = |d: &[u32]| Shape::new(d.to_vec()).bad_input(|| "conv shape".to_string());
-            LogicalSpec {
-                kind: PrimitiveKind::Conv { accum: args.accum },
-                shape: s(&[*n, *f, *c, oh, ow, *fh, *fw])?,
-                operands: vec![
-                    operand(image.clone(), dtype, row(4), target),
-                    operand(filters.clone(), dtype, row(4), target),
-                    operand(s(&[*n, *f, oh, ow])?, out_dtype, row(4), target),
-                ],
-                serial_only: false,
-            }
-        }
-        _ if joined.contains('(') => {
-            LogicalSpec::parse(&joined, target).bad_input(|| "invalid spec".to_string())?
-        }
-        other => {
-            return Err(bad_input(format!(
-                "unknown spec `{other}`: use matmul, move, zero, conv, or the full spec text (see --help)"
-            )));
-        }
-    };
-    logical.canonicalize(target).bad_input(|| format!("invalid spec {}", logical.display(target)))
+    let mut builder = SpecBuilder::parse(&args.spec.join(" "))
+        .map_err(|e| bad_input(e.to_string()))?
+        .dtype(dtype)
+        .batch(args.batch);
+    if args.accum {
+        builder = builder.accumulate();
+    }
+    if let Some(from) = &args.from {
+        builder = builder.from_layout(from.clone());
+    }
+    if let Some(to) = &args.to {
+        builder = builder.to_layout(to.clone());
+    }
+    builder.build(target).map_err(|e| bad_input(e.to_string()))
 }

@@ -8,12 +8,16 @@
 //! - [`memo`]: the concurrent memo table;
 //! - [`variants`]: the cheapest implementations that differ from the best at one node;
 //! - [`Search`]: the embedding API ([`Search::solve`], [`Search::solve_top_k`],
-//!   [`Search::solve_variants`]) with a [`SearchReport`].
+//!   [`Search::solve_variants`]) with a [`SearchReport`], steered by a [`CancelToken`], a progress
+//!   callback ([`Search::on_progress`]) and periodic checkpoints ([`Search::checkpoint`]);
+//! - [`db`]: memo tables on disk ([`db::OpenTable`] opens the default table of a target or a
+//!   file, and saves it).
 //!
 //! The search is exhaustive over the action set: it returns an implementation that is optimal
 //! for the cost model, the same for every thread count.
 
 pub mod actions;
+mod control;
 pub mod db;
 mod feasible;
 pub mod frontier;
@@ -26,6 +30,7 @@ mod solve;
 pub mod variants;
 
 pub use actions::{Action, ActionConfig, TileSizes};
+pub use control::CancelToken;
 pub use feasible::Feasibility;
 pub use frontier::{Entry, Frontier};
 pub use memo::Memo;

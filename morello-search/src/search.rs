@@ -16,7 +16,7 @@
 //! ```
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use morello_core::cost::Cost;
@@ -25,6 +25,7 @@ use morello_core::spec::CanonicalSpec;
 use morello_core::target::{MemVec, Target};
 
 use crate::actions::{ActionConfig, TileSizes, actions};
+use crate::control::{CancelToken, Checkpoint};
 use crate::feasible::Feasibility;
 use crate::memo::Memo;
 use crate::peaks::PeakCodec;
@@ -81,7 +82,7 @@ pub struct Solution {
     pub report: SearchReport,
 }
 
-type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+type ProgressFn<'t> = Arc<dyn Fn(Progress) + Send + Sync + 't>;
 
 /// A configured search over one target.
 #[derive(Clone)]
@@ -90,12 +91,14 @@ pub struct Search<'t> {
     actions: ActionConfig,
     threads: Option<usize>,
     time_limit: Option<Duration>,
+    deadline: Option<Instant>,
     max_specs: Option<u64>,
     limits: Option<MemVec>,
     top_k: usize,
     memo: Arc<Memo>,
-    cancel: Option<Arc<AtomicBool>>,
-    progress: Option<ProgressFn>,
+    cancel: Option<CancelToken>,
+    progress: Option<ProgressFn<'t>>,
+    checkpoint: Option<Checkpoint<'t>>,
 }
 
 impl std::fmt::Debug for Search<'_> {
@@ -105,9 +108,11 @@ impl std::fmt::Debug for Search<'_> {
             .field("actions", &self.actions)
             .field("threads", &self.threads)
             .field("time_limit", &self.time_limit)
+            .field("deadline", &self.deadline)
             .field("max_specs", &self.max_specs)
             .field("top_k", &self.top_k)
             .field("memo_entries", &self.memo.len())
+            .field("checkpoint", &self.checkpoint)
             .finish_non_exhaustive()
     }
 }
@@ -121,12 +126,14 @@ impl<'t> Search<'t> {
             actions: ActionConfig::default(),
             threads: None,
             time_limit: None,
+            deadline: None,
             max_specs: None,
             limits: None,
             top_k: 1,
             memo: Arc::new(Memo::new()),
             cancel: None,
             progress: None,
+            checkpoint: None,
         }
     }
 
@@ -136,9 +143,16 @@ impl<'t> Search<'t> {
         self
     }
 
-    /// Stop after this long (solved sub-specs stay in the memo).
+    /// Stop each call after this long (solved sub-specs stay in the memo).
     pub fn time_limit(mut self, limit: Duration) -> Self {
         self.time_limit = Some(limit);
+        self
+    }
+
+    /// Stop at this instant, however many calls it spans (a budget for many goals); with
+    /// [`Search::time_limit`] too, whichever comes first. Stops with [`StopReason::TimeLimit`].
+    pub fn deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
         self
     }
 
@@ -178,15 +192,27 @@ impl<'t> Search<'t> {
         self
     }
 
-    /// A flag that stops the search when set (for example by a Ctrl-C handler).
-    pub fn cancel_flag(mut self, flag: Arc<AtomicBool>) -> Self {
-        self.cancel = Some(flag);
+    /// A token that stops the search when cancelled (for example from a signal handler); the
+    /// search then returns [`SearchError::Stopped`] with [`StopReason::Cancelled`], and what it
+    /// solved is in the memo.
+    pub fn cancel(mut self, token: CancelToken) -> Self {
+        self.cancel = Some(token);
         self
     }
 
-    /// A callback for progress updates (called from search threads).
-    pub fn on_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+    /// A callback for progress updates (called from search threads): the phase, specs done and
+    /// specs known. It should return quickly.
+    pub fn on_progress(mut self, f: impl Fn(Progress) + Send + Sync + 't) -> Self {
         self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Calls `f` with the memo table every `interval` while solving (between height buckets, so
+    /// every spec in it is solved; the first call one interval after this one), for example to
+    /// save it so that a killed process loses at most one interval of work. Clones of this search
+    /// share the schedule: of parallel calls, only one checkpoints at a time.
+    pub fn checkpoint(mut self, interval: Duration, f: impl Fn(&Memo) + Send + Sync + 't) -> Self {
+        self.checkpoint = Some(Checkpoint::new(interval, Arc::new(f)));
         self
     }
 
@@ -322,10 +348,14 @@ impl<'t> Search<'t> {
             config: self.actions,
             feasibility: &feasibility,
             memo: &self.memo,
-            cancel: self.cancel.as_deref(),
-            deadline: self.time_limit.map(|d| start + d),
+            cancel: self.cancel.as_ref(),
+            deadline: match (self.time_limit.map(|d| start + d), self.deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
             max_specs: self.max_specs,
             progress: self.progress.as_deref(),
+            checkpoint: self.checkpoint.as_ref(),
             counters,
         };
         match self.threads {

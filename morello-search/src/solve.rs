@@ -14,7 +14,7 @@
 //! results whose peaks exceed a level's capacity, which no memory limit could admit.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
 use crate::actions::{ActionConfig, Linear, actions};
+use crate::control::{CancelToken, Checkpoint};
 use crate::feasible::Feasibility;
 use crate::frontier::{Entry, Frontier};
 use crate::memo::Memo;
@@ -57,16 +58,17 @@ pub(crate) struct Solver<'a> {
     pub config: ActionConfig,
     pub feasibility: &'a Feasibility<'a>,
     pub memo: &'a Memo,
-    pub cancel: Option<&'a AtomicBool>,
+    pub cancel: Option<&'a CancelToken>,
     pub deadline: Option<Instant>,
     pub max_specs: Option<u64>,
-    pub progress: Option<&'a (dyn Fn(Progress) + Send + Sync)>,
+    pub progress: Option<&'a (dyn Fn(Progress) + Send + Sync + 'a)>,
+    pub checkpoint: Option<&'a Checkpoint<'a>>,
     pub counters: &'a Counters,
 }
 
 impl Solver<'_> {
     fn stop_reason(&self, specs_seen: u64) -> Option<StopReason> {
-        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        if self.cancel.is_some_and(CancelToken::is_cancelled) {
             return Some(StopReason::Cancelled);
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -214,19 +216,20 @@ impl Solver<'_> {
                 let frontier = solve_node(&edges[id as usize], &cx);
                 let _ = frontiers[id as usize].set(Arc::new(frontier));
             });
+            // Everything solved, even when stopping early, is correct and goes to the memo as
+            // soon as its bucket is done, so a checkpoint or a stop keeps it.
+            for &id in bucket {
+                if let (Some(frontier), Some(spec)) = (frontiers[id as usize].get(), &specs[id as usize]) {
+                    self.counters.specs_solved.fetch_add(1, Ordering::Relaxed);
+                    self.memo.insert(spec.clone(), Arc::clone(frontier));
+                }
+            }
             done += bucket.len() as u64;
+            if let Some(checkpoint) = self.checkpoint {
+                checkpoint.maybe_run(self.memo);
+            }
         }
         self.report(Phase::Solve, done, total);
-        // Everything solved, even when stopping early, is correct and goes to the memo.
-        for (id, cell) in frontiers.into_iter().enumerate() {
-            if known[id].is_some() {
-                continue;
-            }
-            if let (Some(frontier), Some(spec)) = (cell.into_inner(), specs[id].clone()) {
-                self.counters.specs_solved.fetch_add(1, Ordering::Relaxed);
-                self.memo.insert(spec, frontier);
-            }
-        }
         result
     }
 }
@@ -252,6 +255,7 @@ pub fn explore_only(
         deadline: None,
         max_specs: Some(max_specs),
         progress: None,
+        checkpoint: None,
         counters: &counters,
     };
     let (graph, _) = solver.explore(goal);

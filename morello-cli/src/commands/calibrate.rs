@@ -10,12 +10,10 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use morello_codegen::Compiler;
 use morello_core::target::{Target, parse_size};
 use morello_measure::bench::Pinning;
@@ -27,8 +25,8 @@ use serde_json::json;
 
 use crate::database::eprint_line;
 use crate::failure::{Failure, bad_input};
-use crate::output;
 use crate::spec_args::load_target;
+use crate::{output, progress};
 
 /// Examples shown after `morello calibrate --help`.
 pub const EXAMPLES: &str = "\
@@ -117,7 +115,8 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let compiler = Compiler::find()?;
     let started = SystemTime::now();
-    let bar = progress_bar(args.progress, args.quiet);
+    let shown = progress::shown(args.progress, args.quiet);
+    let bar = progress::bar(shown, None, "{spinner} calibrating: {msg} ({elapsed})");
     let result = calibrate(&compiler, &target, &config, &mut |step| {
         bar.set_message(match step {
             CalibrationStep::Kernels { benchmarks } => {
@@ -158,19 +157,6 @@ pub fn run(args: &Args) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn progress_bar(progress: bool, quiet: bool) -> ProgressBar {
-    if quiet || !(progress || std::io::stderr().is_terminal()) {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} calibrating: {msg} ({elapsed})")
-            .expect("the progress template is valid"),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }
 
 /// The machine's 1-, 5- and 15-minute load averages (Linux), for the record.

@@ -9,11 +9,12 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use morello_core::target::Target;
 use morello_search::db::{
-    Mismatch, Schema, Table, TableLock, TableStats, Validation, stored_target, write_atomically,
+    Mismatch, Schema, Table, TableLock, TableStats, Validation, default_table_path, stored_target,
+    write_atomically,
 };
 use morello_search::{ActionConfig, TileSizes};
 
-use crate::database::{eprint_line, table_error, table_path};
+use crate::database::{eprint_line, table_error};
 use crate::failure::bad_input;
 use crate::output;
 use crate::spec_args::load_target;
@@ -100,7 +101,7 @@ fn read(which: &Which) -> Result<(PathBuf, Vec<u8>)> {
         Some(p) => p.clone(),
         None => {
             let (target, _) = load_target(which.target.as_deref().unwrap_or("x86"))?;
-            table_path(None, &target, &actions_of(which.all_tile_sizes))?
+            default_table_path(&target, &actions_of(which.all_tile_sizes)).map_err(table_error)?
         }
     };
     let bytes = read_file(&path)?;

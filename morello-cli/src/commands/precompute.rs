@@ -9,24 +9,21 @@
 //! ```
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use morello_core::dtype::Dtype;
-use morello_core::layout::Layout;
-use morello_core::shape::Shape;
-use morello_core::spec::{CanonicalSpec, LogicalSpec, PrimitiveKind, TensorSpec};
+use morello_core::spec::{CanonicalSpec, SpecBuilder};
 use morello_core::target::Target;
-use morello_search::{ActionConfig, Search, SearchError, StopReason};
+use morello_search::{ActionConfig, Search, SearchError};
 use rayon::prelude::*;
 
-use crate::database::{DbArgs, OpenTable, eprint_line};
+use crate::commands::search::positive_seconds;
+use crate::database::{self, DbArgs, eprint_line};
 use crate::failure::{Failure, bad_input};
-use crate::output;
 use crate::spec_args::load_target;
+use crate::{output, progress, signals};
 
 /// Examples shown after `morello precompute --help`.
 pub const EXAMPLES: &str = "\
@@ -89,34 +86,24 @@ pub fn run(args: &Args) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot start the thread pool: {e}"))?;
 
     let db = DbArgs { db: args.db.clone(), no_db: false };
-    let mut table = OpenTable::open(&db, &target, ActionConfig::default())?;
+    let mut table = database::open(&db, &target, ActionConfig::default())?;
     if !args.quiet {
         if let Some(note) = &note {
             eprint_line(note);
         }
-        if let Some(line) = table.summary(None) {
+        if let Some(line) = database::summary(&table, None) {
             eprint_line(&line);
         }
     }
-    let cancel = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&cancel);
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
-    let timed_out = Arc::new(AtomicBool::new(false));
+    let mut search = Search::new(&target).memo(table.memo()).cancel(signals::cancel_token());
     if let Some(seconds) = args.time_limit {
-        if !(seconds.is_finite() && seconds > 0.0) {
-            return Err(bad_input(format!(
-                "--time-limit must be a positive number of seconds, got {seconds}"
-            )));
-        }
-        let (flag, timed) = (Arc::clone(&cancel), Arc::clone(&timed_out));
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_secs_f64(seconds));
-            timed.store(true, Ordering::SeqCst);
-            flag.store(true, Ordering::SeqCst);
-        });
+        search = search.deadline(Instant::now() + positive_seconds("--time-limit", seconds)?);
     }
-    let search = Search::new(&target).memo(table.memo()).cancel_flag(Arc::clone(&cancel));
-    let bar = progress_bar(args.progress, args.quiet, total);
+    let bar = progress::bar(
+        progress::shown(args.progress, args.quiet),
+        Some(total),
+        "{spinner} {msg} [{bar:30}] {pos}/{len} goals, {elapsed}",
+    );
     let start = Instant::now();
     let done = AtomicU64::new(0);
     let mut stopped = None;
@@ -132,7 +119,7 @@ pub fn run(args: &Args) -> Result<()> {
                 })
                 .collect()
         });
-        let saved = table.save(true)?;
+        let saved = database::save(&mut table, true)?;
         if let (false, Some(s)) = (args.quiet, saved.filter(|s| s.written)) {
             bar.suspend(|| {
                 eprint_line(&format!(
@@ -160,30 +147,12 @@ pub fn run(args: &Args) -> Result<()> {
             n = args.up_to,
             target = target.name(),
         )),
-        Some(SearchError::Stopped { reason, .. }) => {
-            let why = if timed_out.load(Ordering::SeqCst) { StopReason::TimeLimit } else { reason };
-            Err(anyhow::anyhow!(
-                "precompute stopped ({why}) after {} of {total} goals; what was solved is saved in {path}: run the same command again to go on",
-                done.load(Ordering::Relaxed)
-            ))
-        }
+        Some(SearchError::Stopped { reason, .. }) => Err(anyhow::anyhow!(
+            "precompute stopped ({reason}) after {} of {total} goals; what was solved is saved in {path}: run the same command again to go on",
+            done.load(Ordering::Relaxed)
+        )),
         Some(e) => Err(anyhow::Error::new(e)),
     }
-}
-
-fn progress_bar(progress: bool, quiet: bool, total: u64) -> ProgressBar {
-    use std::io::IsTerminal;
-    let show = !quiet && (progress || std::io::stderr().is_terminal());
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} goals, {elapsed}")
-            .expect("the progress template is valid")
-            .progress_chars("=> "),
-    );
-    bar
 }
 
 /// Every power-of-two matmul up to `up_to`, grouped by `log2(M) + log2(K) + log2(N)`.
@@ -193,35 +162,13 @@ fn matmul_stages(up_to: u32, dtype: Dtype, target: &Target) -> Result<Vec<Vec<Ca
     for m in 0..=logs {
         for k in 0..=logs {
             for n in 0..=logs {
-                let spec = matmul(1 << m, 1 << k, 1 << n, dtype, target)?;
+                let spec = SpecBuilder::matmul(1 << m, 1 << k, 1 << n)
+                    .dtype(dtype)
+                    .build(target)
+                    .map_err(|e| bad_input(e.to_string()))?;
                 stages[(m + k + n) as usize].push(spec);
             }
         }
     }
     Ok(stages)
-}
-
-fn matmul(m: u32, k: u32, n: u32, dtype: Dtype, target: &Target) -> Result<CanonicalSpec> {
-    let out_dtype = if dtype == Dtype::Bf16 { Dtype::F32 } else { dtype };
-    let operand = |dims: [u32; 3], dtype: Dtype| -> Result<TensorSpec> {
-        Ok(TensorSpec {
-            shape: Shape::new(dims.to_vec()).bad_input(|| format!("matmul {m}x{k}x{n}"))?,
-            dtype,
-            level: target.home_level(),
-            layout: Layout::row_major(3),
-            contiguous_dims: 3,
-            vector_size: None,
-        })
-    };
-    let logical = LogicalSpec {
-        kind: PrimitiveKind::Matmul { accum: false },
-        shape: Shape::new(vec![1, m, k, n]).bad_input(|| format!("matmul {m}x{k}x{n}"))?,
-        operands: vec![
-            operand([1, m, k], dtype)?,
-            operand([1, k, n], dtype)?,
-            operand([1, m, n], out_dtype)?,
-        ],
-        serial_only: false,
-    };
-    logical.canonicalize(target).bad_input(|| format!("matmul {m}x{k}x{n} on {}", target.name()))
 }

@@ -1,23 +1,20 @@
 //! `morello search SPEC`: the best implementation of a spec for a target.
 
-use std::io::IsTerminal;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use morello_codegen::{BenchEntry, EmitConfig, bench_program_source, emit_kernel, verify_program_source};
 use morello_core::imp::Impl;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
-use morello_search::{Memo, Phase, Search, SearchError, Solution, TileSizes};
+use morello_search::{Search, SearchError, Solution, TileSizes};
 use serde_json::json;
 
-use crate::database::{DbArgs, OpenTable};
+use crate::database::{self, DbArgs};
 use crate::failure::bad_input;
-use crate::output;
 use crate::spec_args::{Resolved, SpecArgs, resolve};
+use crate::{output, signals};
 
 /// Examples shown after `morello search --help`.
 pub const EXAMPLES: &str = "\
@@ -100,7 +97,7 @@ pub fn run(args: &Args) -> Result<()> {
     print_solutions(&resolved, &solutions, args.emit, args.harness)
 }
 
-/// A configured search with its progress bar and Ctrl-C handling, shared by the commands that search.
+/// A configured search with its progress bar and cancellation, shared by the commands that search.
 pub struct Session<'t> {
     /// The search.
     pub search: Search<'t>,
@@ -110,14 +107,16 @@ pub struct Session<'t> {
 }
 
 impl<'t> Session<'t> {
-    /// Configures a search over `resolved.target` with a progress bar on standard error.
+    /// Configures a search over `resolved.target`: the options, the process's cancellation token
+    /// and a progress bar on standard error.
     pub fn start(
         resolved: &'t Resolved,
         options: &SearchOptions,
         all_tile_sizes: bool,
     ) -> Result<Session<'t>> {
         let SearchOptions { jobs, time_limit, progress, quiet } = *options;
-        let mut search = Search::new(&resolved.target).limits(resolved.limits);
+        let mut search =
+            Search::new(&resolved.target).limits(resolved.limits).cancel(signals::cancel_token());
         if let Some(j) = jobs {
             if j == 0 {
                 return Err(bad_input("--jobs must be at least 1"));
@@ -125,39 +124,13 @@ impl<'t> Session<'t> {
             search = search.threads(j);
         }
         if let Some(seconds) = time_limit {
-            if !(seconds.is_finite() && seconds > 0.0) {
-                return Err(bad_input(format!(
-                    "--time-limit must be a positive number of seconds, got {seconds}"
-                )));
-            }
-            search = search.time_limit(Duration::from_secs_f64(seconds));
+            search = search.time_limit(positive_seconds("--time-limit", seconds)?);
         }
         if all_tile_sizes {
             search = search.tile_sizes(TileSizes::All);
         }
-        let cancel = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&cancel);
-        // A second handler cannot be installed (tests run commands in one process); that only
-        // loses Ctrl-C handling, so it is not an error.
-        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
-        search = search.cancel_flag(cancel);
-        let show = !quiet && (progress || std::io::stderr().is_terminal());
-        let bar = if show { ProgressBar::new(0) } else { ProgressBar::hidden() };
-        bar.set_draw_target(if show { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg:8} [{bar:30}] {pos}/{len} specs, {elapsed}")
-                .expect("the progress template is valid")
-                .progress_chars("=> "),
-        );
-        let handle = bar.clone();
-        search = search.on_progress(move |p| {
-            handle.set_message(match p.phase {
-                Phase::Explore => "explore",
-                Phase::Solve => "solve",
-            });
-            handle.set_length(p.total);
-            handle.set_position(p.done);
-        });
+        let (bar, report) = crate::progress::search_bar(crate::progress::shown(progress, quiet));
+        search = search.on_progress(report);
         Ok(Session { search, bar, quiet, note: resolved.note.clone() })
     }
 
@@ -183,52 +156,47 @@ impl<'t> Session<'t> {
         db: &DbArgs,
         solve: impl FnOnce(&Search<'t>, &CanonicalSpec) -> Result<Vec<Solution>, SearchError>,
     ) -> Result<Vec<Solution>> {
-        let mut table = OpenTable::open(db, &resolved.target, *self.search.action_config())?;
-        let session = self.with_memo(table.memo());
-        let result = solve(&session.search, &resolved.spec);
-        let quiet = session.quiet;
+        let mut table = database::open(db, &resolved.target, *self.search.action_config())?;
+        let Session { search, bar, quiet, note } = self;
+        let search = search.memo(table.memo());
+        let result = solve(&search, &resolved.spec);
+        bar.finish_and_clear();
         let stopped = matches!(result, Err(SearchError::Stopped { .. }));
-        let finished = session.finish(result);
-        let saved = table.save(quiet);
+        let saved = database::save(&mut table, quiet);
         if !quiet {
-            if let Some(line) = table.summary(saved.as_ref().ok().and_then(Option::as_ref)) {
+            if let Some(note) = &note {
+                eprintln_quiet(note);
+            }
+            if let Ok(Some(best)) = result.as_ref().map(|s| s.first()) {
+                eprintln_quiet(&format!("cost {}; {}", best.cost, best.report));
+            }
+            if let Some(line) = database::summary(&table, saved.as_ref().ok().and_then(Option::as_ref)) {
                 eprintln_quiet(&line);
             }
         }
-        let solutions = finished.map_err(|e| table.explain(e, stopped && saved.is_ok()))?;
+        let solutions =
+            result.map_err(|e| database::explain(&table, search_error(e), stopped && saved.is_ok()))?;
         saved?;
         Ok(solutions)
     }
+}
 
-    /// Searches with this memo table (loaded from a database) instead of a fresh one.
-    pub fn with_memo(mut self, memo: Arc<Memo>) -> Self {
-        self.search = self.search.memo(memo);
-        self
+/// A search error as the CLI reports it.
+fn search_error(error: SearchError) -> anyhow::Error {
+    match error {
+        SearchError::Stopped { reason, report } => {
+            anyhow::anyhow!("the search stopped before finishing ({reason}): {report}")
+        }
+        e => anyhow::Error::new(e),
     }
+}
 
-    /// Ends the progress bar and prints the summary; maps search errors to exit statuses.
-    pub fn finish(self, result: Result<Vec<Solution>, SearchError>) -> Result<Vec<Solution>> {
-        self.bar.finish_and_clear();
-        if !self.quiet {
-            if let Some(note) = &self.note {
-                eprintln_quiet(note);
-            }
-        }
-        match result {
-            Ok(solutions) => {
-                if !self.quiet {
-                    if let Some(best) = solutions.first() {
-                        eprintln_quiet(&format!("cost {}; {}", best.cost, best.report));
-                    }
-                }
-                Ok(solutions)
-            }
-            Err(SearchError::Stopped { reason, report }) => {
-                Err(anyhow::anyhow!("the search stopped before finishing ({reason}): {report}"))
-            }
-            Err(e) => Err(anyhow::Error::new(e)),
-        }
+/// A duration in seconds given on the command line: finite and positive.
+pub fn positive_seconds(flag: &str, seconds: f64) -> Result<Duration> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(bad_input(format!("{flag} must be a positive number of seconds, got {seconds}")));
     }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 #[allow(clippy::print_stderr)]

@@ -20,10 +20,12 @@
 //! Text form (prints and parses back, given the target for level names):
 //! `Matmul(1x64x64x64, f32 GL row-major, f32 GL row-major, f32 GL row-major)`, with `Accum`
 //! suffixes, `c1` for partial contiguity, `v8` for vector sizes and a trailing `serial`.
+//! [`SpecBuilder`] builds canonical specs from shorthand (`matmul 64x64x64`, `zero 8x8`).
 
 mod canonical;
 mod derived;
 mod geometry;
+mod shorthand;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -39,6 +41,7 @@ use crate::target::{LevelId, MemVec};
 
 pub use canonical::SpecError;
 pub use geometry::OperandDim;
+pub use shorthand::{Shorthand, ShorthandError, SpecBuilder};
 pub use text::{SpecParseError, parse_limits};
 
 /// The value a fill writes.

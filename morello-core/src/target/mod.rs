@@ -203,6 +203,20 @@ impl Target {
         file::describe(self)
     }
 
+    /// This target with `processors` processors for parallel loops: a different target, with its
+    /// own fingerprint (and memo tables), unless the count is unchanged.
+    ///
+    /// # Errors
+    /// [`TargetError::Invalid`] for zero processors (or a count the description rules refuse).
+    pub fn with_processors(&self, processors: u32) -> Result<Target, TargetError> {
+        if processors == self.processors {
+            return Ok(self.clone());
+        }
+        let mut description = self.description_value();
+        description.processors = processors;
+        Target::new(description)
+    }
+
     /// A copy with different cost constants (for calibration).
     pub fn with_costs(&self, costs: CostConstants) -> Target {
         Target { costs, ..self.clone() }

@@ -20,6 +20,11 @@ pub enum DbError {
         /// The system's error.
         source: std::io::Error,
     },
+    /// The default table was asked for, but there is no cache directory to hold it.
+    #[error(
+        "no cache directory for the default table: set XDG_CACHE_HOME or HOME to an absolute path, or use another table"
+    )]
+    NoCacheDirectory,
     /// The file does not start like a table (the user pointed at another kind of file).
     #[error("{} is not a morello table (it does not start with the table magic bytes): use another path for the table", path.display())]
     NotATable {

@@ -17,9 +17,7 @@
 use std::fmt;
 
 use morello_core::dtype::Dtype;
-use morello_core::layout::Layout;
-use morello_core::shape::Shape;
-use morello_core::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
+use morello_core::spec::SpecBuilder;
 use morello_core::target::{Target, fnv1a};
 use serde::{Deserialize, Serialize};
 
@@ -114,24 +112,7 @@ pub fn model_probe(target: &Target, config: &ActionConfig) -> u64 {
 
 /// The probe's goal, if the target can express it.
 fn probe_spec(target: &Target) -> Option<morello_core::spec::CanonicalSpec> {
-    let row_major = |dims: &[u32]| -> Option<TensorSpec> {
-        let shape = Shape::new(dims.to_vec()).ok()?;
-        Some(TensorSpec {
-            contiguous_dims: 3,
-            layout: Layout::row_major(3),
-            shape,
-            dtype: Dtype::F32,
-            level: target.home_level(),
-            vector_size: None,
-        })
-    };
-    let logical = LogicalSpec {
-        kind: PrimitiveKind::Matmul { accum: false },
-        shape: Shape::new(vec![1, 2, 2, 2]).ok()?,
-        operands: vec![row_major(&[1, 2, 2])?, row_major(&[1, 2, 2])?, row_major(&[1, 2, 2])?],
-        serial_only: false,
-    };
-    logical.canonicalize(target).ok()
+    SpecBuilder::matmul(2, 2, 2).dtype(Dtype::F32).build(target).ok()
 }
 
 /// What a table must match, with what validating it needs: the target, the action configuration,

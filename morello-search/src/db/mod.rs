@@ -9,7 +9,9 @@
 //! - `payload`: the compact encoding of specs and frontiers (spec families, shared frontiers);
 //! - `validate`: what loading checks about every spec and frontier;
 //! - [`Table`]: an in-memory table: load, save, iterate, merge, statistics;
-//! - `file`: atomic replacement and the writer lock.
+//! - `file`: atomic replacement and the writer lock;
+//! - [`OpenTable`]: a search's table, in memory or in a file (the default one of a target, in the
+//!   user's cache directory, or a path), loaded before the search and saved after it.
 //!
 //! ```text
 //! file     = fixed header (32 bytes) | metadata (bincode) | payload (zstd of bincode)
@@ -28,6 +30,7 @@ mod error;
 mod file;
 pub mod format;
 mod identity;
+mod open;
 mod payload;
 mod table;
 mod validate;
@@ -39,6 +42,7 @@ pub use error::{DbError, Mismatch};
 pub use file::{TableFile, TableLock, lock_path, write_atomically};
 pub use format::{Compression, FORMAT_VERSION};
 pub use identity::{MODEL_VERSION, Schema, TableIdentity, model_probe};
+pub use open::{OpenTable, TableLocation, default_file_name, default_table_dir, default_table_path};
 pub use table::{KindStats, MergeReport, SaveReport, Table, TableStats, stored_target};
 pub use validate::{Validation, VerifyReport};
 

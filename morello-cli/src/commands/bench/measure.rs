@@ -7,11 +7,8 @@
 //! kernels + baselines ──one program, same inputs, alternating, pinned──► BenchReport (morello_measure::run_bench)
 //! ```
 
-use std::io::IsTerminal;
-use std::time::Duration;
-
 use anyhow::{Result, anyhow};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use morello_codegen::{
     BuildDir, CodegenError, CompileOptions, Compiler, OpenMp, Verification, VerifyOptions, Warnings,
     verify_impls,
@@ -394,17 +391,9 @@ pub fn result_json(result: &CandidateResult, percent: Option<f64>) -> Value {
 
 /// A spinner on standard error while timing, shown only when asked or when stderr is a terminal.
 pub fn spinner(progress: bool, quiet: bool, message: String) -> ProgressBar {
-    let show = !quiet && (progress || std::io::stderr().is_terminal());
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new_spinner();
-    bar.set_draw_target(ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("the progress template is valid"),
-    );
+    let bar =
+        crate::progress::bar(crate::progress::shown(progress, quiet), None, "{spinner} {msg} ({elapsed})");
     bar.set_message(message);
-    bar.enable_steady_tick(Duration::from_millis(120));
     bar
 }
 

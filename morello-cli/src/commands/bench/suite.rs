@@ -7,12 +7,9 @@
 //! fails (a kernel this host cannot run, say) is recorded as failed and the suite goes on; the
 //! command exits with status 1 after writing the files.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use morello_codegen::{Compiler, host_features};
 use morello_core::dtype::Dtype;
 use morello_measure::{BaselineKind, BenchConfig};
@@ -27,8 +24,8 @@ use super::svg::{Labels, Series, plot};
 use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;
 use crate::failure::bad_input;
-use crate::output;
 use crate::spec_args::{SpecArgs, load_target, resolve};
+use crate::{output, progress};
 
 /// Examples shown after `morello bench-suite --help`.
 pub const EXAMPLES: &str = "\
@@ -158,7 +155,11 @@ pub fn run(args: &Args) -> Result<()> {
     let (target, target_note) = load_target(&args.target)?;
     let compiler = Compiler::find()?;
 
-    let bar = progress_bar(args.options.progress, args.options.quiet, entries.len());
+    let bar = progress::bar(
+        progress::shown(args.options.progress, args.options.quiet),
+        Some(entries.len() as u64),
+        "{spinner} [{pos}/{len}] {msg} ({elapsed})",
+    );
     bar.set_message("measuring the peak");
     let peak = measure_peak_once(&compiler, &config);
     let mut outcomes = Vec::new();
@@ -272,21 +273,6 @@ fn run_entry(
 #[allow(clippy::print_stderr)]
 fn report_failure(entry: &Entry, error: &anyhow::Error) {
     eprintln!("error: {}: {error:#}", entry.label());
-}
-
-fn progress_bar(progress: bool, quiet: bool, len: usize) -> ProgressBar {
-    let show = !quiet && (progress || std::io::stderr().is_terminal());
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len as u64);
-    bar.set_draw_target(ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed})")
-            .expect("the progress template is valid"),
-    );
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
 }
 
 /// Fails early (before minutes of timing) if the outputs cannot be written.

@@ -1,0 +1,507 @@
+//! Specs from shorthand: the few words a user types instead of the full spec text.
+//!
+//! ```text
+//! matmul MxKxN            lhs [b, M, K], rhs [b, K, N], out [b, M, N]   (batch b, default 1)
+//! move SHAPE              source and destination of SHAPE                (layouts: from, to)
+//! zero SHAPE              a fill with zeros of SHAPE
+//! conv NxCxHxW FxCxFHxFW  NCHW image, FCHW filters, out N x F x (H-FH+1) x (W-FW+1)
+//! Matmul(1x8x8x8, ...)    the full spec text (anything with a `(`)
+//! ```
+//!
+//! Every operand is in the target's home level; layouts are row-major unless a move names others;
+//! bf16 matmuls and convolutions accumulate into f32. [`SpecBuilder`] sets the rest (dtype, batch,
+//! accumulation, a move's layouts) and builds the [`CanonicalSpec`]:
+//!
+//! ```
+//! use morello_core::dtype::Dtype;
+//! use morello_core::spec::SpecBuilder;
+//! use morello_core::target::Target;
+//!
+//! let target = Target::builtin("x86-avx2", 1).unwrap();
+//! let spec = SpecBuilder::matmul(64, 64, 64).dtype(Dtype::U32).build(&target).unwrap();
+//! assert_eq!(
+//!     spec.display(&target).to_string(),
+//!     "Matmul(1x64x64x64, u32 GL row-major, u32 GL row-major, u32 GL row-major)"
+//! );
+//! let same = SpecBuilder::parse("matmul 64x64x64").unwrap().dtype(Dtype::U32).build(&target).unwrap();
+//! assert_eq!(spec, same);
+//! ```
+
+use std::fmt;
+
+use crate::dtype::Dtype;
+use crate::layout::{Layout, LayoutParseError};
+use crate::shape::{Shape, ShapeError};
+use crate::spec::{
+    CanonicalSpec, FillValue, LogicalSpec, PrimitiveKind, SpecError, SpecParseError, TensorSpec,
+};
+use crate::target::Target;
+
+/// Why shorthand does not name a spec (always the user's input).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShorthandError {
+    /// The first word is not a form.
+    #[error("unknown spec `{word}`: use matmul, move, zero, conv, or the full spec text")]
+    UnknownForm {
+        /// The word.
+        word: String,
+    },
+    /// Nothing was given.
+    #[error("no spec given: use matmul, move, zero, conv, or the full spec text")]
+    Empty,
+    /// A form is missing its shape(s).
+    #[error("{form} needs {what}, e.g. `{example}`")]
+    Missing {
+        /// The form (`matmul`).
+        form: &'static str,
+        /// What it needs (`its size`).
+        what: &'static str,
+        /// An example.
+        example: &'static str,
+    },
+    /// Words after the form's shapes.
+    #[error("unexpected `{text}` after the spec")]
+    Unexpected {
+        /// The extra words.
+        text: String,
+    },
+    /// A shape does not parse.
+    #[error("invalid {what} `{text}`: {source}")]
+    Shape {
+        /// Which shape (`matmul size`).
+        what: &'static str,
+        /// The text.
+        text: String,
+        /// Why.
+        source: ShapeError,
+    },
+    /// A shape has the wrong number of dims.
+    #[error("{what} `{text}` must be {expected}")]
+    Rank {
+        /// Which shape.
+        what: &'static str,
+        /// The text.
+        text: String,
+        /// What it must be (`MxKxN, e.g. 64x64x64`).
+        expected: &'static str,
+    },
+    /// A shape built from the shorthand is out of range (for example the batch times a dim).
+    #[error("{what}: {source}")]
+    Dims {
+        /// Which spec (`matmul 2x4x4x4`).
+        what: String,
+        /// Why.
+        source: ShapeError,
+    },
+    /// A move's layout does not parse or does not fit its shape.
+    #[error("invalid {which} layout `{text}`: {source}")]
+    Layout {
+        /// `source` or `destination`.
+        which: &'static str,
+        /// The text.
+        text: String,
+        /// Why.
+        source: LayoutParseError,
+    },
+    /// A convolution's filters do not fit its image.
+    #[error("conv filters {filters} do not fit image {image}: channels must agree and filters be no larger")]
+    ConvFilters {
+        /// The image shape.
+        image: Shape,
+        /// The filter shape.
+        filters: Shape,
+    },
+    /// The full spec text does not parse.
+    #[error("invalid spec: {0}")]
+    Text(#[source] SpecParseError),
+    /// The spec is not valid for the target.
+    #[error("invalid spec {spec}: {source}")]
+    Invalid {
+        /// The spec's text.
+        spec: String,
+        /// Why.
+        source: SpecError,
+    },
+}
+
+/// The form of a shorthand: which primitive, over which shapes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shorthand {
+    /// `matmul MxKxN`.
+    Matmul {
+        /// Rows of the output.
+        m: u32,
+        /// The reduction length.
+        k: u32,
+        /// Columns of the output.
+        n: u32,
+    },
+    /// `move SHAPE`: a copy that may change the layout.
+    Move {
+        /// The shape.
+        shape: Shape,
+    },
+    /// `zero SHAPE`: a fill with zeros.
+    Zero {
+        /// The shape.
+        shape: Shape,
+    },
+    /// `conv NxCxHxW FxCxFHxFW`.
+    Conv {
+        /// The NCHW image.
+        image: Shape,
+        /// The FCHW filters.
+        filters: Shape,
+    },
+    /// The full spec text, parsed against the target when built.
+    Text(String),
+}
+
+impl Shorthand {
+    /// Parses `matmul 64x64x64`, `move 8x8`, `zero 64x64`, `conv 1x4x8x8 8x4x3x3` (words split on
+    /// white space) or the full spec text.
+    ///
+    /// # Errors
+    /// [`ShorthandError`] saying what is wrong.
+    pub fn parse(text: &str) -> Result<Shorthand, ShorthandError> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let Some(first) = words.first() else { return Err(ShorthandError::Empty) };
+        let exactly = |n: usize| match words.get(n..) {
+            Some(extra) if !extra.is_empty() => Err(ShorthandError::Unexpected { text: extra.join(" ") }),
+            _ => Ok(()),
+        };
+        let missing = |form, what, example| ShorthandError::Missing { form, what, example };
+        match first.to_ascii_lowercase().as_str() {
+            "matmul" => {
+                let size =
+                    words.get(1).ok_or_else(|| missing("matmul", "its size", "matmul 64x64x64 (MxKxN)"))?;
+                exactly(2)?;
+                let dims = shape(size, "matmul size")?;
+                let [m, k, n] = *dims.dims() else {
+                    return Err(ShorthandError::Rank {
+                        what: "matmul size",
+                        text: (*size).to_string(),
+                        expected: "MxKxN, e.g. 64x64x64",
+                    });
+                };
+                Ok(Shorthand::Matmul { m, k, n })
+            }
+            "move" => {
+                let text = words
+                    .get(1)
+                    .ok_or_else(|| missing("move", "a shape", "move 8x8 --from row-major --to col-major"))?;
+                exactly(2)?;
+                Ok(Shorthand::Move { shape: shape(text, "move shape")? })
+            }
+            "zero" => {
+                let text = words.get(1).ok_or_else(|| missing("zero", "a shape", "zero 64x64"))?;
+                exactly(2)?;
+                Ok(Shorthand::Zero { shape: shape(text, "shape")? })
+            }
+            "conv" => {
+                let (Some(image), Some(filters)) = (words.get(1), words.get(2)) else {
+                    return Err(missing(
+                        "conv",
+                        "an image and filters",
+                        "conv 1x4x8x8 8x4x3x3 (NxCxHxW FxCxFHxFW)",
+                    ));
+                };
+                exactly(3)?;
+                let (image, filters) = (shape(image, "conv image")?, shape(filters, "conv filters")?);
+                if image.rank() != 4 || filters.rank() != 4 {
+                    return Err(ShorthandError::Rank {
+                        what: "conv image and filters",
+                        text: format!("{image} {filters}"),
+                        expected: "two shapes of four dims: NxCxHxW FxCxFHxFW",
+                    });
+                }
+                Ok(Shorthand::Conv { image, filters })
+            }
+            _ if text.contains('(') => Ok(Shorthand::Text(text.trim().to_string())),
+            other => Err(ShorthandError::UnknownForm { word: other.to_string() }),
+        }
+    }
+}
+
+impl fmt::Display for Shorthand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shorthand::Matmul { m, k, n } => write!(f, "matmul {m}x{k}x{n}"),
+            Shorthand::Move { shape } => write!(f, "move {shape}"),
+            Shorthand::Zero { shape } => write!(f, "zero {shape}"),
+            Shorthand::Conv { image, filters } => write!(f, "conv {image} {filters}"),
+            Shorthand::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+fn shape(text: &str, what: &'static str) -> Result<Shape, ShorthandError> {
+    text.parse::<Shape>().map_err(|source| ShorthandError::Shape { what, text: text.to_string(), source })
+}
+
+/// Builds a [`CanonicalSpec`] from a [`Shorthand`] and the settings it leaves open.
+///
+/// Defaults: f32, batch 1, no accumulation, row-major layouts. Settings that do not apply to the
+/// form are ignored (a batch for a move); the full spec text ignores all of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecBuilder {
+    shorthand: Shorthand,
+    dtype: Dtype,
+    batch: u32,
+    accum: bool,
+    from: Option<String>,
+    to: Option<String>,
+}
+
+impl SpecBuilder {
+    /// A builder for `shorthand` with the defaults.
+    pub fn new(shorthand: Shorthand) -> Self {
+        SpecBuilder { shorthand, dtype: Dtype::F32, batch: 1, accum: false, from: None, to: None }
+    }
+
+    /// A builder for shorthand text (see [`Shorthand::parse`]).
+    ///
+    /// # Errors
+    /// As [`Shorthand::parse`].
+    pub fn parse(text: &str) -> Result<Self, ShorthandError> {
+        Shorthand::parse(text).map(SpecBuilder::new)
+    }
+
+    /// `matmul MxKxN`.
+    pub fn matmul(m: u32, k: u32, n: u32) -> Self {
+        SpecBuilder::new(Shorthand::Matmul { m, k, n })
+    }
+
+    /// The element type of the operands (bf16 reductions accumulate into f32).
+    pub fn dtype(mut self, dtype: Dtype) -> Self {
+        self.dtype = dtype;
+        self
+    }
+
+    /// The batch size of a matmul.
+    pub fn batch(mut self, batch: u32) -> Self {
+        self.batch = batch;
+        self
+    }
+
+    /// Accumulate into the output instead of overwriting it (matmul, conv).
+    pub fn accumulate(mut self) -> Self {
+        self.accum = true;
+        self
+    }
+
+    /// The source layout of a move, as text (`row-major`, `[1, 0]`, `[0, 1, 1 p(4)]`).
+    pub fn from_layout(mut self, layout: impl Into<String>) -> Self {
+        self.from = Some(layout.into());
+        self
+    }
+
+    /// The destination layout of a move, as text.
+    pub fn to_layout(mut self, layout: impl Into<String>) -> Self {
+        self.to = Some(layout.into());
+        self
+    }
+
+    /// The shorthand being built.
+    pub fn shorthand(&self) -> &Shorthand {
+        &self.shorthand
+    }
+
+    /// The logical spec, before validation against the target.
+    ///
+    /// # Errors
+    /// [`ShorthandError`] for shapes out of range, bad layouts, filters that do not fit, or
+    /// spec text that does not parse.
+    pub fn logical(&self, target: &Target) -> Result<LogicalSpec, ShorthandError> {
+        let dtype = self.dtype;
+        let out_dtype = if dtype == Dtype::Bf16 { Dtype::F32 } else { dtype };
+        let operand = |shape: Shape, dtype: Dtype, layout: Layout| TensorSpec {
+            contiguous_dims: layout.len() as u8,
+            shape,
+            dtype,
+            level: target.home_level(),
+            layout,
+            vector_size: None,
+        };
+        let row = |rank: usize| Layout::row_major(rank as u8);
+        Ok(match &self.shorthand {
+            Shorthand::Matmul { m, k, n } => {
+                let b = self.batch;
+                let what = || format!("matmul {b}x{m}x{k}x{n}");
+                let dims = |d: &[u32]| {
+                    Shape::new(d.to_vec()).map_err(|source| ShorthandError::Dims { what: what(), source })
+                };
+                LogicalSpec {
+                    kind: PrimitiveKind::Matmul { accum: self.accum },
+                    shape: dims(&[b, *m, *k, *n])?,
+                    operands: vec![
+                        operand(dims(&[b, *m, *k])?, dtype, row(3)),
+                        operand(dims(&[b, *k, *n])?, dtype, row(3)),
+                        operand(dims(&[b, *m, *n])?, out_dtype, row(3)),
+                    ],
+                    serial_only: false,
+                }
+            }
+            Shorthand::Move { shape } => {
+                let layout = |text: &Option<String>, which| {
+                    let text = text.as_deref().unwrap_or("row-major");
+                    Layout::parse_for_rank(text, shape.rank()).map_err(|source| ShorthandError::Layout {
+                        which,
+                        text: text.to_string(),
+                        source,
+                    })
+                };
+                let (from, to) = (layout(&self.from, "source")?, layout(&self.to, "destination")?);
+                LogicalSpec {
+                    kind: PrimitiveKind::Move,
+                    shape: shape.clone(),
+                    operands: vec![operand(shape.clone(), dtype, from), operand(shape.clone(), dtype, to)],
+                    serial_only: false,
+                }
+            }
+            Shorthand::Zero { shape } => LogicalSpec {
+                kind: PrimitiveKind::Fill { value: FillValue::Zero },
+                shape: shape.clone(),
+                operands: vec![operand(shape.clone(), dtype, row(shape.rank()))],
+                serial_only: false,
+            },
+            Shorthand::Conv { image, filters } => {
+                let ([n, c, h, w], [f, fc, fh, fw]) = (image.dims(), filters.dims()) else {
+                    return Err(ShorthandError::Rank {
+                        what: "conv image and filters",
+                        text: format!("{image} {filters}"),
+                        expected: "two shapes of four dims: NxCxHxW FxCxFHxFW",
+                    });
+                };
+                if c != fc || fh > h || fw > w {
+                    return Err(ShorthandError::ConvFilters {
+                        image: image.clone(),
+                        filters: filters.clone(),
+                    });
+                }
+                let (oh, ow) = (h - fh + 1, w - fw + 1);
+                let dims = |d: &[u32]| {
+                    Shape::new(d.to_vec()).map_err(|source| ShorthandError::Dims {
+                        what: format!("conv {image} {filters}"),
+                        source,
+                    })
+                };
+                LogicalSpec {
+                    kind: PrimitiveKind::Conv { accum: self.accum },
+                    shape: dims(&[*n, *f, *c, oh, ow, *fh, *fw])?,
+                    operands: vec![
+                        operand(image.clone(), dtype, row(4)),
+                        operand(filters.clone(), dtype, row(4)),
+                        operand(dims(&[*n, *f, oh, ow])?, out_dtype, row(4)),
+                    ],
+                    serial_only: false,
+                }
+            }
+            Shorthand::Text(text) => LogicalSpec::parse(text, target).map_err(ShorthandError::Text)?,
+        })
+    }
+
+    /// The canonical spec for `target`.
+    ///
+    /// # Errors
+    /// As [`SpecBuilder::logical`], and [`ShorthandError::Invalid`] if the target cannot hold it
+    /// (for example a dtype its home level does not support).
+    pub fn build(&self, target: &Target) -> Result<CanonicalSpec, ShorthandError> {
+        let logical = self.logical(target)?;
+        logical
+            .canonicalize(target)
+            .map_err(|source| ShorthandError::Invalid { spec: logical.display(target).to_string(), source })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn target() -> Target {
+        Target::builtin("x86-avx2", 1).unwrap()
+    }
+
+    fn text(shorthand: &str) -> String {
+        let target = target();
+        SpecBuilder::parse(shorthand).unwrap().build(&target).unwrap().display(&target).to_string()
+    }
+
+    #[test]
+    fn every_form_builds_its_spec() {
+        assert_eq!(
+            text("matmul 2x3x4"),
+            "Matmul(1x2x3x4, f32 GL row-major, f32 GL row-major, f32 GL row-major)"
+        );
+        assert_eq!(text("zero 4x4"), "FillZero(4x4, f32 GL row-major)");
+        assert_eq!(text("conv 1x2x5x5 3x2x3x3"), {
+            let target = target();
+            let spec = SpecBuilder::parse("conv 1x2x5x5 3x2x3x3").unwrap().logical(&target).unwrap();
+            assert_eq!(spec.shape.dims(), &[1, 3, 2, 3, 3, 3, 3]);
+            spec.canonicalize(&target).unwrap().display(&target).to_string()
+        });
+        let full = "Matmul(1x2x2x2, f32 GL row-major, f32 GL col-major, f32 GL row-major)";
+        assert_eq!(text(full), full);
+        let target = target();
+        let moved = SpecBuilder::parse("move 8x8")
+            .unwrap()
+            .from_layout("row-major")
+            .to_layout("col-major")
+            .build(&target)
+            .unwrap();
+        assert_eq!(moved.display(&target).to_string(), "Move(8x8, f32 GL row-major, f32 GL col-major)");
+    }
+
+    #[test]
+    fn settings_reach_the_spec() {
+        let target = target();
+        let spec =
+            SpecBuilder::matmul(3, 5, 7).batch(2).accumulate().dtype(Dtype::Bf16).logical(&target).unwrap();
+        assert_eq!(spec.kind, PrimitiveKind::Matmul { accum: true });
+        assert_eq!(spec.shape.dims(), &[2, 3, 5, 7]);
+        assert_eq!(spec.operands[0].dtype, Dtype::Bf16);
+        assert_eq!(spec.operands[2].dtype, Dtype::F32, "bf16 accumulates into f32");
+    }
+
+    #[test]
+    fn shorthand_prints_and_parses_back() {
+        for text in ["matmul 64x64x64", "move 8x8", "zero 4x4x4", "conv 1x4x8x8 8x4x3x3"] {
+            assert_eq!(Shorthand::parse(text).unwrap().to_string(), text);
+        }
+        assert_eq!(Shorthand::parse("MATMUL 2x2x2").unwrap(), Shorthand::Matmul { m: 2, k: 2, n: 2 });
+    }
+
+    #[test]
+    fn bad_shorthand_says_what_is_wrong() {
+        let target = target();
+        let error = |text: &str| match SpecBuilder::parse(text) {
+            Err(e) => e.to_string(),
+            Ok(b) => b.build(&target).unwrap_err().to_string(),
+        };
+        for (text, message) in [
+            ("", "no spec given"),
+            ("frobnicate 4", "unknown spec `frobnicate`"),
+            ("matmul", "matmul needs its size"),
+            ("matmul 4x4", "must be MxKxN"),
+            ("matmul 0x4x4", "dimension 0 is zero"),
+            ("matmul 4xax4", "is not a positive integer"),
+            ("matmul 4x4x4 extra", "unexpected `extra` after the spec"),
+            ("move", "move needs a shape"),
+            ("zero 4x4 4x4", "unexpected `4x4`"),
+            ("conv 1x2x3x3", "conv needs an image and filters"),
+            ("conv 1x2x3 1x2x2x2", "must be two shapes of four dims"),
+            ("conv 1x2x3x3 1x3x2x2", "channels must agree"),
+            ("Matmul(1x2x2, f32 GL row-major)", "Matmul needs an iteration shape of rank 4"),
+        ] {
+            let got = error(text);
+            assert!(got.contains(message), "{text}: {got}");
+        }
+        let big = SpecBuilder::matmul(2, 2, 2).batch(0).build(&target).unwrap_err();
+        assert!(matches!(big, ShorthandError::Dims { .. }), "{big}");
+        let bad_layout =
+            SpecBuilder::parse("move 4x4").unwrap().to_layout("[0, 0]").build(&target).unwrap_err();
+        assert!(bad_layout.to_string().contains("invalid destination layout"), "{bad_layout}");
+    }
+}

@@ -1,0 +1,217 @@
+//! A search's memo table: where it lives, loading it before a search and saving it after.
+//!
+//! ```text
+//! location  Memory (nothing loaded or saved), a file, or the default table of the target:
+//!           $XDG_CACHE_HOME/morello/<name>, else $HOME/.cache/morello/<name>, where <name> is
+//!           <target>-<fingerprint>-f<format>-m<model>[-pow2-tiles|-all-tiles][-unpruned].mdb:
+//!           one table per target, model and action configuration, so an upgrade or another
+//!           target starts a new file
+//! open      validated (structure); a bad file is an error and is not touched
+//! save      only if the memo holds specs the file does not; under the table's lock, merged with
+//!           what other processes saved meanwhile (see `file`)
+//! ```
+//!
+//! ```no_run
+//! use morello_core::spec::SpecBuilder;
+//! use morello_core::target::Target;
+//! use morello_search::db::{OpenTable, TableLocation};
+//! use morello_search::{ActionConfig, Search};
+//!
+//! let target = Target::builtin("x86-avx2", 1).unwrap();
+//! let spec = SpecBuilder::matmul(64, 64, 64).build(&target).unwrap();
+//! let mut table = OpenTable::open(&TableLocation::Default, &target, ActionConfig::default()).unwrap();
+//! let solution = Search::new(&target).memo(table.memo()).solve(&spec).unwrap();
+//! table.save(&mut |_lock| {}).unwrap();
+//! println!("cost {}", solution.cost);
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use morello_core::target::Target;
+
+use crate::actions::{ActionConfig, TileSizes};
+use crate::db::error::DbError;
+use crate::db::file::TableFile;
+use crate::db::format::FORMAT_VERSION;
+use crate::db::identity::{MODEL_VERSION, Schema};
+use crate::db::table::{SaveReport, Table};
+use crate::db::validate::Validation;
+use crate::memo::Memo;
+
+/// Where a search's memo table lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableLocation {
+    /// In memory only: nothing is loaded or saved.
+    Memory,
+    /// The default table of the target and action configuration ([`default_table_path`]).
+    Default,
+    /// This file.
+    File(PathBuf),
+}
+
+impl TableLocation {
+    /// The file, if any (resolving [`TableLocation::Default`]).
+    ///
+    /// # Errors
+    /// As [`default_table_dir`].
+    pub fn path(&self, target: &Target, actions: &ActionConfig) -> Result<Option<PathBuf>, DbError> {
+        match self {
+            TableLocation::Memory => Ok(None),
+            TableLocation::Default => default_table_path(target, actions).map(Some),
+            TableLocation::File(path) => Ok(Some(path.clone())),
+        }
+    }
+}
+
+/// The directory of default tables: `$XDG_CACHE_HOME/morello`, else `$HOME/.cache/morello`
+/// (relative values are ignored, as the XDG specification says).
+///
+/// # Errors
+/// [`DbError::NoCacheDirectory`] if neither variable holds an absolute path.
+pub fn default_table_dir() -> Result<PathBuf, DbError> {
+    let absolute = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    if let Some(cache) = absolute("XDG_CACHE_HOME") {
+        return Ok(cache.join("morello"));
+    }
+    if let Some(home) = absolute("HOME") {
+        return Ok(home.join(".cache").join("morello"));
+    }
+    Err(DbError::NoCacheDirectory)
+}
+
+/// The default table's file name for a target and action configuration: the target's name
+/// (characters other than `[A-Za-z0-9._-]` replaced by `_`), its fingerprint, the format and model
+/// versions, and the action configuration when it is not the default.
+pub fn default_file_name(target: &Target, actions: &ActionConfig) -> String {
+    let name: String = target
+        .name()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+        .collect();
+    let mut file = format!("{name}-{:016x}-f{FORMAT_VERSION}-m{MODEL_VERSION}", target.fingerprint());
+    match actions.tile_sizes {
+        TileSizes::RegisterBlocks => {}
+        TileSizes::PowersOfTwo => file.push_str("-pow2-tiles"),
+        TileSizes::All => file.push_str("-all-tiles"),
+    }
+    if !actions.prune_infeasible {
+        file.push_str("-unpruned");
+    }
+    file.push_str(".mdb");
+    file
+}
+
+/// The default table of a target and action configuration: [`default_file_name`] in
+/// [`default_table_dir`].
+///
+/// # Errors
+/// As [`default_table_dir`].
+pub fn default_table_path(target: &Target, actions: &ActionConfig) -> Result<PathBuf, DbError> {
+    Ok(default_table_dir()?.join(default_file_name(target, actions)))
+}
+
+/// A search's memo table: in memory only, or loaded from a file and saved back to it.
+#[derive(Debug)]
+pub struct OpenTable<'t> {
+    schema: Schema<'t>,
+    file: Option<TableFile>,
+    memo: Arc<Memo>,
+    /// Specs loaded when the table was opened.
+    opened: usize,
+    /// Specs the file is known to hold (after the last load or save).
+    saved: usize,
+    load_time: Duration,
+}
+
+impl<'t> OpenTable<'t> {
+    /// Opens the table at `location` for `target` and `actions`, validating its structure; a
+    /// file that does not exist yet is an empty table (created by the first save).
+    ///
+    /// # Errors
+    /// [`DbError::NoCacheDirectory`] for the default table without a cache directory; a bad file
+    /// (see [`DbError::is_bad_file`]), left as it is; [`DbError::Io`] if it cannot be read.
+    pub fn open(
+        location: &TableLocation,
+        target: &'t Target,
+        actions: ActionConfig,
+    ) -> Result<Self, DbError> {
+        let start = Instant::now();
+        let schema = Schema::new(target, actions);
+        let Some(path) = location.path(target, &actions)? else {
+            return Ok(OpenTable::in_memory(schema));
+        };
+        let mut file = TableFile::new(path);
+        let table = file.load(&schema, Validation::Structure)?;
+        let memo = Arc::new(table.to_memo());
+        Ok(OpenTable {
+            schema,
+            file: Some(file),
+            memo,
+            opened: table.len(),
+            saved: table.len(),
+            load_time: start.elapsed(),
+        })
+    }
+
+    /// A table in memory only (nothing loaded, nothing saved).
+    pub fn in_memory(schema: Schema<'t>) -> Self {
+        OpenTable {
+            schema,
+            file: None,
+            memo: Arc::new(Memo::new()),
+            opened: 0,
+            saved: 0,
+            load_time: Duration::ZERO,
+        }
+    }
+
+    /// The memo table to search with (shared: searches fill it, [`OpenTable::save`] writes it).
+    pub fn memo(&self) -> Arc<Memo> {
+        Arc::clone(&self.memo)
+    }
+
+    /// The schema (target, actions, identity) the table is validated against.
+    pub fn schema(&self) -> &Schema<'t> {
+        &self.schema
+    }
+
+    /// The file, unless in memory only.
+    pub fn path(&self) -> Option<&Path> {
+        self.file.as_ref().map(TableFile::path)
+    }
+
+    /// Specs loaded when the table was opened.
+    pub fn opened(&self) -> usize {
+        self.opened
+    }
+
+    /// How long opening took (reading, validating, building the memo).
+    pub fn load_time(&self) -> Duration {
+        self.load_time
+    }
+
+    /// Whether the memo holds specs the file does not (so [`OpenTable::save`] would write).
+    pub fn has_unsaved(&self) -> bool {
+        self.file.is_some() && self.memo.len() > self.saved
+    }
+
+    /// Saves the memo if it holds specs the file did not, merged with what other processes saved
+    /// meanwhile; `on_wait` is called with the lock file's path if another process holds the lock.
+    /// `None` when there was nothing to save (or no file).
+    ///
+    /// # Errors
+    /// [`DbError::Io`] if the file cannot be locked or written; a bad file if the file on disk
+    /// became one meanwhile (it is then left as it is); [`DbError::Disagree`] if it disagrees.
+    pub fn save(&mut self, on_wait: &mut dyn FnMut(&Path)) -> Result<Option<SaveReport>, DbError> {
+        let Some(file) = &mut self.file else { return Ok(None) };
+        if self.memo.len() <= self.saved {
+            return Ok(None);
+        }
+        let table = Table::from_memo(&self.memo, &self.schema);
+        let report = file.save(&table, &self.schema, on_wait)?;
+        self.saved = report.entries as usize;
+        Ok(Some(report))
+    }
+}

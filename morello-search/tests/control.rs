@@ -1,0 +1,95 @@
+//! Steering a search: cancellation, deadlines and checkpoints stop or observe it without losing or
+//! corrupting what it solved.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use morello_core::spec::SpecBuilder;
+use morello_core::target::Target;
+use morello_search::{CancelToken, Memo, Search, SearchError, StopReason};
+
+fn target() -> Target {
+    Target::builtin("x86-avx2", 2).unwrap()
+}
+
+#[test]
+fn a_cancelled_search_stops_and_keeps_only_finished_frontiers() {
+    let t = target();
+    let spec = SpecBuilder::matmul(8, 8, 16).build(&t).unwrap();
+    let full = Arc::new(Memo::new());
+    Search::new(&t).memo(Arc::clone(&full)).solve(&spec).unwrap();
+
+    // Cancel from the first checkpoint: after the first height bucket.
+    let token = CancelToken::new();
+    let memo = Arc::new(Memo::new());
+    let from_checkpoint = token.clone();
+    let search = Search::new(&t)
+        .memo(Arc::clone(&memo))
+        .cancel(token.clone())
+        .checkpoint(Duration::ZERO, move |_: &Memo| from_checkpoint.cancel());
+    match search.solve(&spec) {
+        Err(SearchError::Stopped { reason: StopReason::Cancelled, report }) => {
+            assert_eq!(report.specs_solved as usize, memo.len());
+        }
+        other => panic!("expected a cancelled search, got {other:?}"),
+    }
+    assert!(!memo.is_empty() && memo.len() < full.len(), "{} of {}", memo.len(), full.len());
+    for (spec, frontier) in memo.entries() {
+        assert_eq!(
+            full.get(&spec).as_deref(),
+            Some(&*frontier),
+            "a stopped search stored a partial frontier"
+        );
+    }
+    // Resuming with the same memo finishes with the answer of an uninterrupted search.
+    let resumed = Search::new(&t).memo(Arc::clone(&memo)).solve(&spec).unwrap();
+    assert_eq!(resumed.cost, Search::new(&t).memo(full).solve(&spec).unwrap().cost);
+}
+
+#[test]
+fn checkpoints_see_the_memo_grow() {
+    let t = target();
+    let spec = SpecBuilder::matmul(8, 8, 16).build(&t).unwrap();
+    let sizes = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&sizes);
+    let memo = Arc::new(Memo::new());
+    Search::new(&t)
+        .memo(Arc::clone(&memo))
+        .checkpoint(Duration::ZERO, move |m: &Memo| seen.lock().unwrap().push(m.len()))
+        .solve(&spec)
+        .unwrap();
+    let sizes = sizes.lock().unwrap();
+    assert!(sizes.len() > 2, "{sizes:?}");
+    assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
+    assert_eq!(sizes.last().copied(), Some(memo.len()));
+
+    // A long interval: no checkpoint in a short search.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    Search::new(&t)
+        .checkpoint(Duration::from_secs(3600), move |_: &Memo| {
+            counted.fetch_add(1, Ordering::SeqCst);
+        })
+        .solve(&spec)
+        .unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_past_deadline_stops_with_the_time_limit() {
+    let t = target();
+    let spec = SpecBuilder::matmul(8, 8, 8).build(&t).unwrap();
+    match Search::new(&t).deadline(Instant::now()).fill(&spec) {
+        Err(SearchError::Stopped { reason: StopReason::TimeLimit, .. }) => {}
+        other => panic!("expected the time limit, got {other:?}"),
+    }
+    let token = CancelToken::new();
+    token.cancel();
+    match Search::new(&t).cancel(token).fill(&spec) {
+        Err(SearchError::Stopped { reason: StopReason::Cancelled, .. }) => {}
+        other => panic!("expected a cancellation, got {other:?}"),
+    }
+}
