@@ -86,3 +86,17 @@ fn run_rejects_bad_specs() {
     assert_eq!(code, 2);
     assert!(stderr.contains("MxKxN"), "{stderr}");
 }
+
+#[test]
+fn a_compiler_without_openmp_runs_parallel_loops_serially_with_a_note() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some(cc) = common::compiler_without_openmp(dir.path()) else { return };
+    let args = ["run", "zero", "256x256", "--target", "x86-avx2", "--processors", "2"];
+    let (code, stdout, stderr) = common::morello_env(&args, &[("CC", &cc)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.ends_with("verified\n"), "{stdout}");
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.contains("cannot build OpenMP programs")).collect();
+    assert_eq!(notes.len(), 1, "one note: {stderr}");
+    assert!(notes[0].starts_with("note: ") && notes[0].contains("cannot find -lomp"), "{stderr}");
+    assert!(notes[0].contains("run on one thread"), "{stderr}");
+}

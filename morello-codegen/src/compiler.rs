@@ -2,8 +2,8 @@
 //! link them into a binary in a build directory, and surface the compiler's own message on
 //! failure.
 //!
-//! The compiler is `$CC` if set, else the first of `cc`, `gcc`, `clang` that runs. Every unit is
-//! compiled with
+//! The compiler is `$CC` if set, else the first of `cc`, `gcc`, `clang` that runs and builds OpenMP
+//! programs (else the first that runs). Every unit is compiled with
 //!
 //! ```text
 //! -O3 -std=gnu11 -Wall -Wextra [-Werror] <target -m flags> [-fopenmp] <unit flags> -c
@@ -11,22 +11,53 @@
 //!
 //! and linked with `[-fopenmp] <objects> <link args> -lm`. Units compile in parallel. This module
 //! knows nothing about kernels or harnesses.
+//!
+//! OpenMP is probed, not assumed: a compiler may exist without its OpenMP runtime (Debian's `clang`
+//! without `libomp-dev` fails to link with `cannot find -lomp`). [`Compiler::openmp`] compiles,
+//! links and runs a tiny `-fopenmp` program once per compiler and process; a program asking for
+//! OpenMP from a compiler without it is built serially instead (`#pragma omp` lines are then
+//! ignored, which computes the same result on one thread) and [`Build::openmp`] says so.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
 
 use serde::Serialize;
 
 use crate::error::CodegenError;
 use crate::isa::{IsaFeature, compiler_flags};
 
+/// Why a compiler cannot build OpenMP programs: the probe's failure, in one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{compiler} cannot build OpenMP programs here ({reason})")]
+pub struct OpenMpUnavailable {
+    /// The compiler's command.
+    pub compiler: String,
+    /// What failed: the compiler's first error line, or how the probe ended.
+    pub reason: String,
+}
+
+/// The OpenMP probes run so far, by compiler command.
+type OpenMpProbes = HashMap<Vec<String>, Result<(), OpenMpUnavailable>>;
+
 /// The compilers tried, in order, when `$CC` is not set.
 pub const DEFAULT_COMPILERS: [&str; 3] = ["cc", "gcc", "clang"];
 
 /// Flags every unit is compiled with, before target and unit flags.
 pub const BASE_FLAGS: [&str; 4] = ["-O3", "-std=gnu11", "-Wall", "-Wextra"];
+
+/// Flags a unit that asked for OpenMP is compiled with when the compiler has none: its `#pragma
+/// omp` lines are ignored without gcc's `-Wunknown-pragmas` warning (clang 14 gives none), so
+/// `-Werror` builds still pass.
+pub const SERIAL_OPENMP_FLAGS: [&str; 1] = ["-Wno-unknown-pragmas"];
+
+/// The program [`Compiler::openmp`] builds and runs: a parallel region that uses the runtime.
+const OPENMP_PROBE: &str = "int omp_get_max_threads(void);\nint main(void) {\n  int threads = 0;\n\
+                            #pragma omp parallel reduction(+ : threads)\n  threads += 1;\n\
+                            return threads >= 1 && omp_get_max_threads() >= 1 ? 0 : 1;\n}\n";
 
 /// Which compiler a [`Compiler`] is, as far as flags and messages go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -126,9 +157,16 @@ pub struct Build {
     diagnostics: String,
     commands: Vec<String>,
     features: Vec<IsaFeature>,
+    openmp: OpenMp,
 }
 
 impl Build {
+    /// Whether the program was built with OpenMP: [`OpenMp::Disabled`] when it did not ask for it,
+    /// or asked a compiler without it (see [`Compiler::openmp`]) and was built serially.
+    pub fn openmp(&self) -> OpenMp {
+        self.openmp
+    }
+
     /// The instruction-set features the program was compiled for (the host must have them to
     /// run it).
     pub fn features(&self) -> &[IsaFeature] {
@@ -157,21 +195,61 @@ impl Build {
 }
 
 impl Compiler {
-    /// Finds the C compiler: `$CC` if set and non-empty, else the first of `cc`, `gcc`, `clang`
-    /// that answers `--version`.
+    /// Finds the C compiler: `$CC` if set and non-empty (with or without OpenMP), else the first of
+    /// `cc`, `gcc`, `clang` that answers `--version` and builds OpenMP programs, else the first that
+    /// answers `--version`.
     ///
     /// # Errors
     /// [`CodegenError::NoCompiler`] listing what was tried.
     pub fn find() -> Result<Self, CodegenError> {
-        let from_env = std::env::var("CC").ok().filter(|cc| !cc.trim().is_empty());
-        let candidates: Vec<String> = match from_env {
-            Some(cc) => vec![cc],
-            None => DEFAULT_COMPILERS.iter().map(|c| (*c).to_string()).collect(),
-        };
-        candidates
-            .iter()
-            .find_map(|command| Compiler::from_command(command).ok())
-            .ok_or(CodegenError::NoCompiler { tried: candidates })
+        if let Some(cc) = std::env::var("CC").ok().filter(|cc| !cc.trim().is_empty()) {
+            return Compiler::from_command(&cc);
+        }
+        let mut first = None;
+        for command in DEFAULT_COMPILERS {
+            let Ok(compiler) = Compiler::from_command(command) else { continue };
+            if compiler.openmp().is_ok() {
+                return Ok(compiler);
+            }
+            first.get_or_insert(compiler);
+        }
+        first
+            .ok_or_else(|| CodegenError::NoCompiler { tried: DEFAULT_COMPILERS.map(str::to_string).to_vec() })
+    }
+
+    /// Whether this compiler builds and runs OpenMP programs here: probed once per compiler and
+    /// process (a tiny `-fopenmp` program compiled, linked and run), then remembered.
+    ///
+    /// # Errors
+    /// [`OpenMpUnavailable`] with the reason (for example `cannot find -lomp`).
+    pub fn openmp(&self) -> Result<(), OpenMpUnavailable> {
+        static PROBED: OnceLock<Mutex<OpenMpProbes>> = OnceLock::new();
+        let probed = PROBED.get_or_init(Mutex::default);
+        // A poisoned lock only means another probe panicked; its map is still usable.
+        let mut probed = probed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        probed.entry(self.command.clone()).or_insert_with(|| self.probe_openmp()).clone()
+    }
+
+    fn probe_openmp(&self) -> Result<(), OpenMpUnavailable> {
+        let unavailable = |reason: String| OpenMpUnavailable { compiler: self.command(), reason };
+        let program =
+            CProgram { units: vec![SourceUnit::new("openmp_probe", OPENMP_PROBE)], link_args: vec![] };
+        let options = CompileOptions { openmp: OpenMp::Enabled, ..CompileOptions::default() };
+        let build = self.build_exactly(&program, &options, &BuildDir::Temporary).map_err(|e| {
+            unavailable(match e {
+                CodegenError::CompileFailed { stderr, .. } => first_error_line(&stderr),
+                other => other.to_string(),
+            })
+        })?;
+        let output = Command::new(build.binary())
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| unavailable(format!("the probe does not start: {e}")))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(unavailable(format!("the probe program failed: {}", output.status)))
+        }
     }
 
     /// The compiler run by `command` (a program name or path, optionally with leading arguments
@@ -253,6 +331,24 @@ impl Compiler {
         options: &CompileOptions,
         dir: &BuildDir,
     ) -> Result<Build, CodegenError> {
+        if options.openmp == OpenMp::Enabled && self.openmp().is_err() {
+            let serial = CompileOptions { openmp: OpenMp::Disabled, ..options.clone() };
+            let mut program = program.clone();
+            for unit in &mut program.units {
+                unit.flags.extend(SERIAL_OPENMP_FLAGS.map(str::to_string));
+            }
+            return self.build_exactly(&program, &serial, dir);
+        }
+        self.build_exactly(program, options, dir)
+    }
+
+    /// [`Compiler::build_in`] with exactly these options (no OpenMP fallback).
+    fn build_exactly(
+        &self,
+        program: &CProgram,
+        options: &CompileOptions,
+        dir: &BuildDir,
+    ) -> Result<Build, CodegenError> {
         check_units(&program.units)?;
         let (temporary, dir) = match dir {
             BuildDir::Temporary => {
@@ -324,6 +420,7 @@ impl Compiler {
             diagnostics,
             commands,
             features: options.features.clone(),
+            openmp: options.openmp,
         })
     }
 
@@ -402,6 +499,18 @@ fn append_diagnostics(all: &mut String, unit: &str, stderr: &str) {
             all.push('\n');
         }
     }
+}
+
+/// The line of a compiler's message that says why: a missing library (`cannot find -lomp`), else
+/// the first that says `error`, else the first; trimmed.
+fn first_error_line(stderr: &str) -> String {
+    let lines = || stderr.lines();
+    let line = lines()
+        .find(|l| l.contains("cannot find"))
+        .or_else(|| lines().find(|l| l.contains("error")))
+        .or_else(|| lines().next())
+        .unwrap_or_default();
+    line.trim().to_string()
 }
 
 fn path_arg(path: &Path) -> String {
@@ -488,6 +597,10 @@ mod tests {
             units: vec![SourceUnit::new("main", main), SourceUnit::new("other", other)],
             link_args: vec![],
         };
+        if let Err(e) = compiler.openmp() {
+            println!("skipped: {e}");
+            return;
+        }
         let build = match compiler.build(&program, &options) {
             Ok(build) => build,
             Err(CodegenError::CompileFailed { stderr, .. }) if stderr.contains("omp.h") => {
@@ -496,6 +609,7 @@ mod tests {
             }
             Err(other) => panic!("{other}"),
         };
+        assert_eq!(build.openmp(), OpenMp::Enabled);
         assert_eq!(build.commands().len(), 3);
         assert!(build.commands().iter().all(|c| c.contains("-fopenmp")));
         assert!(build.commands()[1].contains("-mavx2 -mfma"));
@@ -503,6 +617,44 @@ mod tests {
         if crate::host::require_features(build.features()).is_ok() {
             crate::run::run_program(build.binary(), &[], &[]).expect("runs");
         }
+    }
+
+    /// A compiler that compiles `-fopenmp` units but cannot link them, as Debian's clang without
+    /// `libomp-dev`: gcc behind a script that fails every link with `-fopenmp`.
+    fn compiler_without_openmp_runtime(dir: &Path) -> Option<Compiler> {
+        use std::os::unix::fs::PermissionsExt;
+        let gcc = Compiler::from_command("gcc").ok().filter(|gcc| gcc.openmp().is_ok());
+        if gcc.is_none() {
+            println!("skipped: needs gcc with OpenMP to stand in for a compiler without it");
+            return None;
+        }
+        let script = dir.join("cc-without-omp");
+        fs::write(
+            &script,
+            "#!/bin/sh\ncase \" $* \" in *' -c '*) ;; *' -fopenmp '*) \
+             echo '/usr/bin/ld: cannot find -lomp: No such file or directory' >&2; exit 1 ;; esac\n\
+             exec gcc \"$@\"\n",
+        )
+        .expect("the script is written");
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).expect("the script is executable");
+        Some(Compiler::from_command(&path_arg(&script)).expect("the script answers --version"))
+    }
+
+    #[test]
+    fn a_compiler_without_openmp_builds_parallel_loops_serially() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let Some(compiler) = compiler_without_openmp_runtime(dir.path()) else { return };
+        let unavailable = compiler.openmp().expect_err("the probe fails to link");
+        assert!(unavailable.reason.contains("cannot find -lomp"), "{unavailable}");
+        let source = "int main(void) {\n  int out[64];\n#pragma omp parallel for schedule(static)\n\
+                      for (int i = 0; i < 64; i++) out[i] = 2 * i;\n  int sum = 0;\n\
+                      for (int i = 0; i < 64; i++) sum += out[i];\n  return sum == 4032 ? 0 : 1;\n}\n";
+        let options = CompileOptions { openmp: OpenMp::Enabled, ..strict() };
+        let build =
+            compiler.build(&one_unit(source.into()), &options).expect("builds serially, warning-free");
+        assert_eq!(build.openmp(), OpenMp::Disabled);
+        assert!(build.commands().iter().all(|c| !c.contains("-fopenmp")), "{:?}", build.commands());
+        crate::run::run_program(build.binary(), &[], &[]).expect("computes the same result on one thread");
     }
 
     #[test]

@@ -46,7 +46,9 @@ pub mod run;
 pub mod test_support;
 pub mod verify;
 
-pub use compiler::{BuildDir, CProgram, CompileOptions, Compiler, OpenMp, SourceUnit, Warnings};
+pub use compiler::{
+    BuildDir, CProgram, CompileOptions, Compiler, OpenMp, OpenMpUnavailable, SourceUnit, Warnings,
+};
 pub use emit::{EmitConfig, EmittedKernel, ImplComment, emit_c, emit_kernel, kernel_signature};
 pub use error::CodegenError;
 pub use harness::{

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use morello_codegen::compiler::BuildDir;
-use morello_codegen::{CodegenError, Compiler, VerifyOptions, Warnings, verify_impl};
+use morello_codegen::{CodegenError, Compiler, OpenMp, VerifyOptions, Warnings, verify_impl};
 use serde_json::json;
 
 use crate::commands::search::{SearchOptions, Session};
-use crate::database::DbArgs;
+use crate::database::{DbArgs, eprint_line};
 use crate::output;
 use crate::spec_args::{SpecArgs, resolve};
 
@@ -68,6 +68,11 @@ pub fn run(args: &Args) -> Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
+    if let (false, true, Some(note)) =
+        (args.options.quiet, verified.kernel.openmp == OpenMp::Enabled, serial_note(&compiler))
+    {
+        eprint_line(&format!("note: {note}"));
+    }
     if let Some(dir) = &args.keep {
         let path = dir.join("kernel.c");
         std::fs::write(&path, &verified.kernel.source)
@@ -90,7 +95,7 @@ pub fn run(args: &Args) -> Result<()> {
             "cost": solution.cost,
             "compiler": compiler.to_string(),
             "features": verified.kernel.features.iter().map(|f| f.name()).collect::<Vec<_>>(),
-            "openmp": verified.kernel.openmp == morello_codegen::OpenMp::Enabled,
+            "openmp": verified.kernel.openmp == OpenMp::Enabled && compiler.openmp().is_ok(),
             "kept": args.keep.as_ref().map(|d| d.display().to_string()),
         }))?;
     } else {
@@ -117,6 +122,16 @@ pub fn run(args: &Args) -> Result<()> {
         None => Ok(()),
         Some(mismatch) => Err(anyhow::anyhow!("verification failed: {mismatch}")),
     }
+}
+
+/// Why a kernel's parallel loops run on one thread with `compiler`, if they do: one line that
+/// says how to get them back.
+pub fn serial_note(compiler: &Compiler) -> Option<String> {
+    let missing = compiler.openmp().err()?;
+    Some(format!(
+        "{missing}: the kernel's parallel loops run on one thread (install the compiler's OpenMP runtime, \
+         libomp-dev for clang, or use gcc)"
+    ))
 }
 
 /// A number in few digits: `0`, or three significant digits in scientific notation.

@@ -42,3 +42,24 @@ pub fn have_compiler() -> bool {
     }
     found
 }
+
+/// A compiler that cannot link OpenMP programs, as Debian's clang without `libomp-dev`: gcc behind
+/// a script that fails every link with `-fopenmp`. `None` (the test is skipped) without gcc.
+#[allow(clippy::print_stdout, reason = "the reason a test is skipped")]
+pub fn compiler_without_openmp(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    if Command::new("gcc").arg("--version").output().is_err() {
+        println!("skipped: needs gcc to stand in for a compiler without OpenMP");
+        return None;
+    }
+    let script = dir.join("cc-without-omp");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncase \" $* \" in *' -c '*) ;; *' -fopenmp '*) \
+         echo '/usr/bin/ld: cannot find -lomp: No such file or directory' >&2; exit 1 ;; esac\n\
+         exec gcc \"$@\"\n",
+    )
+    .expect("the script is written");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("executable");
+    Some(script.to_string_lossy().into_owned())
+}

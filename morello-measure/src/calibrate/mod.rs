@@ -264,7 +264,11 @@ pub fn calibrate(
             target.processors()
         ));
     }
-    if target.processors() > 1 {
+    if let (true, Err(e)) = (target.processors() > 1, compiler.openmp()) {
+        // Built serially, the parallel suite would time one thread as if it were several.
+        notes
+            .push(format!("parallel loops not measured ({e}); their constants are scaled from the target's"));
+    } else if target.processors() > 1 {
         let parallel = suite::parallel_suite(target);
         progress(CalibrationStep::ParallelLoops { benchmarks: parallel.benches.len() });
         let threads = target.processors() as usize;

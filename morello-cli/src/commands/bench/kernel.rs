@@ -314,7 +314,7 @@ impl Report<'_> {
         if let Some(noise) = &self.noise {
             text += &format!("warning:    {noise}\n");
         }
-        if self.config.threads > 1 && !self.measured.openmp {
+        if self.config.threads > 1 && !self.measured.parallel_loops {
             text += "threads:    the kernel has no parallel loop, so it runs on one thread\n";
         }
         if self.config.threads > 1 && self.measured.openmp && std::env::var_os("OMP_WAIT_POLICY").is_none() {

@@ -25,6 +25,7 @@ use morello_measure::{
 };
 use serde_json::{Value, json};
 
+use crate::commands::run::serial_note;
 use crate::failure::bad_input;
 
 /// How to measure: options shared by `bench` and `bench-suite`.
@@ -252,7 +253,9 @@ pub struct Measurement {
     pub report: BenchReport,
     /// Each kernel's verification, in order.
     pub verifications: Vec<Verification>,
-    /// Whether any kernel has parallel loops (compiled with OpenMP).
+    /// Whether any kernel has parallel loops.
+    pub parallel_loops: bool,
+    /// Whether they run in parallel (compiled with OpenMP: the compiler has it).
     pub openmp: bool,
     /// Baselines requested but not timed.
     pub skipped: Vec<Skipped>,
@@ -298,7 +301,9 @@ pub fn measure(
         }
     }
     features.sort();
-    let openmp = verified.iter().any(|v| v.kernel.openmp == OpenMp::Enabled);
+    let parallel_loops = verified.iter().any(|v| v.kernel.openmp == OpenMp::Enabled);
+    let serial_note = if parallel_loops { serial_note(compiler) } else { None };
+    let openmp = parallel_loops && serial_note.is_none();
     let signature =
         verified.first().map(|v| v.kernel.signature.clone()).ok_or_else(|| anyhow!("no kernel to time"))?;
     let mut candidates: Vec<Candidate> = kernels
@@ -346,10 +351,12 @@ pub fn measure(
         candidates,
         work,
     };
-    let report = morello_measure::run_bench(compiler, request, config)?;
+    let mut report = morello_measure::run_bench(compiler, request, config)?;
+    report.notes.extend(serial_note);
     Ok(Measurement {
         report,
         verifications: verified.into_iter().map(|v| v.verification).collect(),
+        parallel_loops,
         openmp,
         skipped,
         not_comparable,
