@@ -28,7 +28,9 @@ use std::sync::{Mutex, OnceLock};
 use serde::Serialize;
 
 use crate::error::CodegenError;
-use crate::isa::{IsaFeature, compiler_flags};
+use morello_core::target::IsaFeature;
+
+use crate::isa::compiler_flags;
 
 /// Why a compiler cannot build OpenMP programs: the probe's failure, in one line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
-use crate::isa::IsaFeature;
 use crate::run::Termination;
+use morello_core::target::IsaFeature;
 
 /// An error from compiling, running or verifying generated C.
 #[derive(Debug, thiserror::Error)]

@@ -1,25 +1,26 @@
 //! The host CPU: which [`IsaFeature`]s it can execute, so a caller refuses to run a binary that
 //! would die with SIGILL and says why instead.
 //!
-//! Detection uses `std::arch::is_x86_feature_detected!` (CPUID plus the OS's register-state
-//! support), so it is safe code. On a non-x86 host no feature is available.
+//! Detection is [`IsaFeature::on_host`] (`is_x86_feature_detected!`: CPUID plus the OS's
+//! register-state support). On a non-x86 host no feature is available.
+
+use morello_core::target::IsaFeature;
 
 use crate::error::CodegenError;
-use crate::isa::IsaFeature;
 
 /// Whether the host CPU (and OS) supports `feature`.
 pub fn host_supports(feature: IsaFeature) -> bool {
-    detect(feature)
+    feature.on_host()
 }
 
 /// The features of [`IsaFeature::ALL`] that the host supports, in table order.
 pub fn host_features() -> Vec<IsaFeature> {
-    IsaFeature::ALL.into_iter().filter(|f| detect(*f)).collect()
+    IsaFeature::ALL.into_iter().filter(|f| f.on_host()).collect()
 }
 
 /// The features in `required` that the host lacks, in table order, without duplicates.
 pub fn missing_features(required: &[IsaFeature]) -> Vec<IsaFeature> {
-    IsaFeature::ALL.into_iter().filter(|f| required.contains(f) && !detect(*f)).collect()
+    IsaFeature::ALL.into_iter().filter(|f| required.contains(f) && !f.on_host()).collect()
 }
 
 /// Checks that the host can run code using `required`.
@@ -30,29 +31,6 @@ pub fn missing_features(required: &[IsaFeature]) -> Vec<IsaFeature> {
 pub fn require_features(required: &[IsaFeature]) -> Result<(), CodegenError> {
     let missing = missing_features(required);
     if missing.is_empty() { Ok(()) } else { Err(CodegenError::MissingHostFeatures { missing }) }
-}
-
-#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-fn detect(feature: IsaFeature) -> bool {
-    use std::arch::is_x86_feature_detected;
-    match feature {
-        IsaFeature::Avx => is_x86_feature_detected!("avx"),
-        IsaFeature::Avx2 => is_x86_feature_detected!("avx2"),
-        IsaFeature::Fma => is_x86_feature_detected!("fma"),
-        IsaFeature::F16c => is_x86_feature_detected!("f16c"),
-        IsaFeature::Avx512f => is_x86_feature_detected!("avx512f"),
-        IsaFeature::Avx512bw => is_x86_feature_detected!("avx512bw"),
-        IsaFeature::Avx512dq => is_x86_feature_detected!("avx512dq"),
-        IsaFeature::Avx512vl => is_x86_feature_detected!("avx512vl"),
-        IsaFeature::Avx512bf16 => is_x86_feature_detected!("avx512bf16"),
-        IsaFeature::Avx512vnni => is_x86_feature_detected!("avx512vnni"),
-        IsaFeature::Avx512vbmi2 => is_x86_feature_detected!("avx512vbmi2"),
-    }
-}
-
-#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-fn detect(_feature: IsaFeature) -> bool {
-    false
 }
 
 #[cfg(test)]

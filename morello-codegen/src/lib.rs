@@ -5,7 +5,8 @@
 //! - [`verify`]: seeded inputs, one run, and every output compared with a reference of the spec
 //!   ([`verify_impl`], [`verify_impls`], [`check_outputs`]);
 //! - [`compiler`]: find the C compiler (`$CC`, `cc`, `gcc`, `clang`) and build C units with the
-//!   target's `-m` flags ([`isa`] holds the one feature-to-flag table);
+//!   target's `-m` flags ([`isa`] holds the one feature-to-flag table; the features themselves are
+//!   [`morello_core::target::IsaFeature`]);
 //! - [`host`]: which instruction-set features the host can run, so a binary that would die with
 //!   SIGILL is refused with a reason; [`run`] names the signal when a program dies anyway;
 //! - [`harness`]: a C `main` around a kernel, for verification (files or a seed in, outputs out)
@@ -56,7 +57,6 @@ pub use harness::{
     bench_program_source, run_verify, run_verify_selected, verify_many_program_source, verify_program_source,
 };
 pub use host::{host_features, require_features};
-pub use isa::IsaFeature;
 pub use run::Termination;
 pub use verify::{
     Mismatch, Verification, VerifiedKernel, VerifyOptions, check_outputs, verify_impl, verify_impls,

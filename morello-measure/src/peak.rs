@@ -24,8 +24,8 @@ use morello_codegen::compiler::{CProgram, CompileOptions, Compiler, SourceUnit};
 use crate::error::MeasureError;
 use morello_codegen::harness::parse_sample_line;
 use morello_codegen::host::{host_supports, require_features};
-use morello_codegen::isa::IsaFeature;
 use morello_codegen::run::run_program;
+use morello_core::target::IsaFeature;
 
 /// Which vector width the probe uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -49,7 +49,7 @@ use morello_core::target::{LevelKind, Target};
 use crate::compiler::OpenMp;
 use crate::error::CodegenError;
 use crate::harness::{CType, KernelParam, KernelSignature, ParamRole};
-use crate::isa::IsaFeature;
+use morello_core::target::IsaFeature;
 
 use buffers::{BufferInfo, Storage, View};
 use cexpr::CExprPrinter;
@@ -190,7 +190,7 @@ pub fn emit_kernel(imp: &Impl, target: &Target, config: &EmitConfig) -> Result<E
     source.push('\n');
     source.push_str(&body);
     let openmp = if emitter.parallel { OpenMp::Enabled } else { OpenMp::Disabled };
-    Ok(EmittedKernel { source, signature, features: compile_features(target, &emitter.features)?, openmp })
+    Ok(EmittedKernel { source, signature, features: compile_features(target, &emitter.features), openmp })
 }
 
 /// The kernel's signature for a spec: one parameter per operand, named by role, sized by the
@@ -258,25 +258,14 @@ fn comment_safe(text: &str) -> String {
     text.replace("*/", "* /")
 }
 
-/// The features to compile with: the target's (AVX2 implies AVX), minus the kernel-only ones the
-/// code does not use.
-pub fn compile_features(
-    target: &Target,
-    used: &BTreeSet<IsaFeature>,
-) -> Result<Vec<IsaFeature>, CodegenError> {
-    let mut features = BTreeSet::new();
-    for name in target.isa() {
-        let feature: IsaFeature = name.parse().map_err(|e: crate::isa::UnknownFeature| {
-            CodegenError::Unsupported { reason: format!("target {}: {e}", target.name()) }
-        })?;
-        if feature == IsaFeature::Avx2 {
-            features.insert(IsaFeature::Avx);
-        }
-        if !KERNEL_ONLY_FEATURES.contains(&feature) || used.contains(&feature) {
-            features.insert(feature);
-        }
-    }
-    Ok(features.into_iter().collect())
+/// The features to compile with: the target's and those they imply, minus the kernel-only ones
+/// the code does not use, in [`IsaFeature::ALL`] order.
+pub fn compile_features(target: &Target, used: &BTreeSet<IsaFeature>) -> Vec<IsaFeature> {
+    target
+        .isa_with_implied()
+        .into_iter()
+        .filter(|f| !KERNEL_ONLY_FEATURES.contains(f) || used.contains(f))
+        .collect()
 }
 
 /// The state of one emission: the C written so far, buffers, loop variables and what the code
@@ -339,9 +328,7 @@ impl<'t> Emitter<'t> {
     /// # Errors
     /// [`CodegenError::MissingIsa`] if the target lacks it.
     pub(crate) fn require(&mut self, feature: IsaFeature, what: &str) -> Result<(), CodegenError> {
-        let has = self.target.has_isa(feature.name())
-            || (feature == IsaFeature::Avx && self.target.has_isa("avx2"));
-        if !has {
+        if !self.target.has_isa(feature) {
             return Err(CodegenError::MissingIsa {
                 target: self.target.name().to_string(),
                 feature: feature.name().to_string(),
@@ -354,7 +341,7 @@ impl<'t> Emitter<'t> {
 
     /// Whether the target has a feature (for optional instructions such as FMA).
     pub(crate) fn has(&self, feature: IsaFeature) -> bool {
-        self.target.has_isa(feature.name())
+        self.target.has_isa(feature)
     }
 
     /// The kind of a tensor's level.

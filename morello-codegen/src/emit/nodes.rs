@@ -26,7 +26,6 @@ use super::buffers::{BufferInfo, Storage, View};
 use super::vector::VectorType;
 use super::{BUFFER_ALIGNMENT, Emitter, STACK_LIMIT_BYTES, c_type};
 use crate::error::CodegenError;
-use crate::isa::IsaFeature;
 
 /// Names per declaration line of registers.
 const NAMES_PER_LINE: usize = 8;
@@ -236,10 +235,7 @@ impl Emitter<'_> {
                 target: self.target.name().to_string(),
             });
         }
-        for name in kernel.required_isa() {
-            let feature: IsaFeature = name.parse().map_err(|e: crate::isa::UnknownFeature| {
-                CodegenError::Unsupported { reason: format!("kernel {kernel}: {e}") }
-            })?;
+        for &feature in kernel.required_isa() {
             self.require(feature, kernel.name())?;
         }
         super::kernels::emit(self, kernel, &imp.spec, views)

@@ -17,7 +17,7 @@
 use morello_core::dtype::Dtype;
 
 use crate::error::CodegenError;
-use crate::isa::IsaFeature;
+use morello_core::target::IsaFeature;
 
 /// A vector register's shape: its element type and width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,9 +17,9 @@ use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
-use crate::target::{KernelCost, MemVec, Target};
+use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 
-pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
 pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 2 };
 
 /// The scalar operand and the vector operand, if the spec has this kernel's form.

@@ -23,9 +23,9 @@ use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{KernelCost, MemVec, Target};
+use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 
-pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
 pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 3 };
 
 /// f32 lanes per output vector the kernel's code handles (256- and 512-bit vectors).

@@ -14,9 +14,9 @@ use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{KernelCost, MemVec, Target};
+use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 
-pub(super) const REQUIRED_ISA: &[&str] = &["avx512f", "avx512bf16"];
+pub(super) const REQUIRED_ISA: &[IsaFeature] = &[IsaFeature::Avx512f, IsaFeature::Avx512bf16];
 pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 4, per_unit: 1 };
 
 /// bf16 pairs one `vdpbf16ps` consumes.
@@ -34,7 +34,7 @@ pub(super) fn could_apply(
 ) -> bool {
     let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
     kind == (PrimitiveKind::Matmul { accum: true })
-        && REQUIRED_ISA.iter().all(|f| target.has_isa(f))
+        && REQUIRED_ISA.iter().all(|f| target.has_isa(*f))
         && dtypes == [Dtype::Bf16, Dtype::Bf16, Dtype::F32]
         && memory(levels[0])
         && memory(levels[1])
@@ -48,7 +48,7 @@ pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     let [1, 1, k, 1] = spec.shape.dims() else { return false };
     let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
     spec.kind == (PrimitiveKind::Matmul { accum: true })
-        && REQUIRED_ISA.iter().all(|f| target.has_isa(f))
+        && REQUIRED_ISA.iter().all(|f| target.has_isa(*f))
         && lhs.dtype == Dtype::Bf16
         && rhs.dtype == Dtype::Bf16
         && out.dtype == Dtype::F32

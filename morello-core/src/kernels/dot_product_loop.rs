@@ -16,9 +16,9 @@ use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{KernelCost, MemVec, Target};
+use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 
-pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
 pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 4, per_unit: 1 };
 
 /// Vector accumulators the loop keeps.

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::cost::Cost;
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
-use crate::target::{KernelCost, LevelId, LevelKind, MemVec, Target};
+use crate::target::{IsaFeature, KernelCost, LevelId, LevelKind, MemVec, Target};
 
 /// A kernel: a leaf of an implementation that the code generator emits directly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -94,7 +94,7 @@ impl KernelKind {
     }
 
     /// ISA features the kernel's code needs.
-    pub fn required_isa(self) -> &'static [&'static str] {
+    pub fn required_isa(self) -> &'static [IsaFeature] {
         match self {
             KernelKind::MultAdd => mult_add::REQUIRED_ISA,
             KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::REQUIRED_ISA,

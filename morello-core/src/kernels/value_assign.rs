@@ -10,9 +10,9 @@ use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{KernelCost, Target};
+use crate::target::{IsaFeature, KernelCost, Target};
 
-pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
 pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 0 };
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.

@@ -13,9 +13,9 @@ use crate::cost::{Cost, vector_move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
-use crate::target::{KernelCost, Target};
+use crate::target::{IsaFeature, KernelCost, Target};
 
-pub(super) const REQUIRED_ISA: &[&str] = &[];
+pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
 pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 0, per_unit: 1 };
 
 /// The vector size of the register side(s).

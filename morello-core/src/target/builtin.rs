@@ -9,7 +9,7 @@
 //! cache views.
 
 use super::file::{Capacity, LevelDescription, TargetDescription};
-use super::{CostConstants, LevelKind, Target, TargetError};
+use super::{CostConstants, IsaFeature, LevelKind, Target, TargetError, with_implied};
 use crate::kernels::KernelKind;
 
 /// Which built-in target a name resolved to, and why.
@@ -45,15 +45,17 @@ fn level(
 
 fn x86(avx512: bool, processors: u32) -> TargetDescription {
     let (vector_regs, widths): (u64, &[u32]) = if avx512 { (32, &[16, 32, 64]) } else { (16, &[16, 32]) };
-    let mut isa: Vec<String> = vec!["avx2".into(), "fma".into()];
+    let mut isa = vec![IsaFeature::Avx2, IsaFeature::Fma];
     if avx512 {
-        isa.extend(["avx512f", "avx512bw", "avx512vl", "avx512bf16"].map(String::from));
+        isa.extend([IsaFeature::Avx512f, IsaFeature::Avx512bw, IsaFeature::Avx512vl, IsaFeature::Avx512bf16]);
     }
+    let has = with_implied(isa.iter().copied());
     let kernels = KernelKind::ALL
         .iter()
         .copied()
-        .filter(|k| avx512 || !k.required_isa().contains(&"avx512bf16"))
+        .filter(|k| k.required_isa().iter().all(|f| has.contains(f)))
         .collect();
+    let isa = isa.iter().map(|f| f.name().to_string()).collect();
     TargetDescription {
         name: if avx512 { "x86-avx512" } else { "x86-avx2" }.into(),
         description: if avx512 {
@@ -146,11 +148,10 @@ struct HostFeatures {
 impl HostFeatures {
     #[cfg(target_arch = "x86_64")]
     fn detect() -> Self {
+        let host = |features: &[IsaFeature]| features.iter().all(|f| f.on_host());
         HostFeatures {
-            avx2: std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"),
-            avx512: std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512bw")
-                && std::arch::is_x86_feature_detected!("avx512vl"),
+            avx2: host(&[IsaFeature::Avx2, IsaFeature::Fma]),
+            avx512: host(&[IsaFeature::Avx512f, IsaFeature::Avx512bw, IsaFeature::Avx512vl]),
         }
     }
 

@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CostConstants, LevelId, LevelKind, MAX_LEVELS, MemoryLevel, Target};
+use super::{CostConstants, IsaFeature, LevelId, LevelKind, MAX_LEVELS, MemoryLevel, Target};
 use crate::kernels::KernelKind;
 
 /// Why a target description is invalid.
@@ -124,7 +124,7 @@ pub struct TargetDescription {
     pub cache_line_bytes: u32,
     /// Processors available to parallel loops.
     pub processors: u32,
-    /// ISA features (`avx2`, `fma`, `avx512f`, `avx512bw`, `avx512vl`, `avx512bf16`).
+    /// ISA features by name (`avx2`, `fma`, `avx512f`, ...: see [`IsaFeature`]).
     #[serde(default)]
     pub isa: Vec<String>,
     /// Levels, slowest first.
@@ -160,9 +160,6 @@ fn format_size(n: u64) -> Capacity {
         .find(|(_, m)| n >= *m && n % m == 0)
         .map_or(Capacity::Number(n), |(suffix, m)| Capacity::Text(format!("{}{suffix}", n / m)))
 }
-
-/// ISA features the code generator knows how to enable.
-pub const KNOWN_ISA: [&str; 6] = ["avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512bf16"];
 
 impl Target {
     /// Reads a target from TOML text.
@@ -209,14 +206,12 @@ impl Target {
                 desc.cache_line_bytes
             )));
         }
-        for feature in &desc.isa {
-            if !KNOWN_ISA.contains(&feature.as_str()) {
-                return Err(invalid(format!(
-                    "unknown ISA feature `{feature}`; known: {}",
-                    KNOWN_ISA.join(", ")
-                )));
-            }
-        }
+        let isa = desc
+            .isa
+            .iter()
+            .map(|name| name.parse::<IsaFeature>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| invalid(e.to_string()))?;
         for (i, level) in desc.levels.iter().enumerate() {
             if desc.levels[..i].iter().any(|l| l.name.eq_ignore_ascii_case(&level.name)) {
                 return Err(invalid(format!("level name `{}` is used twice", level.name)));
@@ -293,12 +288,12 @@ impl Target {
             levels,
             cache_line_bytes: desc.cache_line_bytes,
             processors: desc.processors,
-            isa: desc.isa.clone(),
+            isa,
             kernels,
             costs: desc.costs.clone(),
         };
         for kernel in &target.kernels {
-            if let Some(missing) = kernel.required_isa().iter().find(|f| !target.has_isa(f)) {
+            if let Some(missing) = kernel.required_isa().iter().find(|f| !target.has_isa(**f)) {
                 return Err(invalid(format!("kernel {kernel} needs the ISA feature `{missing}`")));
             }
         }
@@ -312,7 +307,7 @@ pub(super) fn describe(target: &Target) -> TargetDescription {
         description: target.description.clone(),
         cache_line_bytes: target.cache_line_bytes,
         processors: target.processors,
-        isa: target.isa.clone(),
+        isa: target.isa.iter().map(|f| f.name().to_string()).collect(),
         levels: target
             .levels
             .iter()

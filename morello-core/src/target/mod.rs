@@ -10,6 +10,7 @@
 mod builtin;
 mod costs;
 mod file;
+mod isa;
 mod memvec;
 
 use std::collections::BTreeMap;
@@ -20,7 +21,8 @@ use crate::kernels::KernelKind;
 
 pub use builtin::{HostResolution, resolve_target};
 pub use costs::{CostConstants, KernelCost};
-pub use file::{KNOWN_ISA, TargetDescription, TargetError, parse_size};
+pub use file::{TargetDescription, TargetError, parse_size};
+pub use isa::{IsaFeature, UnknownIsaFeature, with_implied};
 pub use memvec::{MAX_LEVELS, MemVec};
 
 /// The index of a memory level in its target's level list (slowest first).
@@ -108,7 +110,7 @@ pub struct Target {
     levels: Vec<MemoryLevel>,
     cache_line_bytes: u32,
     processors: u32,
-    isa: Vec<String>,
+    isa: Vec<IsaFeature>,
     kernels: Vec<KernelKind>,
     costs: CostConstants,
 }
@@ -162,14 +164,20 @@ impl Target {
         self.processors
     }
 
-    /// ISA feature names the emitted code may use (`avx2`, `fma`, `avx512f`, ...).
-    pub fn isa(&self) -> &[String] {
+    /// The ISA features the target lists, as written (`avx2`, `fma`, `avx512f`, ...).
+    pub fn isa(&self) -> &[IsaFeature] {
         &self.isa
     }
 
-    /// Whether the target has an ISA feature.
-    pub fn has_isa(&self, feature: &str) -> bool {
-        self.isa.iter().any(|f| f == feature)
+    /// The ISA features emitted code may use: those listed and every one they imply.
+    pub fn isa_with_implied(&self) -> std::collections::BTreeSet<IsaFeature> {
+        with_implied(self.isa.iter().copied())
+    }
+
+    /// Whether the target has an ISA feature, listed or implied by one listed (`avx2` implies
+    /// `avx`).
+    pub fn has_isa(&self, feature: IsaFeature) -> bool {
+        self.isa.contains(&feature) || self.isa_with_implied().contains(&feature)
     }
 
     /// The kernels the search may select, in a fixed order.

@@ -35,7 +35,7 @@ use morello_codegen::CodegenError;
 use morello_codegen::compiler::{CompileOptions, Compiler, OpenMp, Warnings};
 use morello_codegen::harness::BenchEntry;
 use morello_codegen::host::host_supports;
-use morello_codegen::isa::IsaFeature;
+use morello_core::target::IsaFeature;
 
 use crate::error::MeasureError;
 
@@ -231,8 +231,8 @@ pub fn calibrate(
     progress: &mut dyn FnMut(CalibrationStep),
 ) -> Result<Calibration, CalibrationError> {
     config.check()?;
-    let mut features = morello_codegen::emit::compile_features(target, &Default::default())?;
-    let host_bf16 = target.has_isa(IsaFeature::Avx512bf16.name()) && host_supports(IsaFeature::Avx512bf16);
+    let mut features = morello_codegen::emit::compile_features(target, &Default::default());
+    let host_bf16 = target.has_isa(IsaFeature::Avx512bf16) && host_supports(IsaFeature::Avx512bf16);
     if host_bf16 {
         features.push(IsaFeature::Avx512bf16);
     }

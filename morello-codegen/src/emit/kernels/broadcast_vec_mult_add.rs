@@ -20,7 +20,7 @@ use super::{Register, project, unsupported, whole_registers, zeros};
 use crate::emit::Emitter;
 use crate::emit::buffers::View;
 use crate::error::CodegenError;
-use crate::isa::IsaFeature;
+use morello_core::target::IsaFeature;
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
     let fail = |e: &Emitter<'_>, why: &str| unsupported(KernelKind::BroadcastVecMultAdd, spec, e, why);

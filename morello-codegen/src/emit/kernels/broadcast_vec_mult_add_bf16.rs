@@ -22,7 +22,7 @@ use crate::emit::Emitter;
 use crate::emit::buffers::View;
 use crate::emit::helpers::Helper;
 use crate::error::CodegenError;
-use crate::isa::IsaFeature;
+use morello_core::target::IsaFeature;
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
     let fail = |e: &Emitter<'_>, why: &str| unsupported(KernelKind::BroadcastVecMultAddBf16, spec, e, why);

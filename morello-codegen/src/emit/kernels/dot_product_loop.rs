@@ -26,7 +26,7 @@ use crate::emit::Emitter;
 use crate::emit::buffers::View;
 use crate::emit::vector::VectorType;
 use crate::error::CodegenError;
-use crate::isa::IsaFeature;
+use morello_core::target::IsaFeature;
 
 /// Vector accumulators (the catalogue's `ACCUMULATORS`).
 pub(super) const ACCUMULATORS: u32 = 4;
