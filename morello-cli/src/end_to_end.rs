@@ -6,27 +6,14 @@
 
 use std::sync::Arc;
 
-use morello_codegen::compiler::CompilerFamily;
-use morello_codegen::{CodegenError, Compiler, VerifyOptions, Warnings, verify_impls};
+use morello_codegen::test_support::gcc_and_clang;
+use morello_codegen::{CodegenError, VerifyOptions, Warnings, verify_impls};
 use morello_core::imp::{Boundary, Impl, Parallelism};
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 use morello_search::{Memo, Search};
 
 use crate::spec_args::{SpecArgs, resolve};
-
-/// gcc and clang, each if installed.
-fn compilers() -> Vec<Compiler> {
-    let found: Vec<Compiler> =
-        ["gcc", "clang"].iter().filter_map(|c| Compiler::from_command(c).ok()).collect();
-    if found.is_empty() {
-        println!("skipped: neither gcc nor clang is installed");
-    }
-    if !found.iter().any(|c| c.family() == CompilerFamily::Clang) {
-        println!("note: clang is not installed; the kernels are only compiled with gcc");
-    }
-    found
-}
 
 /// The canonical spec of a shorthand (`matmul 4x4x4`, `move 8x8 --from ...`) for a target.
 fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
@@ -67,7 +54,7 @@ fn check(target: &Target, specs: &[CanonicalSpec], extra: Vec<Impl>) {
         .collect();
     imps.extend(extra);
     let refs: Vec<&Impl> = imps.iter().collect();
-    for compiler in compilers() {
+    for compiler in gcc_and_clang() {
         let options = VerifyOptions { seed: 42, warnings: Warnings::Deny, ..VerifyOptions::default() };
         match verify_impls(&refs, target, &compiler, &options) {
             Ok(results) => {

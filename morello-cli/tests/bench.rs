@@ -144,6 +144,12 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
 
 #[test]
 fn bad_measurement_options_are_input_errors() {
+    // A directory that surely does not exist (not a fixed path: tests running as root elsewhere
+    // may create one).
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let markdown = missing.join("P.md").display().to_string();
+    let missing_message = format!("{} does not exist", missing.display());
     for (args, message) in [
         (vec!["bench", "matmul", "4x4x4", "--samples", "0"], "--samples must be at least 1"),
         (vec!["bench", "matmul", "4x4x4", "--baseline", "mkl"], "unknown baseline `mkl`"),
@@ -154,7 +160,7 @@ fn bad_measurement_options_are_input_errors() {
         ),
         (vec!["bench", "matmul", "4x4x4", "--threads", "0"], "--threads must be at least 1"),
         (vec!["bench-suite", "--sizes", "8x8", "--no-write"], "size `8x8` must be N or MxKxN"),
-        (vec!["bench-suite", "--markdown", "/nonexistent/dir/P.md"], "/nonexistent/dir does not exist"),
+        (vec!["bench-suite", "--markdown", markdown.as_str()], missing_message.as_str()),
     ] {
         let (code, _, stderr) = morello(&args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
