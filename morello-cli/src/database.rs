@@ -6,14 +6,21 @@
 //! load      validated (structure); a bad file stops the command with status 2 and is not touched
 //! save      after the search, also when it was interrupted, only if it solved something new;
 //!           under the table's lock, merged with what other processes saved meanwhile
+//! no table  a table that cannot be read (no cache directory, a path through a file, no
+//!           permission) or written (no lock file, a full disk) never costs the answer: one
+//!           warning on stderr with the path and the reason, the search goes on in memory, the
+//!           result is printed and the status is 0 (only `precompute`, whose work is the table,
+//!           fails instead)
+//! read-only a table with no write permission (chmod 444, or in a read-only directory) is read
+//!           and used, and never replaced (a note unless --quiet)
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use morello_core::target::Target;
-use morello_search::db::{DbError, OpenTable, SaveReport, TableLocation};
-use morello_search::{ActionConfig, SearchError};
+use morello_search::db::{Access, DbError, OpenTable, SaveReport, Schema, TableLocation};
+use morello_search::{ActionConfig, Memo, SearchError};
 
 use crate::failure::bad_input;
 
@@ -57,6 +64,83 @@ pub fn table_error(err: DbError) -> anyhow::Error {
         bad_input(format!("{err} ({BAD_TABLE_HINT})"))
     } else {
         anyhow::Error::new(err)
+    }
+}
+
+/// Whether a table error is the system's refusal to read or write (so a search can go on without
+/// the table), rather than a bad table.
+fn is_unavailable(err: &DbError) -> bool {
+    matches!(err, DbError::Io { .. } | DbError::NoCacheDirectory)
+}
+
+/// The memo table of a search, as the commands that search use it: a table that cannot be opened
+/// or saved costs a warning, never the answer.
+#[derive(Debug)]
+pub struct SearchTable<'t> {
+    table: OpenTable<'t>,
+    quiet: bool,
+    /// Whether a save failed (warned once; no later save is tried).
+    save_failed: bool,
+}
+
+impl<'t> SearchTable<'t> {
+    /// Opens the table `args` names for a search over `target` with `actions`. A table that
+    /// cannot be read is replaced by one in memory, with a warning; a read-only one is used with
+    /// a note (unless `quiet`).
+    ///
+    /// # Errors
+    /// A bad table (status 2, the file is left as it is).
+    pub fn open(args: &DbArgs, target: &'t Target, actions: ActionConfig, quiet: bool) -> Result<Self> {
+        let table = match OpenTable::open(&args.location(), target, actions) {
+            Ok(table) => table,
+            Err(err) if is_unavailable(&err) => {
+                eprint_line(&format!("warning: {err}; searching without a table (nothing is saved)"));
+                OpenTable::in_memory(Schema::new(target, actions))
+            }
+            Err(err) => return Err(table_error(err)),
+        };
+        if let (false, Access::ReadOnly(reason), Some(path)) = (quiet, table.access(), table.path()) {
+            eprint_line(&format!(
+                "note: the table {} is read-only ({reason}): it is used, and what this search solves is not saved",
+                path.display()
+            ));
+        }
+        Ok(SearchTable { table, quiet, save_failed: false })
+    }
+
+    /// The memo table to search with.
+    pub fn memo(&self) -> std::sync::Arc<Memo> {
+        self.table.memo()
+    }
+
+    /// Saves what is new, if the table has a writable file and no save failed before. A failure
+    /// is one warning on standard error (the first time) and `None`.
+    pub fn save(&mut self) -> Option<SaveReport> {
+        if self.save_failed {
+            return None;
+        }
+        match save(&mut self.table, self.quiet) {
+            Ok(report) => report,
+            Err(err) => {
+                self.save_failed = true;
+                eprint_line(&format!("warning: {err:#}; what this search solved is not saved"));
+                None
+            }
+        }
+    }
+
+    /// The file that holds what was solved, if there is one (not in memory, not read-only, no
+    /// failed save).
+    pub fn saved_in(&self) -> Option<&Path> {
+        match (self.save_failed, self.table.access()) {
+            (false, Access::ReadWrite) => self.table.path(),
+            _ => None,
+        }
+    }
+
+    /// The table as the library sees it.
+    pub fn table(&self) -> &OpenTable<'t> {
+        &self.table
     }
 }
 
@@ -107,8 +191,8 @@ pub fn summary(table: &OpenTable<'_>, saved: Option<&SaveReport>) -> Option<Stri
 
 /// Adds a hint to a search error: for a stopped search whose results were saved, how to resume;
 /// for a stored decision that does not apply, what to do with the table.
-pub fn explain(table: &OpenTable<'_>, err: anyhow::Error, stopped_and_saved: bool) -> anyhow::Error {
-    if let (true, Some(path)) = (stopped_and_saved, table.path()) {
+pub fn explain(table: &SearchTable<'_>, err: anyhow::Error, stopped: bool) -> anyhow::Error {
+    if let (true, Some(path)) = (stopped, table.saved_in()) {
         return err.context(format!(
             "what it solved is saved in {}: run the same command again to resume",
             path.display()
@@ -117,7 +201,7 @@ pub fn explain(table: &OpenTable<'_>, err: anyhow::Error, stopped_and_saved: boo
     let inconsistent = err
         .chain()
         .any(|c| matches!(c.downcast_ref::<SearchError>(), Some(SearchError::Inconsistent { .. })));
-    match table.path() {
+    match table.table().path() {
         Some(path) if inconsistent => err.context(format!(
             "the table {} holds a decision that does not apply: check it with `morello db verify {}`, delete it, or pass --no-db",
             path.display(),

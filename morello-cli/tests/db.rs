@@ -267,3 +267,79 @@ fn two_searches_at_once_both_save() {
         assert_eq!(v["stats"]["specs_solved"], 0, "{size} was saved");
     }
 }
+
+/// The lines of `stderr` that are warnings.
+fn warnings(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.starts_with("warning:")).collect()
+}
+
+#[test]
+fn a_table_that_cannot_be_opened_or_written_costs_one_warning_not_the_answer() {
+    let cache = tempfile::tempdir().unwrap();
+    let file = cache.path().join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let through_file = file.join("t.mdb");
+    let mut cases: Vec<(PathBuf, Vec<String>, &str)> = vec![
+        // A parent that is a file: nothing can open, lock or write it (not even root).
+        (
+            cache.path().to_path_buf(),
+            vec!["--db".into(), through_file.display().to_string()],
+            "Not a directory",
+        ),
+        // A directory given as the table.
+        (
+            cache.path().to_path_buf(),
+            vec!["--db".into(), cache.path().display().to_string()],
+            "Is a directory",
+        ),
+        // The default table in a cache directory that is a file.
+        (file.clone(), vec![], "Not a directory"),
+        // No cache directory at all (a relative XDG_CACHE_HOME is ignored, HOME is unset).
+        (PathBuf::from("relative"), vec![], "no cache directory"),
+    ];
+    // The table reads as missing, but its lock file cannot be created (a save fails).
+    if Path::new("/proc/self").is_dir() {
+        cases.push((cache.path().to_path_buf(), vec!["--db".into(), "/proc/self/t.mdb".into()], "lock"));
+    } else {
+        println!("skipped the lock case: no /proc/self");
+    }
+    for (dir, db, reason) in cases {
+        let mut args = small(&["--emit", "json", "-q"]);
+        args.extend(db.iter().map(String::as_str));
+        let run = morello(&dir, &args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("the answer is printed");
+        assert!(v["cost"].as_u64().is_some_and(|c| c > 0), "{args:?}: {}", run.stdout);
+        let warned = warnings(&run.stderr);
+        assert_eq!(warned.len(), 1, "{args:?}: one warning: {}", run.stderr);
+        assert!(warned[0].contains(reason), "{args:?}: {}", run.stderr);
+        if let Some(path) = db.get(1) {
+            assert!(warned[0].contains(path.as_str()), "{args:?}: names the path: {}", run.stderr);
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a directory");
+}
+
+#[test]
+fn a_read_only_table_is_read_and_used_never_replaced() {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = tempfile::tempdir().unwrap();
+    let path = cache.path().join("ro.mdb");
+    let path_text = path.to_str().unwrap();
+    ok(cache.path(), &small(&["--db", path_text, "-q"]));
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let run = ok(
+        cache.path(),
+        &[
+            "search", "matmul", "8x4x4", "--dtype", "u32", "--target", "x86-avx2", "--emit", "json", "--db",
+            path_text,
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert!(v["stats"]["memo_hits"].as_u64().unwrap() > 10, "the table is used: {}", v["stats"]);
+    assert!(run.stderr.contains(&format!("note: the table {path_text} is read-only")), "{}", run.stderr);
+    assert!(warnings(&run.stderr).is_empty(), "{}", run.stderr);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "never replaced");
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o444);
+}

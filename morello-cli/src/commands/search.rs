@@ -156,13 +156,14 @@ impl<'t> Session<'t> {
         db: &DbArgs,
         solve: impl FnOnce(&Search<'t>, &CanonicalSpec) -> Result<Vec<Solution>, SearchError>,
     ) -> Result<Vec<Solution>> {
-        let mut table = database::open(db, &resolved.target, *self.search.action_config())?;
+        let mut table =
+            database::SearchTable::open(db, &resolved.target, *self.search.action_config(), self.quiet)?;
         let Session { search, bar, quiet, note } = self;
         let search = search.memo(table.memo());
         let result = solve(&search, &resolved.spec);
         bar.finish_and_clear();
         let stopped = matches!(result, Err(SearchError::Stopped { .. }));
-        let saved = database::save(&mut table, quiet);
+        let saved = table.save();
         if !quiet {
             if let Some(note) = &note {
                 eprintln_quiet(note);
@@ -170,13 +171,11 @@ impl<'t> Session<'t> {
             if let Ok(Some(best)) = result.as_ref().map(|s| s.first()) {
                 eprintln_quiet(&format!("cost {}; {}", best.cost, best.report));
             }
-            if let Some(line) = database::summary(&table, saved.as_ref().ok().and_then(Option::as_ref)) {
+            if let Some(line) = database::summary(table.table(), saved.as_ref()) {
                 eprintln_quiet(&line);
             }
         }
-        let solutions =
-            result.map_err(|e| database::explain(&table, search_error(e), stopped && saved.is_ok()))?;
-        saved?;
+        let solutions = result.map_err(|e| database::explain(&table, search_error(e), stopped))?;
         Ok(solutions)
     }
 }

@@ -42,7 +42,10 @@ pub use error::{DbError, Mismatch};
 pub use file::{TableFile, TableLock, lock_path, write_atomically};
 pub use format::{Compression, FORMAT_VERSION};
 pub use identity::{MODEL_VERSION, Schema, TableIdentity, model_probe};
-pub use open::{OpenTable, TableLocation, default_file_name, default_table_dir, default_table_path};
+pub use open::{
+    Access, OpenTable, ReadOnlyReason, TableLocation, default_file_name, default_table_dir,
+    default_table_path, read_only_reason,
+};
 pub use table::{KindStats, MergeReport, SaveReport, Table, TableStats, stored_target};
 pub use validate::{Validation, VerifyReport};
 

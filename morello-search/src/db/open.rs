@@ -7,6 +7,9 @@
 //!           one table per target, model and action configuration, so an upgrade or another
 //!           target starts a new file
 //! open      validated (structure); a bad file is an error and is not touched
+//! read-only a file with no write permission bit, in a directory with none, or that this process
+//!           cannot open for writing (permissions, a read-only file system) is read and searched
+//!           with, never saved to (also as root, who may write anything: chmod 444 means keep it)
 //! save      only if the memo holds specs the file does not; under the table's lock, merged with
 //!           what other processes saved meanwhile (see `file`)
 //! ```
@@ -112,11 +115,58 @@ pub fn default_table_path(target: &Target, actions: &ActionConfig) -> Result<Pat
     Ok(default_table_dir()?.join(default_file_name(target, actions)))
 }
 
+/// Whether an open table's file may be replaced by [`OpenTable::save`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Saves merge into the file and replace it.
+    ReadWrite,
+    /// The file is read and searched with, never written (see [`read_only_reason`]).
+    ReadOnly(ReadOnlyReason),
+}
+
+/// Why a table file is read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ReadOnlyReason {
+    /// The file has no write permission bit (`chmod 444`).
+    #[error("the file has no write permission")]
+    FileMode,
+    /// Its directory has no write permission bit (so the file could not be replaced).
+    #[error("its directory has no write permission")]
+    DirectoryMode,
+    /// The system refused to open it for writing (another owner, a read-only file system).
+    #[error("it cannot be opened for writing")]
+    NotWritable,
+}
+
+/// Why the existing table file at `path` must not be replaced, or `None` if it may be.
+///
+/// Permission bits are honoured even for a user the system would let write (root): a table
+/// someone made read-only is meant to stay as it is.
+pub fn read_only_reason(path: &Path) -> Option<ReadOnlyReason> {
+    let file = std::fs::metadata(path).ok()?;
+    if file.permissions().readonly() {
+        return Some(ReadOnlyReason::FileMode);
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if std::fs::metadata(dir).is_ok_and(|d| d.permissions().readonly()) {
+        return Some(ReadOnlyReason::DirectoryMode);
+    }
+    // Opening for writing without truncating changes nothing, and asks the system for permission.
+    match std::fs::OpenOptions::new().write(true).open(path) {
+        Ok(_) => None,
+        Err(_) => Some(ReadOnlyReason::NotWritable),
+    }
+}
+
 /// A search's memo table: in memory only, or loaded from a file and saved back to it.
 #[derive(Debug)]
 pub struct OpenTable<'t> {
     schema: Schema<'t>,
     file: Option<TableFile>,
+    access: Access,
     memo: Arc<Memo>,
     /// Specs loaded when the table was opened.
     opened: usize,
@@ -127,7 +177,8 @@ pub struct OpenTable<'t> {
 
 impl<'t> OpenTable<'t> {
     /// Opens the table at `location` for `target` and `actions`, validating its structure; a
-    /// file that does not exist yet is an empty table (created by the first save).
+    /// file that does not exist yet is an empty table (created by the first save). A read-only
+    /// file ([`read_only_reason`]) is loaded and never saved to ([`OpenTable::access`]).
     ///
     /// # Errors
     /// [`DbError::NoCacheDirectory`] for the default table without a cache directory; a bad file
@@ -144,10 +195,12 @@ impl<'t> OpenTable<'t> {
         };
         let mut file = TableFile::new(path);
         let table = file.load(&schema, Validation::Structure)?;
+        let access = read_only_reason(file.path()).map_or(Access::ReadWrite, Access::ReadOnly);
         let memo = Arc::new(table.to_memo());
         Ok(OpenTable {
             schema,
             file: Some(file),
+            access,
             memo,
             opened: table.len(),
             saved: table.len(),
@@ -160,6 +213,7 @@ impl<'t> OpenTable<'t> {
         OpenTable {
             schema,
             file: None,
+            access: Access::ReadWrite,
             memo: Arc::new(Memo::new()),
             opened: 0,
             saved: 0,
@@ -182,6 +236,11 @@ impl<'t> OpenTable<'t> {
         self.file.as_ref().map(TableFile::path)
     }
 
+    /// Whether saves may replace the file.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
     /// Specs loaded when the table was opened.
     pub fn opened(&self) -> usize {
         self.opened
@@ -194,24 +253,100 @@ impl<'t> OpenTable<'t> {
 
     /// Whether the memo holds specs the file does not (so [`OpenTable::save`] would write).
     pub fn has_unsaved(&self) -> bool {
-        self.file.is_some() && self.memo.len() > self.saved
+        self.file.is_some() && self.access == Access::ReadWrite && self.memo.len() > self.saved
     }
 
     /// Saves the memo if it holds specs the file did not, merged with what other processes saved
     /// meanwhile; `on_wait` is called with the lock file's path if another process holds the lock.
-    /// `None` when there was nothing to save (or no file).
+    /// `None` when there was nothing to save (or no file, or a read-only one).
     ///
     /// # Errors
     /// [`DbError::Io`] if the file cannot be locked or written; a bad file if the file on disk
     /// became one meanwhile (it is then left as it is); [`DbError::Disagree`] if it disagrees.
     pub fn save(&mut self, on_wait: &mut dyn FnMut(&Path)) -> Result<Option<SaveReport>, DbError> {
         let Some(file) = &mut self.file else { return Ok(None) };
-        if self.memo.len() <= self.saved {
+        if self.access != Access::ReadWrite || self.memo.len() <= self.saved {
             return Ok(None);
         }
         let table = Table::from_memo(&self.memo, &self.schema);
         let report = file.save(&table, &self.schema, on_wait)?;
         self.saved = report.entries as usize;
         Ok(Some(report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::os::unix::fs::PermissionsExt;
+
+    use morello_core::spec::SpecBuilder;
+
+    use super::*;
+    use crate::Search;
+
+    fn set_mode(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// A table file at `path` holding the solved 4x4x4 matmul.
+    fn saved_table(target: &Target, path: &Path) {
+        let location = TableLocation::File(path.to_path_buf());
+        let mut table = OpenTable::open(&location, target, ActionConfig::default()).unwrap();
+        let spec = SpecBuilder::matmul(4, 4, 4).build(target).unwrap();
+        Search::new(target).memo(table.memo()).solve(&spec).unwrap();
+        assert!(table.save(&mut |_| {}).unwrap().is_some_and(|r| r.written));
+    }
+
+    /// Opens the table at `path`, searches a spec it does not hold, saves, and checks that the
+    /// file is exactly as it was and still has `mode`.
+    fn check_read_and_kept(target: &Target, path: &Path, mode: u32, reason: ReadOnlyReason) {
+        let before = std::fs::read(path).unwrap();
+        let location = TableLocation::File(path.to_path_buf());
+        let mut table = OpenTable::open(&location, target, ActionConfig::default()).unwrap();
+        assert_eq!(table.access(), Access::ReadOnly(reason));
+        assert!(table.opened() > 0, "the read-only table is read");
+        let spec = SpecBuilder::matmul(8, 8, 8).build(target).unwrap();
+        let report = Search::new(target).memo(table.memo()).solve(&spec).unwrap().report;
+        assert!(report.memo_hits > 0, "and used");
+        assert!(!table.has_unsaved());
+        assert_eq!(table.save(&mut |_| {}).unwrap(), None);
+        assert_eq!(std::fs::read(path).unwrap(), before, "never replaced");
+        assert_eq!(std::fs::metadata(path).unwrap().permissions().mode() & 0o777, mode);
+    }
+
+    #[test]
+    fn a_table_without_write_permission_is_read_and_never_replaced() {
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.mdb");
+        saved_table(&target, &path);
+        set_mode(&path, 0o444);
+        check_read_and_kept(&target, &path, 0o444, ReadOnlyReason::FileMode);
+    }
+
+    #[test]
+    fn a_table_in_a_read_only_directory_is_read_and_never_replaced() {
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("ro");
+        std::fs::create_dir(&folder).unwrap();
+        let path = folder.join("t.mdb");
+        saved_table(&target, &path);
+        set_mode(&folder, 0o555);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        check_read_and_kept(&target, &path, mode, ReadOnlyReason::DirectoryMode);
+        set_mode(&folder, 0o755);
+    }
+
+    #[test]
+    fn a_writable_table_is_read_write() {
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.mdb");
+        assert_eq!(read_only_reason(&path), None, "a missing file is created by the first save");
+        saved_table(&target, &path);
+        assert_eq!(read_only_reason(&path), None);
     }
 }
