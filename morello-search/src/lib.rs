@@ -19,6 +19,7 @@
 pub mod actions;
 mod control;
 pub mod db;
+mod error;
 mod feasible;
 pub mod frontier;
 pub mod memo;
@@ -31,13 +32,14 @@ pub mod variants;
 
 pub use actions::{Action, ActionConfig, TileSizes};
 pub use control::CancelToken;
+pub use error::SearchError;
 pub use feasible::Feasibility;
 pub use frontier::{Entry, Frontier};
 pub use memo::Memo;
 pub use peaks::{PeakCodec, Peaks};
-pub use reconstruct::{best_impl, impl_for_entry};
+pub use reconstruct::Rebuild;
 pub use report::{Phase, Progress, SearchReport, StopReason};
-pub use search::{Search, SearchError, Solution};
+pub use search::{Search, Solution};
 #[doc(hidden)]
 pub use solve::explore_only;
 pub use variants::VariantCosts;

@@ -24,52 +24,15 @@ use morello_core::imp::Impl;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::{MemVec, Target};
 
-use crate::actions::{ActionConfig, TileSizes, actions};
+use crate::actions::{ActionConfig, TileSizes};
 use crate::control::{CancelToken, Checkpoint};
+use crate::error::SearchError;
 use crate::feasible::Feasibility;
 use crate::memo::Memo;
-use crate::peaks::PeakCodec;
-use crate::reconstruct::{best_impl, impl_for_entry};
+use crate::reconstruct::Rebuild;
 use crate::report::{Progress, SearchReport, StopReason};
 use crate::solve::{Counters, Solver};
 use crate::variants::{VariantCosts, VariantRequest, best_and_variants};
-
-/// Why a search could not return an implementation.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SearchError {
-    /// No implementation fits the memory limits (the user's limits are too small for the spec).
-    #[error("no implementation of {spec} fits in these limits ({limits})")]
-    NoImplementation {
-        /// The spec.
-        spec: String,
-        /// The limits.
-        limits: String,
-    },
-    /// The search stopped before solving the goal; what it solved is in the memo.
-    #[error("the search stopped before finishing ({reason}); {report}")]
-    Stopped {
-        /// Why.
-        reason: StopReason,
-        /// What it did.
-        report: SearchReport,
-    },
-    /// The memo table disagrees with the actions (a stale or corrupt table, or a bug).
-    #[error("the memo table is inconsistent at {spec}: {message}")]
-    Inconsistent {
-        /// The spec.
-        spec: String,
-        /// What disagrees.
-        message: String,
-    },
-    /// The thread pool could not start (the machine).
-    #[error("cannot start {threads} search threads: {message}")]
-    ThreadPool {
-        /// Threads asked for.
-        threads: usize,
-        /// The system's message.
-        message: String,
-    },
-}
 
 /// A solved spec: the best implementation, its cost and what the search did.
 #[derive(Debug, Clone)]
@@ -236,14 +199,8 @@ impl<'t> Search<'t> {
     /// # Errors
     /// [`SearchError::Stopped`] if a limit or the cancel flag stopped it.
     pub fn fill(&self, spec: &CanonicalSpec) -> Result<SearchReport, SearchError> {
-        let start = Instant::now();
-        let counters = Counters::default();
-        let outcome = self.run_solver(spec, &counters, start)?;
-        let report = self.report(&counters, start, outcome.err().unwrap_or(StopReason::Solved));
-        match report.stop {
-            StopReason::Solved => Ok(report),
-            reason => Err(SearchError::Stopped { reason, report }),
-        }
+        let run = self.run_solver(spec)?;
+        Ok(self.report(&run, StopReason::Solved))
     }
 
     /// The best implementation of `spec` within the limits.
@@ -251,16 +208,10 @@ impl<'t> Search<'t> {
     /// # Errors
     /// [`SearchError::NoImplementation`] if nothing fits; [`SearchError::Stopped`] if stopped early.
     pub fn solve(&self, spec: &CanonicalSpec) -> Result<Solution, SearchError> {
-        let start = Instant::now();
-        let counters = Counters::default();
-        if let Err(reason) = self.run_solver(spec, &counters, start)? {
-            return Err(SearchError::Stopped { reason, report: self.report(&counters, start, reason) });
-        }
+        let run = self.run_solver(spec)?;
         let feasibility = Feasibility::new(self.target);
-        let (imp, entry) =
-            best_impl(spec, &self.effective_limits(), &self.memo, self.target, &self.actions, &feasibility)?;
-        let report = self.report(&counters, start, StopReason::Solved);
-        Ok(Solution { cost: entry.cost, imp, report })
+        let (imp, entry) = self.rebuild(&feasibility).best(spec, &self.effective_limits())?;
+        Ok(Solution { cost: entry.cost, imp, report: self.report(&run, StopReason::Solved) })
     }
 
     /// The `k` best implementations of `spec` within the limits that differ in their root action,
@@ -269,37 +220,22 @@ impl<'t> Search<'t> {
     /// # Errors
     /// As [`Search::solve`].
     pub fn solve_top_k(&self, spec: &CanonicalSpec, k: usize) -> Result<Vec<Solution>, SearchError> {
-        let start = Instant::now();
-        let counters = Counters::default();
-        if let Err(reason) = self.run_solver(spec, &counters, start)? {
-            return Err(SearchError::Stopped { reason, report: self.report(&counters, start, reason) });
-        }
+        let run = self.run_solver(spec)?;
         let limits = self.effective_limits();
         let feasibility = Feasibility::new(self.target);
+        let rebuild = self.rebuild(&feasibility);
+        // Fails as a search does when nothing fits (or the spec is missing from the memo).
+        rebuild.best_entry(spec, &limits)?;
         let frontier = self.memo.get(spec).unwrap_or_default();
-        let mut per_action: Vec<crate::frontier::Entry> = Vec::new();
-        for index in 0..actions(spec, self.target, &self.actions, &feasibility).len() {
-            if let Some(e) =
-                frontier.best_for_action(index as u16, PeakCodec::new(self.target).encode_limits(&limits))
-            {
-                per_action.push(*e);
-            }
-        }
-        if per_action.is_empty() {
-            return Err(SearchError::NoImplementation {
-                spec: spec.display(self.target).to_string(),
-                limits: limits.display(self.target).to_string(),
-            });
-        }
-        let mut solutions = Vec::new();
-        for entry in per_action {
-            let imp =
-                impl_for_entry(spec, &entry, &limits, &self.memo, self.target, &self.actions, &feasibility)?;
-            solutions.push(imp);
-        }
+        let encoded = rebuild.codec().encode_limits(&limits);
+        let mut solutions = (0..rebuild.actions(spec).len())
+            .filter_map(|index| u16::try_from(index).ok())
+            .filter_map(|action| frontier.best_for_action(action, encoded))
+            .map(|entry| rebuild.entry(spec, entry, &limits))
+            .collect::<Result<Vec<_>, _>>()?;
         solutions.sort_by_key(|imp| (imp.cost, imp.peaks, imp.depth()));
         solutions.truncate(k.max(1));
-        let report = self.report(&counters, start, StopReason::Solved);
+        let report = self.report(&run, StopReason::Solved);
         Ok(solutions
             .into_iter()
             .map(|imp| Solution { cost: imp.cost, imp, report: report.clone() })
@@ -319,29 +255,30 @@ impl<'t> Search<'t> {
         k: usize,
         costs: VariantCosts,
     ) -> Result<Vec<Solution>, SearchError> {
-        let start = Instant::now();
-        let counters = Counters::default();
-        if let Err(reason) = self.run_solver(spec, &counters, start)? {
-            return Err(SearchError::Stopped { reason, report: self.report(&counters, start, reason) });
-        }
+        let run = self.run_solver(spec)?;
         let feasibility = Feasibility::new(self.target);
-        let limits = self.effective_limits();
         let request = VariantRequest { max: k.max(1) - 1, costs };
         let (best, variants) =
-            best_and_variants(spec, &limits, &self.memo, self.target, &self.actions, &feasibility, request)?;
-        let report = self.report(&counters, start, StopReason::Solved);
+            best_and_variants(&self.rebuild(&feasibility), spec, &self.effective_limits(), request)?;
+        let report = self.report(&run, StopReason::Solved);
         Ok(std::iter::once(best)
             .chain(variants)
             .map(|imp| Solution { cost: imp.cost, imp, report: report.clone() })
             .collect())
     }
 
-    fn run_solver(
-        &self,
-        spec: &CanonicalSpec,
-        counters: &Counters,
-        start: Instant,
-    ) -> Result<Result<(), StopReason>, SearchError> {
+    /// How this search rebuilds implementations from its memo table.
+    fn rebuild<'a>(&'a self, feasibility: &'a Feasibility<'a>) -> Rebuild<'a> {
+        Rebuild::new(&self.memo, self.target, &self.actions, feasibility)
+    }
+
+    /// Solves `spec` into the memo table.
+    ///
+    /// # Errors
+    /// [`SearchError::Stopped`] (with the report so far) if a limit or the cancel token stopped
+    /// it; [`SearchError::ThreadPool`] if the threads could not start.
+    fn run_solver(&self, spec: &CanonicalSpec) -> Result<SolverRun, SearchError> {
+        let run = SolverRun { start: Instant::now(), counters: Counters::default() };
         let feasibility = Feasibility::new(self.target);
         let solver = Solver {
             target: self.target,
@@ -349,34 +286,43 @@ impl<'t> Search<'t> {
             feasibility: &feasibility,
             memo: &self.memo,
             cancel: self.cancel.as_ref(),
-            deadline: match (self.time_limit.map(|d| start + d), self.deadline) {
+            deadline: match (self.time_limit.map(|d| run.start + d), self.deadline) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
             max_specs: self.max_specs,
             progress: self.progress.as_deref(),
             checkpoint: self.checkpoint.as_ref(),
-            counters,
+            counters: &run.counters,
         };
-        match self.threads {
-            None => Ok(solver.solve(spec)),
-            Some(threads) => {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .map_err(|e| SearchError::ThreadPool { threads, message: e.to_string() })?;
-                Ok(pool.install(|| solver.solve(spec)))
-            }
+        let outcome = match self.threads {
+            None => solver.solve(spec),
+            Some(threads) => rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .map_err(|e| SearchError::ThreadPool { threads, message: e.to_string() })?
+                .install(|| solver.solve(spec)),
+        };
+        match outcome {
+            Ok(()) => Ok(run),
+            Err(reason) => Err(SearchError::Stopped { reason, report: self.report(&run, reason) }),
         }
     }
 
-    fn report(&self, counters: &Counters, start: Instant, stop: StopReason) -> SearchReport {
+    fn report(&self, run: &SolverRun, stop: StopReason) -> SearchReport {
+        let counters = &run.counters;
         SearchReport {
             specs_solved: counters.specs_solved.load(Ordering::Relaxed),
             memo_hits: counters.memo_hits.load(Ordering::Relaxed),
             actions: counters.actions.load(Ordering::Relaxed),
-            wall_time: start.elapsed(),
+            wall_time: run.start.elapsed(),
             stop,
         }
     }
+}
+
+/// One run of the solver: when it started and what it counted.
+struct SolverRun {
+    start: Instant,
+    counters: Counters,
 }

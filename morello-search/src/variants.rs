@@ -12,7 +12,7 @@
 //! best(s, L via a)  = a's node over the best implementation of each sub-spec of a within L - own(a)
 //! ```
 //!
-//! where `L_x` is the budget the best tree gives node `x` (the same as [`crate::best_impl`] uses).
+//! where `L_x` is the budget the best tree gives node `x` (the same as [`crate::Rebuild::best`] uses).
 //! Every variant is complete, fits the limits, and differs from the best and from every other
 //! variant at some node (no two are equal trees). They are returned cheapest first (ties: smaller
 //! peaks, shallower).
@@ -32,14 +32,10 @@
 use morello_core::cost::Cost;
 use morello_core::imp::Impl;
 use morello_core::spec::CanonicalSpec;
-use morello_core::target::{MemVec, Target};
+use morello_core::target::MemVec;
 
-use crate::actions::{ActionConfig, actions};
-use crate::feasible::Feasibility;
-use crate::memo::Memo;
-use crate::peaks::PeakCodec;
-use crate::reconstruct::best_impl;
-use crate::search::SearchError;
+use crate::error::SearchError;
+use crate::reconstruct::Rebuild;
 
 /// Which variants to keep when several have the same predicted cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,143 +56,104 @@ pub struct VariantRequest {
     pub costs: VariantCosts,
 }
 
-/// What every node of the walk shares.
-struct Walk<'a> {
-    memo: &'a Memo,
-    target: &'a Target,
-    config: &'a ActionConfig,
-    feasibility: &'a Feasibility<'a>,
-    codec: PeakCodec,
-    max: usize,
-    costs: VariantCosts,
-}
-
-/// The best implementation of `spec` within `limits` (as [`crate::best_impl`] rebuilds it) and up
+/// The best implementation of `spec` within `limits` (as [`Rebuild::best`] rebuilds it) and up
 /// to `request.max` of its variants (see the module docs), cheapest first, ties kept or not as
 /// `request.costs` says.
 ///
 /// # Errors
-/// [`SearchError::NoImplementation`] if nothing fits; [`SearchError::Inconsistent`] if the memo
-/// names an action or sub-spec that does not exist, or lacks a solved sub-spec.
+/// As [`Rebuild::best`].
 pub fn best_and_variants(
+    rebuild: &Rebuild<'_>,
     spec: &CanonicalSpec,
     limits: &MemVec,
-    memo: &Memo,
-    target: &Target,
-    config: &ActionConfig,
-    feasibility: &Feasibility<'_>,
     request: VariantRequest,
 ) -> Result<(Impl, Vec<Impl>), SearchError> {
-    let VariantRequest { max, costs } = request;
-    let walk = Walk { memo, target, config, feasibility, codec: PeakCodec::new(target), max, costs };
-    let (best, mut variants) = walk.node(spec, limits)?;
+    let (best, mut variants) = node(rebuild, request, spec, limits)?;
     variants.retain(|v| v.peaks.fits(limits));
     Ok((best, variants))
 }
 
-impl Walk<'_> {
-    /// The best implementation of `spec` within `limits`, and its cheapest `max` variants.
-    fn node(&self, spec: &CanonicalSpec, limits: &MemVec) -> Result<(Impl, Vec<Impl>), SearchError> {
-        let target = self.target;
-        let inconsistent =
-            |message: String| SearchError::Inconsistent { spec: spec.display(target).to_string(), message };
-        let frontier = self.memo.get(spec).ok_or_else(|| inconsistent("the spec is not solved".into()))?;
-        let entry = *frontier.best(self.codec.encode_limits(limits)).ok_or_else(|| {
-            SearchError::NoImplementation {
-                spec: spec.display(target).to_string(),
-                limits: limits.display(target).to_string(),
-            }
-        })?;
-        let all = actions(spec, target, self.config, self.feasibility);
-        let chosen = usize::from(entry.action);
-        let Some((_, plan)) = all.get(chosen) else {
-            return Err(inconsistent(format!("action #{chosen} does not exist ({} actions)", all.len())));
-        };
+/// The best implementation of `spec` within `limits`, and its cheapest `request.max` variants.
+fn node(
+    rebuild: &Rebuild<'_>,
+    request: VariantRequest,
+    spec: &CanonicalSpec,
+    limits: &MemVec,
+) -> Result<(Impl, Vec<Impl>), SearchError> {
+    let VariantRequest { max, costs } = request;
+    let target = rebuild.target();
+    let entry = rebuild.best_entry(spec, limits)?;
+    let all = rebuild.actions(spec);
+    let plan = rebuild.plan(spec, &all, &entry)?;
 
-        // The best tree, exactly as `impl_for_entry` rebuilds it, with each child's variants.
-        let own = plan.combine.linear(plan.children.len(), target).own;
-        let child_limits = self
-            .codec
-            .decode(entry.peaks)
-            .checked_sub(&own)
-            .ok_or_else(|| inconsistent("the action holds more memory than the limits".into()))?;
-        let mut bests = Vec::with_capacity(plan.children.len());
-        let mut child_variants = Vec::with_capacity(plan.children.len());
-        for child in &plan.children {
-            let (best, variants) = self.node(child, &child_limits)?;
-            bests.push(best);
-            child_variants.push(variants);
-        }
-        let best = plan.build(spec.clone(), bests.clone(), target);
-        if best.cost != entry.cost {
-            return Err(inconsistent(format!(
-                "rebuilt cost {} differs from the stored cost {}",
-                best.cost, entry.cost
-            )));
-        }
-
-        // Variants below this node: one child replaced by one of its variants.
-        let mut variants = Vec::new();
-        for (index, replacements) in child_variants.into_iter().enumerate() {
-            for replacement in replacements {
-                let mut children = bests.clone();
-                children[index] = replacement;
-                variants.push(plan.build(spec.clone(), children, target));
-            }
-        }
-
-        // Variants at this node: another action, with the best children it allows. Their costs
-        // come from the frontiers first, so only the cheapest `max` are built.
-        let mut others: Vec<(Cost, usize, MemVec)> = Vec::new();
-        for (index, (_, other)) in all.iter().enumerate() {
-            if index == chosen {
-                continue;
-            }
-            let linear = other.combine.linear(other.children.len(), target);
-            let Some(budget) = limits.checked_sub(&linear.own) else { continue };
-            let encoded = self.codec.encode_limits(&budget);
-            let cost = other.children.iter().zip(&linear.weights).try_fold(linear.base, |sum, (child, w)| {
-                let child_cost = self.memo.get(child)?.best(encoded)?.cost;
-                Some(sum.saturating_add(child_cost.saturating_mul(*w)))
-            });
-            if let Some(cost) = cost {
-                others.push((cost, index, budget));
-            }
-        }
-        others.sort_by_key(|(cost, index, _)| (*cost, *index));
-        let mut built = 0;
-        let mut last_cost = None;
-        for (cost, index, budget) in others {
-            if built >= self.max {
-                break;
-            }
-            if self.costs == VariantCosts::Distinct && (cost == best.cost || last_cost == Some(cost)) {
-                continue;
-            }
-            let (_, other) = &all[index];
-            let children = other
-                .children
-                .iter()
-                .map(|child| {
-                    best_impl(child, &budget, self.memo, target, self.config, self.feasibility)
-                        .map(|(imp, _)| imp)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let imp = other.build(spec.clone(), children, target);
-            if imp.peaks.fits(limits) {
-                built += 1;
-                last_cost = Some(imp.cost);
-                variants.push(imp);
-            }
-        }
-        variants.sort_by_key(|imp| (imp.cost, imp.peaks, imp.depth()));
-        if self.costs == VariantCosts::Distinct {
-            variants.retain(|v| v.cost != best.cost);
-            variants.dedup_by_key(|v| v.cost);
-        }
-        variants.truncate(self.max);
-        Ok((best, variants))
+    // The best tree, exactly as `Rebuild::best` rebuilds it, with each child's variants.
+    let child_limits = rebuild.child_limits(spec, &entry, plan, limits)?;
+    let mut bests = Vec::with_capacity(plan.children.len());
+    let mut child_variants = Vec::with_capacity(plan.children.len());
+    for child in &plan.children {
+        let (best, variants) = node(rebuild, request, child, &child_limits)?;
+        bests.push(best);
+        child_variants.push(variants);
     }
+    let best = rebuild.build(spec, plan, bests.clone(), limits)?;
+    rebuild.check_cost(spec, &best, &entry)?;
+
+    // Variants below this node: one child replaced by one of its variants.
+    let mut variants = Vec::new();
+    for (index, replacements) in child_variants.into_iter().enumerate() {
+        for replacement in replacements {
+            let mut children = bests.clone();
+            children[index] = replacement;
+            variants.push(plan.build(spec.clone(), children, target));
+        }
+    }
+
+    // Variants at this node: another action, with the best children it allows. Their costs
+    // come from the frontiers first, so only the cheapest `max` are built.
+    let chosen = usize::from(entry.action);
+    let codec = rebuild.codec();
+    let mut others: Vec<(Cost, usize, MemVec)> = Vec::new();
+    for (index, (_, other)) in all.iter().enumerate() {
+        if index == chosen {
+            continue;
+        }
+        let linear = other.combine.linear(other.children.len(), target);
+        let Some(budget) = limits.checked_sub(&linear.own) else { continue };
+        let encoded = codec.encode_limits(&budget);
+        let cost = other.children.iter().zip(&linear.weights).try_fold(linear.base, |sum, (child, w)| {
+            let child_cost = rebuild.memo().get(child)?.best(encoded)?.cost;
+            Some(sum.saturating_add(child_cost.saturating_mul(*w)))
+        });
+        if let Some(cost) = cost {
+            others.push((cost, index, budget));
+        }
+    }
+    others.sort_by_key(|(cost, index, _)| (*cost, *index));
+    let mut built = 0;
+    let mut last_cost = None;
+    for (cost, index, budget) in others {
+        if built >= max {
+            break;
+        }
+        if costs == VariantCosts::Distinct && (cost == best.cost || last_cost == Some(cost)) {
+            continue;
+        }
+        let (_, other) = &all[index];
+        let children = rebuild.children(other, &budget)?;
+        let imp = other.build(spec.clone(), children, target);
+        if imp.peaks.fits(limits) {
+            built += 1;
+            last_cost = Some(imp.cost);
+            variants.push(imp);
+        }
+    }
+    variants.sort_by_key(|imp| (imp.cost, imp.peaks, imp.depth()));
+    if costs == VariantCosts::Distinct {
+        variants.retain(|v| v.cost != best.cost);
+        variants.dedup_by_key(|v| v.cost);
+    }
+    variants.truncate(max);
+    Ok((best, variants))
 }
 
 #[cfg(test)]
@@ -204,6 +161,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use morello_core::spec::LogicalSpec;
+    use morello_core::target::Target;
 
     use super::*;
     use crate::Search;

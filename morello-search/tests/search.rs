@@ -11,7 +11,7 @@ use morello_core::spec::{CanonicalSpec, LogicalSpec};
 use morello_core::target::Target;
 use morello_search::actions::{actions, register_block_heights};
 use morello_search::{
-    Action, ActionConfig, Feasibility, Memo, PeakCodec, Search, TileSizes, VariantCosts, best_impl,
+    Action, ActionConfig, Feasibility, Memo, PeakCodec, Rebuild, Search, TileSizes, VariantCosts,
 };
 
 mod common;
@@ -185,7 +185,8 @@ fn every_frontier_entry_rebuilds_under_its_own_peaks() {
         for (spec, frontier) in table.entries().iter().step_by(7) {
             for entry in frontier.entries() {
                 let limits = codec.decode(entry.peaks);
-                let (imp, found) = best_impl(spec, &limits, &table, &t, &config, &feasibility)
+                let (imp, found) = Rebuild::new(&table, &t, &config, &feasibility)
+                    .best(spec, &limits)
                     .unwrap_or_else(|e| panic!("{}: {e}", spec.display(&t)));
                 assert_eq!(found, *entry, "{}", spec.display(&t));
                 assert_eq!(imp.cost, entry.cost, "{}", spec.display(&t));

@@ -23,7 +23,7 @@
 //! (sorted, non-dominated, within the target's capacities); with [`Validation::Full`] also every
 //! stored action (it exists for its spec, the table holds the sub-specs it needs, and they combine
 //! to the stored cost). Reconstruction re-applies every action it uses and compares costs
-//! ([`crate::best_impl`]), so a table can make a search faster but never give it a wrong kernel.
+//! ([`crate::Rebuild::best`]), so a table can make a search faster but never give it a wrong kernel.
 //! `docs/database.md` describes the format for users.
 
 mod error;

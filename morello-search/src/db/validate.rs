@@ -12,7 +12,7 @@
 //!            (less what the action holds) gives exactly the stored cost. By induction over the
 //!            sub-spec graph, every implementation then rebuilds with its stored cost.
 //! rebuild    (verify) for chosen specs, every entry's whole implementation is rebuilt with
-//!            `best_impl` under the entry's own peaks and must be that entry, with its cost
+//!            `Rebuild::best` under the entry's own peaks and must be that entry, with its cost
 //! ```
 //!
 //! The action checks enumerate the actions of every spec, as a search's exploration does (about a
@@ -37,7 +37,7 @@ use crate::feasible::Feasibility;
 use crate::frontier::{Entry, Frontier};
 use crate::memo::Memo;
 use crate::peaks::{PeakCodec, Peaks};
-use crate::reconstruct::best_impl;
+use crate::reconstruct::Rebuild;
 
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
@@ -251,7 +251,8 @@ pub(crate) fn rebuild(
         memo.insert(spec.clone(), Arc::clone(frontier));
     }
     let feasibility = Feasibility::new(target);
-    let codec = PeakCodec::new(target);
+    let rebuild = Rebuild::new(&memo, target, config, &feasibility);
+    let codec = rebuild.codec();
     let results: Vec<Result<(u64, u64), (String, String)>> = chosen
         .par_iter()
         .map(|&i| {
@@ -260,8 +261,7 @@ pub(crate) fn rebuild(
             let mut nodes = 0u64;
             for e in frontier.entries() {
                 let limits = codec.decode(e.peaks);
-                let (imp, found) = best_impl(spec, &limits, &memo, target, config, &feasibility)
-                    .map_err(|err| (name(), err.to_string()))?;
+                let (imp, found) = rebuild.best(spec, &limits).map_err(|err| (name(), err.to_string()))?;
                 if found != *e {
                     return Err((name(), format!("under its own peaks, entry {e:?} rebuilds as {found:?}")));
                 }
