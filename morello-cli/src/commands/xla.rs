@@ -1,7 +1,7 @@
 //! `morello xla SHAPE`: read an XLA shape and show its layout, buffer and morello equivalent.
 
 use anyhow::Result;
-use morello_xla::xla::{ArrayShape, BufferPosition, XlaShape};
+use morello_xla::xla::{ArrayShape, BufferPosition, ElementType, UnboundedArrayShape, XlaShape};
 use serde_json::{Value, json};
 
 use crate::failure::{Failure, bad_input};
@@ -15,11 +15,20 @@ Examples:
   morello xla 'f32[2,3]{0,1:pad(3,5)}' --json
   morello xla '(f32[2], s32[])'
 
-Shape syntax: TYPE[SIZES]{MINOR_TO_MAJOR:ITEMS}. TYPE is pred, s4, s8, s16, s32, s64, u4, u8, u16,
-u32, u64, f16, bf16, f32 or f64. The layout block is optional (default: major to minor). ITEMS,
-each at most once: T(..)(..) tilings applied in order, L(N) tail padding alignment in elements,
-S(N) memory space (0 device HBM, 1 VMEM, 5 host), pad(W,...) the older padded_dimensions (a
-width per dimension). A tuple is (SHAPE, SHAPE, ...); each of its arrays has its own buffer.";
+  morello xla 's4[5]{0:E(4)}'
+  morello xla 'f32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}'
+  morello xla 'f32[<=10,?]'
+
+Shape syntax: TYPE[SIZES]{MINOR_TO_MAJOR:ITEMS}. TYPE is any XLA primitive type: pred, s1, s2, s4,
+s8, s16, s32, s64, the same u*, f16, bf16, f32, f64, the f8 types (f8e4m3fn, f8e5m2, ...),
+f4e2m1fn, c64, c128, or token[] / opaque[] alone. A size is N, <=N (bounded dynamic: the buffer
+holds N) or ? (unbounded: no buffer size until run time). The layout block is optional (default:
+major to minor). ITEMS: T(..)(..) tilings applied in order (a * entry combines a dimension with
+the next more minor one), L(N) tail padding alignment in elements, E(N) element size in bits
+(packed), S(N) memory space (0 device HBM, 1 VMEM, 5 host), SC(D:I,..) split configurations,
+M(N) dynamic-shape metadata bytes, #(TYPE) and *(TYPE) index and pointer types, pad(W,...) the
+older padded_dimensions (a width per dimension). A tuple is (SHAPE, SHAPE, ...); each of its
+arrays has its own buffer.";
 
 /// The most elements `--json` lists offsets for (all arrays of a tuple together).
 const MAX_LISTED_ELEMENTS: u64 = 1_000_000;
@@ -53,6 +62,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let text = match &shape {
         XlaShape::Array(array) => describe(array, ""),
+        XlaShape::Unbounded(array) => describe_unbounded(array, ""),
         XlaShape::Tuple(_) => {
             let arrays = shape.arrays();
             let mut text = format!("{:<17}{shape}\n", "shape:");
@@ -93,6 +103,13 @@ fn join<T: ToString>(values: &[T], separator: &str) -> String {
 fn shape_json(shape: &XlaShape) -> Value {
     match shape {
         XlaShape::Array(array) => array_json(array),
+        XlaShape::Unbounded(array) => json!({
+            "kind": "unbounded array",
+            "shape": array.to_string(),
+            "element_type": array.element_type().name(),
+            "dimensions": array.dims().iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "minor_to_major": array.layout().minor_to_major(),
+        }),
         XlaShape::Tuple(elements) => json!({
             "kind": "tuple",
             "shape": shape.to_string(),
@@ -110,11 +127,13 @@ fn array_json(array: &ArrayShape) -> Value {
         "shape": array.to_string(),
         "element_type": array.element_type().name(),
         "element_bits": array.element_type().bits(),
+        "element_size_in_bits": layout.element_size_in_bits(),
         "dimensions": array.dims(),
+        "dynamic_dimensions": (0..array.num_dims()).filter(|&d| array.is_dynamic_dimension(d)).collect::<Vec<_>>(),
         "true_num_dimensions": array.true_num_dims(),
         "element_count": array.element_count(),
         "minor_to_major": layout.minor_to_major(),
-        "tiles": layout.tiles().iter().map(|t| t.dims().to_vec()).collect::<Vec<_>>(),
+        "tiles": layout.tiles().iter().map(ToString::to_string).collect::<Vec<_>>(),
         "tiled_dimensions": array.tiled_dims(),
         "padded_dimensions": layout.padded_dimensions(),
         "tail_padding_alignment_in_elements": layout.tail_padding_alignment_in_elements(),
@@ -133,23 +152,12 @@ fn describe(array: &ArrayShape, indent: &str) -> String {
     let element = array.element_type();
     let mut lines: Vec<(&str, String)> = vec![
         ("shape", array.to_string()),
-        (
-            "element type",
-            if element.bits() < 8 {
-                format!("{element} ({} bits, two per byte)", element.bits())
-            } else {
-                format!(
-                    "{element} ({} bits, {})",
-                    element.bits(),
-                    plural(u64::from(element.bits() / 8), "byte")
-                )
-            },
-        ),
+        ("element type", element_text(element, layout.element_size_in_bits())),
         (
             "dimensions",
             format!(
                 "[{}]: {}, {} of size > 1, {}",
-                join(array.dims(), ","),
+                join(&array.dim_sizes(), ","),
                 plural(array.num_dims() as u64, "dimension"),
                 array.true_num_dims(),
                 plural(array.element_count(), "element")
@@ -197,6 +205,29 @@ fn describe(array: &ArrayShape, indent: &str) -> String {
         }
     }
     text
+}
+
+/// `s4 (4 bits, 1 byte)`, `s4 (4 bits, packed 4 bits each by E(4))`.
+fn element_text(element: ElementType, element_size_in_bits: u64) -> String {
+    let bits = element.bits();
+    match (element, element_size_in_bits) {
+        (ElementType::Token, _) => "token (no data)".to_string(),
+        (ElementType::Opaque, _) => "opaque (a runtime value, pointer-sized)".to_string(),
+        (_, 0) => format!("{element} ({bits} bits, {})", plural(u64::from(element.byte_width()), "byte")),
+        (_, packed) => format!("{element} ({bits} bits, packed {packed} bits each by E({packed}))"),
+    }
+}
+
+/// The text report of an array with an unbounded dimension.
+fn describe_unbounded(array: &UnboundedArrayShape, indent: &str) -> String {
+    let lines = [
+        ("shape", array.to_string()),
+        ("element type", element_text(array.element_type(), array.layout().element_size_in_bits())),
+        ("dimensions", format!("[{}]", join(array.dims(), ","))),
+        ("minor-to-major", format!("[{}]", join(array.layout().minor_to_major(), ","))),
+        ("buffer", "unknown until run time: `?` dimensions are unbounded".to_string()),
+    ];
+    lines.iter().map(|(name, value)| format!("{indent}{:<17}{value}\n", format!("{name}:"))).collect()
 }
 
 /// What each buffer position holds, in buffer order: an element's index or `-` for padding.

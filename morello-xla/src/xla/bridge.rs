@@ -74,6 +74,30 @@ pub enum BridgeError {
         /// The number of dimensions.
         rank: usize,
     },
+    /// A tile with `*` entries, which combine dimensions (the user's layout).
+    #[error(
+        "tile {tile} (tiling number {index}) combines dimensions with `*`, which morello layouts cannot express"
+    )]
+    CombineDimensions {
+        /// Which tiling.
+        index: usize,
+        /// The tile as text.
+        tile: String,
+    },
+    /// A tile with more entries than the dimensions it meets, which adds dimensions of size 1
+    /// (the user's layout).
+    #[error(
+        "tile {tile} (tiling number {index}) is longer than the {rank} dimensions it tiles, which morello \
+         layouts cannot express"
+    )]
+    TileLongerThanShape {
+        /// Which tiling.
+        index: usize,
+        /// The tile as text.
+        tile: String,
+        /// The number of dimensions it meets.
+        rank: usize,
+    },
     /// A tile that does not divide what it tiles (the user's layout).
     #[error(
         "tile {tile} (tiling number {index}) does not divide physical dimension {axis} of size {size}: \
@@ -169,10 +193,20 @@ impl ArrayShape {
             .map(|logical| Digit { logical, extent: self.dims()[logical], path: Vec::new() })
             .collect();
         for (index, tile) in layout.tiles().iter().enumerate() {
+            let Some(sizes) = tile.sizes() else {
+                return Err(BridgeError::CombineDimensions { index, tile: tile.to_string() });
+            };
+            if tile.len() > digits.len() {
+                return Err(BridgeError::TileLongerThanShape {
+                    index,
+                    tile: tile.to_string(),
+                    rank: digits.len(),
+                });
+            }
             let tiled = digits.split_off(digits.len() - tile.len());
             let first_axis = digits.len();
             let mut inners = Vec::with_capacity(tile.len());
-            for (j, (digit, &t)) in tiled.into_iter().zip(tile.dims()).enumerate() {
+            for (j, (digit, &t)) in tiled.into_iter().zip(&sizes).enumerate() {
                 if digit.extent % t != 0 {
                     return Err(BridgeError::PartialTile {
                         index,

@@ -44,7 +44,7 @@ pub enum XlaError {
         size: u64,
     },
     /// `minor_to_major` is not a permutation of `0..rank` (the user's input).
-    #[error("minor_to_major {} is not a permutation of the dimension numbers 0..{rank}", list(.minor_to_major))]
+    #[error("minor_to_major {} is not a permutation of the shape's {}", list(.minor_to_major), dims_range(*.rank))]
     NotAPermutation {
         /// The list as given.
         minor_to_major: Vec<i128>,
@@ -74,25 +74,42 @@ pub enum XlaError {
         /// The size.
         size: i128,
     },
-    /// A combine-dimensions tile entry `*` (the user's input; not supported by this project).
-    #[error("tile {tile} combines dimensions with `*`, which is not supported")]
-    CombineDimensions {
-        /// The tile as written.
-        tile: String,
-    },
-    /// A tile with more dimensions than the shape it applies to (the user's input).
-    #[error(
-        "tile {tile} (tiling number {index}) has {tile_dims} dimensions, but the shape it tiles has only {rank}"
-    )]
-    TileTooManyDims {
-        /// Which tiling of the layout (0 is the first).
-        index: usize,
+    /// A tile whose last entry is `*`, with no more minor dimension to combine into (the
+    /// user's input).
+    #[error("tile {tile} ends with `*`, but `*` combines a dimension with the next more minor one")]
+    CombineLast {
         /// The tile as text.
         tile: String,
-        /// The tile's number of dimensions.
-        tile_dims: usize,
-        /// The number of dimensions of the shape it applies to (after the previous tilings).
+    },
+    /// `E(n)` narrower than the element type (the user's input).
+    #[error("E({bits}) is narrower than {element_type}, which needs {needed} bits")]
+    ElementSizeTooSmall {
+        /// The element size given.
+        bits: u64,
+        /// The element type.
+        element_type: super::ElementType,
+        /// Its bit width.
+        needed: u32,
+    },
+    /// `token` or `opaque` with dimensions or a layout (the user's input).
+    #[error("{element_type} is not an array element type; it is written `{element_type}[]` alone")]
+    NotAnArrayElement {
+        /// The type.
+        element_type: super::ElementType,
+    },
+    /// A split configuration naming a dimension the shape does not have (the user's input).
+    #[error("SC({dimension}:...) splits dimension {dimension}, but the shape has {}", dims_range(*.rank))]
+    SplitDimensionOutOfRange {
+        /// The dimension named.
+        dimension: u64,
+        /// The shape's number of dimensions.
         rank: usize,
+    },
+    /// An unbounded dimension (`?`) where a size is needed (the user's shape).
+    #[error("dimension {dimension} is unbounded (`?`): its size is known only at run time")]
+    Unbounded {
+        /// Which dimension.
+        dimension: usize,
     },
     /// `padded_dimensions` with a length other than the shape's rank (the user's input).
     #[error("padded_dimensions has {len} entries, but the shape has {rank} dimensions")]
@@ -182,6 +199,15 @@ pub enum XlaError {
 /// A fragment of text as an error message shows it.
 fn quoted(fragment: &str) -> String {
     if fragment.is_empty() { "the end of the text".to_string() } else { format!("`{fragment}`") }
+}
+
+/// The dimension numbers of a shape with `rank` dimensions: `dims 0..1` for rank 2.
+fn dims_range(rank: usize) -> String {
+    match rank {
+        0 => "no dimensions".to_string(),
+        1 => "dim 0".to_string(),
+        _ => format!("dims 0..{}", rank - 1),
+    }
 }
 
 /// `[a, b, c]`.

@@ -10,13 +10,27 @@
 /// The largest size, width, alignment or identifier XLA's `int64` fields can hold.
 pub(crate) const MAX_SIZE: u64 = i64::MAX as u64;
 
+/// One entry of a [`Tile`]: a size, or `*`, which combines this dimension with the next more
+/// minor one before the tiling applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TileDim {
+    /// Tile this dimension by a size of at least 1.
+    Size(u64),
+    /// `*`: merge this dimension into the next more minor one (XLA's `kCombineDimension`).
+    Combine,
+}
+
 /// One level of tiling: the sizes of a tile over the most minor dimensions it applies to.
 ///
+/// A tile with more entries than the array it tiles has dimensions applies as if the array had
+/// leading dimensions of size 1 (`f32[]{:T(128)}` is one tile of 128 elements).
+///
 /// # Invariants
-/// At least one dimension; every size in `[1, 2^63 - 1]`.
+/// At least one entry; every size in `[1, 2^63 - 1]`; the last (most minor) entry is a size,
+/// since a `*` needs a more minor dimension to combine into.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Tile {
-    dims: Vec<u64>,
+    entries: Vec<TileDim>,
 }
 
 impl Tile {
@@ -27,43 +41,84 @@ impl Tile {
     /// [`XlaError::TileSizeNotPositive`](super::XlaError::TileSizeNotPositive) for a size of 0,
     /// [`XlaError::TileSizeTooLarge`](super::XlaError::TileSizeTooLarge) above `2^63 - 1`.
     pub fn new(dims: Vec<u64>) -> Result<Tile, super::XlaError> {
-        if dims.is_empty() {
+        Tile::with_entries(dims.into_iter().map(TileDim::Size).collect())
+    }
+
+    /// A tile with these entries, sizes or `*`, most major first.
+    ///
+    /// # Errors
+    /// As [`Tile::new`], and
+    /// [`XlaError::CombineLast`](super::XlaError::CombineLast) when the last entry is `*`.
+    pub fn with_entries(entries: Vec<TileDim>) -> Result<Tile, super::XlaError> {
+        if entries.is_empty() {
             return Err(super::XlaError::EmptyTile);
         }
-        let tile = Tile { dims };
-        for (dimension, &size) in tile.dims.iter().enumerate() {
-            if size == 0 {
-                return Err(super::XlaError::TileSizeNotPositive {
-                    tile: tile.to_string(),
-                    dimension,
-                    size: 0,
-                });
+        let tile = Tile { entries };
+        for (dimension, &entry) in tile.entries.iter().enumerate() {
+            match entry {
+                TileDim::Size(0) => {
+                    return Err(super::XlaError::TileSizeNotPositive {
+                        tile: tile.to_string(),
+                        dimension,
+                        size: 0,
+                    });
+                }
+                TileDim::Size(size) if size > MAX_SIZE => {
+                    return Err(super::XlaError::TileSizeTooLarge {
+                        tile: tile.to_string(),
+                        dimension,
+                        size: i128::from(size),
+                    });
+                }
+                _ => {}
             }
-            if size > MAX_SIZE {
-                return Err(super::XlaError::TileSizeTooLarge {
-                    tile: tile.to_string(),
-                    dimension,
-                    size: i128::from(size),
-                });
-            }
+        }
+        if tile.entries.last() == Some(&TileDim::Combine) {
+            return Err(super::XlaError::CombineLast { tile: tile.to_string() });
         }
         Ok(tile)
     }
 
-    /// The sizes, most major first.
-    pub fn dims(&self) -> &[u64] {
-        &self.dims
+    /// The entries, most major first.
+    pub fn entries(&self) -> &[TileDim] {
+        &self.entries
     }
 
-    /// The number of dimensions the tile spans.
+    /// The sizes, most major first, when no entry is `*`.
+    pub fn sizes(&self) -> Option<Vec<u64>> {
+        self.entries
+            .iter()
+            .map(|entry| match *entry {
+                TileDim::Size(size) => Some(size),
+                TileDim::Combine => None,
+            })
+            .collect()
+    }
+
+    /// Whether some entry is `*`.
+    pub fn combines(&self) -> bool {
+        self.entries.contains(&TileDim::Combine)
+    }
+
+    /// The number of dimensions the tile spans (`*` entries included).
     pub fn len(&self) -> usize {
-        self.dims.len()
+        self.entries.len()
     }
 
     /// Always false: a tile has at least one dimension.
     pub fn is_empty(&self) -> bool {
-        self.dims.is_empty()
+        self.entries.is_empty()
     }
+}
+
+/// One split configuration of a layout, `SC(dimension:index,index,...)`: where XLA splits a
+/// dimension into separate allocations. It does not change addresses within the buffer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SplitConfig {
+    /// The dimension split (a dimension number).
+    pub dimension: u64,
+    /// The split indices along it.
+    pub split_indices: Vec<u64>,
 }
 
 /// Where an array lives, written `S(n)` in a layout; `S(0)` (device HBM) is the default.
@@ -117,6 +172,11 @@ impl MemorySpace {
 /// tail_padding_alignment_in_elements  the tiled buffer is padded to a multiple of this (>= 1)
 /// memory_space                        S(n)
 /// padded_dimensions                   the older field: a width for every dimension (>= its size)
+/// element_size_in_bits                E(n): elements packed n bits each (0: XLA's byte width)
+/// index_primitive_type                #(type): the integer type of sparse indices (no effect here)
+/// pointer_primitive_type              *(type): the integer type of sparse pointers (no effect here)
+/// split_configs                       SC(d:i,...): separate allocations (no effect on offsets)
+/// dynamic_shape_metadata_prefix_bytes M(n): bytes of dynamic sizes before the data (no effect)
 /// ```
 ///
 /// # Invariants
@@ -129,6 +189,11 @@ pub struct XlaLayout {
     tail_padding_alignment_in_elements: u64,
     memory_space: MemorySpace,
     padded_dimensions: Option<Vec<u64>>,
+    element_size_in_bits: u64,
+    index_primitive_type: Option<super::ElementType>,
+    pointer_primitive_type: Option<super::ElementType>,
+    split_configs: Vec<SplitConfig>,
+    dynamic_shape_metadata_prefix_bytes: u64,
 }
 
 impl XlaLayout {
@@ -140,6 +205,11 @@ impl XlaLayout {
             tail_padding_alignment_in_elements: 1,
             memory_space: MemorySpace::DEVICE_HBM,
             padded_dimensions: None,
+            element_size_in_bits: 0,
+            index_primitive_type: None,
+            pointer_primitive_type: None,
+            split_configs: Vec::new(),
+            dynamic_shape_metadata_prefix_bytes: 0,
         }
     }
 
@@ -184,6 +254,78 @@ impl XlaLayout {
     pub fn with_padded_dimensions(mut self, padded_dimensions: Option<Vec<u64>>) -> XlaLayout {
         self.padded_dimensions = padded_dimensions;
         self
+    }
+
+    /// This layout with `element_size_in_bits` (`E(n)`) set; 0 means XLA's byte width.
+    ///
+    /// # Errors
+    /// [`XlaError::TooLarge`](super::XlaError::TooLarge) above `2^63 - 1`.
+    pub fn with_element_size_in_bits(mut self, bits: u64) -> Result<XlaLayout, super::XlaError> {
+        if bits > MAX_SIZE {
+            return Err(super::XlaError::TooLarge { what: "element_size_in_bits", value: u128::from(bits) });
+        }
+        self.element_size_in_bits = bits;
+        Ok(self)
+    }
+
+    /// This layout with the index and pointer primitive types (`#(..)`, `*(..)`) set.
+    pub fn with_sparse_types(
+        mut self,
+        index_primitive_type: Option<super::ElementType>,
+        pointer_primitive_type: Option<super::ElementType>,
+    ) -> XlaLayout {
+        self.index_primitive_type = index_primitive_type;
+        self.pointer_primitive_type = pointer_primitive_type;
+        self
+    }
+
+    /// This layout with these split configurations (`SC(..)`).
+    pub fn with_split_configs(mut self, split_configs: Vec<SplitConfig>) -> XlaLayout {
+        self.split_configs = split_configs;
+        self
+    }
+
+    /// This layout with `dynamic_shape_metadata_prefix_bytes` (`M(n)`) set.
+    ///
+    /// # Errors
+    /// [`XlaError::TooLarge`](super::XlaError::TooLarge) above `2^63 - 1`.
+    pub fn with_dynamic_shape_metadata_prefix_bytes(
+        mut self,
+        bytes: u64,
+    ) -> Result<XlaLayout, super::XlaError> {
+        if bytes > MAX_SIZE {
+            return Err(super::XlaError::TooLarge {
+                what: "dynamic_shape_metadata_prefix_bytes",
+                value: u128::from(bytes),
+            });
+        }
+        self.dynamic_shape_metadata_prefix_bytes = bytes;
+        Ok(self)
+    }
+
+    /// `E(n)`: the bits each element takes in the buffer, packed; 0 when not set.
+    pub fn element_size_in_bits(&self) -> u64 {
+        self.element_size_in_bits
+    }
+
+    /// `#(type)`: the index primitive type, if set.
+    pub fn index_primitive_type(&self) -> Option<super::ElementType> {
+        self.index_primitive_type
+    }
+
+    /// `*(type)`: the pointer primitive type, if set.
+    pub fn pointer_primitive_type(&self) -> Option<super::ElementType> {
+        self.pointer_primitive_type
+    }
+
+    /// `SC(..)`: the split configurations, in order.
+    pub fn split_configs(&self) -> &[SplitConfig] {
+        &self.split_configs
+    }
+
+    /// `M(n)`: the bytes of dynamic-size metadata before the data; 0 when not set.
+    pub fn dynamic_shape_metadata_prefix_bytes(&self) -> u64 {
+        self.dynamic_shape_metadata_prefix_bytes
     }
 
     /// Dimension numbers, most minor first.

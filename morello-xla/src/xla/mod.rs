@@ -50,6 +50,6 @@ pub use bridge::{BridgeError, MorelloArray};
 pub use element::ElementType;
 pub use error::XlaError;
 pub(crate) use error::fragment_of;
-pub use layout::{MemorySpace, Tile, XlaLayout};
-pub use shape::{ArrayShape, XlaShape};
+pub use layout::{MemorySpace, SplitConfig, Tile, TileDim, XlaLayout};
+pub use shape::{ArrayShape, DimSize, UnboundedArrayShape, XlaShape};
 pub use tiling::{BufferPosition, PaddingKind, XlaIndexer};

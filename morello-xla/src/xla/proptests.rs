@@ -25,7 +25,7 @@ struct ArraySeed {
 
 fn array_seed(sizes: &'static [u64], tile_sizes: &'static [u64]) -> impl Strategy<Value = ArraySeed> {
     (
-        select(ElementType::ALL.to_vec()),
+        select(ElementType::ALL.into_iter().filter(|t| t.is_array_element()).collect::<Vec<_>>()),
         prop::collection::vec(select(sizes), 0..=4),
         prop::collection::vec(any::<u64>(), 4),
         prop::collection::vec(prop::collection::vec(select(tile_sizes), 1..=4), 0..=3),
@@ -44,8 +44,10 @@ fn array_seed(sizes: &'static [u64], tile_sizes: &'static [u64]) -> impl Strateg
         })
 }
 
-/// A valid array from a seed: the order is a shuffle of the dimensions, each tile is cut to the
-/// rank of what it tiles, and padding adds a little to each dimension.
+/// A valid array from a seed: the order is a shuffle of the dimensions, each tile is cut to one
+/// more than the rank of what it tiles (so some tiles add a leading dimension of size 1), a
+/// tile size of 0 becomes `*` (combine) except in last place, and padding adds a little to each
+/// dimension.
 fn build_array(seed: &ArraySeed) -> ArrayShape {
     let rank = seed.dims.len();
     let mut order: Vec<usize> = (0..rank).collect();
@@ -55,12 +57,20 @@ fn build_array(seed: &ArraySeed) -> ArrayShape {
     let mut tiles = Vec::new();
     let mut tiled_rank = rank;
     for sizes in &seed.tiles {
-        if tiled_rank == 0 {
-            break;
-        }
-        let sizes: Vec<u64> = sizes.iter().copied().take(tiled_rank).collect();
-        tiled_rank += sizes.len();
-        tiles.push(Tile::new(sizes).unwrap());
+        let sizes: Vec<u64> = sizes.iter().copied().take(tiled_rank + 1).collect();
+        let last = sizes.len() - 1;
+        let entries: Vec<TileDim> = sizes
+            .iter()
+            .enumerate()
+            .map(|(j, &size)| match size {
+                0 if j < last => TileDim::Combine,
+                0 => TileDim::Size(1),
+                size => TileDim::Size(size),
+            })
+            .collect();
+        let stars = entries.iter().filter(|&&e| e == TileDim::Combine).count();
+        tiled_rank = tiled_rank.max(sizes.len()) + sizes.len() - 2 * stars;
+        tiles.push(Tile::with_entries(entries).unwrap());
     }
     let padding =
         seed.padding.as_ref().map(|extra| seed.dims.iter().zip(extra).map(|(&d, &e)| d + e).collect());
@@ -74,7 +84,7 @@ fn build_array(seed: &ArraySeed) -> ArrayShape {
 }
 
 fn any_array() -> impl Strategy<Value = ArrayShape> {
-    array_seed(&[0, 1, 2, 3, 4, 5, 7], &[1, 2, 3, 4]).prop_map(|seed| build_array(&seed))
+    array_seed(&[0, 1, 2, 3, 4, 5, 7], &[0, 1, 2, 3, 4]).prop_map(|seed| build_array(&seed))
 }
 
 /// Arrays without padding fields whose sizes are powers of two, so many tilings divide.
@@ -87,8 +97,11 @@ fn divisible_array() -> impl Strategy<Value = ArrayShape> {
 }
 
 fn any_shape() -> impl Strategy<Value = XlaShape> {
-    any_array()
-        .prop_map(XlaShape::Array)
+    (any_array(), any::<bool>())
+        .prop_map(|(array, bounded)| {
+            let dynamic = vec![bounded; array.num_dims()];
+            XlaShape::Array(array.with_dynamic_dimensions(dynamic).unwrap())
+        })
         .prop_recursive(3, 12, 4, |inner| prop::collection::vec(inner, 0..4).prop_map(XlaShape::Tuple))
 }
 
@@ -225,7 +238,7 @@ proptest! {
                 prop_assert!(is_padding, "{} position {}", shape, linear);
             }
         }
-        let bytes = (u128::from(shape.buffer_elements()) * u128::from(shape.element_type().bits())).div_ceil(8);
+        let bytes = u128::from(shape.buffer_elements()) * u128::from(shape.element_type().byte_width());
         prop_assert_eq!(u128::from(shape.buffer_bytes()), bytes);
     }
 

@@ -19,6 +19,7 @@ use super::{ElementType, XlaError, XlaLayout};
 pub struct ArrayShape {
     element_type: ElementType,
     dims: Vec<u64>,
+    dynamic: Vec<bool>,
     layout: XlaLayout,
     geometry: Geometry,
 }
@@ -39,7 +40,35 @@ impl ArrayShape {
     /// [`XlaError`] naming the first rule of the invariants that is broken.
     pub fn new(element_type: ElementType, dims: Vec<u64>, layout: XlaLayout) -> Result<ArrayShape, XlaError> {
         let geometry = Geometry::new(element_type, &dims, &layout)?;
-        Ok(ArrayShape { element_type, dims, layout, geometry })
+        let dynamic = vec![false; dims.len()];
+        Ok(ArrayShape { element_type, dims, dynamic, layout, geometry })
+    }
+
+    /// This shape with the dimensions marked `true` bounded dynamic (`<=N`): their size is an
+    /// upper bound, which XLA allocates the buffer for; offsets are those of the bound.
+    ///
+    /// # Errors
+    /// [`XlaError::IndexRank`] unless there is one flag per dimension.
+    pub fn with_dynamic_dimensions(mut self, dynamic: Vec<bool>) -> Result<ArrayShape, XlaError> {
+        if dynamic.len() != self.dims.len() {
+            return Err(XlaError::IndexRank { len: dynamic.len(), rank: self.dims.len() });
+        }
+        self.dynamic = dynamic;
+        Ok(self)
+    }
+
+    /// Whether dimension `dimension` (a dimension number) is bounded dynamic (`<=N`).
+    pub fn is_dynamic_dimension(&self, dimension: usize) -> bool {
+        self.dynamic.get(dimension).copied().unwrap_or(false)
+    }
+
+    /// Each dimension's size as the text writes it.
+    pub fn dim_sizes(&self) -> Vec<DimSize> {
+        self.dims
+            .iter()
+            .zip(&self.dynamic)
+            .map(|(&size, &dynamic)| if dynamic { DimSize::Bounded(size) } else { DimSize::Static(size) })
+            .collect()
     }
 
     /// An array with the default layout (major to minor, untiled, `S(0)`).
@@ -118,8 +147,9 @@ impl ArrayShape {
         self.geometry.buffer_elements
     }
 
-    /// The buffer's size in bytes: elements times the element size, two 4-bit elements per
-    /// byte (rounded up).
+    /// The buffer's size in bytes, as XLA's `ShapeUtil::ByteSizeOf` counts it: elements times
+    /// the type's byte width (a whole byte per sub-byte element), or packed `E(n)` bits each
+    /// (rounded up to a byte); 0 for `token[]`, the pointer size 8 for `opaque[]`.
     pub fn buffer_bytes(&self) -> u64 {
         self.geometry.buffer_bytes
     }
@@ -146,12 +176,12 @@ impl ArrayShape {
                 buffer_elements: self.buffer_elements(),
             });
         }
-        Ok(tiling::position(&self.geometry, &self.dims, &self.layout, linear))
+        Ok(tiling::position(&self.geometry, &self.dims, linear))
     }
 
     /// A fast offset calculator for this array (no checks, no allocation per element).
     pub fn indexer(&self) -> XlaIndexer {
-        XlaIndexer::new(&self.geometry, &self.dims, &self.layout)
+        XlaIndexer::new(&self.geometry, &self.dims)
     }
 
     fn check_index(&self, index: &[u64]) -> Result<(), XlaError> {
@@ -167,6 +197,72 @@ impl ArrayShape {
     }
 }
 
+/// The size of one dimension as the text writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DimSize {
+    /// A fixed size, `5`.
+    Static(u64),
+    /// A bounded dynamic size, `<=5`: at most the bound, known at run time.
+    Bounded(u64),
+    /// An unbounded dynamic size, `?`: known only at run time.
+    Unbounded,
+}
+
+/// An array with at least one unbounded dimension (`?`): no buffer size or offsets until run
+/// time, so it is read, checked and printed, but has no geometry.
+///
+/// # Invariants
+/// At least one dimension is [`DimSize::Unbounded`]; the layout's `minor_to_major` is a
+/// permutation of the dimensions and its split configurations name existing ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnboundedArrayShape {
+    element_type: ElementType,
+    dims: Vec<DimSize>,
+    layout: XlaLayout,
+}
+
+impl UnboundedArrayShape {
+    /// An array with these sizes, at least one unbounded.
+    ///
+    /// # Errors
+    /// [`XlaError`] naming the broken rule; [`XlaError::Unbounded`] is never returned.
+    pub fn new(element_type: ElementType, dims: Vec<DimSize>, layout: XlaLayout) -> Result<Self, XlaError> {
+        if !element_type.is_array_element() {
+            return Err(XlaError::NotAnArrayElement { element_type });
+        }
+        for (dimension, size) in dims.iter().enumerate() {
+            match *size {
+                DimSize::Static(size) | DimSize::Bounded(size) if size > super::layout::MAX_SIZE => {
+                    return Err(XlaError::DimTooLarge { dimension, size });
+                }
+                _ => {}
+            }
+        }
+        tiling::check_layout_for_rank(&layout, dims.len())?;
+        Ok(UnboundedArrayShape { element_type, dims, layout })
+    }
+
+    /// The element type.
+    pub fn element_type(&self) -> ElementType {
+        self.element_type
+    }
+
+    /// The dimension sizes, in dimension-number order.
+    pub fn dims(&self) -> &[DimSize] {
+        &self.dims
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &XlaLayout {
+        &self.layout
+    }
+
+    /// The first unbounded dimension.
+    pub fn first_unbounded(&self) -> usize {
+        self.dims.iter().position(|d| *d == DimSize::Unbounded).unwrap_or(0)
+    }
+}
+
 /// An XLA shape: an array, or a tuple of shapes (possibly empty, possibly nested).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum XlaShape {
@@ -174,6 +270,8 @@ pub enum XlaShape {
     Array(ArrayShape),
     /// A tuple of shapes.
     Tuple(Vec<XlaShape>),
+    /// An array with an unbounded dimension (`?`).
+    Unbounded(UnboundedArrayShape),
 }
 
 impl XlaShape {
@@ -181,12 +279,13 @@ impl XlaShape {
     pub fn as_array(&self) -> Option<&ArrayShape> {
         match self {
             XlaShape::Array(array) => Some(array),
-            XlaShape::Tuple(_) => None,
+            XlaShape::Tuple(_) | XlaShape::Unbounded(_) => None,
         }
     }
 
     /// Every array in the shape with its shape index (the path of tuple positions leading to
     /// it, as XLA's `ShapeIndex`), depth first in tuple order; an array alone has index `[]`.
+    /// Arrays with an unbounded dimension are not listed: they have no buffer yet.
     pub fn arrays(&self) -> Vec<(Vec<usize>, &ArrayShape)> {
         let mut out = Vec::new();
         collect_arrays(self, &mut Vec::new(), &mut out);
@@ -201,6 +300,7 @@ fn collect_arrays<'a>(
 ) {
     match shape {
         XlaShape::Array(array) => out.push((path.clone(), array)),
+        XlaShape::Unbounded(_) => {}
         XlaShape::Tuple(elements) => {
             for (i, element) in elements.iter().enumerate() {
                 path.push(i);

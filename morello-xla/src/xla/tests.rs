@@ -160,12 +160,33 @@ fn tail_padding_alignment() {
 
 #[test]
 fn byte_sizes_pack_sub_byte_types() {
-    assert_eq!(array("s4[3]").buffer_bytes(), 2);
-    assert_eq!(array("u4[4]").buffer_bytes(), 2);
+    // XLA's ShapeUtil::ByteSizeOf: a whole byte per sub-byte element unless E(n) packs them.
+    assert_eq!(array("s4[3]").buffer_bytes(), 3);
+    assert_eq!(array("u4[4]").buffer_bytes(), 4);
+    assert_eq!(array("s4[3]{0:E(4)}").buffer_bytes(), 2);
+    assert_eq!(array("u4[4]{0:E(4)}").buffer_bytes(), 2);
+    assert_eq!(array("s2[5]{0:E(2)}").buffer_bytes(), 2);
+    assert_eq!(array("u1[9]{0:E(1)}").buffer_bytes(), 2);
+    assert_eq!(array("s1[9]").buffer_bytes(), 9);
+    assert_eq!(array("f4e2m1fn[3]{0:E(4)}").buffer_bytes(), 2);
+    assert_eq!(array("f4e2m1fn[3]").buffer_bytes(), 3);
     assert_eq!(array("pred[3]").buffer_bytes(), 3);
     assert_eq!(array("f64[2,2]").buffer_bytes(), 32);
-    assert_eq!(array("s4[3]{0:T(4)}").buffer_bytes(), 2);
-    assert_eq!(array("u4[5]{0:T(4)}").buffer_bytes(), 4);
+    assert_eq!(array("c64[3]").buffer_bytes(), 24);
+    assert_eq!(array("c128[3]").buffer_bytes(), 48);
+    assert_eq!(array("s4[3]{0:T(4)}").buffer_bytes(), 4);
+    assert_eq!(array("u4[5]{0:T(4)E(4)}").buffer_bytes(), 4);
+    // A wider element size than the type pads each element (E(8) for s4 is one byte each).
+    assert_eq!(array("s4[3]{0:E(8)}").buffer_bytes(), 3);
+    assert_eq!(array("token[]").buffer_bytes(), 0);
+    assert_eq!(array("opaque[]").buffer_bytes(), 8);
+    for name in
+        ["f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e3m4", "f8e4m3", "f8e8m0fnu"]
+    {
+        let shape = array(&format!("{name}[2,3]"));
+        assert_eq!(shape.buffer_bytes(), 6, "{name}");
+        assert_eq!(shape.to_string(), format!("{name}[2,3]{{1,0}}"));
+    }
     for t in ElementType::ALL {
         assert_eq!(ElementType::from_name(&t.name().to_uppercase()), Some(t));
         assert_eq!(t.name().parse::<ElementType>(), Ok(t));
@@ -258,9 +279,9 @@ fn linear_and_multi_index_are_inverse() {
 fn bad_input_is_located() {
     let cases = [
         // Unknown element types.
-        ("f33[2]", "`f33` at column 1: unknown element type `f33`; supported: pred, s4,"),
-        ("c64[2]", "unknown element type `c64`"),
-        ("f8e5m2[2]", "unknown element type"),
+        ("f33[2]", "`f33` at column 1: unknown element type `f33`; supported: pred, s1, s2, s4,"),
+        ("c32[2]", "unknown element type `c32`"),
+        ("f8e2m5[2]", "unknown element type"),
         ("", "the end of the text at column 1: expected an element type"),
         ("[2]", "`[` at column 1: expected an element type"),
         // Unbalanced brackets.
@@ -273,7 +294,7 @@ fn bad_input_is_located() {
         // minor_to_major not a permutation.
         (
             "f32[2,3]{0,0}",
-            "`0,0` at column 10: minor_to_major [0, 0] is not a permutation of the dimension numbers 0..2",
+            "`0,0` at column 10: minor_to_major [0, 0] is not a permutation of the shape's dims 0..1",
         ),
         ("f32[2,3]{0}", "`0` at column 10: minor_to_major [0] is not a permutation"),
         ("f32[2,3]{2,0}", "minor_to_major [2, 0] is not a permutation"),
@@ -286,20 +307,11 @@ fn bad_input_is_located() {
         ),
         ("f32[2,3]{1,0:T(-8,1)}", "tile (-8,1) has size -8 in its dimension 0"),
         ("f32[2,3]{1,0:T()}", "`()` at column 15: a tile needs at least one dimension"),
-        (
-            "f32[2,3]{1,0:T(*,2)}",
-            "`(*,2)` at column 15: tile (*,2) combines dimensions with `*`, which is not supported",
-        ),
+        ("f32[2,3]{1,0:T(2,*)}", "`(2,*)` at column 15: tile (2,*) ends with `*`"),
         ("f32[2,3]{1,0:T}", "expected `(` starting a tile after `T`"),
-        // More tile dimensions than array dimensions.
         (
-            "f32[2,3]{1,0:T(1,2,2)}",
-            "`(1,2,2)` at column 15: tile (1,2,2) (tiling number 0) has 3 dimensions, but the shape it tiles has only 2",
-        ),
-        ("f32[]{:T(1)}", "has 1 dimensions, but the shape it tiles has only 0"),
-        (
-            "f32[8]{0:T(2)(1,1,1)}",
-            "`(1,1,1)` at column 14: tile (1,1,1) (tiling number 1) has 3 dimensions, but the shape it tiles has only 2",
+            "f32[8]{0:T(2)(2,*)}",
+            "`(2,*)` at column 14: tile (2,*) ends with `*`, but `*` combines a dimension with the next more minor one",
         ),
         // Sizes that overflow once padded or tiled.
         ("f32[9223372036854775807]{0:T(2)}", "padded to a multiple of 2 by tile (2) exceeds 2^63 - 1"),
@@ -318,13 +330,19 @@ fn bad_input_is_located() {
         // Other rules.
         ("f32[-2]", "`-2` at column 5: a dimension size must not be negative"),
         ("f32[-0]", "`-0` at column 5: a dimension size must not be negative"),
-        ("f32[?]", "`?` at column 5: dynamic dimension sizes"),
-        ("f32[<=4]", "dynamic dimension sizes (`?`, `<=N`) are not supported"),
-        ("f32[2]{0:L(0)}", "`0` at column 12: tail_padding_alignment_in_elements must be at least 1"),
+        ("f32[<=-4]", "`-4` at column 7: a dimension bound must not be negative"),
+        ("f32[<4]", "`<` at column 5: expected a dimension size"),
+        ("f32[?]{1,0}", "minor_to_major [1, 0] is not a permutation of the shape's dim 0"),
+        ("f32[2,3]{0}", "minor_to_major [0] is not a permutation of the shape's dims 0..1"),
+        ("token[2]", "token is not an array element type; it is written `token[]` alone"),
+        ("f32[2]{0:SC(1:4)}", "SC(1:...) splits dimension 1, but the shape has dim 0"),
+        ("f32[2]{0:#(q7)}", "unknown element type `q7`"),
         (
-            "f32[2]{0:E(4)}",
-            "`E` at column 10: the layout item element size in bits `E(...)` is not supported",
+            "f32[2]{0:D(D)}",
+            "`D` at column 10: the layout item dimension level types `D(...)` describes a sparse array",
         ),
+        ("f32[2]{0:L(0)}", "`0` at column 12: tail_padding_alignment_in_elements must be at least 1"),
+        ("f32[2]{0:E(4)}", "`f32[2]{0:E(4)}` at column 1: E(4) is narrower than f32, which needs 32 bits"),
         ("f32[2]{0:Q(4)}", "`Q` at column 10: expected a layout item"),
         ("f32[2]{0:S(1)S(2)}", "`S` at column 14: `S(...)` given twice in one layout"),
         ("f32[2]{0:T(2)L(2)T(2)}", "tiles `T(...)` given twice"),
@@ -471,4 +489,109 @@ fn bridge_round_trips_common_tilings() {
     let back =
         ArrayShape::from_morello(ElementType::F32, &m.shape, &m.layout, MemorySpace::DEVICE_HBM).unwrap();
     assert_eq!(back.to_string(), "f32[4,256]{1,0:T(128)}");
+}
+
+#[test]
+fn combine_dimensions_follow_the_tiled_layout_page() {
+    // XLA's tiled-layout page: F32[2,7,8,11,10]{4,3,2,1,0} with tile (*,*,2,*,3) is
+    // F32[112,110] tiled by (2,3).
+    let combined = array("f32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}");
+    let plain = array("f32[112,110]{1,0:T(2,3)}");
+    assert_eq!(combined.tiled_dims(), plain.tiled_dims());
+    assert_eq!(combined.tiled_dims(), &[56, 37, 2, 3]);
+    assert_eq!(combined.buffer_elements(), plain.buffer_elements());
+    for index in [[0, 0, 0, 0, 0], [1, 6, 7, 10, 9], [1, 2, 3, 4, 5], [0, 5, 1, 7, 2]] {
+        let row = (index[0] * 7 + index[1]) * 8 + index[2];
+        let column = index[3] * 10 + index[4];
+        assert_eq!(
+            combined.linear_index(&index).unwrap(),
+            plain.linear_index(&[row, column]).unwrap(),
+            "{index:?}"
+        );
+    }
+    assert_eq!(combined.to_string(), "f32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}");
+    assert!(combined.to_morello().unwrap_err().to_string().contains("combines dimensions"));
+}
+
+#[test]
+fn tiles_longer_than_the_shape_add_leading_ones() {
+    // TPU dumps tile scalars and vectors by one 2-D tile.
+    let scalar = array("f32[]{:T(256)}");
+    assert_eq!(scalar.to_string(), "f32[]{:T(256)}");
+    assert_eq!(scalar.tiled_dims(), &[1, 256]);
+    assert_eq!(scalar.buffer_bytes(), 1024);
+    assert_eq!(scalar.linear_index(&[]).unwrap(), 0);
+    let vector = array("s32[3]{0:T(2,128)}");
+    assert_eq!(vector.tiled_dims(), &[1, 1, 2, 128]);
+    assert_eq!(vector.linear_index(&[2]).unwrap(), 2);
+    assert_eq!(vector.multi_index(3).unwrap(), BufferPosition::Padding(PaddingKind::Tiling { tile: 0 }));
+    assert!(vector.to_morello().unwrap_err().to_string().contains("longer than the 1 dimensions"));
+}
+
+#[test]
+fn dynamic_dimensions_read_and_print() {
+    let bounded = array("f32[<=10,3]{1,0}");
+    assert_eq!(bounded.to_string(), "f32[<=10,3]{1,0}");
+    assert!(bounded.is_dynamic_dimension(0) && !bounded.is_dynamic_dimension(1));
+    // XLA allocates a bounded dimension at its bound.
+    assert_eq!(bounded.buffer_bytes(), 120);
+    let unbounded: XlaShape = "f32[?,<=3, 4] {2,1,0}".parse().unwrap();
+    assert_eq!(unbounded.to_string(), "f32[?,<=3,4]{2,1,0}");
+    assert!(unbounded.arrays().is_empty());
+    assert_eq!("f32[?]".parse::<ArrayShape>().unwrap_err(), XlaError::Unbounded { dimension: 0 });
+}
+
+#[test]
+fn every_layout_item_xla_prints_reads_back() {
+    for text in [
+        "f32[2,3]{1,0:T(2,128)L(4)#(s16)*(s32)E(32)S(1)SC(0:1)SC(1:1,2)M(8)}",
+        "s4[16]{0:T(1024)(128)(2,1)E(4)}",
+        "u8[4,4]{0,1:E(8)}",
+        "bf16[8,128]{1,0:T(8,128)(2,1)}",
+        "pred[]",
+        "token[]",
+        "opaque[]",
+        "(f32[2]{0}, (s32[], token[]), c128[1]{0})",
+        "f32[]{:T(256)}",
+    ] {
+        let shape: XlaShape = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(shape.to_string(), text);
+    }
+    // Whitespace between the shape and its layout, and inside, as some dumps write it.
+    assert_eq!(array("f32[2, 3] {1, 0 : T(2,2) E(32)}").to_string(), "f32[2,3]{1,0:T(2,2)E(32)}");
+    let layout = array("f32[2,3]{1,0:#(s16)*(s32)SC(0:1)M(8)}").layout().clone();
+    assert_eq!(layout.index_primitive_type(), Some(ElementType::S16));
+    assert_eq!(layout.pointer_primitive_type(), Some(ElementType::S32));
+    assert_eq!(layout.split_configs(), &[SplitConfig { dimension: 0, split_indices: vec![1] }]);
+    assert_eq!(layout.dynamic_shape_metadata_prefix_bytes(), 8);
+    // None of these change the buffer.
+    assert_eq!(array("f32[2,3]{1,0:#(s16)*(s32)SC(0:1)M(8)}").buffer_bytes(), 24);
+}
+
+#[test]
+fn shapes_from_xla_tests_and_dumps() {
+    // Shape strings from XLA's parser and shape tests and from TPU dumps in its tests.
+    for (text, bytes) in [
+        ("f32[123,456]", 123 * 456 * 4),
+        ("(f32[1572864],s8[5120,1024])", 0),
+        ("bf16[1,8,1,8,320]{4,0,3,2,1:T(2,128)(2,1)S(3)}", 2 * 8 * 2 * 8 * 384 * 2 / 2),
+        ("(f32[]{:T(128)}, f32[128]{0:T(128)S(3)})", 0),
+        ("bf16[2,8192]{1,0:T(2,128)(2,1)}", 2 * 8192 * 2),
+        ("f32[1,6144]{1,0:T(1,128)}", 6144 * 4),
+    ] {
+        let shape: XlaShape = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        if let XlaShape::Array(array) = &shape {
+            assert_eq!(array.buffer_bytes(), bytes, "{text}");
+        }
+    }
+    // The bf16 shape above: physical order [1,3,2,0,4] tiled by (2,128) pads dim 0 (size 1)
+    // to 2 and dim 4 (320) to 384.
+    assert_eq!(
+        array("bf16[1,8,1,8,320]{4,0,3,2,1:T(2,128)(2,1)S(3)}").tiled_dims(),
+        &[8, 1, 8, 1, 3, 1, 128, 2, 1]
+    );
+    // IndexUtil: the row-major linear index of (5,7,9) in [10,20,30] is 5*600 + 7*30 + 9.
+    assert_eq!(array("f32[10,20,30]{2,1,0}").linear_index(&[5, 7, 9]).unwrap(), 3219);
+    // And with dimension 0 most minor: 5 + 7*10 + 9*200.
+    assert_eq!(array("f32[10,20,30]{0,1,2}").linear_index(&[5, 7, 9]).unwrap(), 1875);
 }

@@ -4,25 +4,33 @@
 //! shape  = array | tuple
 //! tuple  = "(" [shape ("," shape)*] ")"
 //! array  = type "[" [size ("," size)*] "]" [layout]
+//! size   = n | "<=" n | "?"                          static, bounded dynamic, unbounded
 //! layout = "{" [dim ("," dim)*] [":" item*] "}"       dims: minor_to_major
 //! item   = "T" tile tile*                             tilings, applied in order
 //!        | "L(" n ")"                                 tail_padding_alignment_in_elements
+//!        | "#(" type ")"                              index_primitive_type
+//!        | "*(" type ")"                              pointer_primitive_type
+//!        | "E(" n ")"                                 element_size_in_bits
 //!        | "S(" n ")"                                 memory space
+//!        | "SC(" n ":" [n ("," n)*] ")"               a split configuration (may repeat)
+//!        | "M(" n ")"                                 dynamic_shape_metadata_prefix_bytes
 //!        | "pad(" [n ("," n)*] ")"                    padded_dimensions (a morello extension)
-//! tile   = "(" n ("," n)* ")"
-//! type   = pred | s4 | s8 | s16 | s32 | s64 | u4 | u8 | u16 | u32 | u64 | f16 | bf16 | f32 | f64
+//! tile   = "(" entry ("," entry)* ")"                 entry: a size or "*" (combine)
+//! type   = pred | s1 | s2 | s4 | ... | f8e4m3fn | ... | c64 | c128 | token | opaque
 //! ```
 //!
-//! Spaces are allowed between tokens and element types are read in any ASCII case (`F32`).
-//! Each layout item may appear once, in any order. XLA has no text for the older
-//! `padded_dimensions`; `pad(3,5)` gives the width of every dimension in dimension-number order.
-//! Other XLA layout items (`D`, `E`, `P`, `M`, `SC`, `#`, `*`), dynamic sizes (`?`, `<=N`) and
-//! combine-dimension tiles (`*` inside `T(...)`) are rejected with a message saying so.
+//! Spaces are allowed between tokens (also between an array and its layout) and element types
+//! are read in any ASCII case (`F32`). Each layout item but `SC` may appear once, in any order.
+//! XLA has no text for the older `padded_dimensions`; `pad(3,5)` gives the width of every
+//! dimension in dimension-number order. The sparse-array items `D(...)` (dimension level types)
+//! and `P(...)` (physical shape) are rejected with a message saying so: morello has no sparse
+//! arrays.
 //!
-//! Printing is canonical: lower-case type, no spaces except `, ` between tuple elements, the
-//! layout always written for arrays with dimensions (the default `{N-1,...,0}` included) and
-//! omitted for a scalar whose layout is the default, items in the order `pad T L S`, and
-//! `L(1)`, `S(0)` omitted. Every printed shape parses back to the same value.
+//! Printing is canonical and follows XLA's `Layout::ToString` order: lower-case type, no spaces
+//! except `, ` between tuple elements, the layout always written for arrays with dimensions
+//! (the default `{N-1,...,0}` included) and omitted for a scalar whose layout is the default,
+//! items in the order `pad T L # * E S SC M`, and `L(1)`, `E(0)`, `S(0)`, `M(0)` omitted. Every
+//! printed shape parses back to the same value.
 
 use std::fmt;
 use std::str::FromStr;
@@ -30,14 +38,43 @@ use std::str::FromStr;
 use morello_core::text::{Cursor, Span};
 
 use super::error::fragment_of;
-use super::{ArrayShape, ElementType, MemorySpace, Tile, XlaError, XlaLayout, XlaShape};
+use super::{
+    ArrayShape, DimSize, ElementType, MemorySpace, SplitConfig, Tile, TileDim, UnboundedArrayShape, XlaError,
+    XlaLayout, XlaShape,
+};
 
 /// How deep tuples may nest in text (deeper text is rejected rather than risking the stack).
 const MAX_TUPLE_DEPTH: usize = 64;
 
+impl fmt::Display for TileDim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TileDim::Size(size) => write!(f, "{size}"),
+            TileDim::Combine => f.write_str("*"),
+        }
+    }
+}
+
 impl fmt::Display for Tile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "({})", join(self.dims(), ","))
+        write!(f, "({})", join(self.entries(), ","))
+    }
+}
+
+/// Prints `SC(0:2,4)`.
+impl fmt::Display for SplitConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SC({}:{})", self.dimension, join(&self.split_indices, ","))
+    }
+}
+
+impl fmt::Display for DimSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DimSize::Static(size) => write!(f, "{size}"),
+            DimSize::Bounded(size) => write!(f, "<={size}"),
+            DimSize::Unbounded => f.write_str("?"),
+        }
     }
 }
 
@@ -64,8 +101,23 @@ impl fmt::Display for XlaLayout {
         if self.tail_padding_alignment_in_elements() != 1 {
             items += &format!("L({})", self.tail_padding_alignment_in_elements());
         }
+        if let Some(index) = self.index_primitive_type() {
+            items += &format!("#({index})");
+        }
+        if let Some(pointer) = self.pointer_primitive_type() {
+            items += &format!("*({pointer})");
+        }
+        if self.element_size_in_bits() != 0 {
+            items += &format!("E({})", self.element_size_in_bits());
+        }
         if self.memory_space() != MemorySpace::DEVICE_HBM {
             items += &self.memory_space().to_string();
+        }
+        for split in self.split_configs() {
+            items += &split.to_string();
+        }
+        if self.dynamic_shape_metadata_prefix_bytes() != 0 {
+            items += &format!("M({})", self.dynamic_shape_metadata_prefix_bytes());
         }
         if !items.is_empty() {
             write!(f, ":{items}")?;
@@ -76,18 +128,34 @@ impl fmt::Display for XlaLayout {
 
 impl fmt::Display for ArrayShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}]", self.element_type(), join(self.dims(), ","))?;
-        if !(self.num_dims() == 0 && self.layout().is_default_for_rank(0)) {
-            write!(f, "{}", self.layout())?;
-        }
-        Ok(())
+        write_array(f, self.element_type(), &self.dim_sizes(), self.layout())
     }
+}
+
+impl fmt::Display for UnboundedArrayShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_array(f, self.element_type(), self.dims(), self.layout())
+    }
+}
+
+fn write_array(
+    f: &mut fmt::Formatter<'_>,
+    element_type: ElementType,
+    dims: &[DimSize],
+    layout: &XlaLayout,
+) -> fmt::Result {
+    write!(f, "{element_type}[{}]", join(dims, ","))?;
+    if !(dims.is_empty() && layout.is_default_for_rank(0)) {
+        write!(f, "{layout}")?;
+    }
+    Ok(())
 }
 
 impl fmt::Display for XlaShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             XlaShape::Array(array) => write!(f, "{array}"),
+            XlaShape::Unbounded(array) => write!(f, "{array}"),
             XlaShape::Tuple(elements) => {
                 f.write_str("(")?;
                 for (i, element) in elements.iter().enumerate() {
@@ -139,6 +207,7 @@ impl FromStr for ArrayShape {
             tuple @ XlaShape::Tuple(_) => {
                 Err(XlaError::NotAnArray { shape: fragment_of(&tuple.to_string()) })
             }
+            XlaShape::Unbounded(array) => Err(XlaError::Unbounded { dimension: array.first_unbounded() }),
         }
     }
 }
@@ -148,7 +217,6 @@ struct ArraySpans {
     whole: Span,
     dims: Vec<Span>,
     minor_to_major: Option<Span>,
-    tiles: Vec<Span>,
     padded: Option<Span>,
 }
 
@@ -156,7 +224,6 @@ struct ArraySpans {
 struct LayoutText {
     layout: XlaLayout,
     minor_to_major: Span,
-    tiles: Vec<Span>,
     padded: Option<Span>,
 }
 
@@ -234,7 +301,7 @@ impl Reader<'_> {
     fn shape(&mut self, depth: usize) -> Result<XlaShape, XlaError> {
         match self.peek() {
             Some('(') => self.tuple(depth),
-            _ => Ok(XlaShape::Array(self.array()?)),
+            _ => self.array(),
         }
     }
 
@@ -256,7 +323,7 @@ impl Reader<'_> {
         Ok(XlaShape::Tuple(elements))
     }
 
-    fn array(&mut self) -> Result<ArrayShape, XlaError> {
+    fn array(&mut self) -> Result<XlaShape, XlaError> {
         let name_span = self.cursor.take_while_after_space(|c| c.is_ascii_alphanumeric());
         let start = name_span.start;
         if name_span.is_empty() {
@@ -269,12 +336,17 @@ impl Reader<'_> {
         let mut dim_spans = Vec::new();
         if !self.eat(']') {
             loop {
-                if matches!(self.peek(), Some('?' | '<')) {
-                    return Err(self.unexpected("dynamic dimension sizes (`?`, `<=N`) are not supported"));
-                }
-                let (size, span) = self.size("a dimension size")?;
+                self.cursor.skip_space();
+                let dim_start = self.cursor.offset();
+                let size = if self.eat('?') {
+                    DimSize::Unbounded
+                } else if self.cursor.eat_str("<=") {
+                    DimSize::Bounded(self.size("a dimension bound")?.0)
+                } else {
+                    DimSize::Static(self.size("a dimension size")?.0)
+                };
                 dims.push(size);
-                dim_spans.push(span);
+                dim_spans.push(Span::new(dim_start, self.cursor.offset()));
                 if self.eat(']') {
                     break;
                 }
@@ -289,23 +361,32 @@ impl Reader<'_> {
                     whole,
                     dims: dim_spans,
                     minor_to_major: Some(text.minor_to_major),
-                    tiles: text.tiles,
                     padded: text.padded,
                 };
                 (text.layout, spans)
             }
             None => {
-                let spans = ArraySpans {
-                    whole,
-                    dims: dim_spans,
-                    minor_to_major: None,
-                    tiles: Vec::new(),
-                    padded: None,
-                };
+                let spans = ArraySpans { whole, dims: dim_spans, minor_to_major: None, padded: None };
                 (XlaLayout::default_for_rank(dims.len()), spans)
             }
         };
-        ArrayShape::new(element_type, dims, layout).map_err(|e| self.locate(&spans, e))
+        if dims.contains(&DimSize::Unbounded) {
+            let array =
+                UnboundedArrayShape::new(element_type, dims, layout).map_err(|e| self.locate(&spans, e))?;
+            return Ok(XlaShape::Unbounded(array));
+        }
+        let dynamic = dims.iter().map(|d| matches!(d, DimSize::Bounded(_))).collect();
+        let sizes = dims
+            .iter()
+            .map(|d| match *d {
+                DimSize::Static(size) | DimSize::Bounded(size) => size,
+                DimSize::Unbounded => unreachable!("unbounded dimensions were handled above"),
+            })
+            .collect();
+        let array = ArrayShape::new(element_type, sizes, layout)
+            .and_then(|array| array.with_dynamic_dimensions(dynamic))
+            .map_err(|e| self.locate(&spans, e))?;
+        Ok(XlaShape::Array(array))
     }
 
     /// Attaches the text an error from [`ArrayShape::new`] is about.
@@ -313,7 +394,6 @@ impl Reader<'_> {
         let span = match &error {
             XlaError::DimTooLarge { dimension, .. } => spans.dims.get(*dimension).copied(),
             XlaError::NotAPermutation { .. } => spans.minor_to_major,
-            XlaError::TileTooManyDims { index, .. } => spans.tiles.get(*index).copied(),
             XlaError::PaddedDimensionsRank { .. }
             | XlaError::PaddedDimensionTooSmall { .. }
             | XlaError::PaddedDimensionTooLarge { .. } => spans.padded,
@@ -359,17 +439,18 @@ impl Reader<'_> {
         let mut layout = XlaLayout::new(minor_to_major)
             .with_tiles(items.tiles)
             .with_memory_space(items.memory_space.unwrap_or_default())
-            .with_padded_dimensions(items.padded.as_ref().map(|(widths, _)| widths.clone()));
+            .with_padded_dimensions(items.padded.as_ref().map(|(widths, _)| widths.clone()))
+            .with_sparse_types(items.index_type, items.pointer_type)
+            .with_split_configs(items.split_configs)
+            .with_element_size_in_bits(items.element_bits.unwrap_or(0))
+            .expect("the element size was checked when read")
+            .with_dynamic_shape_metadata_prefix_bytes(items.metadata_bytes.unwrap_or(0))
+            .expect("the prefix was checked when read");
         if let Some(alignment) = items.alignment {
             layout =
                 layout.with_tail_padding_alignment(alignment).expect("the alignment was checked when read");
         }
-        Ok(LayoutText {
-            layout,
-            minor_to_major: list_span,
-            tiles: items.tile_spans,
-            padded: items.padded.map(|(_, span)| span),
-        })
+        Ok(LayoutText { layout, minor_to_major: list_span, padded: items.padded.map(|(_, span)| span) })
     }
 
     /// One layout item after the `:`.
@@ -393,9 +474,7 @@ impl Reader<'_> {
                     return Err(self.unexpected("expected `(` starting a tile after `T`"));
                 }
                 while self.peek() == Some('(') {
-                    let (tile, span) = self.tile()?;
-                    items.tiles.push(tile);
-                    items.tile_spans.push(span);
+                    items.tiles.push(self.tile()?);
                 }
             }
             "L" => {
@@ -422,6 +501,63 @@ impl Reader<'_> {
                 self.expect(')', "`)` closing `S(`")?;
                 items.memory_space = Some(space);
             }
+            "E" => {
+                if items.element_bits.is_some() {
+                    return Err(twice(self, "`E(...)`"));
+                }
+                self.cursor.advance(1);
+                self.expect('(', "`(` after `E`")?;
+                items.element_bits = Some(self.size("an element size in bits")?.0);
+                self.expect(')', "`)` closing `E(`")?;
+            }
+            "M" => {
+                if items.metadata_bytes.is_some() {
+                    return Err(twice(self, "`M(...)`"));
+                }
+                self.cursor.advance(1);
+                self.expect('(', "`(` after `M`")?;
+                items.metadata_bytes = Some(self.size("a dynamic shape metadata prefix in bytes")?.0);
+                self.expect(')', "`)` closing `M(`")?;
+            }
+            "SC" => {
+                self.cursor.advance(2);
+                self.expect('(', "`(` after `SC`")?;
+                let dimension = self.size("a dimension number")?.0;
+                self.expect(':', "`:` after the dimension in `SC(`")?;
+                let mut split_indices = Vec::new();
+                if !self.eat(')') {
+                    loop {
+                        split_indices.push(self.size("a split index")?.0);
+                        if self.eat(')') {
+                            break;
+                        }
+                        self.expect(',', "`,` or `)` in `SC(...)`")?;
+                    }
+                }
+                items.split_configs.push(SplitConfig { dimension, split_indices });
+            }
+            "" if self.cursor.rest().starts_with(['#', '*']) => {
+                let pointer = self.cursor.rest().starts_with('*');
+                let (slot, what) = if pointer {
+                    (&mut items.pointer_type, "`*(...)`")
+                } else {
+                    (&mut items.index_type, "`#(...)`")
+                };
+                if slot.is_some() {
+                    return Err(twice(self, what));
+                }
+                self.cursor.advance(1);
+                self.expect('(', "`(` starting a primitive type")?;
+                let span = self.cursor.take_while_after_space(|c| c.is_ascii_alphanumeric());
+                let element_type: ElementType =
+                    self.cursor.slice(span).parse().map_err(|e| self.invalid_at(span, e))?;
+                self.expect(')', "`)` closing the primitive type")?;
+                if pointer {
+                    items.pointer_type = Some(element_type);
+                } else {
+                    items.index_type = Some(element_type);
+                }
+            }
             "pad" => {
                 if items.padded.is_some() {
                     return Err(twice(self, "`pad(...)`"));
@@ -443,19 +579,14 @@ impl Reader<'_> {
             _ => {
                 let unsupported = match name {
                     "D" => Some("dimension level types `D(...)`"),
-                    "E" => Some("element size in bits `E(...)`"),
                     "P" => Some("physical shape `P(...)`"),
-                    "M" => Some("dynamic shape metadata `M(...)`"),
-                    "SC" => Some("split configurations `SC(...)`"),
-                    "" if self.cursor.rest().starts_with('#') => Some("index type `#(...)`"),
-                    "" if self.cursor.rest().starts_with('*') => Some("pointer type `*(...)`"),
                     _ => None,
                 };
                 let message = match unsupported {
-                    Some(what) => format!("the layout item {what} is not supported"),
-                    None => {
-                        "expected a layout item: `T(...)`, `L(...)`, `S(...)`, `pad(...)` or `}`".to_string()
-                    }
+                    Some(what) => format!("the layout item {what} describes a sparse array, which morello does not support"),
+                    None => "expected a layout item: `T(...)`, `L(...)`, `E(...)`, `S(...)`, `SC(...)`, `M(...)`, \
+                             `#(...)`, `*(...)`, `pad(...)` or `}`"
+                        .to_string(),
                 };
                 return Err(self.unexpected(message));
             }
@@ -463,20 +594,18 @@ impl Reader<'_> {
         Ok(())
     }
 
-    /// One tile, `(8,128)`, with its span; a `*` entry is rejected once the tile is read.
-    fn tile(&mut self) -> Result<(Tile, Span), XlaError> {
+    /// One tile, `(8,128)` or `(*,2,128)`.
+    fn tile(&mut self) -> Result<Tile, XlaError> {
         self.cursor.skip_space();
         let start = self.cursor.offset();
         self.expect('(', "`(` starting a tile")?;
-        let mut sizes: Vec<i128> = Vec::new();
-        let mut combines = false;
+        let mut sizes: Vec<Option<i128>> = Vec::new();
         if self.peek() != Some(')') {
             loop {
                 if self.eat('*') {
-                    combines = true;
-                    sizes.push(-1);
+                    sizes.push(None);
                 } else {
-                    sizes.push(self.integer("a tile size")?.0);
+                    sizes.push(Some(self.integer("a tile size or `*`")?.0));
                 }
                 if self.eat(')') {
                     break;
@@ -488,25 +617,23 @@ impl Reader<'_> {
         }
         let span = Span::new(start, self.cursor.offset());
         let written = || self.written(span);
-        if combines {
-            return Err(self.invalid_at(span, XlaError::CombineDimensions { tile: written() }));
+        let mut entries = Vec::with_capacity(sizes.len());
+        for (dimension, size) in sizes.into_iter().enumerate() {
+            let entry = match size {
+                None => TileDim::Combine,
+                Some(size) if size <= 0 => {
+                    let error = XlaError::TileSizeNotPositive { tile: written(), dimension, size };
+                    return Err(self.invalid_at(span, error));
+                }
+                Some(size) if size > i128::from(i64::MAX) => {
+                    let error = XlaError::TileSizeTooLarge { tile: written(), dimension, size };
+                    return Err(self.invalid_at(span, error));
+                }
+                Some(size) => TileDim::Size(size as u64),
+            };
+            entries.push(entry);
         }
-        if sizes.is_empty() {
-            return Err(self.invalid_at(span, XlaError::EmptyTile));
-        }
-        for (dimension, &size) in sizes.iter().enumerate() {
-            if size <= 0 {
-                let error = XlaError::TileSizeNotPositive { tile: written(), dimension, size };
-                return Err(self.invalid_at(span, error));
-            }
-            if size > i128::from(i64::MAX) {
-                let error = XlaError::TileSizeTooLarge { tile: written(), dimension, size };
-                return Err(self.invalid_at(span, error));
-            }
-        }
-        let dims = sizes.iter().map(|&s| s as u64).collect();
-        let tile = Tile::new(dims).map_err(|e| self.invalid_at(span, e))?;
-        Ok((tile, span))
+        Tile::with_entries(entries).map_err(|e| self.invalid_at(span, e))
     }
 }
 
@@ -515,8 +642,12 @@ impl Reader<'_> {
 struct LayoutItems {
     seen_tiles: bool,
     tiles: Vec<Tile>,
-    tile_spans: Vec<Span>,
     alignment: Option<u64>,
     memory_space: Option<MemorySpace>,
     padded: Option<(Vec<u64>, Span)>,
+    element_bits: Option<u64>,
+    metadata_bytes: Option<u64>,
+    split_configs: Vec<SplitConfig>,
+    index_type: Option<ElementType>,
+    pointer_type: Option<ElementType>,
 }

@@ -12,6 +12,11 @@
 //! buffer     ceil(Π final d / tail_padding_alignment_in_elements) * tail_padding_alignment_in_elements
 //! ```
 //!
+//! A tile longer than the bounds it meets first adds leading bounds of 1. A `*` entry combines
+//! its dimension with the next more minor one before tiling (bounds `a, b` become `a * b`, and
+//! coordinates `x, y` become `x * b + y`), so `(*,2,*,3)` tiles `[2,8,11,10]` as `[16,110]` by
+//! `(2,3)`.
+//!
 //! Tile coordinates come first (major), coordinates inside the tile last (minor); partial tiles
 //! at the array's edge are padded, and so are widths from `padded_dimensions`. [`Geometry`]
 //! computes the bounds of every stage once, with checked arithmetic, when a shape is built;
@@ -19,24 +24,48 @@
 //! tilings backwards and reports which padding a position holds ([`BufferPosition`]).
 
 use super::layout::MAX_SIZE;
-use super::{ElementType, XlaError, XlaLayout};
+use super::{ElementType, Tile, TileDim, XlaError, XlaLayout};
+
+/// The pointer size XLA's CPU and GPU backends pass to `ShapeUtil::ByteSizeOf`: the bytes of
+/// an `opaque[]` value.
+pub(crate) const POINTER_BYTES: u64 = 8;
+
+/// How one tiling rearranges the bounds before it: leading dimensions of size 1 added when the
+/// tile is longer than the shape, runs of dimensions combined by `*`, then the tiling proper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TileStep {
+    /// How many leading dimensions of size 1 were added.
+    pub lifted: usize,
+    /// The bounds after adding them.
+    pub lifted_bounds: Vec<u64>,
+    /// Where the tiled dimensions start in `lifted_bounds`.
+    pub first: usize,
+    /// For each tiled dimension, the positions in `lifted_bounds` it combines (one unless `*`).
+    pub groups: Vec<std::ops::Range<usize>>,
+    /// The bounds of the tiled dimensions once combined.
+    pub merged: Vec<u64>,
+    /// The tile sizes, one per tiled dimension.
+    pub sizes: Vec<u64>,
+}
 
 /// The bounds of every stage of a valid shape's tiling, and its buffer size.
 ///
 /// # Invariants
 /// Every value here, every padded extent `ceil(d / t) * t`, and every offset is at most
-/// `2^63 - 1`; `stages.len() == tiles.len() + 1`.
+/// `2^63 - 1`; `stages.len() == steps.len() + 1`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Geometry {
     /// The logical dimension at each physical position, most major first.
     pub physical: Vec<usize>,
     /// `stages[0]`: physical (padded) bounds; `stages[i + 1]`: bounds after tiling `i`.
     pub stages: Vec<Vec<u64>>,
+    /// What each tiling does to the bounds before it.
+    pub steps: Vec<TileStep>,
     /// The product of the final bounds (tiling padding included, tail padding not).
     pub tiled_elements: u64,
     /// `tiled_elements` rounded up to the tail padding alignment.
     pub buffer_elements: u64,
-    /// The buffer's size in bytes, sub-byte elements packed.
+    /// The buffer's size in bytes (XLA's byte width per element, or packed by `E(n)`).
     pub buffer_bytes: u64,
 }
 
@@ -44,51 +73,42 @@ impl Geometry {
     /// Checks every rule that needs the shape and computes the stages.
     pub fn new(element_type: ElementType, dims: &[u64], layout: &XlaLayout) -> Result<Geometry, XlaError> {
         let rank = dims.len();
+        if !element_type.is_array_element() && (rank != 0 || !layout.is_default_for_rank(0)) {
+            return Err(XlaError::NotAnArrayElement { element_type });
+        }
         for (dimension, &size) in dims.iter().enumerate() {
             if size > MAX_SIZE {
                 return Err(XlaError::DimTooLarge { dimension, size });
             }
         }
-        let minor_to_major = layout.minor_to_major();
-        let mut seen = vec![false; rank];
-        let is_permutation = minor_to_major.len() == rank
-            && minor_to_major.iter().all(|&d| d < rank && !std::mem::replace(&mut seen[d], true));
-        if !is_permutation {
-            return Err(XlaError::NotAPermutation {
-                minor_to_major: minor_to_major.iter().map(|&d| d as i128).collect(),
-                rank,
-            });
+        check_layout_for_rank(layout, rank)?;
+        let bits = layout.element_size_in_bits();
+        if bits != 0 && bits < u64::from(element_type.bits()) {
+            return Err(XlaError::ElementSizeTooSmall { bits, element_type, needed: element_type.bits() });
         }
         let bounds = padded_bounds(dims, layout.padded_dimensions())?;
         let physical = layout.major_to_minor();
         let mut current: Vec<u64> = physical.iter().map(|&d| bounds[d]).collect();
         let mut stages = vec![current.clone()];
-        for (index, tile) in layout.tiles().iter().enumerate() {
-            let (k, r) = (tile.len(), current.len());
-            if k > r {
-                return Err(XlaError::TileTooManyDims {
-                    index,
-                    tile: tile.to_string(),
-                    tile_dims: k,
-                    rank: r,
-                });
-            }
-            let mut next = current[..r - k].to_vec();
-            for (j, &t) in tile.dims().iter().enumerate() {
-                let count = current[r - k + j].div_ceil(t);
+        let mut steps = Vec::new();
+        for tile in layout.tiles() {
+            let step = tile_step(&current, tile)?;
+            let mut next = step.lifted_bounds[..step.first].to_vec();
+            for (j, (&d, &t)) in step.merged.iter().zip(&step.sizes).enumerate() {
+                let count = d.div_ceil(t);
                 if u128::from(count) * u128::from(t) > u128::from(MAX_SIZE) {
                     return Err(XlaError::Overflow {
                         what: format!(
-                            "physical dimension {} of size {} padded to a multiple of {t} by tile {tile}",
-                            r - k + j,
-                            current[r - k + j]
+                            "physical dimension {} of size {d} padded to a multiple of {t} by tile {tile}",
+                            step.first + j,
                         ),
                     });
                 }
                 next.push(count);
             }
-            next.extend_from_slice(tile.dims());
+            next.extend_from_slice(&step.sizes);
             stages.push(next.clone());
+            steps.push(step);
             current = next;
         }
         let tiled_elements = if current.contains(&0) {
@@ -109,17 +129,71 @@ impl Geometry {
                     what: format!("the number of elements of the buffer padded to a multiple of {alignment}"),
                 }
             })?;
-        let buffer_bytes = element_type
-            .bytes_for(buffer_elements)
+        let buffer_bytes = if element_type == ElementType::Opaque {
+            Some(POINTER_BYTES)
+        } else {
+            element_type.bytes_for(buffer_elements, bits)
+        };
+        let buffer_bytes = buffer_bytes
             .filter(|&v| v <= MAX_SIZE)
             .ok_or_else(|| XlaError::Overflow { what: "the size of the buffer in bytes".into() })?;
-        Ok(Geometry { physical, stages, tiled_elements, buffer_elements, buffer_bytes })
+        Ok(Geometry { physical, stages, steps, tiled_elements, buffer_elements, buffer_bytes })
     }
 
     /// The bounds after the last tiling, most major first.
     pub fn tiled_dims(&self) -> &[u64] {
         self.stages.last().expect("there is always a stage before the first tiling")
     }
+}
+
+/// The layout rules that need only the number of dimensions: `minor_to_major` a permutation,
+/// split configurations naming existing dimensions.
+pub(crate) fn check_layout_for_rank(layout: &XlaLayout, rank: usize) -> Result<(), XlaError> {
+    let minor_to_major = layout.minor_to_major();
+    let mut seen = vec![false; rank];
+    let is_permutation = minor_to_major.len() == rank
+        && minor_to_major.iter().all(|&d| d < rank && !std::mem::replace(&mut seen[d], true));
+    if !is_permutation {
+        return Err(XlaError::NotAPermutation {
+            minor_to_major: minor_to_major.iter().map(|&d| d as i128).collect(),
+            rank,
+        });
+    }
+    for split in layout.split_configs() {
+        if usize::try_from(split.dimension).map_or(true, |d| d >= rank) {
+            return Err(XlaError::SplitDimensionOutOfRange { dimension: split.dimension, rank });
+        }
+    }
+    Ok(())
+}
+
+/// What `tile` does to bounds `current`: lift, combine, and the sizes that tile.
+fn tile_step(current: &[u64], tile: &Tile) -> Result<TileStep, XlaError> {
+    let k = tile.len();
+    let lifted = k.saturating_sub(current.len());
+    let mut lifted_bounds = vec![1u64; lifted];
+    lifted_bounds.extend_from_slice(current);
+    let first = lifted_bounds.len() - k;
+    let mut groups = Vec::new();
+    let mut merged = Vec::new();
+    let mut sizes = Vec::new();
+    let mut start = first;
+    let mut product: u128 = 1;
+    for (j, entry) in tile.entries().iter().enumerate() {
+        let position = first + j;
+        product *= u128::from(lifted_bounds[position]);
+        if product > u128::from(MAX_SIZE) {
+            return Err(XlaError::Overflow { what: format!("the dimensions tile {tile} combines with `*`") });
+        }
+        if let TileDim::Size(size) = *entry {
+            groups.push(start..position + 1);
+            merged.push(product as u64);
+            sizes.push(size);
+            start = position + 1;
+            product = 1;
+        }
+    }
+    Ok(TileStep { lifted, lifted_bounds, first, groups, merged, sizes })
 }
 
 /// The dimension sizes, or the widths of `padded_dimensions` once checked.
@@ -164,7 +238,7 @@ pub enum PaddingKind {
 }
 
 /// The buffer position of `linear` (below the buffer size), by undoing the tilings.
-pub(crate) fn position(geometry: &Geometry, dims: &[u64], layout: &XlaLayout, linear: u64) -> BufferPosition {
+pub(crate) fn position(geometry: &Geometry, dims: &[u64], linear: u64) -> BufferPosition {
     if linear >= geometry.tiled_elements {
         return BufferPosition::Padding(PaddingKind::TailAlignment);
     }
@@ -175,19 +249,26 @@ pub(crate) fn position(geometry: &Geometry, dims: &[u64], layout: &XlaLayout, li
         *slot = rest % bound;
         rest /= bound;
     }
-    for (index, tile) in layout.tiles().iter().enumerate().rev() {
-        let before = &geometry.stages[index];
-        let (k, r) = (tile.len(), before.len());
-        let mut previous = coords[..r].to_vec();
-        for (j, &t) in tile.dims().iter().enumerate() {
+    for (index, step) in geometry.steps.iter().enumerate().rev() {
+        let n = step.sizes.len();
+        let outer = step.first;
+        let mut lifted = coords[..outer].to_vec();
+        for (j, (&t, group)) in step.sizes.iter().zip(&step.groups).enumerate() {
             // Below ceil(d / t) * t, which fits by the Geometry invariant.
-            let value = coords[r - k + j] * t + coords[r + j];
-            if value >= before[r - k + j] {
+            let mut value = coords[outer + j] * t + coords[outer + n + j];
+            if value >= step.merged[j] {
                 return BufferPosition::Padding(PaddingKind::Tiling { tile: index });
             }
-            previous[r - k + j] = value;
+            let mut digits = vec![0u64; group.len()];
+            for (slot, position) in digits.iter_mut().zip(group.clone()).rev() {
+                let bound = step.lifted_bounds[position];
+                *slot = value % bound;
+                value /= bound;
+            }
+            lifted.extend(digits);
         }
-        coords = previous;
+        // The added leading dimensions have size 1: their coordinates are 0.
+        coords = lifted.split_off(step.lifted);
     }
     let mut index = vec![0u64; dims.len()];
     for (&logical, &coordinate) in geometry.physical.iter().zip(&coords) {
@@ -199,23 +280,44 @@ pub(crate) fn position(geometry: &Geometry, dims: &[u64], layout: &XlaLayout, li
     BufferPosition::Element(index)
 }
 
-/// One step of the digit a tiled axis takes from its dimension's coordinate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DigitOp {
-    Div(u64),
-    Mod(u64),
+/// The value of one axis of the tiled buffer, as a function of the element's index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum AxisValue {
+    /// The coordinate of a dimension.
+    Logical(usize),
+    /// An added leading dimension of size 1.
+    Zero,
+    /// `value / t`.
+    Div(Box<AxisValue>, u64),
+    /// `value mod t`.
+    Mod(Box<AxisValue>, u64),
+    /// Axes combined by `*`, most major first, each with its bound: mixed radix.
+    Combine(Vec<(AxisValue, u64)>),
 }
 
-/// One axis of the tiled buffer: which dimension it reads, how, and its stride.
+impl AxisValue {
+    fn eval(&self, index: &[u64]) -> u64 {
+        match self {
+            AxisValue::Logical(d) => index[*d],
+            AxisValue::Zero => 0,
+            AxisValue::Div(value, t) => value.eval(index) / t,
+            AxisValue::Mod(value, t) => value.eval(index) % t,
+            AxisValue::Combine(parts) => parts
+                .iter()
+                .fold(0u64, |acc, (value, bound)| acc.wrapping_mul(*bound).wrapping_add(value.eval(index))),
+        }
+    }
+}
+
+/// One axis of the tiled buffer: its value and its stride.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct IndexerAxis {
-    logical: usize,
-    ops: Vec<DigitOp>,
+    value: AxisValue,
     stride: u64,
 }
 
 /// Computes the buffer offsets of an array's elements without allocating, from the tilings
-/// unrolled into one chain of `div` and `mod` per tiled axis.
+/// unrolled into one expression of `div`, `mod` and combination per tiled axis.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct XlaIndexer {
     dims: Vec<u64>,
@@ -223,25 +325,35 @@ pub struct XlaIndexer {
 }
 
 impl XlaIndexer {
-    pub(crate) fn new(geometry: &Geometry, dims: &[u64], layout: &XlaLayout) -> XlaIndexer {
-        let mut axes: Vec<IndexerAxis> = geometry
-            .physical
-            .iter()
-            .map(|&logical| IndexerAxis { logical, ops: Vec::new(), stride: 0 })
-            .collect();
-        for tile in layout.tiles() {
-            let tail = axes.split_off(axes.len() - tile.len());
-            let mut inners = Vec::with_capacity(tile.len());
-            for (axis, &t) in tail.into_iter().zip(tile.dims()) {
-                let mut outer = axis.clone();
-                outer.ops.push(DigitOp::Div(t));
-                let mut inner = axis;
-                inner.ops.push(DigitOp::Mod(t));
-                axes.push(outer);
-                inners.push(inner);
+    pub(crate) fn new(geometry: &Geometry, dims: &[u64]) -> XlaIndexer {
+        let mut values: Vec<AxisValue> = geometry.physical.iter().map(|&d| AxisValue::Logical(d)).collect();
+        for step in &geometry.steps {
+            let mut lifted = vec![AxisValue::Zero; step.lifted];
+            lifted.append(&mut values);
+            let covered = lifted.split_off(step.first);
+            let mut covered: Vec<Option<AxisValue>> = covered.into_iter().map(Some).collect();
+            let mut inners = Vec::with_capacity(step.sizes.len());
+            for (group, &t) in step.groups.iter().zip(&step.sizes) {
+                let mut parts: Vec<(AxisValue, u64)> = group
+                    .clone()
+                    .map(|position| {
+                        let value = covered[position - step.first].take().expect("groups do not overlap");
+                        (value, step.lifted_bounds[position])
+                    })
+                    .collect();
+                let value = if parts.len() == 1 {
+                    parts.pop().expect("one part").0
+                } else {
+                    AxisValue::Combine(parts)
+                };
+                lifted.push(AxisValue::Div(Box::new(value.clone()), t));
+                inners.push(AxisValue::Mod(Box::new(value), t));
             }
-            axes.extend(inners);
+            lifted.extend(inners);
+            values = lifted;
         }
+        let mut axes: Vec<IndexerAxis> =
+            values.into_iter().map(|value| IndexerAxis { value, stride: 0 }).collect();
         let mut stride = 1u64;
         for (axis, &bound) in axes.iter_mut().zip(geometry.tiled_dims()).rev() {
             axis.stride = stride;
@@ -261,16 +373,9 @@ impl XlaIndexer {
         assert_eq!(index.len(), self.dims.len(), "index must have one coordinate per dimension");
         self.axes
             .iter()
-            .map(|axis| {
-                let digit = axis.ops.iter().fold(index[axis.logical], |x, op| match *op {
-                    DigitOp::Div(t) => x / t,
-                    DigitOp::Mod(t) => x % t,
-                });
-                digit.wrapping_mul(axis.stride)
-            })
+            .map(|axis| axis.value.eval(index).wrapping_mul(axis.stride))
             .fold(0u64, u64::wrapping_add)
     }
-
     /// The offset of every element, in row-major order of the logical index (the last dimension
     /// fastest); nothing for an array with a dimension of size 0.
     pub fn offsets_row_major(&self) -> impl Iterator<Item = u64> + '_ {

@@ -139,6 +139,12 @@ fn computation(
 fn hlo_shape(shape: &XlaShape) -> Result<HloShape, HloTextErrorKind> {
     match shape {
         XlaShape::Array(array) => Ok(HloShape::Array(hlo_array(array))),
+        XlaShape::Unbounded(array) => Err(HloTextErrorKind::UnsupportedShape {
+            message: format!(
+                "`{}` has an unbounded dimension `?`, whose size is known only at run time",
+                xla::fragment_of(&array.to_string())
+            ),
+        }),
         XlaShape::Tuple(elements) => elements
             .iter()
             .map(|element| {
