@@ -153,3 +153,13 @@ fn processors_sets_what_parallel_loops_are_modelled_with() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--processors must be at least 1"), "{stderr}");
 }
+
+#[test]
+fn a_time_limit_still_prints_an_implementation_and_says_it_may_not_be_optimal() {
+    let args =
+        ["search", "matmul", "24x20x12", "--target", "x86-avx2", "--no-db", "-q", "--time-limit", "1e-9"];
+    let (code, stdout, stderr) = morello(&args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("kernel "), "{stdout}");
+    assert!(stderr.contains("time limit reached") && stderr.contains("may not be optimal"), "{stderr}");
+}

@@ -62,6 +62,22 @@ impl Frontier {
         Frontier { entries }
     }
 
+    /// At most `k` of the entries, evenly spread from the cheapest to the smallest (both kept when
+    /// `k >= 2`): still sorted and free of dominated entries, but no longer every trade-off. The
+    /// quick fallback of a stopped search keeps frontiers this small.
+    pub fn thinned(&self, k: usize) -> Frontier {
+        let n = self.entries.len();
+        if n <= k {
+            return self.clone();
+        }
+        let entries = match k {
+            0 => Vec::new(),
+            1 => vec![self.entries[0]],
+            _ => (0..k).map(|i| self.entries[i * (n - 1) / (k - 1)]).collect(),
+        };
+        Frontier { entries }
+    }
+
     /// The entries, best-ranked first.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
@@ -112,5 +128,14 @@ mod tests {
         assert_eq!(f.best(limits(&[5, 0])).unwrap().action, 0);
         assert_eq!(f.best(limits(&[2, 0])).unwrap().action, 4);
         assert!(f.best(Peaks::ZERO).is_none());
+    }
+
+    #[test]
+    fn thinning_keeps_the_cheapest_and_the_smallest() {
+        let f = Frontier::from_candidates((0..10).map(|i| entry(i, &[10 - i, 0], 0)).collect());
+        let costs = |f: &Frontier| f.entries().iter().map(|e| e.cost).collect::<Vec<_>>();
+        assert_eq!(costs(&f.thinned(3)), [0, 4, 9]);
+        assert_eq!(costs(&f.thinned(1)), [0]);
+        assert_eq!(costs(&f.thinned(20)), costs(&f));
     }
 }

@@ -65,6 +65,15 @@ pub struct SearchReport {
     pub stop: StopReason,
 }
 
+impl SearchReport {
+    /// Whether the search finished, so its implementation is optimal for the cost model (false
+    /// after a time limit, when the implementation is the quick fallback's: see
+    /// [`crate::Search::time_limit`]).
+    pub fn optimal(&self) -> bool {
+        self.stop == StopReason::Solved
+    }
+}
+
 impl fmt::Display for SearchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

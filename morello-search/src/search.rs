@@ -45,6 +45,10 @@ pub struct Solution {
     pub report: SearchReport,
 }
 
+/// Entries per frontier in the quick fallback of a search stopped by its time limit: the
+/// cheapest, the smallest and two between (enough to fit inside the moves of a parent).
+const FALLBACK_ENTRIES: usize = 4;
+
 type ProgressFn<'t> = Arc<dyn Fn(Progress) + Send + Sync + 't>;
 
 /// A configured search over one target.
@@ -106,14 +110,19 @@ impl<'t> Search<'t> {
         self
     }
 
-    /// Stop each call after this long (solved sub-specs stay in the memo).
+    /// Stop each call after this long (solved sub-specs stay in the memo). A call that returns
+    /// implementations ([`Search::solve`], [`Search::solve_top_k`], [`Search::solve_variants`])
+    /// then still returns one: the best of a small space searched quickly with thinned frontiers
+    /// ([`TileSizes::Coarse`]), which may not be optimal; its report says
+    /// [`StopReason::TimeLimit`] ([`SearchReport::optimal`] is false).
     pub fn time_limit(mut self, limit: Duration) -> Self {
         self.time_limit = Some(limit);
         self
     }
 
     /// Stop at this instant, however many calls it spans (a budget for many goals); with
-    /// [`Search::time_limit`] too, whichever comes first. Stops with [`StopReason::TimeLimit`].
+    /// [`Search::time_limit`] too, whichever comes first. Stops with [`StopReason::TimeLimit`],
+    /// and returns the quick fallback's implementation as [`Search::time_limit`] says.
     pub fn deadline(mut self, deadline: Instant) -> Self {
         self.deadline = Some(deadline);
         self
@@ -206,9 +215,15 @@ impl<'t> Search<'t> {
     /// The best implementation of `spec` within the limits.
     ///
     /// # Errors
-    /// [`SearchError::NoImplementation`] if nothing fits; [`SearchError::Stopped`] if stopped early.
+    /// [`SearchError::NoImplementation`] if nothing fits; [`SearchError::Stopped`] if cancelled
+    /// or stopped by the spec limit (a time limit returns the fallback: see [`Search::time_limit`]).
     pub fn solve(&self, spec: &CanonicalSpec) -> Result<Solution, SearchError> {
-        let run = self.run_solver(spec)?;
+        let run = match self.run_solver(spec) {
+            Err(SearchError::Stopped { reason: StopReason::TimeLimit, report }) => {
+                return self.best_found(spec, report);
+            }
+            other => other?,
+        };
         let feasibility = Feasibility::new(self.target);
         let (imp, entry) = self.rebuild(&feasibility).best(spec, &self.effective_limits())?;
         Ok(Solution { cost: entry.cost, imp, report: self.report(&run, StopReason::Solved) })
@@ -220,7 +235,12 @@ impl<'t> Search<'t> {
     /// # Errors
     /// As [`Search::solve`].
     pub fn solve_top_k(&self, spec: &CanonicalSpec, k: usize) -> Result<Vec<Solution>, SearchError> {
-        let run = self.run_solver(spec)?;
+        let run = match self.run_solver(spec) {
+            Err(SearchError::Stopped { reason: StopReason::TimeLimit, report }) => {
+                return self.best_found(spec, report).map(|s| vec![s]);
+            }
+            other => other?,
+        };
         let limits = self.effective_limits();
         let feasibility = Feasibility::new(self.target);
         let rebuild = self.rebuild(&feasibility);
@@ -255,7 +275,12 @@ impl<'t> Search<'t> {
         k: usize,
         costs: VariantCosts,
     ) -> Result<Vec<Solution>, SearchError> {
-        let run = self.run_solver(spec)?;
+        let run = match self.run_solver(spec) {
+            Err(SearchError::Stopped { reason: StopReason::TimeLimit, report }) => {
+                return self.best_found(spec, report).map(|s| vec![s]);
+            }
+            other => other?,
+        };
         let feasibility = Feasibility::new(self.target);
         let request = VariantRequest { max: k.max(1) - 1, costs };
         let (best, variants) =
@@ -294,19 +319,63 @@ impl<'t> Search<'t> {
             progress: self.progress.as_deref(),
             checkpoint: self.checkpoint.as_ref(),
             counters: &run.counters,
+            thin_to: None,
         };
-        let outcome = match self.threads {
-            None => solver.solve(spec),
-            Some(threads) => rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .map_err(|e| SearchError::ThreadPool { threads, message: e.to_string() })?
-                .install(|| solver.solve(spec)),
-        };
+        let outcome = self.in_pool(|| solver.solve(spec))?;
         match outcome {
             Ok(()) => Ok(run),
             Err(reason) => Err(SearchError::Stopped { reason, report: self.report(&run, reason) }),
         }
+    }
+
+    /// Runs `f` on this search's threads.
+    fn in_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R, SearchError> {
+        match self.threads {
+            None => Ok(f()),
+            Some(threads) => {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| SearchError::ThreadPool { threads, message: e.to_string() })?;
+                Ok(pool.install(f))
+            }
+        }
+    }
+
+    /// After a stop: for a time limit, the best implementation of the quick fallback (a
+    /// [`TileSizes::Coarse`] space with frontiers thinned to [`FALLBACK_ENTRIES`], in a memo of
+    /// its own that is never saved), reported with the stop.
+    fn best_found(&self, spec: &CanonicalSpec, stopped: SearchReport) -> Result<Solution, SearchError> {
+        let start = Instant::now();
+        let config = ActionConfig { tile_sizes: TileSizes::Coarse, ..self.actions };
+        let feasibility = Feasibility::new(self.target);
+        let memo = Memo::new();
+        let counters = Counters::default();
+        let solver = Solver {
+            target: self.target,
+            config,
+            feasibility: &feasibility,
+            memo: &memo,
+            cancel: self.cancel.as_ref(),
+            deadline: None,
+            max_specs: None,
+            progress: None,
+            checkpoint: None,
+            counters: &counters,
+            thin_to: Some(FALLBACK_ENTRIES),
+        };
+        if let Err(reason) = self.in_pool(|| solver.solve(spec))? {
+            return Err(SearchError::Stopped { reason, report: stopped });
+        }
+        let (imp, entry) =
+            Rebuild::new(&memo, self.target, &config, &feasibility).best(spec, &self.effective_limits())?;
+        let report = SearchReport {
+            specs_solved: stopped.specs_solved + counters.specs_solved.load(Ordering::Relaxed),
+            actions: stopped.actions + counters.actions.load(Ordering::Relaxed),
+            wall_time: stopped.wall_time + start.elapsed(),
+            ..stopped
+        };
+        Ok(Solution { cost: entry.cost, imp, report })
     }
 
     fn report(&self, run: &SolverRun, stop: StopReason) -> SearchReport {

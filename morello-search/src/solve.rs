@@ -11,7 +11,8 @@
 //!
 //! A spec's frontier depends only on its sub-specs' frontiers, so the result is the same for
 //! every thread count. Frontiers are exact: no pruning can lose an optimum, except dropping
-//! results whose peaks exceed a level's capacity, which no memory limit could admit.
+//! results whose peaks exceed a level's capacity, which no memory limit could admit. (The quick
+//! fallback of a search stopped by its time limit thins frontiers instead: see `thin_to`.)
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -64,6 +65,8 @@ pub(crate) struct Solver<'a> {
     pub progress: Option<&'a (dyn Fn(Progress) + Send + Sync + 'a)>,
     pub checkpoint: Option<&'a Checkpoint<'a>>,
     pub counters: &'a Counters,
+    /// Keep at most this many entries per frontier ([`Frontier::thinned`]): fast, not exact.
+    pub thin_to: Option<usize>,
 }
 
 impl Solver<'_> {
@@ -203,6 +206,7 @@ impl Solver<'_> {
             capacities: codec.encode_limits(&self.target.capacities()),
             codec,
             target: self.target,
+            thin_to: self.thin_to,
         };
         let mut done = 0u64;
         let mut result = Ok(());
@@ -257,6 +261,7 @@ pub fn explore_only(
         progress: None,
         checkpoint: None,
         counters: &counters,
+        thin_to: None,
     };
     let (graph, _) = solver.explore(goal);
     graph.specs.into_iter().flatten().collect()
@@ -333,6 +338,7 @@ struct NodeContext<'a> {
     capacities: Peaks,
     codec: PeakCodec,
     target: &'a Target,
+    thin_to: Option<usize>,
 }
 
 /// Products of two frontiers up to this many pairs are pruned as a list; larger ones are merged by
@@ -407,7 +413,11 @@ fn solve_node(edges: &[Edge], cx: &NodeContext<'_>) -> Frontier {
             }
         }
     }
-    Frontier::from_candidates(candidates)
+    let frontier = Frontier::from_candidates(candidates);
+    match cx.thin_to {
+        Some(k) => frontier.thinned(k),
+        None => frontier,
+    }
 }
 
 /// How many of `entries` (sorted by cost) a partial with `peaks` needs pairing with.

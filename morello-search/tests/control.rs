@@ -11,6 +11,9 @@ use morello_core::spec::SpecBuilder;
 use morello_core::target::Target;
 use morello_search::{CancelToken, Memo, Search, SearchError, StopReason};
 
+mod common;
+use common::check_with_interpreter;
+
 fn target() -> Target {
     Target::builtin("x86-avx2", 2).unwrap()
 }
@@ -91,5 +94,35 @@ fn a_past_deadline_stops_with_the_time_limit() {
     match Search::new(&t).cancel(token).fill(&spec) {
         Err(SearchError::Stopped { reason: StopReason::Cancelled, .. }) => {}
         other => panic!("expected a cancellation, got {other:?}"),
+    }
+}
+
+/// A time limit never leaves `solve` with nothing: it returns the quick fallback's implementation,
+/// which computes the spec, costs at least the optimum and says it may not be optimal; `fill`
+/// (which returns no implementation) still reports the stop, and the fallback adds nothing to
+/// the memo that a table would save.
+#[test]
+fn a_time_limit_returns_the_best_implementation_found() {
+    let t = target();
+    for (m, k, n) in [(12, 10, 6), (8, 8, 8)] {
+        let spec = SpecBuilder::matmul(m, k, n).build(&t).unwrap();
+        let optimum = Search::new(&t).solve(&spec).unwrap();
+        assert!(optimum.report.optimal());
+        let memo = Arc::new(Memo::new());
+        let stopped = Search::new(&t).memo(Arc::clone(&memo)).deadline(Instant::now());
+        let found = stopped.solve(&spec).unwrap();
+        assert_eq!(found.report.stop, StopReason::TimeLimit);
+        assert!(!found.report.optimal());
+        assert!(found.cost >= optimum.cost, "{} < {}", found.cost, optimum.cost);
+        assert!(found.imp.is_complete());
+        check_with_interpreter(&found.imp, &t);
+        assert!(memo.is_empty(), "the fallback's thinned frontiers must not reach the memo");
+        let top = stopped.solve_top_k(&spec, 3).unwrap();
+        assert_eq!(top.len(), 1);
+        assert_eq!(top[0].cost, found.cost);
+        assert!(matches!(
+            stopped.fill(&spec),
+            Err(SearchError::Stopped { reason: StopReason::TimeLimit, .. })
+        ));
     }
 }

@@ -75,7 +75,9 @@ pub struct SearchOptions {
     /// Search threads (default: all cores); the answer does not depend on it.
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
-    /// Stop searching after this many seconds (what was solved so far is kept in the table).
+    /// Stop searching after this many seconds (what was solved so far is kept in the table) and
+    /// return the best implementation a quick search of fewer tile sizes finds, with a warning
+    /// that it may not be optimal.
     #[arg(long, value_name = "SECONDS")]
     pub time_limit: Option<f64>,
     /// Show progress even when standard error is not a terminal.
@@ -164,6 +166,15 @@ impl<'t> Session<'t> {
         bar.finish_and_clear();
         let stopped = matches!(result, Err(SearchError::Stopped { .. }));
         let saved = table.save();
+        if let Ok(Some(best)) = result.as_ref().map(|s| s.first()) {
+            if !best.report.optimal() {
+                eprintln_quiet(&format!(
+                    "warning: the search stopped before finishing ({}); this is the best implementation \
+                     a quick search of fewer tile sizes found, and it may not be optimal",
+                    best.report.stop
+                ));
+            }
+        }
         if !quiet {
             if let Some(note) = &note {
                 eprintln_quiet(note);

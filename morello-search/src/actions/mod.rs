@@ -44,6 +44,10 @@ pub enum TileSizes {
     PowersOfTwo,
     /// Every size from 1 to the dim's size minus 1.
     All,
+    /// Powers of four below the dim's size: a small space whose search is quick for any shape,
+    /// which a search stopped by its time limit solves to return an implementation anyway (see
+    /// [`crate::Search::time_limit`]).
+    Coarse,
 }
 
 impl TileSizes {
@@ -55,6 +59,7 @@ impl TileSizes {
                 (0..32).map(|p| 1u32 << p).take_while(|&t| t < n).collect()
             }
             TileSizes::All => (1..n).collect(),
+            TileSizes::Coarse => (0..16).map(|p| 1u32 << (2 * p)).take_while(|&t| t < n).collect(),
         }
     }
 }
@@ -103,6 +108,7 @@ impl fmt::Display for ActionConfig {
             TileSizes::RegisterBlocks => "powers-of-two and register-block tiles",
             TileSizes::PowersOfTwo => "powers-of-two tiles",
             TileSizes::All => "all tile sizes",
+            TileSizes::Coarse => "powers-of-four tiles",
         })?;
         if self.prune_infeasible { Ok(()) } else { f.write_str(", no pruning") }
     }

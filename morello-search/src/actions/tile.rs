@@ -25,7 +25,7 @@ pub(super) fn enumerate(
     let reductions = spec.kind.reduction_dims();
     let heights = match config.tile_sizes {
         TileSizes::RegisterBlocks => register_block_heights(target),
-        TileSizes::PowersOfTwo | TileSizes::All => Vec::new(),
+        TileSizes::PowersOfTwo | TileSizes::All | TileSizes::Coarse => Vec::new(),
     };
     let innermost = if heights.is_empty() { Vec::new() } else { innermost_dims(spec) };
     for dim in 0..spec.shape.rank() {

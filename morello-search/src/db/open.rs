@@ -98,6 +98,7 @@ pub fn default_file_name(target: &Target, actions: &ActionConfig) -> String {
         TileSizes::RegisterBlocks => {}
         TileSizes::PowersOfTwo => file.push_str("-pow2-tiles"),
         TileSizes::All => file.push_str("-all-tiles"),
+        TileSizes::Coarse => file.push_str("-pow4-tiles"),
     }
     if !actions.prune_infeasible {
         file.push_str("-unpruned");
