@@ -12,15 +12,20 @@
 //! cost:     fixed + per_unit * vectors + move_cost(scalar)
 //! ```
 
+use super::{KernelDefinition, KernelFacts};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
-use crate::target::{IsaFeature, KernelCost, MemVec, Target};
+use crate::target::{KernelCost, MemVec, Target};
 
-pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
-pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 2 };
+/// The catalogue entry.
+pub(super) const DEFINITION: KernelDefinition =
+    KernelFacts::new("BroadcastVecMultAdd", KernelCost { fixed: 1, per_unit: 2 }, "output vectors")
+        .rules(applies, could_apply, cost)
+        .after_tiling(could_apply_after_tiling)
+        .memory(memory);
 
 /// The scalar operand and the vector operand, if the spec has this kernel's form.
 pub(crate) fn roles(spec: &LogicalSpec) -> Option<(&TensorSpec, &TensorSpec)> {
@@ -35,12 +40,7 @@ pub(crate) fn roles(spec: &LogicalSpec) -> Option<(&TensorSpec, &TensorSpec)> {
 }
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
-pub(super) fn could_apply(
-    kind: PrimitiveKind,
-    levels: &[LevelKind],
-    dtypes: &[Dtype],
-    _target: &Target,
-) -> bool {
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     let vector = |i: usize| levels[i] == LevelKind::VectorRegisters;
     kind == (PrimitiveKind::Matmul { accum: true })
         && vector(2)
@@ -52,7 +52,7 @@ pub(super) fn could_apply(
 /// Whether some tile of a matmul could take this kernel, given which operands are already in
 /// vector registers: column form `[1, m, 1, 1]` (lhs and out vectors along `m`) or row form
 /// `[1, 1, 1, n]` (rhs and out vectors along `n`), never both inputs in registers.
-pub(super) fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
+fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
     if !matches!(spec.kind, PrimitiveKind::Matmul { .. }) {
         return false;
     }
@@ -71,7 +71,7 @@ pub(super) fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> b
     column || row
 }
 
-pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     let Some((scalar, vector)) = roles(spec) else { return false };
     let out = spec.output();
     let dtype_ok = matches!(out.dtype, Dtype::F32 | Dtype::U32 | Dtype::I32)
@@ -88,11 +88,11 @@ pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
         && whole_vectors(out, lanes)
 }
 
-pub(super) fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
+fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
     MemVec::single(spec.output().level, 1)
 }
 
-pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     let scalar_cost = roles(spec).map_or(0, |(scalar, _)| move_cost(scalar, target));
     c.fixed.saturating_add(c.per_unit.saturating_mul(output_vectors(spec))).saturating_add(scalar_cost)
 }

@@ -15,6 +15,7 @@
 //! cost:     fixed + per_unit * vectors + move_cost(lhs) + vector_move_cost(rhs)
 //! ```
 
+use super::{KernelDefinition, KernelFacts};
 use super::{
     in_index_order, in_memory, in_vector_registers, output_vectors, scalar_accessible, vectors_along,
     whole_vectors,
@@ -23,10 +24,14 @@ use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{IsaFeature, KernelCost, MemVec, Target};
+use crate::target::{KernelCost, MemVec, Target};
 
-pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
-pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 3 };
+/// The catalogue entry.
+pub(super) const DEFINITION: KernelDefinition =
+    KernelFacts::new("BroadcastVecMultAddBf16", KernelCost { fixed: 1, per_unit: 3 }, "output vectors")
+        .rules(applies, could_apply, cost)
+        .after_tiling(could_apply_after_tiling)
+        .memory(memory);
 
 /// f32 lanes per output vector the kernel's code handles (256- and 512-bit vectors).
 pub const LANES: [u32; 2] = [8, 16];
@@ -34,12 +39,7 @@ pub const LANES: [u32; 2] = [8, 16];
 const DTYPES: [Dtype; 3] = [Dtype::Bf16, Dtype::Bf16, Dtype::F32];
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
-pub(super) fn could_apply(
-    kind: PrimitiveKind,
-    levels: &[LevelKind],
-    dtypes: &[Dtype],
-    _target: &Target,
-) -> bool {
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
     kind == (PrimitiveKind::Matmul { accum: true })
         && dtypes == DTYPES
@@ -51,7 +51,7 @@ pub(super) fn could_apply(
 /// Whether some tile of a matmul could take this kernel: bf16 inputs outside vector registers
 /// and an f32 output that, if in vector registers, has whole vectors of a supported width
 /// along `n`.
-pub(super) fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
+fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
     let (PrimitiveKind::Matmul { .. }, [lhs, rhs, out]) = (spec.kind, spec.operands.as_slice()) else {
         return false;
     };
@@ -62,7 +62,7 @@ pub(super) fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> b
             || (out.vector_size.is_some_and(|v| LANES.contains(&v)) && vectors_along(out, 2)))
 }
 
-pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
         return false;
     }
@@ -82,11 +82,11 @@ pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
         && whole_vectors(out, lanes)
 }
 
-pub(super) fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
+fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
     MemVec::single(spec.output().level, 2)
 }
 
-pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     let inputs =
         move_cost(&spec.operands[0], target).saturating_add(vector_move_cost(&spec.operands[1], target));
     c.fixed.saturating_add(c.per_unit.saturating_mul(output_vectors(spec))).saturating_add(inputs)

@@ -9,6 +9,7 @@
 //! cost:     fixed + per_unit * K / 32 + Σ move_cost(operand)
 //! ```
 
+use super::{KernelDefinition, KernelFacts};
 use super::{in_index_order, in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -16,8 +17,12 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 
-pub(super) const REQUIRED_ISA: &[IsaFeature] = &[IsaFeature::Avx512f, IsaFeature::Avx512bf16];
-pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 4, per_unit: 1 };
+/// The catalogue entry.
+pub(super) const DEFINITION: KernelDefinition =
+    KernelFacts::new("DotProductBf16", KernelCost { fixed: 4, per_unit: 1 }, "K / 32")
+        .rules(applies, could_apply, cost)
+        .isa(&[IsaFeature::Avx512f, IsaFeature::Avx512bf16])
+        .memory(memory);
 
 /// bf16 pairs one `vdpbf16ps` consumes.
 pub const STEP: u32 = 32;
@@ -26,29 +31,24 @@ pub const STEP: u32 = 32;
 pub const ACCUMULATORS: u64 = 4;
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
-pub(super) fn could_apply(
-    kind: PrimitiveKind,
-    levels: &[LevelKind],
-    dtypes: &[Dtype],
-    target: &Target,
-) -> bool {
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], target: &Target) -> bool {
     let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
     kind == (PrimitiveKind::Matmul { accum: true })
-        && REQUIRED_ISA.iter().all(|f| target.has_isa(*f))
+        && DEFINITION.required_isa.iter().all(|f| target.has_isa(*f))
         && dtypes == [Dtype::Bf16, Dtype::Bf16, Dtype::F32]
         && memory(levels[0])
         && memory(levels[1])
         && levels[2] != LevelKind::VectorRegisters
 }
 
-pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
         return false;
     }
     let [1, 1, k, 1] = spec.shape.dims() else { return false };
     let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
     spec.kind == (PrimitiveKind::Matmul { accum: true })
-        && REQUIRED_ISA.iter().all(|f| target.has_isa(*f))
+        && DEFINITION.required_isa.iter().all(|f| target.has_isa(*f))
         && lhs.dtype == Dtype::Bf16
         && rhs.dtype == Dtype::Bf16
         && out.dtype == Dtype::F32
@@ -62,11 +62,11 @@ pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
         && scalar_accessible(out, target)
 }
 
-pub(super) fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
+fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
     widest_vector_level(target).map_or(MemVec::ZERO, |(level, _)| MemVec::single(level, ACCUMULATORS + 1))
 }
 
-pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     let steps = u64::from(spec.shape.dim(2) / STEP);
     spec.operands.iter().fold(c.fixed.saturating_add(c.per_unit.saturating_mul(steps)), |acc, o| {
         acc.saturating_add(move_cost(o, target))

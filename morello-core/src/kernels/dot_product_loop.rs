@@ -11,15 +11,19 @@
 //! cost:     fixed + per_unit * K / lanes + Σ move_cost(operand)
 //! ```
 
+use super::{KernelDefinition, KernelFacts};
 use super::{in_index_order, in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{IsaFeature, KernelCost, MemVec, Target};
+use crate::target::{KernelCost, MemVec, Target};
 
-pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
-pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 4, per_unit: 1 };
+/// The catalogue entry.
+pub(super) const DEFINITION: KernelDefinition =
+    KernelFacts::new("DotProductLoop", KernelCost { fixed: 4, per_unit: 1 }, "K / f32 lanes")
+        .rules(applies, could_apply, cost)
+        .memory(memory);
 
 /// Vector accumulators the loop keeps.
 pub const ACCUMULATORS: u64 = 4;
@@ -30,12 +34,7 @@ pub(crate) fn lanes(target: &Target) -> Option<u32> {
 }
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
-pub(super) fn could_apply(
-    kind: PrimitiveKind,
-    levels: &[LevelKind],
-    dtypes: &[Dtype],
-    target: &Target,
-) -> bool {
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], target: &Target) -> bool {
     let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
     kind == (PrimitiveKind::Matmul { accum: true })
         && lanes(target).is_some()
@@ -45,7 +44,7 @@ pub(super) fn could_apply(
         && levels[2] != LevelKind::VectorRegisters
 }
 
-pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
         return false;
     }
@@ -64,11 +63,11 @@ pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
         && scalar_accessible(out, target)
 }
 
-pub(super) fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
+fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
     widest_vector_level(target).map_or(MemVec::ZERO, |(level, _)| MemVec::single(level, ACCUMULATORS + 1))
 }
 
-pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     let steps = u64::from(spec.shape.dim(2) / lanes(target).unwrap_or(1));
     spec.operands.iter().fold(c.fixed.saturating_add(c.per_unit.saturating_mul(steps)), |acc, o| {
         acc.saturating_add(move_cost(o, target))

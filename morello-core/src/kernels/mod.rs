@@ -1,10 +1,12 @@
 //! The kernel catalogue: leaf implementations the search may select.
 //!
-//! Each kernel lives in its own file with these items: `REQUIRED_ISA`, `DEFAULT_COST`,
+//! Each kernel lives in its own file, whose `DEFINITION` ([`KernelDefinition`]) is its one
+//! catalogue entry: name, `required_isa`, `default_cost` and what its `units` are, then
 //! `applies(spec, target)` (the spec shapes, levels, layouts, vector sizes and dtypes it
 //! implements), `could_apply(kind, level kinds, dtypes, target)` (a necessary condition on levels
-//! and dtypes alone, used to prune the search), `memory(spec, target)` (registers it needs beyond
-//! its operands) and `cost(spec, target)`. Adding a kernel: a file here, a variant and one line per dispatch below,
+//! and dtypes alone, used to prune the search), optionally `could_apply_after_tiling`, `memory(spec,
+//! target)` (registers it needs beyond its operands) and `cost(spec, target, constants)`. Adding a
+//! kernel: a file here, a variant of [`KernelKind`] with its line in [`KernelKind::definition`],
 //! and its C emitter in `morello-codegen` (see `docs/adding-a-kernel.md`).
 //!
 //! A kernel implements exactly its spec: the reference interpreter executes a kernel by executing
@@ -77,68 +79,46 @@ impl KernelKind {
         KernelKind::BroadcastVecMultAddBf16,
     ];
 
-    /// The kernel's name.
-    pub fn name(self) -> &'static str {
+    /// The kernel's catalogue entry: everything core knows about it, from its own file.
+    pub fn definition(self) -> &'static KernelDefinition {
         match self {
-            KernelKind::MultAdd => "MultAdd",
-            KernelKind::BroadcastVecMultAdd => "BroadcastVecMultAdd",
-            KernelKind::VectorAssign => "VectorAssign",
-            KernelKind::VectorFill => "VectorFill",
-            KernelKind::MemsetZero => "MemsetZero",
-            KernelKind::ValueAssign => "ValueAssign",
-            KernelKind::ValueFill => "ValueFill",
-            KernelKind::DotProductLoop => "DotProductLoop",
-            KernelKind::DotProductBf16 => "DotProductBf16",
-            KernelKind::BroadcastVecMultAddBf16 => "BroadcastVecMultAddBf16",
+            KernelKind::MultAdd => &mult_add::DEFINITION,
+            KernelKind::BroadcastVecMultAdd => &broadcast_vec_mult_add::DEFINITION,
+            KernelKind::VectorAssign => &vector_assign::DEFINITION,
+            KernelKind::VectorFill => &vector_fill::DEFINITION,
+            KernelKind::MemsetZero => &memset_zero::DEFINITION,
+            KernelKind::ValueAssign => &value_assign::DEFINITION,
+            KernelKind::ValueFill => &value_fill::DEFINITION,
+            KernelKind::DotProductLoop => &dot_product_loop::DEFINITION,
+            KernelKind::DotProductBf16 => &dot_product_bf16::DEFINITION,
+            KernelKind::BroadcastVecMultAddBf16 => &broadcast_vec_mult_add_bf16::DEFINITION,
         }
     }
 
-    /// ISA features the kernel's code needs.
+    /// The kernel's name.
+    pub fn name(self) -> &'static str {
+        self.definition().name
+    }
+
+    /// ISA features the kernel's code needs (their implications aside; see
+    /// [`IsaFeature::implies`]).
     pub fn required_isa(self) -> &'static [IsaFeature] {
-        match self {
-            KernelKind::MultAdd => mult_add::REQUIRED_ISA,
-            KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::REQUIRED_ISA,
-            KernelKind::VectorAssign => vector_assign::REQUIRED_ISA,
-            KernelKind::VectorFill => vector_fill::REQUIRED_ISA,
-            KernelKind::MemsetZero => memset_zero::REQUIRED_ISA,
-            KernelKind::ValueAssign => value_assign::REQUIRED_ISA,
-            KernelKind::ValueFill => value_fill::REQUIRED_ISA,
-            KernelKind::DotProductLoop => dot_product_loop::REQUIRED_ISA,
-            KernelKind::DotProductBf16 => dot_product_bf16::REQUIRED_ISA,
-            KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::REQUIRED_ISA,
-        }
+        self.definition().required_isa
     }
 
     /// The built-in cost constants (a target file may override them).
     pub fn default_cost(self) -> KernelCost {
-        match self {
-            KernelKind::MultAdd => mult_add::DEFAULT_COST,
-            KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::DEFAULT_COST,
-            KernelKind::VectorAssign => vector_assign::DEFAULT_COST,
-            KernelKind::VectorFill => vector_fill::DEFAULT_COST,
-            KernelKind::MemsetZero => memset_zero::DEFAULT_COST,
-            KernelKind::ValueAssign => value_assign::DEFAULT_COST,
-            KernelKind::ValueFill => value_fill::DEFAULT_COST,
-            KernelKind::DotProductLoop => dot_product_loop::DEFAULT_COST,
-            KernelKind::DotProductBf16 => dot_product_bf16::DEFAULT_COST,
-            KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::DEFAULT_COST,
-        }
+        self.definition().default_cost
+    }
+
+    /// What the kernel's `per_unit` constant is charged per (`vectors`, `none`).
+    pub fn units(self) -> &'static str {
+        self.definition().units
     }
 
     /// Whether the kernel implements `spec` on `target`.
     pub fn applies(self, spec: &LogicalSpec, target: &Target) -> bool {
-        match self {
-            KernelKind::MultAdd => mult_add::applies(spec, target),
-            KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::applies(spec, target),
-            KernelKind::VectorAssign => vector_assign::applies(spec, target),
-            KernelKind::VectorFill => vector_fill::applies(spec, target),
-            KernelKind::MemsetZero => memset_zero::applies(spec, target),
-            KernelKind::ValueAssign => value_assign::applies(spec, target),
-            KernelKind::ValueFill => value_fill::applies(spec, target),
-            KernelKind::DotProductLoop => dot_product_loop::applies(spec, target),
-            KernelKind::DotProductBf16 => dot_product_bf16::applies(spec, target),
-            KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::applies(spec, target),
-        }
+        (self.definition().applies)(spec, target)
     }
 
     /// Whether the kernel could apply to some spec of `kind` whose operands live at levels of
@@ -151,22 +131,7 @@ impl KernelKind {
         dtypes: &[Dtype],
         target: &Target,
     ) -> bool {
-        match self {
-            KernelKind::MultAdd => mult_add::could_apply(kind, levels, dtypes, target),
-            KernelKind::BroadcastVecMultAdd => {
-                broadcast_vec_mult_add::could_apply(kind, levels, dtypes, target)
-            }
-            KernelKind::VectorAssign => vector_assign::could_apply(kind, levels, dtypes, target),
-            KernelKind::VectorFill => vector_fill::could_apply(kind, levels, dtypes, target),
-            KernelKind::MemsetZero => memset_zero::could_apply(kind, levels, dtypes, target),
-            KernelKind::ValueAssign => value_assign::could_apply(kind, levels, dtypes, target),
-            KernelKind::ValueFill => value_fill::could_apply(kind, levels, dtypes, target),
-            KernelKind::DotProductLoop => dot_product_loop::could_apply(kind, levels, dtypes, target),
-            KernelKind::DotProductBf16 => dot_product_bf16::could_apply(kind, levels, dtypes, target),
-            KernelKind::BroadcastVecMultAddBf16 => {
-                broadcast_vec_mult_add_bf16::could_apply(kind, levels, dtypes, target)
-            }
-        }
+        (self.definition().could_apply)(kind, levels, dtypes, target)
     }
 
     /// Whether some tile of `spec`, reached by serial tiling while its register operands stay where
@@ -177,47 +142,103 @@ impl KernelKind {
         if self.applies(spec, target) {
             return true;
         }
-        match self {
-            KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::could_apply_after_tiling(spec, target),
-            KernelKind::VectorAssign => vector_assign::could_apply_after_tiling(spec, target),
-            KernelKind::BroadcastVecMultAddBf16 => {
-                broadcast_vec_mult_add_bf16::could_apply_after_tiling(spec, target)
-            }
-            KernelKind::VectorFill => matches!(spec.kind, PrimitiveKind::Fill { .. }),
-            _ => {
-                let levels: Vec<LevelKind> = spec.operands.iter().map(|o| level_kind(o, target)).collect();
-                let dtypes: Vec<Dtype> = spec.operands.iter().map(|o| o.dtype).collect();
-                self.could_apply(spec.kind, &levels, &dtypes, target)
-            }
+        if let Some(after_tiling) = self.definition().after_tiling {
+            return after_tiling(spec, target);
         }
+        let levels: Vec<LevelKind> = spec.operands.iter().map(|o| level_kind(o, target)).collect();
+        let dtypes: Vec<Dtype> = spec.operands.iter().map(|o| o.dtype).collect();
+        self.could_apply(spec.kind, &levels, &dtypes, target)
     }
 
     /// Memory the kernel needs beyond its operands (temporary registers).
     pub fn memory(self, spec: &LogicalSpec, target: &Target) -> MemVec {
-        match self {
-            KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::memory(spec, target),
-            KernelKind::DotProductLoop => dot_product_loop::memory(spec, target),
-            KernelKind::DotProductBf16 => dot_product_bf16::memory(spec, target),
-            KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::memory(spec, target),
-            _ => MemVec::ZERO,
-        }
+        (self.definition().memory)(spec, target)
     }
 
     /// The kernel's cost on `spec` (which it must apply to).
     pub fn cost(self, spec: &LogicalSpec, target: &Target) -> Cost {
-        let c = target.costs().kernel(self);
-        match self {
-            KernelKind::MultAdd => mult_add::cost(spec, target, c),
-            KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::cost(spec, target, c),
-            KernelKind::VectorAssign => vector_assign::cost(spec, target, c),
-            KernelKind::VectorFill => vector_fill::cost(spec, target, c),
-            KernelKind::MemsetZero => memset_zero::cost(spec, target, c),
-            KernelKind::ValueAssign => value_assign::cost(spec, target, c),
-            KernelKind::ValueFill => value_fill::cost(spec, target, c),
-            KernelKind::DotProductLoop => dot_product_loop::cost(spec, target, c),
-            KernelKind::DotProductBf16 => dot_product_bf16::cost(spec, target, c),
-            KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::cost(spec, target, c),
+        (self.definition().cost)(spec, target, target.costs().kernel(self))
+    }
+}
+
+/// A kernel's entry in the catalogue: one constant in the kernel's own file holds everything the
+/// IR, the search and the cost model know about it (its C emitter is in `morello-codegen`, found by
+/// [`KernelKind`]; its calibration microbenchmark in `morello-measure`).
+#[derive(Debug, Clone, Copy)]
+pub struct KernelDefinition {
+    /// The name (in target files, printed trees and the text forms).
+    pub name: &'static str,
+    /// ISA features the kernel's code needs.
+    pub required_isa: &'static [IsaFeature],
+    /// The built-in cost constants.
+    pub default_cost: KernelCost,
+    /// What `per_unit` is charged per.
+    pub units: &'static str,
+    /// Whether the kernel implements a spec (its operand rules).
+    applies: fn(&LogicalSpec, &Target) -> bool,
+    /// A necessary condition on the spec's kind, levels and dtypes (for pruning).
+    could_apply: fn(PrimitiveKind, &[LevelKind], &[Dtype], &Target) -> bool,
+    /// A necessary condition for some serial tile of a spec with register operands; `None` means
+    /// `could_apply` on the spec's levels and dtypes.
+    after_tiling: Option<fn(&LogicalSpec, &Target) -> bool>,
+    /// Temporary registers.
+    memory: fn(&LogicalSpec, &Target) -> MemVec,
+    /// The cost, given the target's constants for the kernel.
+    cost: fn(&LogicalSpec, &Target, KernelCost) -> Cost,
+}
+
+/// What a kernel is before its rules: name, default constants and their units (the first half of
+/// a [`KernelDefinition`], which [`KernelFacts::rules`] completes).
+#[derive(Debug, Clone, Copy)]
+struct KernelFacts {
+    name: &'static str,
+    default_cost: KernelCost,
+    units: &'static str,
+}
+
+impl KernelFacts {
+    /// A kernel named `name` with these default constants, `per_unit` counting `units`.
+    const fn new(name: &'static str, default_cost: KernelCost, units: &'static str) -> Self {
+        KernelFacts { name, default_cost, units }
+    }
+
+    /// The kernel with its operand rules and cost, needing no ISA extension and no temporaries,
+    /// its tiles judged by `could_apply`.
+    const fn rules(
+        self,
+        applies: fn(&LogicalSpec, &Target) -> bool,
+        could_apply: fn(PrimitiveKind, &[LevelKind], &[Dtype], &Target) -> bool,
+        cost: fn(&LogicalSpec, &Target, KernelCost) -> Cost,
+    ) -> KernelDefinition {
+        let KernelFacts { name, default_cost, units } = self;
+        KernelDefinition {
+            name,
+            required_isa: &[],
+            default_cost,
+            units,
+            applies,
+            could_apply,
+            after_tiling: None,
+            memory: no_memory,
+            cost,
         }
+    }
+}
+
+impl KernelDefinition {
+    /// The same kernel, needing `required_isa`.
+    const fn isa(self, required_isa: &'static [IsaFeature]) -> Self {
+        KernelDefinition { required_isa, ..self }
+    }
+
+    /// The same kernel, whose serial tiles `after_tiling` judges.
+    const fn after_tiling(self, after_tiling: fn(&LogicalSpec, &Target) -> bool) -> Self {
+        KernelDefinition { after_tiling: Some(after_tiling), ..self }
+    }
+
+    /// The same kernel, with `memory` temporaries.
+    const fn memory(self, memory: fn(&LogicalSpec, &Target) -> MemVec) -> Self {
+        KernelDefinition { memory, ..self }
     }
 }
 
@@ -236,6 +257,11 @@ impl FromStr for KernelKind {
 }
 
 // Predicates the kernel files share.
+
+/// No memory beyond the operands (the `memory` of most kernels).
+fn no_memory(_spec: &LogicalSpec, _target: &Target) -> MemVec {
+    MemVec::ZERO
+}
 
 fn level_kind(t: &TensorSpec, target: &Target) -> LevelKind {
     target.level(t.level).kind

@@ -7,32 +7,33 @@
 //! ```
 
 use super::scalar_accessible;
+use super::{KernelDefinition, KernelFacts};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{IsaFeature, KernelCost, Target};
+use crate::target::{KernelCost, Target};
 
-pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
-pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 0 };
+/// The catalogue entry.
+pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
+    "MultAdd",
+    KernelCost { fixed: 1, per_unit: 0 },
+    "none",
+)
+.rules(applies, could_apply, cost);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
-pub(super) fn could_apply(
-    kind: PrimitiveKind,
-    levels: &[LevelKind],
-    _dtypes: &[Dtype],
-    _target: &Target,
-) -> bool {
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true })
         && !levels.contains(&LevelKind::VectorRegisters)
 }
 
-pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     matches!(spec.kind, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true })
         && spec.shape.volume() == 1
         && spec.operands.iter().all(|o| scalar_accessible(o, target))
 }
 
-pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     spec.operands.iter().fold(c.fixed, |acc, o| acc.saturating_add(move_cost(o, target)))
 }

@@ -170,3 +170,21 @@ fn dot_products_refuse_rank_4_moves_and_fills() {
         assert!(!KernelKind::DotProductBf16.applies(&spec, &t), "{text}");
     }
 }
+
+/// The cost model's kernel table (`docs/cost-model.md`) says what each definition says: its units
+/// and its default constants, so the document cannot drift from the catalogue.
+#[test]
+fn the_cost_model_document_states_each_definition() {
+    let doc = include_str!("../../../docs/cost-model.md");
+    for k in KernelKind::ALL {
+        let name = format!("`{}`", k.name());
+        let row = doc
+            .lines()
+            .find(|l| l.split('|').nth(1).is_some_and(|cell| cell.split(", ").any(|n| n.trim() == name)))
+            .unwrap_or_else(|| panic!("docs/cost-model.md has no kernel row for {name}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[2], k.units(), "{name}: units");
+        let KernelCost { fixed, per_unit } = k.default_cost();
+        assert!(cells[3].starts_with(&format!("{fixed}, {per_unit}")), "{name}: defaults in {row}");
+    }
+}

@@ -6,31 +6,32 @@
 //! ```
 
 use super::scalar_accessible;
+use super::{KernelDefinition, KernelFacts};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{IsaFeature, KernelCost, Target};
+use crate::target::{KernelCost, Target};
 
-pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
-pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 1, per_unit: 0 };
+/// The catalogue entry.
+pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
+    "ValueFill",
+    KernelCost { fixed: 1, per_unit: 0 },
+    "none",
+)
+.rules(applies, could_apply, cost);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
-pub(super) fn could_apply(
-    kind: PrimitiveKind,
-    levels: &[LevelKind],
-    _dtypes: &[Dtype],
-    _target: &Target,
-) -> bool {
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::Fill { .. }) && levels[0] != LevelKind::VectorRegisters
 }
 
-pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     matches!(spec.kind, PrimitiveKind::Fill { .. })
         && spec.shape.volume() == 1
         && scalar_accessible(spec.output(), target)
 }
 
-pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     c.fixed.saturating_add(move_cost(spec.output(), target))
 }

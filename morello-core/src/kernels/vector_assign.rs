@@ -8,15 +8,19 @@
 //! cost:     per_unit * vectors + vector_move_cost(side in memory)
 //! ```
 
+use super::{KernelDefinition, KernelFacts};
 use super::{in_memory, in_vector_registers, vectors_along, whole_vectors};
 use crate::cost::{Cost, vector_move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
-use crate::target::{IsaFeature, KernelCost, Target};
+use crate::target::{KernelCost, Target};
 
-pub(super) const REQUIRED_ISA: &[IsaFeature] = &[];
-pub(super) const DEFAULT_COST: KernelCost = KernelCost { fixed: 0, per_unit: 1 };
+/// The catalogue entry.
+pub(super) const DEFINITION: KernelDefinition =
+    KernelFacts::new("VectorAssign", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
+        .rules(applies, could_apply, cost)
+        .after_tiling(could_apply_after_tiling);
 
 /// The vector size of the register side(s).
 fn lanes(spec: &LogicalSpec) -> Option<u32> {
@@ -24,12 +28,7 @@ fn lanes(spec: &LogicalSpec) -> Option<u32> {
 }
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
-pub(super) fn could_apply(
-    kind: PrimitiveKind,
-    levels: &[LevelKind],
-    dtypes: &[Dtype],
-    _target: &Target,
-) -> bool {
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     kind == PrimitiveKind::Move
         && dtypes[0] == dtypes[1]
         && levels.contains(&LevelKind::VectorRegisters)
@@ -39,7 +38,7 @@ pub(super) fn could_apply(
 /// Whether some tile of a move could take this kernel (checked after the spec itself): a tile one
 /// vector long along one dim, which is then every side's innermost dim, must be whole vectors on
 /// every side.
-pub(super) fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
+fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
     if spec.kind != PrimitiveKind::Move || spec.operands[0].dtype != spec.operands[1].dtype {
         return false;
     }
@@ -53,7 +52,7 @@ pub(super) fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> b
     })
 }
 
-pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     if spec.kind != PrimitiveKind::Move {
         return false;
     }
@@ -71,7 +70,7 @@ pub(super) fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     })
 }
 
-pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     let vectors = spec.shape.volume() / u64::from(lanes(spec).unwrap_or(1));
     let memory_side: Cost = spec
         .operands

@@ -34,7 +34,6 @@ use crate::bench::{
 use morello_codegen::CodegenError;
 use morello_codegen::compiler::{CompileOptions, Compiler, OpenMp, Warnings};
 use morello_codegen::harness::BenchEntry;
-use morello_codegen::host::host_supports;
 use morello_core::target::IsaFeature;
 
 use crate::error::MeasureError;
@@ -232,13 +231,19 @@ pub fn calibrate(
 ) -> Result<Calibration, CalibrationError> {
     config.check()?;
     let mut features = morello_codegen::emit::compile_features(target, &Default::default());
-    let host_bf16 = target.has_isa(IsaFeature::Avx512bf16) && host_supports(IsaFeature::Avx512bf16);
-    if host_bf16 {
-        features.push(IsaFeature::Avx512bf16);
-    }
     morello_codegen::host::require_features(&features)?;
+    // What the target's kernels need beyond that, where the host has it; the suite leaves the
+    // kernels that need the rest unmeasured.
+    let host_lacks = morello_codegen::host::missing_features(&IsaFeature::ALL);
+    for kind in target.kernels() {
+        for feature in kind.required_isa() {
+            if !host_lacks.contains(feature) && !features.contains(feature) {
+                features.push(*feature);
+            }
+        }
+    }
     let mut notes = Vec::new();
-    let kernels = suite::kernel_suite(target, SuiteSize { memory_bytes: config.memory_bytes, host_bf16 })?;
+    let kernels = suite::kernel_suite(target, SuiteSize { memory_bytes: config.memory_bytes, host_lacks })?;
     for (kind, why) in &kernels.unmeasured {
         notes.push(format!("{kind} not measured ({why}): its constants are scaled from the target's"));
     }

@@ -226,7 +226,8 @@ mod tests {
     fn coefficients_match_the_documented_formulas() {
         let target = Target::builtin("x86-avx512", 2).unwrap();
         let params = parameters(&target);
-        let suite = kernel_suite(&target, SuiteSize { memory_bytes: 1 << 20, host_bf16: true }).unwrap();
+        let suite =
+            kernel_suite(&target, SuiteSize { memory_bytes: 1 << 20, host_lacks: Vec::new() }).unwrap();
         let index = |p: Parameter| params.iter().position(|q| *q == p).unwrap();
         let (gl, l2, l1) = (LevelId(0), LevelId(1), LevelId(2));
         let row = |label: &str| {

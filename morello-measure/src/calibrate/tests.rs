@@ -5,6 +5,7 @@
 
 use super::suite::{Microbenchmark, SuiteSize, kernel_suite, parallel_suite};
 use super::*;
+use morello_codegen::host::host_supports;
 
 /// Seconds per cost unit of the synthetic machine.
 const UNIT: f64 = 0.1e-9;
@@ -15,7 +16,7 @@ const UNIT: f64 = 0.1e-9;
 fn synthetic(truth: &Target, penalty: u64, setup: u64, per_iteration: u64) -> Vec<Timed> {
     let params = parameters(truth);
     let values: Vec<f64> = params.iter().map(|p| p.value(truth) as f64 * UNIT).collect();
-    let suite = kernel_suite(truth, SuiteSize { memory_bytes: 1 << 20, host_bf16: true }).unwrap();
+    let suite = kernel_suite(truth, SuiteSize { memory_bytes: 1 << 20, host_lacks: Vec::new() }).unwrap();
     let mut timed: Vec<Timed> = suite
         .benches
         .into_iter()

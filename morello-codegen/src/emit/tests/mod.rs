@@ -217,8 +217,19 @@ fn compile_flags_need_the_host_only_for_what_is_used() {
     let b = Builder::new("x86-avx512");
     let imp = b.kernel(b.spec("FillZero(4, f32 GL row-major)"), KernelKind::MemsetZero);
     let kernel = emit_kernel(&imp, &avx512, &EmitConfig::default()).expect("emits");
-    assert!(!kernel.features.contains(&IsaFeature::Avx512bf16));
-    let _ = require_features(&kernel.features);
+    assert!(!kernel.features.contains(&IsaFeature::Avx512bf16), "{:?}", kernel.features);
+    // Every feature the kernel is compiled with is the target's, and the host check refuses
+    // exactly the ones this host lacks.
+    assert!(kernel.features.iter().all(|f| avx512.has_isa(*f)), "{:?}", kernel.features);
+    let lacking: BTreeSet<IsaFeature> = kernel.features.iter().copied().filter(|f| !f.on_host()).collect();
+    match require_features(&kernel.features) {
+        Ok(()) => assert!(lacking.is_empty(), "{lacking:?} accepted"),
+        Err(CodegenError::MissingHostFeatures { missing }) => {
+            assert!(!missing.is_empty(), "an error names what is missing");
+            assert_eq!(missing.into_iter().collect::<BTreeSet<_>>(), lacking);
+        }
+        Err(other) => panic!("{other}"),
+    }
 }
 
 #[test]
