@@ -1,4 +1,4 @@
-//! Exit codes: bad input (2) versus work that ran and failed (1).
+//! Exit codes: bad input (2), work that ran and failed (1), a stop by a signal (128 + its number).
 
 use std::fmt;
 use std::process::ExitCode;
@@ -35,6 +35,10 @@ impl<T, E: fmt::Display> Failure<T> for Result<T, E> {
 /// Prints the error on one line and picks the exit status.
 #[allow(clippy::print_stderr)]
 pub fn report(err: &anyhow::Error) -> ExitCode {
+    if let Some(stop) = err.chain().find_map(|cause| cause.downcast_ref::<crate::signals::Interrupted>()) {
+        eprintln!("{stop}");
+        return ExitCode::from(stop.signal.exit_status());
+    }
     eprintln!("error: {err:#}");
     if err.chain().any(|cause| cause.is::<BadInput>()) { ExitCode::from(2) } else { ExitCode::from(1) }
 }

@@ -4,19 +4,21 @@
 //! goals    every M x K x N with M, K, N in {1, 2, 4, ..., N}, batch 1, row-major in the home level
 //! order    stages by log2(M) + log2(K) + log2(N): a stage's sub-problems are mostly solved by the
 //!          stages before it; the goals of one stage run in parallel, sharing one memo table
-//! saving   after every stage that solved something, and when stopped (Ctrl-C, --time-limit);
-//!          a rerun loads the table, finds the finished goals solved and goes on from there
+//! saving   after every stage that solved something, every --checkpoint seconds within a stage,
+//!          and when stopped (SIGINT, SIGTERM, SIGHUP, --time-limit); a rerun loads the table,
+//!          finds the finished goals solved and goes on from there
 //! ```
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use anyhow::Result;
 use morello_core::dtype::Dtype;
 use morello_core::spec::{CanonicalSpec, SpecBuilder};
 use morello_core::target::Target;
-use morello_search::{ActionConfig, Search, SearchError};
+use morello_search::{ActionConfig, Search, SearchError, StopReason};
 use rayon::prelude::*;
 
 use crate::commands::search::positive_seconds;
@@ -62,6 +64,9 @@ pub struct Args {
     /// Stop after this many seconds (what was solved is saved; rerun to go on).
     #[arg(long, value_name = "SECONDS")]
     time_limit: Option<f64>,
+    /// Also save every this many seconds within a stage, so a killed process loses at most that.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    checkpoint: f64,
     /// Show a progress bar even when standard error is not a terminal.
     #[arg(long)]
     progress: bool,
@@ -86,7 +91,7 @@ pub fn run(args: &Args) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot start the thread pool: {e}"))?;
 
     let db = DbArgs { db: args.db.clone(), no_db: false };
-    let mut table = database::open(&db, &target, ActionConfig::default())?;
+    let table = database::open(&db, &target, ActionConfig::default())?;
     if !args.quiet {
         if let Some(note) = &note {
             eprint_line(note);
@@ -95,7 +100,16 @@ pub fn run(args: &Args) -> Result<()> {
             eprint_line(&line);
         }
     }
-    let mut search = Search::new(&target).memo(table.memo()).cancel(signals::cancel_token());
+    let interval = positive_seconds("--checkpoint", args.checkpoint)?;
+    let memo = table.memo();
+    let table = Mutex::new(table);
+    // A checkpoint that fails is not fatal here: the save after the stage reports the error.
+    let mut search =
+        Search::new(&target).memo(memo).cancel(signals::cancel_token()).checkpoint(interval, |_| {
+            if let Ok(mut table) = table.try_lock() {
+                let _ = database::save(&mut table, true);
+            }
+        });
     if let Some(seconds) = args.time_limit {
         search = search.deadline(Instant::now() + positive_seconds("--time-limit", seconds)?);
     }
@@ -119,7 +133,7 @@ pub fn run(args: &Args) -> Result<()> {
                 })
                 .collect()
         });
-        let saved = database::save(&mut table, true)?;
+        let saved = database::save(&mut table.lock().unwrap_or_else(PoisonError::into_inner), true)?;
         if let (false, Some(s)) = (args.quiet, saved.filter(|s| s.written)) {
             bar.suspend(|| {
                 eprint_line(&format!(
@@ -138,20 +152,28 @@ pub fn run(args: &Args) -> Result<()> {
         }
     }
     bar.finish_and_clear();
+    drop(search);
+    let table = table.into_inner().unwrap_or_else(PoisonError::into_inner);
     let path = table.path().map(|p| p.display().to_string()).unwrap_or_default();
-    match stopped {
-        None => output::print(&format!(
+    match (stopped, signals::received()) {
+        (None, _) => output::print(&format!(
             "{total} matmuls up to {n}x{n}x{n} ({dtype}, {target}) solved in {:.1} s; table {path} holds {} specs\n",
             start.elapsed().as_secs_f64(),
             table.memo().len(),
             n = args.up_to,
             target = target.name(),
         )),
-        Some(SearchError::Stopped { reason, .. }) => Err(anyhow::anyhow!(
+        (Some(SearchError::Stopped { reason: StopReason::Cancelled, .. }), Some(signal)) => {
+            Err(anyhow::Error::new(signals::Interrupted {
+                signal,
+                saved_in: table.path().map(PathBuf::from),
+            }))
+        }
+        (Some(SearchError::Stopped { reason, .. }), _) => Err(anyhow::anyhow!(
             "precompute stopped ({reason}) after {} of {total} goals; what was solved is saved in {path}: run the same command again to go on",
             done.load(Ordering::Relaxed)
         )),
-        Some(e) => Err(anyhow::Error::new(e)),
+        (Some(e), _) => Err(anyhow::Error::new(e)),
     }
 }
 

@@ -51,6 +51,7 @@ pub fn run(args: &Args) -> Result<()> {
         .into_iter()
         .next()
         .ok_or_else(|| anyhow::anyhow!("the search returned no implementation"))?;
+    crate::signals::check()?;
     let compiler = Compiler::find()?;
     let build_dir = match &args.keep {
         Some(dir) => BuildDir::Keep(dir.clone()),

@@ -1,5 +1,7 @@
 //! `morello search SPEC`: the best implementation of a spec for a target.
 
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -8,7 +10,7 @@ use morello_codegen::{BenchEntry, EmitConfig, bench_program_source, emit_kernel,
 use morello_core::imp::Impl;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
-use morello_search::{Search, SearchError, Solution, TileSizes};
+use morello_search::{Search, SearchError, Solution, StopReason, TileSizes};
 use serde_json::json;
 
 use crate::database::{self, DbArgs};
@@ -86,6 +88,10 @@ pub struct SearchOptions {
     /// Print neither progress nor summary lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Save what the search solved to the table every this many seconds while it runs, so a
+    /// killed process loses at most that much work (SIGINT, SIGTERM and SIGHUP save in any case).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub checkpoint: f64,
 }
 
 /// Runs `morello search`: load the table, search, save what is new (also when interrupted), print.
@@ -105,6 +111,7 @@ pub struct Session<'t> {
     pub search: Search<'t>,
     bar: ProgressBar,
     quiet: bool,
+    checkpoint: Duration,
     note: Option<String>,
 }
 
@@ -116,7 +123,8 @@ impl<'t> Session<'t> {
         options: &SearchOptions,
         all_tile_sizes: bool,
     ) -> Result<Session<'t>> {
-        let SearchOptions { jobs, time_limit, progress, quiet } = *options;
+        let SearchOptions { jobs, time_limit, progress, quiet, checkpoint } = *options;
+        let checkpoint = positive_seconds("--checkpoint", checkpoint)?;
         let mut search =
             Search::new(&resolved.target).limits(resolved.limits).cancel(signals::cancel_token());
         if let Some(j) = jobs {
@@ -133,14 +141,14 @@ impl<'t> Session<'t> {
         }
         let (bar, report) = crate::progress::search_bar(crate::progress::shown(progress, quiet));
         search = search.on_progress(report);
-        Ok(Session { search, bar, quiet, note: resolved.note.clone() })
+        Ok(Session { search, bar, quiet, checkpoint, note: resolved.note.clone() })
     }
 
     /// Loads the memo table `db` names, solves the spec (its `top_k` best when asked), saves what
     /// is new (also when interrupted or out of time) and ends the session.
     pub fn solve_with_table(
         self,
-        resolved: &Resolved,
+        resolved: &'t Resolved,
         db: &DbArgs,
         top_k: Option<usize>,
     ) -> Result<Vec<Solution>> {
@@ -154,16 +162,27 @@ impl<'t> Session<'t> {
     /// [`Search::solve_variants`]).
     pub fn solve_with_table_by(
         self,
-        resolved: &Resolved,
+        resolved: &'t Resolved,
         db: &DbArgs,
         solve: impl FnOnce(&Search<'t>, &CanonicalSpec) -> Result<Vec<Solution>, SearchError>,
     ) -> Result<Vec<Solution>> {
-        let mut table =
+        let table =
             database::SearchTable::open(db, &resolved.target, *self.search.action_config(), self.quiet)?;
-        let Session { search, bar, quiet, note } = self;
-        let search = search.memo(table.memo());
+        let Session { search, bar, quiet, checkpoint, note } = self;
+        let memo = table.memo();
+        // Checkpoints save from a search thread; a save still running when the next one is due
+        // is not waited for.
+        let table = Arc::new(Mutex::new(table));
+        let saver = Arc::clone(&table);
+        let search = search.memo(memo).checkpoint(checkpoint, move |_| {
+            if let Ok(mut table) = saver.try_lock() {
+                table.save();
+            }
+        });
         let result = solve(&search, &resolved.spec);
+        drop(search);
         bar.finish_and_clear();
+        let mut table = table.lock().unwrap_or_else(PoisonError::into_inner);
         let stopped = matches!(result, Err(SearchError::Stopped { .. }));
         let saved = table.save();
         if let Ok(Some(best)) = result.as_ref().map(|s| s.first()) {
@@ -186,7 +205,14 @@ impl<'t> Session<'t> {
                 eprintln_quiet(&line);
             }
         }
-        let solutions = result.map_err(|e| database::explain(&table, search_error(e), stopped))?;
+        let solutions = result.map_err(|e| match (&e, signals::received()) {
+            (SearchError::Stopped { reason: StopReason::Cancelled, .. }, Some(signal)) => {
+                let solved_any = !table.memo().is_empty();
+                let saved_in = table.saved_in().filter(|_| solved_any).map(Path::to_path_buf);
+                anyhow::Error::new(signals::Interrupted { signal, saved_in })
+            }
+            _ => database::explain(&table, search_error(e), stopped),
+        })?;
         Ok(solutions)
     }
 }

@@ -116,6 +116,7 @@ pub fn run(args: &Args) -> Result<()> {
         }
         None => session.solve_with_table(&resolved, &args.db, None)?,
     };
+    crate::signals::check()?;
     let target = &resolved.target;
     let chosen = choose(&solutions, target, args.top_k)?;
     let labels: Vec<String> = match args.top_k {
