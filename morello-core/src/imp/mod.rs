@@ -16,6 +16,10 @@
 //! Kernel   a leaf the code generator emits.     peaks, cost: the kernel's own
 //! SpecApp  a leaf still to be solved.            peaks = 0, cost = 0
 //! ```
+//!
+//! Trees serialise (`morello search --emit json`) but do not deserialise: only the constructors,
+//! which compute cost and peaks for a target, make an `Impl`, so no tree claims a cost its nodes
+//! do not have. (A reader of trees would rebuild them through the constructors.)
 
 mod render;
 #[cfg(test)]
@@ -47,7 +51,7 @@ pub enum AllocKind {
 }
 
 /// A remainder region of a loop: its own body at a fixed origin of the iteration space.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Boundary {
     /// Where the region starts, per iteration dim.
     pub origin: Vec<u32>,
@@ -82,7 +86,7 @@ impl Boundary {
 }
 
 /// A stage of a block: an implementation over some of the parent's operands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Stage {
     /// For each operand of the stage's spec, the parent operand it is.
     pub operands: Vec<usize>,
@@ -108,7 +112,7 @@ pub struct AllocParts {
 }
 
 /// The kinds of node.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Node {
     /// A loop over tiles of the iteration space.
     Loop {
@@ -151,7 +155,7 @@ pub enum Node {
 }
 
 /// An implementation of a spec.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Impl {
     /// The spec this node implements.
     pub spec: CanonicalSpec,

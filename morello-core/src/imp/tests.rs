@@ -204,12 +204,18 @@ fn register_tiled_broadcast_fma() {
 }
 
 #[test]
-fn impl_trees_serialise() {
+fn impl_trees_serialise_with_their_specs_costs_and_kernels() {
     let t = avx2();
     let imp = register_tiled(&t);
-    let json = serde_json::to_string(&imp).unwrap();
-    let back: Impl = serde_json::from_str(&json).unwrap();
-    assert_eq!(back, imp);
+    let json: serde_json::Value = serde_json::to_value(&imp).unwrap();
+    assert_eq!(json["cost"], imp.cost);
+    // The spec serialises as its logical spec; reading that back goes through canonicalisation.
+    let logical: LogicalSpec = serde_json::from_value(json["spec"].clone()).unwrap();
+    assert_eq!(logical.canonicalize(&t).unwrap(), imp.spec);
+    let text = json.to_string();
+    for kernel in imp.kernels() {
+        assert!(text.contains(&format!("\"{kernel}\"")), "{kernel} in {text}");
+    }
 }
 
 #[test]

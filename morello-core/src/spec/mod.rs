@@ -250,7 +250,10 @@ impl LogicalSpec {
 }
 
 /// A validated, canonical [`LogicalSpec`]: the only kind of spec the search and memo accept.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+///
+/// It serialises but does not deserialise: validity depends on the target, so the only way in is
+/// [`LogicalSpec::canonicalize`] (read a [`LogicalSpec`], from text or serde, and canonicalise it).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct CanonicalSpec(LogicalSpec);
 
 impl Deref for CanonicalSpec {
@@ -274,7 +277,7 @@ impl CanonicalSpec {
 }
 
 /// A canonical spec with per-level memory limits.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Spec {
     /// What to compute.
     pub logical: CanonicalSpec,

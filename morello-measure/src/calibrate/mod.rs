@@ -24,6 +24,7 @@ mod fit;
 mod model;
 mod suite;
 
+use morello_core::imp::Parallelism;
 use morello_core::kernels::KernelKind;
 use morello_core::target::Target;
 use serde::Serialize;
@@ -489,9 +490,11 @@ fn parallel_constants(timed: &[Timed], processors: u32) -> Result<Option<[f64; 2
     let mut x = Vec::new();
     let mut y = Vec::new();
     for t in timed {
-        let Measures::Loop { iterations, parallel: true } = t.bench.measures else { continue };
+        let Measures::Loop { iterations, parallelism: Parallelism::Parallel } = t.bench.measures else {
+            continue;
+        };
         let Some(serial) = timed.iter().find(|s| {
-            matches!(s.bench.measures, Measures::Loop { iterations: n, parallel: false } if n == iterations)
+            matches!(s.bench.measures, Measures::Loop { iterations: n, parallelism: Parallelism::Serial } if n == iterations)
         }) else {
             continue;
         };

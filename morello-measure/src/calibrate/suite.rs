@@ -25,6 +25,7 @@
 use std::fmt::Write as _;
 
 use morello_core::dtype::Dtype;
+use morello_core::imp::Parallelism;
 use morello_core::kernels::KernelKind;
 use morello_core::layout::Layout;
 use morello_core::shape::Shape;
@@ -100,8 +101,8 @@ pub(crate) enum Measures {
     Loop {
         /// Iterations of the loop.
         iterations: u64,
-        /// Whether the loop is an OpenMP parallel loop.
-        parallel: bool,
+        /// Serial, or an OpenMP parallel loop.
+        parallelism: Parallelism,
     },
 }
 
@@ -283,7 +284,8 @@ pub(crate) fn parallel_suite(target: &Target) -> Suite {
     let floats = counts.iter().copied().max().unwrap_or(1) as usize * 16;
     let mut benches = Vec::new();
     for &n in &counts {
-        for parallel in [false, true] {
+        for parallelism in [Parallelism::Serial, Parallelism::Parallel] {
+            let parallel = parallelism == Parallelism::Parallel;
             let function = format!("calib_{}", benches.len());
             let pragma = if parallel { "  #pragma omp parallel for schedule(static)\n" } else { "" };
             let source = format!(
@@ -297,7 +299,7 @@ pub(crate) fn parallel_suite(target: &Target) -> Suite {
                 function,
                 source,
                 invocations: 1,
-                measures: Measures::Loop { iterations: n, parallel },
+                measures: Measures::Loop { iterations: n, parallelism },
             });
         }
     }

@@ -33,8 +33,8 @@ fn synthetic(truth: &Target, penalty: u64, setup: u64, per_iteration: u64) -> Ve
     let p = u64::from(truth.processors());
     let body = 3.0 * UNIT;
     for bench in parallel_suite(truth).benches {
-        let Measures::Loop { iterations, parallel } = bench.measures else { unreachable!() };
-        let seconds = if parallel {
+        let Measures::Loop { iterations, parallelism } = bench.measures else { unreachable!() };
+        let seconds = if parallelism == Parallelism::Parallel {
             let share = iterations.div_ceil(p) as f64;
             body * share + (setup as f64 + per_iteration as f64 * share) * UNIT
         } else {

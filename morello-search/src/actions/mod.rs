@@ -165,8 +165,8 @@ pub enum Combine {
     Loop {
         /// Full tiles.
         iterations: u64,
-        /// Whether the loop is parallel.
-        parallel: bool,
+        /// Serial or parallel.
+        parallelism: Parallelism,
     },
     /// A move: the children run one after another inside the allocation.
     Alloc {
@@ -196,14 +196,14 @@ impl Combine {
     pub fn linear(&self, children: usize, target: &Target) -> Linear {
         match self {
             Combine::Leaf { cost, peaks } => Linear { base: *cost, weights: Vec::new(), own: *peaks },
-            Combine::Loop { iterations, parallel: false } => {
+            Combine::Loop { iterations, parallelism: Parallelism::Serial } => {
                 let mut weights = vec![1; children];
                 if let Some(w) = weights.first_mut() {
                     *w = *iterations;
                 }
                 Linear { base: 0, weights, own: MemVec::ZERO }
             }
-            Combine::Loop { iterations, parallel: true } => {
+            Combine::Loop { iterations, parallelism: Parallelism::Parallel } => {
                 let per_thread = iterations.div_ceil(u64::from(target.processors()));
                 let costs = target.costs();
                 let mut weights = vec![1; children];

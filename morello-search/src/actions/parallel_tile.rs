@@ -65,7 +65,7 @@ fn plan(spec: &CanonicalSpec, tile: &[u32], target: &Target) -> Option<Plan> {
     }
     Some(Plan {
         children,
-        combine: Combine::Loop { iterations, parallel: true },
+        combine: Combine::Loop { iterations, parallelism: Parallelism::Parallel },
         shape: PlanShape::Loop { tile: tile.to_vec(), parallelism: Parallelism::Parallel, boundary_origins },
     })
 }

@@ -63,7 +63,7 @@ fn plan(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> Option<
     }
     Some(Plan {
         children,
-        combine: Combine::Loop { iterations: u64::from(n / size), parallel: false },
+        combine: Combine::Loop { iterations: u64::from(n / size), parallelism: Parallelism::Serial },
         shape: PlanShape::Loop { tile, parallelism: Parallelism::Serial, boundary_origins },
     })
 }
