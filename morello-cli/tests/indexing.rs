@@ -1187,7 +1187,10 @@ fn multi_output_fusion_tuples_and_get_tuple_element() {
         .op("fusion", f32s(&[3]), Op::Fusion("g"), &["tu"]);
     let m = Module::new(vec![g, e]);
     let json = check(&m, root(&m));
-    assert_eq!(json[0]["to"]["tuple_index"], 1);
+    // Element 0 of the tuple is never read: XLA's KNOWN EMPTY.
+    assert_eq!(json[0]["to"]["tuple_index"], 0);
+    assert_eq!(json[0]["map"], "KNOWN EMPTY");
+    assert_eq!(json[1]["to"]["tuple_index"], 1);
     check(&m, Subject::Instruction("main", "tu"));
 }
 
@@ -1554,6 +1557,27 @@ fn enumeration_refuses_more_than_a_million_pairs() {
 }
 
 #[test]
+fn ops_without_maps_are_unknown_and_unread_operands_known_empty() {
+    let text = "HloModule m\nENTRY main {\n  p0 = f32[4] parameter(0)\n  i = s32[2,1] parameter(1)\n  \
+                ROOT g = f32[2] gather(p0, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, \
+                index_vector_dim=1, slice_sizes={1}\n}";
+    let (code, stdout, stderr) = indexing(text, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("output 0 `g` [2] -> operand 0 `p0` [4]:\n  unknown"), "{stdout}");
+    let (code, stdout, _) = indexing(text, &["--json", "--enumerate"]);
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json[1]["map"], "unknown");
+    assert!(json[1].get("pairs").is_none());
+    let fused = "HloModule m\nf {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n  \
+                 ROOT n = f32[4] negate(a)\n}\nENTRY main {\n  x = f32[4] parameter(0)\n  y = f32[4] parameter(1)\n  \
+                 ROOT fu = f32[4] fusion(x, y), kind=kLoop, calls=f\n}";
+    let (code, stdout, _) = indexing(fused, &["--enumerate"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("-> operand 1 `y` [4]:\n  KNOWN EMPTY\n  pairs (0):"), "{stdout}");
+}
+
+#[test]
 fn bad_modules_give_the_line_and_the_instruction() {
     let cases = [
         (
@@ -1561,11 +1585,8 @@ fn bad_modules_give_the_line_and_the_instruction() {
             "error: invalid HLO module `-`: line 5, column 1, instruction `x` in computation `main`: expected `,` or `)` after an operand, found `}`",
         ),
         (
-            "HloModule m\nENTRY main {\n  p0 = f32[2] parameter(0)\n  ROOT g = f32[2] gather(p0, p0)\n}",
-            "error: invalid HLO module `-`: line 4, column 19, instruction `g` in computation `main`: unknown opcode `gather`; supported: \
-             parameter, constant, iota, add, subtract, multiply, divide, maximum, minimum, exponential, log, negate, tanh, convert, \
-             select, compare, broadcast, transpose, reverse, reduce, slice, reshape, bitcast, concatenate, dot, pad, reduce-window, \
-             fusion, tuple, get-tuple-element",
+            "HloModule m\nENTRY main {\n  p0 = f32[2] parameter(0)\n  ROOT g = f32[2] gatherr(p0, p0)\n}",
+            "error: invalid HLO module `-`: line 4, column 19, instruction `g` in computation `main`: unknown opcode `gatherr`: XLA has no such opcode",
         ),
         (
             "HloModule m\nENTRY main {\n  p0 = f32[2] parameter(0)\n  a = f32[2] add(p0, b)\n  ROOT b = f32[2] negate(p0)\n}",

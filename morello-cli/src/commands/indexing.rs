@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use morello_xla::hlo::{ComputationId, HloComputation, HloModule, HloShape, InstrId};
 use morello_xla::indexing::{
-    EnumerationLimits, IndexPair, IndexingError, IndexingMap, OperandMaps, OutputMaps,
+    Completeness, EnumerationLimits, IndexPair, IndexingError, IndexingMap, OperandMaps, OutputMaps,
     computation_output_to_parameters, computation_parameter_to_outputs, input_to_output, output_to_input,
 };
 use serde_json::json;
@@ -26,10 +26,12 @@ Examples:
 
 The file is XLA's HLO module text (`HloModule m`, computations `name { ... }`, one marked ENTRY,
 instructions `[ROOT] name = shape opcode(operands), attributes`), or a bare list of
-instructions. Supported opcodes: parameter, constant, iota, the elementwise ops (add, subtract,
-multiply, divide, maximum, minimum, exponential, log, negate, tanh, convert, select, compare),
-broadcast, transpose, reverse, reduce, slice, reshape, bitcast, concatenate, dot, pad,
-reduce-window, fusion, tuple, get-tuple-element.
+instructions. Opcodes with maps: parameter, constant, iota, every elementwise op (add, ...,
+select and clamp with scalar operands, compare, convert, copy, bitcast-convert of one width),
+map, broadcast, transpose, reverse, reduce, slice, dynamic-slice, dynamic-update-slice, reshape,
+bitcast, concatenate, dot, pad, reduce-window, fusion, tuple, get-tuple-element. Every other XLA
+opcode (gather, convolution, custom-call, ...) is read too; the maps through it are `unknown`.
+An operand a fusion never reads has the map `KNOWN EMPTY`.
 
 A map `(d0, d1)[s0] -> (d0, s0), domain: ...` relates a source index d to the target indices
 f(d, s) for every value of the symbols s in the domain. Out-to-in maps go from an output of the
@@ -130,11 +132,45 @@ impl Endpoint {
     }
 }
 
-/// One map with its ends.
+/// What is known of one (from, to) pair of ends.
+enum Relation {
+    /// One map of the pair.
+    Map(IndexingMap),
+    /// Nothing is related: XLA's `KNOWN EMPTY` (a fusion operand that is never read).
+    KnownEmpty,
+    /// An op on the way has no map: what is related is unknown.
+    Unknown,
+}
+
+impl std::fmt::Display for Relation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Relation::Map(map) if f.alternate() => write!(f, "{map:#}"),
+            Relation::Map(map) => write!(f, "{map}"),
+            Relation::KnownEmpty => f.write_str("KNOWN EMPTY"),
+            Relation::Unknown => f.write_str("unknown"),
+        }
+    }
+}
+
+/// The entries of one (from, to) pair: one per map, `unknown` first if the maps are not all,
+/// `KNOWN EMPTY` if there are none.
+fn relations(maps: Vec<IndexingMap>, completeness: Completeness) -> Vec<Relation> {
+    let mut out = Vec::new();
+    if completeness == Completeness::Unknown {
+        out.push(Relation::Unknown);
+    } else if maps.is_empty() {
+        out.push(Relation::KnownEmpty);
+    }
+    out.extend(maps.into_iter().map(Relation::Map));
+    out
+}
+
+/// One map (or what stands for it) with its ends.
 struct Entry {
     from: Endpoint,
     to: Endpoint,
-    map: IndexingMap,
+    map: Relation,
 }
 
 /// Runs `morello indexing`.
@@ -288,9 +324,9 @@ fn entries(module: &HloModule, subject: Subject, args: &Args) -> Result<Vec<Entr
                 }
                 .map_err(analysis)?;
                 for operand_maps in maps.into_iter().filter(|m| positions.contains(&m.operand)) {
-                    for map in operand_maps.maps {
-                        let to = source(operand_maps.operand, operand_maps.operand_output);
-                        entries.push(Entry { from: output(index), to, map });
+                    let to = || source(operand_maps.operand, operand_maps.operand_output);
+                    for map in relations(operand_maps.maps.clone(), operand_maps.completeness) {
+                        entries.push(Entry { from: output(index), to: to(), map });
                     }
                 }
             }
@@ -313,7 +349,7 @@ fn entries(module: &HloModule, subject: Subject, args: &Args) -> Result<Vec<Entr
                 }
                 .map_err(analysis)?;
                 for output_maps in maps {
-                    for map in output_maps.maps {
+                    for map in relations(output_maps.maps, output_maps.completeness) {
                         let from = source(position, output_maps.operand_output);
                         entries.push(Entry { from, to: output(output_maps.output), map });
                     }
@@ -338,11 +374,17 @@ fn analysis_error(error: IndexingError, computation: &str) -> anyhow::Error {
     }
 }
 
-/// Every pair a map relates, or a refusal naming the map.
-fn enumerate(entry: &Entry) -> Result<Vec<IndexPair>> {
+/// Every pair a map relates (none for `KNOWN EMPTY`), `None` when unknown, or a refusal naming
+/// the map.
+fn enumerate(entry: &Entry) -> Result<Option<Vec<IndexPair>>> {
+    let map = match &entry.map {
+        Relation::Map(map) => map,
+        Relation::KnownEmpty => return Ok(Some(Vec::new())),
+        Relation::Unknown => return Ok(None),
+    };
     let limits = EnumerationLimits { max_pairs: MAX_PAIRS, ..EnumerationLimits::default() };
     let which = || format!("the map from {} to {}", entry.from.text(), entry.to.text());
-    entry.map.enumerate(&limits).map_err(|e| match e {
+    map.enumerate(&limits).map(Some).map_err(|e| match e {
         IndexingError::TooManyPairs { limit } => bad_input(format!(
             "--enumerate: {} relates more than {limit} pairs, the most it lists for one map (leave out --enumerate to see the map)",
             which()
@@ -356,7 +398,7 @@ fn enumerate(entry: &Entry) -> Result<Vec<IndexPair>> {
 }
 
 /// The JSON array, one object per map, each pair on its own line.
-fn json_text(entries: &[Entry], pairs: Option<&[Vec<IndexPair>]>) -> String {
+fn json_text(entries: &[Entry], pairs: Option<&[Option<Vec<IndexPair>>]>) -> String {
     let mut out = String::from("[");
     for (i, entry) in entries.iter().enumerate() {
         out += if i == 0 { "\n" } else { ",\n" };
@@ -367,7 +409,7 @@ fn json_text(entries: &[Entry], pairs: Option<&[Vec<IndexPair>]>) -> String {
             entry.to.json(),
             json!(entry.map.to_string())
         );
-        if let Some(pairs) = pairs.and_then(|p| p.get(i)) {
+        if let Some(pairs) = pairs.and_then(|p| p.get(i)).and_then(Option::as_ref) {
             out += ",\n    \"pairs\": [";
             for (k, pair) in pairs.iter().enumerate() {
                 out += if k == 0 { "\n      " } else { ",\n      " };
@@ -387,7 +429,7 @@ fn plain_text(
     subject: Subject,
     direction: Direction,
     entries: &[Entry],
-    pairs: Option<&[Vec<IndexPair>]>,
+    pairs: Option<&[Option<Vec<IndexPair>>]>,
 ) -> String {
     let way = match direction {
         Direction::OutToIn => "output-to-input",
@@ -420,7 +462,7 @@ fn plain_text(
         for line in format!("{:#}", entry.map).lines() {
             let _ = writeln!(out, "  {line}");
         }
-        if let Some(pairs) = pairs.and_then(|p| p.get(i)) {
+        if let Some(pairs) = pairs.and_then(|p| p.get(i)).and_then(Option::as_ref) {
             let _ = writeln!(out, "  pairs ({}):", pairs.len());
             for pair in pairs {
                 let _ = writeln!(out, "    ({}) -> ({})", join(&pair.source), join(&pair.target));

@@ -62,8 +62,83 @@ pub enum ElementwiseOp {
     Tanh,
     /// `convert(a)` (the element type is in the result shape, which is not modelled).
     Convert,
-    /// `select(pred, on_true, on_false)`.
+    /// `select(pred, on_true, on_false)`; `pred` may be a scalar.
     Select,
+    /// `abs(a)`.
+    Abs,
+    /// `sign(a)`.
+    Sign,
+    /// `floor(a)`.
+    Floor,
+    /// `ceil(a)`.
+    Ceil,
+    /// `round-nearest-even(a)`.
+    RoundNearestEven,
+    /// `round-nearest-afz(a)`.
+    RoundNearestAfz,
+    /// `sqrt(a)`.
+    Sqrt,
+    /// `rsqrt(a)`.
+    Rsqrt,
+    /// `cbrt(a)`.
+    Cbrt,
+    /// `logistic(a)`.
+    Logistic,
+    /// `sine(a)`.
+    Sine,
+    /// `cosine(a)`.
+    Cosine,
+    /// `tan(a)`.
+    Tan,
+    /// `erf(a)`.
+    Erf,
+    /// `exponential-minus-one(a)` (expm1).
+    ExponentialMinusOne,
+    /// `log-plus-one(a)` (log1p).
+    LogPlusOne,
+    /// `is-finite(a)`.
+    IsFinite,
+    /// `not(a)`.
+    Not,
+    /// `popcnt(a)`.
+    Popcnt,
+    /// `count-leading-zeros(a)`.
+    CountLeadingZeros,
+    /// `bitcast-convert(a)` between types of the same width (other widths change the shape and have no map here).
+    BitcastConvert,
+    /// `reduce-precision(a), exponent_bits=.., mantissa_bits=..`.
+    ReducePrecision,
+    /// `copy(a)`.
+    Copy,
+    /// `real(a)`.
+    Real,
+    /// `imag(a)`.
+    Imag,
+    /// `power(a, b)`.
+    Power,
+    /// `remainder(a, b)`.
+    Remainder,
+    /// `and(a, b)`.
+    And,
+    /// `or(a, b)`.
+    Or,
+    /// `xor(a, b)`.
+    Xor,
+    /// `atan2(a, b)`.
+    Atan2,
+    /// `shift-left(a, b)`.
+    ShiftLeft,
+    /// `shift-right-arithmetic(a, b)`.
+    ShiftRightArithmetic,
+    /// `shift-right-logical(a, b)`.
+    ShiftRightLogical,
+    /// `complex(re, im)`.
+    Complex,
+    /// `stochastic-convert(a, random)`.
+    StochasticConvert,
+    /// `clamp(min, a, max)`; `min` and `max` may be scalars.
+    Clamp,
+
     /// `compare(a, b), direction=...`.
     Compare(ComparisonDirection),
 }
@@ -84,6 +159,43 @@ impl ElementwiseOp {
             "tanh" => Self::Tanh,
             "convert" => Self::Convert,
             "select" => Self::Select,
+            "abs" => Self::Abs,
+            "sign" => Self::Sign,
+            "floor" => Self::Floor,
+            "ceil" => Self::Ceil,
+            "round-nearest-even" => Self::RoundNearestEven,
+            "round-nearest-afz" => Self::RoundNearestAfz,
+            "sqrt" => Self::Sqrt,
+            "rsqrt" => Self::Rsqrt,
+            "cbrt" => Self::Cbrt,
+            "logistic" => Self::Logistic,
+            "sine" => Self::Sine,
+            "cosine" => Self::Cosine,
+            "tan" => Self::Tan,
+            "erf" => Self::Erf,
+            "exponential-minus-one" => Self::ExponentialMinusOne,
+            "log-plus-one" => Self::LogPlusOne,
+            "is-finite" => Self::IsFinite,
+            "not" => Self::Not,
+            "popcnt" => Self::Popcnt,
+            "count-leading-zeros" => Self::CountLeadingZeros,
+            "bitcast-convert" => Self::BitcastConvert,
+            "reduce-precision" => Self::ReducePrecision,
+            "copy" => Self::Copy,
+            "real" => Self::Real,
+            "imag" => Self::Imag,
+            "power" => Self::Power,
+            "remainder" => Self::Remainder,
+            "and" => Self::And,
+            "or" => Self::Or,
+            "xor" => Self::Xor,
+            "atan2" => Self::Atan2,
+            "shift-left" => Self::ShiftLeft,
+            "shift-right-arithmetic" => Self::ShiftRightArithmetic,
+            "shift-right-logical" => Self::ShiftRightLogical,
+            "complex" => Self::Complex,
+            "stochastic-convert" => Self::StochasticConvert,
+            "clamp" => Self::Clamp,
             _ => return None,
         })
     }
@@ -103,6 +215,43 @@ impl ElementwiseOp {
             Self::Tanh => "tanh",
             Self::Convert => "convert",
             Self::Select => "select",
+            Self::Abs => "abs",
+            Self::Sign => "sign",
+            Self::Floor => "floor",
+            Self::Ceil => "ceil",
+            Self::RoundNearestEven => "round-nearest-even",
+            Self::RoundNearestAfz => "round-nearest-afz",
+            Self::Sqrt => "sqrt",
+            Self::Rsqrt => "rsqrt",
+            Self::Cbrt => "cbrt",
+            Self::Logistic => "logistic",
+            Self::Sine => "sine",
+            Self::Cosine => "cosine",
+            Self::Tan => "tan",
+            Self::Erf => "erf",
+            Self::ExponentialMinusOne => "exponential-minus-one",
+            Self::LogPlusOne => "log-plus-one",
+            Self::IsFinite => "is-finite",
+            Self::Not => "not",
+            Self::Popcnt => "popcnt",
+            Self::CountLeadingZeros => "count-leading-zeros",
+            Self::BitcastConvert => "bitcast-convert",
+            Self::ReducePrecision => "reduce-precision",
+            Self::Copy => "copy",
+            Self::Real => "real",
+            Self::Imag => "imag",
+            Self::Power => "power",
+            Self::Remainder => "remainder",
+            Self::And => "and",
+            Self::Or => "or",
+            Self::Xor => "xor",
+            Self::Atan2 => "atan2",
+            Self::ShiftLeft => "shift-left",
+            Self::ShiftRightArithmetic => "shift-right-arithmetic",
+            Self::ShiftRightLogical => "shift-right-logical",
+            Self::Complex => "complex",
+            Self::StochasticConvert => "stochastic-convert",
+            Self::Clamp => "clamp",
             Self::Compare(_) => "compare",
         }
     }
@@ -110,15 +259,65 @@ impl ElementwiseOp {
     /// The number of operands.
     pub fn arity(self) -> usize {
         match self {
-            Self::Exponential | Self::Log | Self::Negate | Self::Tanh | Self::Convert => 1,
+            Self::Exponential
+            | Self::Log
+            | Self::Negate
+            | Self::Tanh
+            | Self::Convert
+            | Self::Abs
+            | Self::Sign
+            | Self::Floor
+            | Self::Ceil
+            | Self::RoundNearestEven
+            | Self::RoundNearestAfz
+            | Self::Sqrt
+            | Self::Rsqrt
+            | Self::Cbrt
+            | Self::Logistic
+            | Self::Sine
+            | Self::Cosine
+            | Self::Tan
+            | Self::Erf
+            | Self::ExponentialMinusOne
+            | Self::LogPlusOne
+            | Self::IsFinite
+            | Self::Not
+            | Self::Popcnt
+            | Self::CountLeadingZeros
+            | Self::BitcastConvert
+            | Self::ReducePrecision
+            | Self::Copy
+            | Self::Real
+            | Self::Imag => 1,
             Self::Add
             | Self::Subtract
             | Self::Multiply
             | Self::Divide
             | Self::Maximum
             | Self::Minimum
-            | Self::Compare(_) => 2,
-            Self::Select => 3,
+            | Self::Compare(_)
+            | Self::Power
+            | Self::Remainder
+            | Self::And
+            | Self::Or
+            | Self::Xor
+            | Self::Atan2
+            | Self::ShiftLeft
+            | Self::ShiftRightArithmetic
+            | Self::ShiftRightLogical
+            | Self::Complex
+            | Self::StochasticConvert => 2,
+            Self::Select | Self::Clamp => 3,
+        }
+    }
+
+    /// Whether operand `position` may be a scalar that every output element reads (the
+    /// predicate of `select`, the bounds of `clamp`).
+    pub fn allows_scalar_operand(self, position: usize) -> bool {
+        match self {
+            Self::Select => position == 0,
+            Self::Clamp => position != 1,
+            _ => false,
         }
     }
 }
@@ -262,6 +461,26 @@ pub enum HloOp {
         /// The tuple element.
         index: usize,
     },
+    /// `map(xs...), dimensions={...}, to_apply=c`: elementwise with a computation.
+    Map {
+        /// The computation applied to each element.
+        to_apply: ComputationId,
+    },
+    /// `dynamic-slice(x, offsets...), dynamic_slice_sizes={...}`: a window of `x` at run-time
+    /// offsets (one scalar per dimension), clamped so that the window fits.
+    DynamicSlice {
+        /// The size of the window in each dimension.
+        sizes: Vec<i64>,
+    },
+    /// `dynamic-update-slice(x, update, offsets...)`: `x` with `update` written at run-time
+    /// offsets (one scalar per dimension), clamped so that the update fits.
+    DynamicUpdateSlice,
+    /// An XLA opcode this project has no indexing map for (`gather`, `custom-call`, ...): read
+    /// and kept in the module, its operands' maps are unknown.
+    Unknown {
+        /// XLA's opcode text.
+        opcode: &'static str,
+    },
 }
 
 impl HloOp {
@@ -286,13 +505,19 @@ impl HloOp {
             HloOp::Fusion { .. } => "fusion",
             HloOp::Tuple => "tuple",
             HloOp::GetTupleElement { .. } => "get-tuple-element",
+            HloOp::Map { .. } => "map",
+            HloOp::DynamicSlice { .. } => "dynamic-slice",
+            HloOp::DynamicUpdateSlice => "dynamic-update-slice",
+            HloOp::Unknown { opcode } => opcode,
         }
     }
 
     /// The computation this op calls, if any.
     pub fn called_computation(&self) -> Option<ComputationId> {
         match self {
-            HloOp::Reduce { to_apply, .. } | HloOp::ReduceWindow { to_apply, .. } => Some(*to_apply),
+            HloOp::Reduce { to_apply, .. }
+            | HloOp::ReduceWindow { to_apply, .. }
+            | HloOp::Map { to_apply } => Some(*to_apply),
             HloOp::Fusion { calls } => Some(*calls),
             _ => None,
         }

@@ -8,8 +8,8 @@
 use std::collections::HashSet;
 
 use super::{
-    ArrayShape, ComputationId, DotDimensions, HloComputation, HloError, HloErrorKind, HloInstruction, HloOp,
-    HloShape, PadDim, SliceDim, WindowDim,
+    ArrayShape, ComputationId, DotDimensions, ElementwiseOp, HloComputation, HloError, HloErrorKind,
+    HloInstruction, HloOp, HloShape, PadDim, SliceDim, WindowDim,
 };
 
 type Check = Result<(), HloErrorKind>;
@@ -187,7 +187,7 @@ impl<'a> OpCheck<'a> {
         match &self.instr.op {
             HloOp::Parameter { .. } | HloOp::Constant => self.count(0),
             HloOp::Iota { dimension } => self.iota(*dimension),
-            HloOp::Elementwise(op) => self.elementwise(op.arity()),
+            HloOp::Elementwise(op) => self.elementwise(*op),
             HloOp::Broadcast { dimensions } => self.broadcast(dimensions),
             HloOp::Transpose { dimensions } => self.transpose(dimensions),
             HloOp::Reverse { dimensions } => self.reverse(dimensions),
@@ -201,6 +201,12 @@ impl<'a> OpCheck<'a> {
             HloOp::Fusion { calls } => self.fusion(*calls),
             HloOp::Tuple => self.tuple(),
             HloOp::GetTupleElement { index } => self.get_tuple_element(*index),
+            HloOp::Map { .. } => self.map(),
+            HloOp::DynamicSlice { sizes } => self.dynamic_slice(sizes),
+            HloOp::DynamicUpdateSlice => self.dynamic_update_slice(),
+            // Nothing is known of an op without a map but its operands' and result's shapes,
+            // which were checked on their own.
+            HloOp::Unknown { .. } => Ok(()),
         }
     }
 
@@ -273,13 +279,59 @@ impl<'a> OpCheck<'a> {
         dims_in_range("iota_dimension", &[dimension], self.result()?.rank())
     }
 
-    fn elementwise(&self, arity: usize) -> Check {
-        self.count(arity)?;
+    fn elementwise(&self, op: ElementwiseOp) -> Check {
+        self.count(op.arity())?;
         let result = self.result()?;
-        for position in 0..arity {
+        for position in 0..op.arity() {
+            let dims = &self.operand(position)?.dims;
+            if dims.is_empty() && op.allows_scalar_operand(position) {
+                continue;
+            }
+            same_dims(&self.operand_what(position), &result.dims, dims)?;
+        }
+        Ok(())
+    }
+
+    fn map(&self) -> Check {
+        if self.operands.is_empty() {
+            return Err(self.count_error("at least 1".into()));
+        }
+        let result = self.result()?;
+        for position in 0..self.operands.len() {
             same_dims(&self.operand_what(position), &result.dims, &self.operand(position)?.dims)?;
         }
         Ok(())
+    }
+
+    /// The run-time offsets after the first `first` operands: one scalar per dimension.
+    fn offsets(&self, first: usize, rank: usize) -> Check {
+        self.count(first + rank)?;
+        (first..first + rank).try_for_each(|position| self.scalar(position))
+    }
+
+    fn dynamic_slice(&self, sizes: &[i64]) -> Check {
+        let (operand, result) = (self.operand(0)?, self.result()?);
+        self.offsets(1, operand.rank())?;
+        length("dynamic_slice_sizes", operand.rank(), sizes.len())?;
+        for (dimension, (&size, &bound)) in sizes.iter().zip(&operand.dims).enumerate() {
+            if size < 0 || size > bound {
+                return Err(HloErrorKind::SliceOutOfBounds { dimension, start: 0, limit: size, size: bound });
+            }
+        }
+        same_dims("the result", sizes, &result.dims)
+    }
+
+    fn dynamic_update_slice(&self) -> Check {
+        let (operand, result) = (self.operand(0)?, self.result()?);
+        let update = self.operand(1)?;
+        self.offsets(2, operand.rank())?;
+        length("the update's dimensions", operand.rank(), update.rank())?;
+        for (dimension, (&size, &bound)) in update.dims.iter().zip(&operand.dims).enumerate() {
+            if size > bound {
+                return Err(HloErrorKind::SliceOutOfBounds { dimension, start: 0, limit: size, size: bound });
+            }
+        }
+        same_dims("the result", &operand.dims, &result.dims)
     }
 
     fn broadcast(&self, dimensions: &[usize]) -> Check {

@@ -10,12 +10,16 @@
 //! `p0 + transpose(p0)` has two); maps equal after simplification are kept once (the seed's
 //! chain of transposes has one), and maps known to be empty are dropped (they relate nothing).
 //!
+//! An op without a map (an edge whose [`Completeness`] is `Unknown`) makes its operand's maps
+//! unknown, and so everything reached from there: the result for a parameter is then the maps
+//! found along the other paths, marked `Unknown`.
+//!
 //! The walks take the maps of one instruction from their caller (`analysis.rs`, which recurses
 //! into nested fusions through them), so this file depends on no op.
 
 use crate::hlo::{HloComputation, HloOp, InstrId};
 
-use super::{IndexingError, IndexingMap, OperandMaps, OutputMaps, compose};
+use super::{Completeness, IndexingError, IndexingMap, OperandMaps, OutputMaps, compose};
 
 /// The most distinct maps one value of a computation may collect before the analysis gives up
 /// with [`IndexingError::TooManyMaps`].
@@ -43,11 +47,15 @@ pub(super) fn output_to_parameters(
         }
         for out in 0..instr.shape.arrays().len() {
             let reaching = std::mem::take(&mut sets.maps[index][out]);
-            if reaching.is_empty() {
+            let unknown = sets.unknown[index][out];
+            if reaching.is_empty() && !unknown {
                 continue;
             }
             for edge in maps_of(id, out)? {
                 let Some(&target) = instr.operands.get(edge.operand) else { continue };
+                if unknown || edge.completeness == Completeness::Unknown {
+                    sets.mark_unknown(target, edge.operand_output);
+                }
                 for a in &reaching {
                     for m in &edge.maps {
                         sets.add(target, edge.operand_output, compose(a, m)?)?;
@@ -63,10 +71,9 @@ pub(super) fn output_to_parameters(
         .enumerate()
         .flat_map(|(number, id)| {
             let arrays = sets.maps[id.0].clone();
-            arrays.into_iter().enumerate().map(move |(operand_output, maps)| OperandMaps {
-                operand: number,
-                operand_output,
-                maps,
+            let unknown = sets.unknown[id.0].clone();
+            arrays.into_iter().zip(unknown).enumerate().map(move |(operand_output, (maps, unknown))| {
+                OperandMaps { operand: number, operand_output, maps, completeness: completeness(unknown) }
             })
         })
         .collect())
@@ -92,10 +99,14 @@ pub(super) fn parameter_to_outputs(
         for (position, operand) in instr.operands.iter().enumerate() {
             for operand_output in 0..sets.maps[operand.0].len() {
                 let reaching = sets.maps[operand.0][operand_output].clone();
-                if reaching.is_empty() {
+                let unknown = sets.unknown[operand.0][operand_output];
+                if reaching.is_empty() && !unknown {
                     continue;
                 }
                 for edge in maps_of(InstrId(index), position, operand_output)? {
+                    if unknown || edge.completeness == Completeness::Unknown {
+                        sets.mark_unknown(InstrId(index), edge.output);
+                    }
                     for a in &reaching {
                         for m in &edge.maps {
                             sets.add(InstrId(index), edge.output, compose(a, m)?)?;
@@ -106,24 +117,45 @@ pub(super) fn parameter_to_outputs(
         }
     }
     let root = &sets.maps[comp.root.0];
+    let unknown = &sets.unknown[comp.root.0];
     Ok(root
         .iter()
+        .zip(unknown)
         .enumerate()
-        .map(|(output, maps)| OutputMaps { operand_output: parameter_output, output, maps: maps.clone() })
+        .map(|(output, (maps, &unknown))| OutputMaps {
+            operand_output: parameter_output,
+            output,
+            maps: maps.clone(),
+            completeness: completeness(unknown),
+        })
         .collect())
+}
+
+fn completeness(unknown: bool) -> Completeness {
+    if unknown { Completeness::Unknown } else { Completeness::Complete }
 }
 
 /// The maps reaching every array of every instruction.
 struct Sets<'a> {
     computation: &'a HloComputation,
     maps: Vec<Vec<Vec<IndexingMap>>>,
+    /// Whether a path through an op without a map reaches each array.
+    unknown: Vec<Vec<bool>>,
 }
 
 impl<'a> Sets<'a> {
     fn new(computation: &'a HloComputation) -> Self {
         let maps =
             computation.instructions.iter().map(|i| vec![Vec::new(); i.shape.arrays().len()]).collect();
-        Sets { computation, maps }
+        let unknown = computation.instructions.iter().map(|i| vec![false; i.shape.arrays().len()]).collect();
+        Sets { computation, maps, unknown }
+    }
+
+    /// Marks an array as reached through an op without a map.
+    fn mark_unknown(&mut self, id: InstrId, output: usize) {
+        if let Some(flag) = self.unknown.get_mut(id.0).and_then(|outputs| outputs.get_mut(output)) {
+            *flag = true;
+        }
     }
 
     /// Adds a map unless it is known empty or already present.

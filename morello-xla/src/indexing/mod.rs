@@ -64,4 +64,4 @@ pub use enumerate::{EnumerationLimits, IndexPair};
 pub use error::IndexingError;
 pub use fusion::MAX_MAPS_PER_VALUE;
 pub use map::{Constraint, IndexingMap};
-pub use ops::{OperandMaps, OutputMaps};
+pub use ops::{Completeness, OperandMaps, OutputMaps};

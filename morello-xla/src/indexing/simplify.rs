@@ -36,6 +36,10 @@
 //!   (x + k) floordiv c           -> x floordiv c + floor((r' + k) / c)
 //!   (x + k) ceildiv c            -> x floordiv c + ceil((r' + k) / c)
 //!   (x + k) mod c                -> (r' + k) mod c
+//! dims:
+//!   d in [v, v]                  -> the constant v inside every larger expression (`d0 + s0` with
+//!                                   d0 in [0, 0] is s0); a result that is d alone stays d, as XLA
+//!                                   prints a degenerate dimension
 //! symbols:
 //!   s in [v, v]                  -> the constant v, and s is removed
 //!   s unused                     -> removed                      (its range is not empty)
@@ -139,18 +143,33 @@ fn pass(map: &IndexingMap) -> Result<Option<IndexingMap>, IndexingError> {
     let results = map
         .results
         .iter()
-        .map(|r| simplify_expr(r, &env, &all_facts))
+        .map(|r| simplify_expr(&fold_point_dims(r, &ranges.dims)?, &env, &all_facts))
         .collect::<Result<Vec<_>, IndexingError>>()?;
     let mut constraints = Vec::with_capacity(scanned.len());
     for (i, c) in scanned.iter().enumerate() {
         let others: Vec<ModFact> =
             facts.iter().enumerate().filter(|(j, _)| *j != i).filter_map(|(_, f)| f.clone()).collect();
-        constraints.push(Constraint::new(simplify_expr(&c.expr, &env, &others)?, c.range));
+        let expr = fold_point_dims(&c.expr, &ranges.dims)?;
+        constraints.push(Constraint::new(simplify_expr(&expr, &env, &others)?, c.range));
     }
     let map = IndexingMap { dim_ranges: ranges.dims, symbol_ranges: ranges.symbols, results, constraints };
     let mut map = canonical_symbols(&map)?;
     map.constraints.sort_by(|a, b| (&a.expr, a.range.lo, a.range.hi).cmp(&(&b.expr, b.range.lo, b.range.hi)));
     Ok(Some(map))
+}
+
+/// `expr` with every dim whose range is one value replaced by that value, unless `expr` is
+/// that dim alone.
+fn fold_point_dims(expr: &IndexExpr, dims: &[Interval]) -> Result<IndexExpr, IndexingError> {
+    if expr.as_var().is_some() {
+        return Ok(expr.clone());
+    }
+    Ok(expr.substitute(&mut |var| {
+        Ok(match var {
+            Var::Dim(i) => dims.get(i as usize).filter(|r| r.lo == r.hi).map(|r| IndexExpr::constant(r.lo)),
+            Var::Symbol(_) => None,
+        })
+    })?)
 }
 
 /// The ranges of a map being simplified.

@@ -168,19 +168,33 @@ pub(super) fn op(instr: &RawInstruction<'_>, computations: &HashMap<&str, usize>
         "fusion" => HloOp::Fusion { calls: callee("calls")? },
         "tuple" => HloOp::Tuple,
         "get-tuple-element" => HloOp::GetTupleElement { index: attributes.required("index", at, dimension)? },
-        elementwise => match ElementwiseOp::from_opcode(elementwise) {
+        "map" => HloOp::Map { to_apply: callee("to_apply")? },
+        "dynamic-slice" => {
+            let sizes = attributes.required("dynamic_slice_sizes", at, dimension_list)?;
+            HloOp::DynamicSlice {
+                sizes: sizes.into_iter().map(|s| i64::try_from(s).unwrap_or(i64::MAX)).collect(),
+            }
+        }
+        "dynamic-update-slice" => HloOp::DynamicUpdateSlice,
+        other => match ElementwiseOp::from_opcode(other) {
             Some(op) => HloOp::Elementwise(op),
+            None if super::OPCODES_WITHOUT_MAPS.contains(&other) => HloOp::Unknown { opcode: other },
             None => {
-                let kind = HloTextErrorKind::UnknownOpcode { opcode: elementwise.to_string() };
+                let kind = HloTextErrorKind::UnknownOpcode { opcode: other.to_string() };
                 return Err((at, kind));
             }
         },
     })
 }
 
-/// The opcode as a `'static` string (every supported opcode is in the list).
+/// The opcode as a `'static` string (the syntax pass accepted only XLA's opcodes).
 fn canonical_opcode(opcode: &str) -> &'static str {
-    super::SUPPORTED_OPCODES.iter().copied().find(|&o| o == opcode).unwrap_or("unknown")
+    super::SUPPORTED_OPCODES
+        .iter()
+        .chain(super::OPCODES_WITHOUT_MAPS)
+        .copied()
+        .find(|&o| o == opcode)
+        .unwrap_or("unknown")
 }
 
 /// One attribute value read with the workspace's text cursor; errors are messages that the

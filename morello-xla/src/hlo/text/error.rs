@@ -65,8 +65,8 @@ pub enum HloTextErrorKind {
         /// What is not supported.
         message: String,
     },
-    /// An opcode outside the supported subset.
-    #[error("unknown opcode `{opcode}`; supported: {}", super::SUPPORTED_OPCODES.join(", "))]
+    /// A word where an opcode goes that is not one of XLA's opcodes.
+    #[error("unknown opcode `{opcode}`: XLA has no such opcode")]
     UnknownOpcode {
         /// The opcode as written.
         opcode: String,

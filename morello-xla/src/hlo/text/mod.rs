@@ -21,8 +21,15 @@
 //!   one computation named `main`.
 //! - Comments `/* ... */` and `// ...` are ignored; newlines are spaces, so an instruction may
 //!   span lines.
-//! - Opcodes: [`SUPPORTED_OPCODES`]. The attributes each one reads are listed in
-//!   `attributes.rs`; every other attribute (`metadata`, `kind`, `sharding`, ...) is ignored.
+//! - Opcodes: [`SUPPORTED_OPCODES`], with their maps, and every other XLA opcode
+//!   ([`OPCODES_WITHOUT_MAPS`]), kept as [`HloOp::Unknown`](super::HloOp::Unknown) with its
+//!   attributes ignored. The attributes each supported opcode reads are listed in
+//!   `attributes.rs`; every other attribute (`metadata`, `frontend_attributes`,
+//!   `backend_config`, `kind`, `sharding`, ...) is read as a balanced group or string and
+//!   ignored.
+//! - The stack-frame tables XLA prints after the module header (`FileNames`, `FunctionNames`,
+//!   `FileLocations`, `StackFrames`) are skipped, and so are module and computation attributes
+//!   (`is_scheduled=true`, `entry_computation_layout={...}`, `execution_thread="main"`).
 //!
 //! Reading is two passes: `syntax.rs` reads the structure (and the shapes); `resolve.rs`
 //! resolves names and builds the ops, and [`HloModule::new`] validates the result. Every error
@@ -100,7 +107,110 @@ pub const SUPPORTED_OPCODES: &[&str] = &[
     "fusion",
     "tuple",
     "get-tuple-element",
+    "abs",
+    "sign",
+    "floor",
+    "ceil",
+    "round-nearest-even",
+    "round-nearest-afz",
+    "sqrt",
+    "rsqrt",
+    "cbrt",
+    "logistic",
+    "sine",
+    "cosine",
+    "tan",
+    "erf",
+    "exponential-minus-one",
+    "log-plus-one",
+    "is-finite",
+    "not",
+    "popcnt",
+    "count-leading-zeros",
+    "bitcast-convert",
+    "reduce-precision",
+    "copy",
+    "real",
+    "imag",
+    "power",
+    "remainder",
+    "and",
+    "or",
+    "xor",
+    "atan2",
+    "shift-left",
+    "shift-right-arithmetic",
+    "shift-right-logical",
+    "complex",
+    "stochastic-convert",
+    "clamp",
+    "map",
+    "dynamic-slice",
+    "dynamic-update-slice",
 ];
+
+/// The other opcodes XLA has: read and kept as [`HloOp::Unknown`](super::HloOp::Unknown), whose
+/// operands' maps are unknown (an opcode in neither list is an error).
+pub const OPCODES_WITHOUT_MAPS: &[&str] = &[
+    "add-dependency",
+    "after-all",
+    "all-gather",
+    "all-gather-done",
+    "all-gather-start",
+    "all-reduce",
+    "all-reduce-done",
+    "all-reduce-start",
+    "all-to-all",
+    "async-done",
+    "async-start",
+    "async-update",
+    "batch-norm-grad",
+    "batch-norm-inference",
+    "batch-norm-training",
+    "call",
+    "cholesky",
+    "collective-broadcast",
+    "collective-permute",
+    "collective-permute-done",
+    "collective-permute-start",
+    "conditional",
+    "convolution",
+    "copy-done",
+    "copy-start",
+    "custom-call",
+    "domain",
+    "dynamic-reshape",
+    "fft",
+    "gather",
+    "get-dimension-size",
+    "infeed",
+    "opt-barrier",
+    "outfeed",
+    "partition-id",
+    "ragged-all-to-all",
+    "ragged-dot",
+    "recv",
+    "recv-done",
+    "reduce-scatter",
+    "replica-id",
+    "rng",
+    "rng-bit-generator",
+    "rng-get-and-update-state",
+    "scatter",
+    "select-and-scatter",
+    "send",
+    "send-done",
+    "set-dimension-size",
+    "sort",
+    "topk",
+    "triangular-solve",
+    "while",
+];
+
+/// Whether `opcode` is one XLA has (with or without a map here).
+pub(crate) fn is_xla_opcode(opcode: &str) -> bool {
+    SUPPORTED_OPCODES.contains(&opcode) || OPCODES_WITHOUT_MAPS.contains(&opcode)
+}
 
 impl FromStr for HloModule {
     type Err = HloTextError;

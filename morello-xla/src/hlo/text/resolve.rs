@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use crate::hlo::{
-    ArrayShape, ComputationId, HloComputation, HloError, HloErrorKind, HloInstruction, HloModule, HloShape,
-    InstrId,
+    ArrayShape, ComputationId, ElementwiseOp, HloComputation, HloError, HloErrorKind, HloInstruction,
+    HloModule, HloOp, HloShape, InstrId,
 };
 use crate::xla::{self, XlaShape};
 
@@ -124,7 +124,16 @@ fn computation(
                 operands.push(InstrId(id));
             }
         }
-        let op = attributes::op(instr, computation_ids).map_err(|(span, kind)| at(span, kind))?;
+        let mut op = attributes::op(instr, computation_ids).map_err(|(span, kind)| at(span, kind))?;
+        // A bitcast-convert between types of different widths adds or removes a minor
+        // dimension: not elementwise, and without a map here.
+        if op == HloOp::Elementwise(ElementwiseOp::BitcastConvert) {
+            let operand_dims =
+                operands.first().and_then(|id| raw.instructions[id.0].shape.as_array()).map(|a| a.dims());
+            if operand_dims != instr.shape.as_array().map(|a| a.dims()) {
+                op = HloOp::Unknown { opcode: "bitcast-convert" };
+            }
+        }
         if instr.opcode == "bitcast" {
             let operand = operands.first().map(|id| &raw.instructions[id.0]);
             check_bitcast(instr, operand).map_err(|kind| at(instr.opcode_span, kind))?;

@@ -8,7 +8,7 @@
 use crate::xla::{XlaShape, fragment_of};
 
 use super::cursor::{Cursor, Span};
-use super::{HloTextError, HloTextErrorKind, SUPPORTED_OPCODES};
+use super::{HloTextError, HloTextErrorKind, is_xla_opcode};
 
 /// The name given to the computation of a module written as a bare list of instructions.
 pub(super) const BARE_COMPUTATION_NAME: &str = "main";
@@ -79,6 +79,7 @@ pub(super) fn module<'a>(cursor: &mut Cursor<'a>) -> Result<RawModule<'a>, HloTe
         while cursor.eat(',') {
             attribute(cursor)?;
         }
+        stack_frame_tables(cursor)?;
     } else {
         cursor.set_offset(start);
     }
@@ -132,6 +133,39 @@ pub(super) fn module<'a>(cursor: &mut Cursor<'a>) -> Result<RawModule<'a>, HloTe
     }
     computations.extend(bare);
     Ok(RawModule { name, computations })
+}
+
+/// The tables of source locations XLA prints after the header (`FileNames`, `FunctionNames`,
+/// `FileLocations`, `StackFrames`), each a keyword and lines `number value`, the value a string
+/// or a `{...}` group: skipped.
+fn stack_frame_tables(cursor: &mut Cursor<'_>) -> Result<(), HloTextError> {
+    const TABLES: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
+    loop {
+        let start = cursor.offset();
+        match cursor.name() {
+            Some((word, _)) if TABLES.contains(&word) => {}
+            _ => {
+                cursor.set_offset(start);
+                return Ok(());
+            }
+        }
+        loop {
+            let row = cursor.offset();
+            if cursor.integer("a table row number").is_err() {
+                cursor.set_offset(row);
+                break;
+            }
+            match cursor.peek() {
+                Some('"') => {
+                    cursor.skip_string()?;
+                }
+                Some('{') => {
+                    cursor.skip_group()?;
+                }
+                _ => return Err(cursor.unexpected("expected a string or `{...}` in a stack-frame table")),
+            }
+        }
+    }
 }
 
 /// `[ENTRY] name [(parameters) -> shape] (, key=value)* { instruction* }`.
@@ -189,7 +223,7 @@ fn instruction<'a>(cursor: &mut Cursor<'a>) -> Result<RawInstruction<'a>, HloTex
         cursor.expect('=', "`=` after the instruction name")?;
         let (shape, shape_span) = shape(cursor)?;
         let (opcode, opcode_span) = cursor.expect_name("an opcode such as `add`")?;
-        if !SUPPORTED_OPCODES.contains(&opcode) {
+        if !is_xla_opcode(opcode) {
             let kind = HloTextErrorKind::UnknownOpcode { opcode: fragment_of(opcode) };
             return Err(cursor.error_at(opcode_span, kind));
         }

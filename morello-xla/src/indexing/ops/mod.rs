@@ -16,6 +16,7 @@
 mod broadcast;
 mod concatenate;
 mod dot;
+mod dynamic_slice;
 mod pad;
 mod reduce;
 mod reduce_window;
@@ -30,6 +31,16 @@ use morello_core::expr::{IndexExpr, Interval};
 use super::map::var_index;
 use super::{IndexingError, IndexingMap};
 
+/// Whether a list of maps is the whole relation, or an op on the way has no map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Completeness {
+    /// The maps are the whole relation (none at all: XLA's KNOWN EMPTY).
+    Complete,
+    /// Some path goes through an op without a map (XLA's undefined map): the maps list only
+    /// what is known, and more may be related.
+    Unknown,
+}
+
 /// The maps from one output of an instruction to one array of one of its operands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OperandMaps {
@@ -39,6 +50,8 @@ pub struct OperandMaps {
     pub operand_output: usize,
     /// The distinct maps, in the order they were found; their union is what is read.
     pub maps: Vec<IndexingMap>,
+    /// Whether `maps` is everything that is read.
+    pub completeness: Completeness,
 }
 
 /// The maps from one array of one operand of an instruction to one of its outputs.
@@ -50,6 +63,8 @@ pub struct OutputMaps {
     pub output: usize,
     /// The distinct maps, in the order they were found; their union is what is written.
     pub maps: Vec<IndexingMap>,
+    /// Whether `maps` is everything that is written.
+    pub completeness: Completeness,
 }
 
 /// The maps of one instruction: its own, or, for a fusion, those of the computation it calls
@@ -116,7 +131,45 @@ pub(super) fn op_output_to_input(
     let out = op.output(output)?;
     let maps = match &op.instr.op {
         HloOp::Parameter { .. } | HloOp::Constant | HloOp::Iota { .. } => Vec::new(),
-        HloOp::Elementwise(_) => vec![IndexingMap::identity(&out.dims); op.num_operands()],
+        HloOp::Elementwise(_) => (0..op.num_operands())
+            .map(|i| elementwise_output_to_input(&op, out, i))
+            .collect::<Result<_, _>>()?,
+        HloOp::Map { .. } => vec![IndexingMap::identity(&out.dims); op.num_operands()],
+        HloOp::DynamicSlice { sizes } => {
+            let mut maps = vec![dynamic_slice::window_to_outer(sizes, &op.operand(0)?.dims)?];
+            maps.extend(
+                (1..op.num_operands())
+                    .map(|_| dynamic_slice::scalar_read(out))
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+            maps
+        }
+        HloOp::DynamicUpdateSlice => {
+            let mut maps = vec![
+                IndexingMap::identity(&out.dims),
+                dynamic_slice::outer_to_window(&out.dims, &op.operand(1)?.dims)?,
+            ];
+            maps.extend(
+                (2..op.num_operands())
+                    .map(|_| dynamic_slice::scalar_read(out))
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+            maps
+        }
+        HloOp::Unknown { .. } => {
+            let mut unknown = Vec::new();
+            for operand in 0..op.num_operands() {
+                for operand_output in 0..op.operand_instruction(operand)?.shape.arrays().len() {
+                    unknown.push(OperandMaps {
+                        operand,
+                        operand_output,
+                        maps: Vec::new(),
+                        completeness: Completeness::Unknown,
+                    });
+                }
+            }
+            return Ok(OpMaps::Maps(unknown));
+        }
         HloOp::Broadcast { dimensions } => vec![broadcast::output_to_input(out, dimensions)?],
         HloOp::Transpose { dimensions } => vec![transpose::output_to_input(out, dimensions)?],
         HloOp::Reverse { dimensions } => vec![reverse::map(out, dimensions)?],
@@ -140,7 +193,14 @@ pub(super) fn op_output_to_input(
     };
     maps.into_iter()
         .enumerate()
-        .map(|(operand, map)| Ok(OperandMaps { operand, operand_output: 0, maps: vec![map.simplify()?] }))
+        .map(|(operand, map)| {
+            Ok(OperandMaps {
+                operand,
+                operand_output: 0,
+                maps: vec![map.simplify()?],
+                completeness: Completeness::Complete,
+            })
+        })
         .collect::<Result<_, _>>()
         .map(OpMaps::Maps)
 }
@@ -150,7 +210,12 @@ fn single(
     operand_output: usize,
     map: IndexingMap,
 ) -> Result<OpMaps<OperandMaps>, IndexingError> {
-    Ok(OpMaps::Maps(vec![OperandMaps { operand, operand_output, maps: vec![map.simplify()?] }]))
+    Ok(OpMaps::Maps(vec![OperandMaps {
+        operand,
+        operand_output,
+        maps: vec![map.simplify()?],
+        completeness: Completeness::Complete,
+    }]))
 }
 
 fn operand_arrays<'a>(op: &Op<'a>) -> Result<Vec<&'a ArrayShape>, IndexingError> {
@@ -177,7 +242,31 @@ pub(super) fn op_input_to_output(
     };
     let maps: Vec<(usize, IndexingMap)> = match &op.instr.op {
         HloOp::Parameter { .. } | HloOp::Constant | HloOp::Iota { .. } => Vec::new(),
-        HloOp::Elementwise(_) => vec![(0, IndexingMap::identity(&input.dims))],
+        HloOp::Elementwise(_) if input.rank() == 0 && op.output(0)?.rank() > 0 => {
+            vec![(0, broadcast::input_to_output(input, op.output(0)?, &[])?)]
+        }
+        HloOp::Elementwise(_) | HloOp::Map { .. } => vec![(0, IndexingMap::identity(&input.dims))],
+        HloOp::DynamicSlice { sizes } if operand == 0 => {
+            vec![(0, dynamic_slice::outer_to_window(&input.dims, sizes)?)]
+        }
+        HloOp::DynamicUpdateSlice if operand == 0 => vec![(0, IndexingMap::identity(&input.dims))],
+        HloOp::DynamicUpdateSlice if operand == 1 => {
+            vec![(0, dynamic_slice::window_to_outer(&input.dims, &op.output(0)?.dims)?)]
+        }
+        HloOp::DynamicSlice { .. } | HloOp::DynamicUpdateSlice => {
+            vec![(0, broadcast::input_to_output(input, op.output(0)?, &[])?)]
+        }
+        HloOp::Unknown { .. } => {
+            let unknown = (0..op.num_outputs())
+                .map(|output| OutputMaps {
+                    operand_output,
+                    output,
+                    maps: Vec::new(),
+                    completeness: Completeness::Unknown,
+                })
+                .collect();
+            return Ok(OpMaps::Maps(unknown));
+        }
         HloOp::Broadcast { dimensions } => {
             vec![(0, broadcast::input_to_output(input, op.output(0)?, dimensions)?)]
         }
@@ -215,9 +304,30 @@ pub(super) fn op_input_to_output(
         HloOp::GetTupleElement { .. } => Vec::new(),
     };
     maps.into_iter()
-        .map(|(output, map)| Ok(OutputMaps { operand_output, output, maps: vec![map.simplify()?] }))
+        .map(|(output, map)| {
+            Ok(OutputMaps {
+                operand_output,
+                output,
+                maps: vec![map.simplify()?],
+                completeness: Completeness::Complete,
+            })
+        })
         .collect::<Result<_, _>>()
         .map(OpMaps::Maps)
+}
+
+/// An elementwise op's map from its output to operand `position`: the identity, or
+/// `(d...) -> ()` for a scalar operand (`select`'s predicate, `clamp`'s bounds).
+fn elementwise_output_to_input(
+    op: &Op<'_>,
+    out: &ArrayShape,
+    position: usize,
+) -> Result<IndexingMap, IndexingError> {
+    if op.operand(position)?.rank() == 0 && out.rank() > 0 {
+        dynamic_slice::scalar_read(out)
+    } else {
+        Ok(IndexingMap::identity(&out.dims))
+    }
 }
 
 /// `d_i`.

@@ -2,6 +2,8 @@
 //! reference, the map algebra (text, simplification, composition, enumeration), and properties
 //! on random maps and random small fusions.
 
+mod conformance;
+mod jax_fixtures;
 mod maps;
 mod random_fusions;
 mod reference;

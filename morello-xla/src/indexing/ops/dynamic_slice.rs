@@ -1,0 +1,49 @@
+//! `dynamic-slice` and `dynamic-update-slice`: the run-time offsets become symbols `rt_k`, each
+//! over the range XLA clamps it to, so that the window fits in the operand.
+//!
+//! ```text
+//! dynamic-slice, window sizes w, operand sizes n:
+//!   output -> operand:  d_k -> d_k + rt_k,     rt_k in [0, n_k - w_k]
+//!   operand -> output:  d_k -> d_k - rt_k,     rt_k in [0, n_k - w_k],  d_k - rt_k in [0, w_k - 1]
+//! dynamic-update-slice, update sizes u, output sizes n:
+//!   output -> operand:  identity (XLA's map: every output element may keep the operand's value)
+//!   output -> update:   d_k -> d_k - rt_k,     rt_k in [0, n_k - u_k],  d_k - rt_k in [0, u_k - 1]
+//!   update -> output:   d_k -> d_k + rt_k,     rt_k in [0, n_k - u_k]
+//! offsets (scalars):    output -> offset: (d...) -> ();  offset -> output: ()[s...] -> (s...)
+//! ```
+//!
+//! A window of size 1 gives `d_k in [0, 0]`, and simplification turns `d_k + rt_k` into `rt_k`.
+
+use crate::hlo::ArrayShape;
+use crate::indexing::{Constraint, IndexingError, IndexingMap};
+use morello_core::expr::{ExprError, Interval};
+
+use super::{d, index_ranges, s};
+
+/// The ranges `[0, outer_k - inner_k]` of the offsets of a window `inner` inside `outer`.
+fn offset_ranges(outer: &[i64], inner: &[i64]) -> Vec<Interval> {
+    outer.iter().zip(inner).map(|(&n, &w)| Interval::new(0, n - w)).collect()
+}
+
+/// `(d...)[rt...] -> (d_k + rt_k)` over `window`, the offsets ranging over `outer - window`.
+pub(super) fn window_to_outer(window: &[i64], outer: &[i64]) -> Result<IndexingMap, IndexingError> {
+    let results = (0..window.len()).map(|k| d(k).add(&s(k))).collect::<Result<Vec<_>, ExprError>>()?;
+    IndexingMap::new(index_ranges(window), offset_ranges(outer, window), results, Vec::new())
+}
+
+/// `(d...)[rt...] -> (d_k - rt_k)` over `outer`, with `d_k - rt_k` inside `window`.
+pub(super) fn outer_to_window(outer: &[i64], window: &[i64]) -> Result<IndexingMap, IndexingError> {
+    let mut results = Vec::with_capacity(outer.len());
+    let mut constraints = Vec::with_capacity(outer.len());
+    for (k, &w) in window.iter().enumerate() {
+        let inside = d(k).sub(&s(k))?;
+        constraints.push(Constraint::new(inside.clone(), Interval::indices(w)));
+        results.push(inside);
+    }
+    IndexingMap::new(index_ranges(outer), offset_ranges(outer, window), results, constraints)
+}
+
+/// `(d...) -> ()`: every output element reads the scalar.
+pub(super) fn scalar_read(output: &ArrayShape) -> Result<IndexingMap, IndexingError> {
+    IndexingMap::new(index_ranges(&output.dims), Vec::new(), Vec::new(), Vec::new())
+}
