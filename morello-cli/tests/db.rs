@@ -60,7 +60,9 @@ fn a_second_search_hits_the_default_table() {
     assert!(cold["stats"]["specs_solved"].as_u64().unwrap() > 100);
     let table = default_table(cache.path());
     let name = table.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.starts_with("x86-avx2-") && name.ends_with("-f1-m4.mdb"), "{name}");
+    let versions =
+        format!("-f{}-m{}.mdb", morello_search::db::FORMAT_VERSION, morello_search::db::MODEL_VERSION);
+    assert!(name.starts_with("x86-avx2-") && name.ends_with(&versions), "{name}");
     let before = std::fs::read(&table).unwrap();
     let warm = json(cache.path(), &small(&["--emit", "json"]));
     assert_eq!(warm["stats"]["specs_solved"], 0);

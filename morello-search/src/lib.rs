@@ -30,7 +30,7 @@ mod search;
 mod solve;
 pub mod variants;
 
-pub use actions::{Action, ActionConfig, TileSizes};
+pub use actions::{Action, ActionConfig, Remainders, TileSizes};
 pub use control::CancelToken;
 pub use error::SearchError;
 pub use feasible::Feasibility;

@@ -6,7 +6,8 @@
 //! combine; [`Plan::build`] turns solved sub-implementations into an [`Impl`] node. Order:
 //!
 //! 1. moves of each operand (to each faster level, layout and vector size);
-//! 2. serial tilings of one iteration dim (reduction dims only when accumulating);
+//! 2. serial tilings of one iteration dim (reduction dims only when accumulating; power-of-two
+//!    tiles that leave a remainder only as splits, see [`Remainders`]);
 //! 3. parallel tilings (when the spec is not serial-only);
 //! 4. zero-then-accumulate (non-accumulating matmul and convolution);
 //! 5. kernels, in the target's order.
@@ -91,11 +92,49 @@ pub fn register_block_heights(target: &Target) -> Vec<u32> {
     heights
 }
 
+/// Which serial tiles that leave a remainder are tried.
+///
+/// A serial loop costs the sum of its iterations, so tiling a dim of `n` by a power of two `t` that
+/// does not divide it (`q` full tiles and a remainder `r`) is, cost for cost and peak for peak, a
+/// sequence of *splits*: the largest power of two `p < n` (one full tile, divisible by `t`) and the
+/// rest `n - p`, split again until what is left is below `t`. The full tiles of every split are
+/// tiles of `t`, and the last rest is the same remainder `r` at the same place:
+///
+/// ```text
+/// 100 by 16 = 6 x 16 + 4        split: 100 = 64 + 36, 64 = 4 x 16, 36 = 32 + 4, 32 = 2 x 16
+/// ```
+///
+/// So [`Remainders::Split`] keeps, of the power-of-two tiles that leave a remainder, only the split
+/// (plus every tile that divides the dim, and register-block heights as before), and finds the same
+/// frontier with far fewer products of a body's and a boundary's frontiers (tested against
+/// [`Remainders::EveryTile`]). Parallel loops are not sums (their boundaries are not divided among
+/// threads), so they keep every tile size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Remainders {
+    /// Power-of-two serial tiles that leave a remainder only as splits (the default).
+    #[default]
+    Split,
+    /// Every serial tile size, whatever its remainder (the larger space, for tests).
+    EveryTile,
+}
+
+impl Remainders {
+    /// Whether a serial tile of `size` along a dim of `n` is tried.
+    pub fn allows(self, n: u32, size: u32) -> bool {
+        match self {
+            Remainders::EveryTile => true,
+            Remainders::Split => !size.is_power_of_two() || n % size == 0 || size > n / 2,
+        }
+    }
+}
+
 /// Options that shape the action set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ActionConfig {
     /// Tile sizes tried by tiling actions.
     pub tile_sizes: TileSizes,
+    /// Which serial tiles that leave a remainder are tried.
+    pub remainders: Remainders,
     /// Leave out actions with a sub-spec that [`Feasibility`] proves has no implementation (sound:
     /// it never changes an answer; tests turn it off to check exactly that).
     pub prune_infeasible: bool,
@@ -110,13 +149,20 @@ impl fmt::Display for ActionConfig {
             TileSizes::All => "all tile sizes",
             TileSizes::Coarse => "powers-of-four tiles",
         })?;
+        if self.remainders == Remainders::EveryTile {
+            f.write_str(", every remainder")?;
+        }
         if self.prune_infeasible { Ok(()) } else { f.write_str(", no pruning") }
     }
 }
 
 impl Default for ActionConfig {
     fn default() -> Self {
-        ActionConfig { tile_sizes: TileSizes::default(), prune_infeasible: true }
+        ActionConfig {
+            tile_sizes: TileSizes::default(),
+            remainders: Remainders::default(),
+            prune_infeasible: true,
+        }
     }
 }
 

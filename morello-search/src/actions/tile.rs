@@ -5,6 +5,10 @@
 //! boundary region of `n mod t` at origin `floor(n / t) * t`. Tiles that do not fit an operand's
 //! layout are skipped. Tiles are serial-only: parallel loops are the outermost loops.
 //!
+//! A power-of-two tile that leaves a remainder is only tried as a split (the largest power of two
+//! below the dim) unless the configuration asks for every remainder ([`Remainders`]): any other
+//! is a sequence of splits at the same cost.
+//!
 //! The sizes are the configuration's [`TileSizes`]; by default that adds register-block heights
 //! (six rows of four vectors and fourteen of two for 32 registers) on dims that no operand stores
 //! innermost (a matmul's rows), and only where the tile's output fits in a vector register file,
@@ -14,6 +18,8 @@ use morello_core::imp::{Boundary, Parallelism};
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::{LevelKind, Target};
 
+#[cfg(doc)]
+use super::Remainders;
 use super::{Action, ActionConfig, Combine, Plan, PlanShape, TileSizes, register_block_heights};
 
 pub(super) fn enumerate(
@@ -43,7 +49,7 @@ pub(super) fn enumerate(
                 sizes.sort_unstable();
             }
         }
-        for size in sizes {
+        for size in sizes.into_iter().filter(|&size| config.remainders.allows(n, size)) {
             if let Some(plan) = plan(spec, dim, size, target) {
                 out.push((Action::Tile { dim, size }, plan));
             }

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use morello_core::target::Target;
 
-use crate::actions::{ActionConfig, TileSizes};
+use crate::actions::{ActionConfig, Remainders, TileSizes};
 use crate::db::error::DbError;
 use crate::db::file::TableFile;
 use crate::db::format::FORMAT_VERSION;
@@ -99,6 +99,9 @@ pub fn default_file_name(target: &Target, actions: &ActionConfig) -> String {
         TileSizes::PowersOfTwo => file.push_str("-pow2-tiles"),
         TileSizes::All => file.push_str("-all-tiles"),
         TileSizes::Coarse => file.push_str("-pow4-tiles"),
+    }
+    if actions.remainders == Remainders::EveryTile {
+        file.push_str("-every-remainder");
     }
     if !actions.prune_infeasible {
         file.push_str("-unpruned");
