@@ -29,8 +29,9 @@ instructions `[ROOT] name = shape opcode(operands), attributes`), or a bare list
 instructions. Opcodes with maps: parameter, constant, iota, every elementwise op (add, ...,
 select and clamp with scalar operands, compare, convert, copy, bitcast-convert of one width),
 map, broadcast, transpose, reverse, reduce, slice, dynamic-slice, dynamic-update-slice, reshape,
-bitcast, concatenate, dot, pad, reduce-window, fusion, tuple, get-tuple-element. Every other XLA
-opcode (gather, convolution, custom-call, ...) is read too; the maps through it are `unknown`.
+bitcast, concatenate, dot, pad, reduce-window, convolution (out-to-in), fusion, tuple,
+get-tuple-element. Every other XLA opcode (gather, call, custom-call, ...) is read too; the maps
+through it are `unknown`.
 An operand a fusion never reads has the map `KNOWN EMPTY`.
 
 A map `(d0, d1)[s0] -> (d0, s0), domain: ...` relates a source index d to the target indices

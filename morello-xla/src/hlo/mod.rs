@@ -48,7 +48,10 @@ mod validate;
 
 pub use builder::ComputationBuilder;
 pub use error::{HloError, HloErrorKind};
-pub use op::{ComparisonDirection, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim, WindowDim};
+pub use op::{
+    ComparisonDirection, ConvolutionDimensions, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim,
+    WindowDim,
+};
 pub use shape::{ArrayShape, HloShape};
 pub use text::{HloTextError, HloTextErrorKind, SUPPORTED_OPCODES};
 pub(crate) use validate::padded_size;

@@ -381,6 +381,30 @@ pub struct DotDimensions {
     pub rhs_contracting: Vec<usize>,
 }
 
+/// The dimension numbers of a `convolution` (`dim_labels=b01f_01io->b01f`): where the batch,
+/// feature and spatial dimensions of each shape are.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ConvolutionDimensions {
+    /// The lhs (input) batch dimension (`b`).
+    pub lhs_batch: usize,
+    /// The lhs feature dimension (`f`).
+    pub lhs_feature: usize,
+    /// The lhs spatial dimensions, in window order (`0`, `1`, ...).
+    pub lhs_spatial: Vec<usize>,
+    /// The rhs (kernel) input feature dimension (`i`).
+    pub rhs_input_feature: usize,
+    /// The rhs output feature dimension (`o`).
+    pub rhs_output_feature: usize,
+    /// The rhs spatial dimensions, in window order.
+    pub rhs_spatial: Vec<usize>,
+    /// The output batch dimension.
+    pub output_batch: usize,
+    /// The output feature dimension.
+    pub output_feature: usize,
+    /// The output spatial dimensions, in window order.
+    pub output_spatial: Vec<usize>,
+}
+
 /// An opcode with its attributes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum HloOp {
@@ -475,6 +499,18 @@ pub enum HloOp {
     /// `dynamic-update-slice(x, update, offsets...)`: `x` with `update` written at run-time
     /// offsets (one scalar per dimension), clamped so that the update fits.
     DynamicUpdateSlice,
+    /// `convolution(lhs, rhs), window={...}, dim_labels=..., feature_group_count=g,
+    /// batch_group_count=h`.
+    Convolution {
+        /// One entry per spatial dimension (padding, strides, lhs and rhs dilation).
+        window: Vec<WindowDim>,
+        /// Where each shape's batch, feature and spatial dimensions are.
+        dims: ConvolutionDimensions,
+        /// Input features are split into this many groups, each with its own output features.
+        feature_group_count: i64,
+        /// The input batch is split into this many groups, each with its own output features.
+        batch_group_count: i64,
+    },
     /// An XLA opcode this project has no indexing map for (`gather`, `custom-call`, ...): read
     /// and kept in the module, its operands' maps are unknown.
     Unknown {
@@ -508,6 +544,7 @@ impl HloOp {
             HloOp::Map { .. } => "map",
             HloOp::DynamicSlice { .. } => "dynamic-slice",
             HloOp::DynamicUpdateSlice => "dynamic-update-slice",
+            HloOp::Convolution { .. } => "convolution",
             HloOp::Unknown { opcode } => opcode,
         }
     }

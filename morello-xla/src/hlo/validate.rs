@@ -8,8 +8,8 @@
 use std::collections::HashSet;
 
 use super::{
-    ArrayShape, ComputationId, DotDimensions, ElementwiseOp, HloComputation, HloError, HloErrorKind,
-    HloInstruction, HloOp, HloShape, PadDim, SliceDim, WindowDim,
+    ArrayShape, ComputationId, ConvolutionDimensions, DotDimensions, ElementwiseOp, HloComputation, HloError,
+    HloErrorKind, HloInstruction, HloOp, HloShape, PadDim, SliceDim, WindowDim,
 };
 
 type Check = Result<(), HloErrorKind>;
@@ -204,6 +204,9 @@ impl<'a> OpCheck<'a> {
             HloOp::Map { .. } => self.map(),
             HloOp::DynamicSlice { sizes } => self.dynamic_slice(sizes),
             HloOp::DynamicUpdateSlice => self.dynamic_update_slice(),
+            HloOp::Convolution { window, dims, feature_group_count, batch_group_count } => {
+                self.convolution(window, dims, *feature_group_count, *batch_group_count)
+            }
             // Nothing is known of an op without a map but its operands' and result's shapes,
             // which were checked on their own.
             HloOp::Unknown { .. } => Ok(()),
@@ -319,6 +322,61 @@ impl<'a> OpCheck<'a> {
             }
         }
         same_dims("the result", sizes, &result.dims)
+    }
+
+    fn convolution(
+        &self,
+        window: &[WindowDim],
+        dims: &ConvolutionDimensions,
+        groups: i64,
+        batch_groups: i64,
+    ) -> Check {
+        self.count(2)?;
+        let (lhs, rhs, result) = (self.operand(0)?, self.operand(1)?, self.result()?);
+        let n = dims.lhs_spatial.len();
+        length("dim_labels of the lhs", lhs.rank(), n + 2)?;
+        length("dim_labels of the rhs", rhs.rank(), n + 2)?;
+        length("dim_labels of the result", result.rank(), n + 2)?;
+        length("window", n, window.len())?;
+        let (batch, features) = (lhs.dims[dims.lhs_batch], lhs.dims[dims.lhs_feature]);
+        let out_features = rhs.dims[dims.rhs_output_feature];
+        let divides = |what: &'static str, count: i64, value: i64| {
+            if value % count == 0 {
+                Ok(())
+            } else {
+                Err(HloErrorKind::ShapeMismatch {
+                    what: format!("{what} (a multiple of the group count {count})"),
+                    expected: vec![count * (value / count + 1)],
+                    found: vec![value],
+                })
+            }
+        };
+        divides("the lhs features", groups, features)?;
+        divides("the lhs batch", batch_groups, batch)?;
+        divides("the rhs output features", groups, out_features)?;
+        divides("the rhs output features", batch_groups, out_features)?;
+        let mut rhs_expected = rhs.dims.clone();
+        rhs_expected[dims.rhs_input_feature] = features / groups;
+        let mut expected = vec![0; n + 2];
+        expected[dims.output_batch] = batch / batch_groups;
+        expected[dims.output_feature] = out_features;
+        for (k, w) in window.iter().enumerate() {
+            for (attribute, value) in [
+                ("window size", w.size),
+                ("window stride", w.stride),
+                ("window dilation", w.window_dilation),
+                ("base dilation", w.base_dilation),
+            ] {
+                if value < 1 {
+                    return Err(HloErrorKind::NotPositive { attribute, dimension: k, value });
+                }
+            }
+            rhs_expected[dims.rhs_spatial[k]] = w.size;
+            expected[dims.output_spatial[k]] =
+                window_output_size(lhs.dims[dims.lhs_spatial[k]], w).ok_or(HloErrorKind::Overflow)?;
+        }
+        same_dims(&self.operand_what(1), &rhs_expected, &rhs.dims)?;
+        same_dims("the result", &expected, &result.dims)
     }
 
     fn dynamic_update_slice(&self) -> Check {

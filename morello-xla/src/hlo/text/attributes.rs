@@ -9,6 +9,9 @@
 //! lhs_batch_dims={0} rhs_batch_dims={0} lhs_contracting_dims={2} rhs_contracting_dims={1}
 //! to_apply=%add  calls=%fused          computation names, `%` optional
 //! direction=LT                         EQ, NE, LT, LE, GT, GE
+//! dynamic_slice_sizes={2,1}           window sizes of a dynamic-slice
+//! dim_labels=b01f_01io->b01f           convolution: batch, feature, spatial digits, kernel i/o
+//! feature_group_count=2  batch_group_count=2   (default 1)
 //! ```
 //!
 //! Attributes an opcode does not use (`metadata`, `kind`, `sharding`, `backend_config`, ...) are
@@ -19,7 +22,10 @@ use std::collections::HashMap;
 
 use morello_core::text::Cursor;
 
-use crate::hlo::{ComparisonDirection, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim, WindowDim};
+use crate::hlo::{
+    ComparisonDirection, ConvolutionDimensions, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim,
+    WindowDim,
+};
 
 use super::HloTextErrorKind;
 use super::cursor::{Span, is_name_char};
@@ -176,6 +182,15 @@ pub(super) fn op(instr: &RawInstruction<'_>, computations: &HashMap<&str, usize>
             }
         }
         "dynamic-update-slice" => HloOp::DynamicUpdateSlice,
+        "convolution" => {
+            let count = |key| attributes.optional(key, group_count).map(|c| c.unwrap_or(1));
+            HloOp::Convolution {
+                window: attributes.optional("window", window)?.unwrap_or_default(),
+                dims: attributes.required("dim_labels", at, dim_labels)?,
+                feature_group_count: count("feature_group_count")?,
+                batch_group_count: count("batch_group_count")?,
+            }
+        }
         other => match ElementwiseOp::from_opcode(other) {
             Some(op) => HloOp::Elementwise(op),
             None if super::OPCODES_WITHOUT_MAPS.contains(&other) => HloOp::Unknown { opcode: other },
@@ -321,6 +336,69 @@ fn padding(text: &str) -> Result<Vec<PadDim>, String> {
 }
 
 /// `{size=1x512 pad=0_0x0_0 stride=1x2 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x0}`.
+/// `feature_group_count=2`: a count of at least 1.
+fn group_count(text: &str) -> Result<i64, String> {
+    match text.trim().parse::<i64>() {
+        Ok(count) if count >= 1 => Ok(count),
+        _ => Err("a group count is an integer of at least 1".to_string()),
+    }
+}
+
+/// `b01f_01io->b01f`: the lhs, rhs and output labels of a convolution.
+fn dim_labels(text: &str) -> Result<ConvolutionDimensions, String> {
+    let shape = "dim_labels are written like `b01f_01io->b01f`";
+    let (inputs, output) = text.trim().split_once("->").ok_or(shape)?;
+    let (lhs, rhs) = inputs.split_once('_').ok_or(shape)?;
+    let (lhs_batch, lhs_feature, lhs_spatial) = labels(lhs, ['b', 'f'])?;
+    let (rhs_output_feature, rhs_input_feature, rhs_spatial) = labels(rhs, ['o', 'i'])?;
+    let (output_batch, output_feature, output_spatial) = labels(output, ['b', 'f'])?;
+    if rhs_spatial.len() != lhs_spatial.len() || output_spatial.len() != lhs_spatial.len() {
+        return Err(format!("`{text}` gives the three shapes different numbers of spatial dimensions"));
+    }
+    Ok(ConvolutionDimensions {
+        lhs_batch,
+        lhs_feature,
+        lhs_spatial,
+        rhs_input_feature,
+        rhs_output_feature,
+        rhs_spatial,
+        output_batch,
+        output_feature,
+        output_spatial,
+    })
+}
+
+/// One shape's labels: the positions of the two letters, then of the spatial digits `0..n`.
+fn labels(text: &str, letters: [char; 2]) -> Result<(usize, usize, Vec<usize>), String> {
+    let mut found = [None, None];
+    let mut spatial: Vec<Option<usize>> = vec![None; text.len().saturating_sub(2)];
+    for (position, c) in text.chars().enumerate() {
+        let slot = if let Some(k) = letters.iter().position(|&l| l == c) {
+            &mut found[k]
+        } else {
+            let digit = c.to_digit(10).map(|d| d as usize).filter(|&d| d < spatial.len());
+            let Some(digit) = digit else {
+                return Err(format!(
+                    "`{text}`: `{c}` is not one of {}, {} or a spatial digit below {}",
+                    letters[0],
+                    letters[1],
+                    spatial.len()
+                ));
+            };
+            &mut spatial[digit]
+        };
+        if slot.replace(position).is_some() {
+            return Err(format!("`{text}` names `{c}` twice"));
+        }
+    }
+    match found {
+        [Some(a), Some(b)] => {
+            Ok((a, b, spatial.into_iter().map(|p| p.expect("every digit was seen once")).collect()))
+        }
+        _ => Err(format!("`{text}` needs both `{}` and `{}`", letters[0], letters[1])),
+    }
+}
+
 fn window(text: &str) -> Result<Vec<WindowDim>, String> {
     let inner = text
         .trim()

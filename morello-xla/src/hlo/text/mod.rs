@@ -147,6 +147,7 @@ pub const SUPPORTED_OPCODES: &[&str] = &[
     "map",
     "dynamic-slice",
     "dynamic-update-slice",
+    "convolution",
 ];
 
 /// The other opcodes XLA has: read and kept as [`HloOp::Unknown`](super::HloOp::Unknown), whose
@@ -174,7 +175,6 @@ pub const OPCODES_WITHOUT_MAPS: &[&str] = &[
     "collective-permute-done",
     "collective-permute-start",
     "conditional",
-    "convolution",
     "copy-done",
     "copy-start",
     "custom-call",

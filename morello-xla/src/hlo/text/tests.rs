@@ -248,6 +248,7 @@ fn every_opcode_reads() {
          o = s32[] constant(1)\n  ds = f32[1,2] dynamic-slice(a, o, o), dynamic_slice_sizes={{1,2}}\n  \
          dus = f32[2,3] dynamic-update-slice(a, ds, o, o)\n  \
          ga = f32[2] gather(a, o), offset_dims={{0}}\n  \
+         cv = f32[2,2] convolution(a, b), dim_labels=bf_oi->bf\n  \
          ROOT tr = f32[3,2] transpose(a), dimensions={{1,0}}\n}}",
         more_elementwise()
     );

@@ -15,6 +15,7 @@
 
 mod broadcast;
 mod concatenate;
+mod convolution;
 mod dot;
 mod dynamic_slice;
 mod pad;
@@ -135,6 +136,19 @@ pub(super) fn op_output_to_input(
             .map(|i| elementwise_output_to_input(&op, out, i))
             .collect::<Result<_, _>>()?,
         HloOp::Map { .. } => vec![IndexingMap::identity(&out.dims); op.num_operands()],
+        HloOp::Convolution { window, dims, feature_group_count, batch_group_count } => {
+            convolution::output_to_input(
+                op.operand(0)?,
+                op.operand(1)?,
+                out,
+                &convolution::Convolution {
+                    window,
+                    dims,
+                    feature_group_count: *feature_group_count,
+                    batch_group_count: *batch_group_count,
+                },
+            )?
+        }
         HloOp::DynamicSlice { sizes } => {
             let mut maps = vec![dynamic_slice::window_to_outer(sizes, &op.operand(0)?.dims)?];
             maps.extend(
@@ -256,7 +270,8 @@ pub(super) fn op_input_to_output(
         HloOp::DynamicSlice { .. } | HloOp::DynamicUpdateSlice => {
             vec![(0, broadcast::input_to_output(input, op.output(0)?, &[])?)]
         }
-        HloOp::Unknown { .. } => {
+        // XLA has no input-to-output map of a convolution either.
+        HloOp::Unknown { .. } | HloOp::Convolution { .. } => {
             let unknown = (0..op.num_outputs())
                 .map(|output| OutputMaps {
                     operand_output,

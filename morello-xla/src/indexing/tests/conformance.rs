@@ -106,3 +106,46 @@ fn a_fusion_operand_never_read_is_known_empty() {
     assert_eq!(maps[1].completeness, Completeness::Complete);
     check_against_reference(&m, m.entry().root);
 }
+
+#[test]
+fn convolution_with_padding_strides_dilation_and_groups() {
+    for body in [
+        // The conv block of the JAX fixture: NHWC, HWIO, SAME padding.
+        "x = f32[1,4,4,2] parameter(0)\n w = f32[3,3,2,2] parameter(1)\n \
+         ROOT c = f32[1,4,4,2] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
+        // Strides, lhs and rhs dilation, uneven padding, NCHW / OIHW.
+        "x = f32[2,1,5,4] parameter(0)\n w = f32[3,1,2,2] parameter(1)\n \
+         ROOT c = f32[2,3,5,3] convolution(x, w), window={size=2x2 stride=2x1 pad=1_0x0_1 lhs_dilate=2x1 rhs_dilate=1x2}, dim_labels=bf01_oi01->bf01",
+        // Feature groups: 4 input features in 2 groups, 4 output features.
+        "x = f32[1,3,4] parameter(0)\n w = f32[2,2,4] parameter(1)\n \
+         ROOT c = f32[1,2,4] convolution(x, w), window={size=2}, dim_labels=b0f_0io->b0f, feature_group_count=2",
+        // Batch groups: a batch of 4 in 2 groups, 2 output features.
+        "x = f32[4,3,1] parameter(0)\n w = f32[2,1,2] parameter(1)\n \
+         ROOT c = f32[2,2,2] convolution(x, w), window={size=2}, dim_labels=b0f_0io->b0f, batch_group_count=2",
+        // No spatial dimension.
+        "x = f32[2,3] parameter(0)\n w = f32[3,4] parameter(1)\n ROOT c = f32[2,4] convolution(x, w), dim_labels=bf_io->bf",
+    ] {
+        let m = module(body);
+        let root = m.entry().root;
+        let maps = output_to_input(&m, m.entry_id(), root, 0).unwrap();
+        assert!(maps.iter().all(|o| o.completeness == Completeness::Complete), "{body}");
+        // Output to input against the reference; XLA has no input-to-output map.
+        let expected = super::reference::output_to_input_relations(&m, m.entry(), root, 0);
+        for o in &maps {
+            let want = expected.get(&(o.operand, o.operand_output)).cloned().unwrap_or_default();
+            assert_eq!(super::union(&o.maps), want, "{body}: operand {}", o.operand);
+        }
+        let back = crate::indexing::input_to_output(&m, m.entry_id(), root, 0).unwrap();
+        assert!(back.iter().all(|o| o.completeness == Completeness::Unknown));
+    }
+    let m = module(
+        "x = f32[1,4,4,2] parameter(0)\n w = f32[3,3,2,2] parameter(1)\n \
+         ROOT c = f32[1,4,4,2] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
+    );
+    assert_eq!(
+        out_to_in(&m, m.entry().root, 0)[1],
+        [
+            "(d0, d1, d2, d3)[s0, s1, s2] -> (s0, s1, s2, d3), domain: d0 in [0, 0], d1 in [0, 3], d2 in [0, 3], d3 in [0, 1], s0 in [0, 2], s1 in [0, 2], s2 in [0, 1]"
+        ]
+    );
+}

@@ -114,6 +114,42 @@ pub fn reads(
             out.extend((2..instr.operands.len()).map(|i| read(i, vec![])));
             out
         }
+        HloOp::Convolution { window, dims, feature_group_count, batch_group_count } => {
+            let (lhs, rhs) = (operand_dims(0), operand_dims(1));
+            let out = &instr.shape.arrays()[0].dims;
+            let out_features = out[dims.output_feature];
+            let group = index[dims.output_feature] / (out_features / feature_group_count);
+            let batch_group = index[dims.output_feature] / (out_features / batch_group_count);
+            let group_features = lhs[dims.lhs_feature] / feature_group_count;
+            let sizes: Vec<i64> = window.iter().map(|w| w.size).collect();
+            let mut out_reads = Vec::new();
+            for offsets in all_indices(&sizes) {
+                for i in 0..group_features {
+                    let mut r = vec![0; rhs.len()];
+                    r[dims.rhs_output_feature] = index[dims.output_feature];
+                    r[dims.rhs_input_feature] = i;
+                    for (k, &o) in offsets.iter().enumerate() {
+                        r[dims.rhs_spatial[k]] = o;
+                    }
+                    out_reads.push(read(1, r));
+                    let mut l = vec![0; lhs.len()];
+                    l[dims.lhs_batch] = batch_group * out[dims.output_batch] + index[dims.output_batch];
+                    l[dims.lhs_feature] = group * group_features + i;
+                    let mut inside = true;
+                    for (k, w) in window.iter().enumerate() {
+                        let t = index[dims.output_spatial[k]] * w.stride + offsets[k] * w.window_dilation
+                            - w.pad_low;
+                        let size = lhs[dims.lhs_spatial[k]];
+                        inside &= t >= 0 && t % w.base_dilation == 0 && t / w.base_dilation < size;
+                        l[dims.lhs_spatial[k]] = t.div_euclid(w.base_dilation);
+                    }
+                    if inside {
+                        out_reads.push(read(0, l));
+                    }
+                }
+            }
+            out_reads
+        }
         // No semantics to follow: the analysis answers "unknown", which tests check apart.
         HloOp::Unknown { .. } => vec![],
         HloOp::Broadcast { dimensions } => vec![read(0, dimensions.iter().map(|&b| index[b]).collect())],
