@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::run::Termination;
+use crate::termination::Termination;
 use morello_core::target::IsaFeature;
 
 /// An error from compiling, running or verifying generated C.

@@ -44,6 +44,7 @@ pub mod harness;
 pub mod host;
 pub mod isa;
 pub mod run;
+mod termination;
 pub mod test_support;
 pub mod verify;
 
@@ -57,7 +58,7 @@ pub use harness::{
     bench_program_source, run_verify, run_verify_selected, verify_many_program_source, verify_program_source,
 };
 pub use host::{host_features, require_features};
-pub use run::Termination;
+pub use termination::Termination;
 pub use verify::{
     Mismatch, Verification, VerifiedKernel, VerifyOptions, check_outputs, verify_impl, verify_impls,
 };
