@@ -123,7 +123,10 @@ impl<'t> SearchTable<'t> {
             Ok(report) => report,
             Err(err) => {
                 self.save_failed = true;
-                eprint_line(&format!("warning: {err:#}; what this search solved is not saved"));
+                eprint_line(&format!(
+                    "warning: {}; what this search solved is not saved",
+                    crate::failure::message(&err)
+                ));
                 None
             }
         }

@@ -1,7 +1,8 @@
 //! The `morello` command-line tool: argument parsing, files, output and exit codes.
 //!
 //! Each subcommand lives in `commands/<name>.rs` with one `run` entry point. Exit status: 0 on
-//! success, 1 when the work ran but failed (for example no implementation fits), 2 for bad input.
+//! success, 1 when the work ran but failed (for example no implementation fits), 2 for bad input
+//! (including a file the user named that cannot be read), 128 + n when signal n stopped it.
 
 use std::process::ExitCode;
 

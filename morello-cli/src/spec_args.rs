@@ -13,7 +13,7 @@
 //!
 //! The target is `x86` (the best the host supports), `x86-avx2`, `x86-avx512`, or a TOML/JSON file.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use morello_core::dtype::Dtype;
 use morello_core::spec::{CanonicalSpec, SpecBuilder, parse_limits};
 use morello_core::target::{MemVec, Target, resolve_target};
@@ -114,7 +114,7 @@ pub fn load_target(name: &str) -> Result<(Target, Option<String>)> {
             "unknown target `{name}`: use x86, x86-avx2, x86-avx512 or the path of a target file"
         )));
     }
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read target file {name}"))?;
+    let text = std::fs::read_to_string(path).bad_input(|| format!("cannot read target file {name}"))?;
     let is_json = path.extension().is_some_and(|e| e == "json") || text.trim_start().starts_with('{');
     let target = if is_json { Target::from_json(&text) } else { Target::from_toml(&text) }
         .bad_input(|| format!("target file {name}"))?;

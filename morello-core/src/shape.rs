@@ -44,6 +44,15 @@ pub enum ShapeError {
         /// The offending text.
         text: String,
     },
+    /// Dimensions separated by something that looks like a separator but is not `x` or `,` (the
+    /// user's input, e.g. `4X4X4` or `4*4*4`).
+    #[error("dimensions are separated by a lowercase `x`, as in `{suggestion}`, not `{found}`")]
+    Separator {
+        /// The character written between dimensions.
+        found: char,
+        /// The shape with `x` in its place.
+        suggestion: String,
+    },
     /// More than [`MAX_RANK`] dimensions (the user's input).
     #[error("a shape may have at most {MAX_RANK} dimensions, found {0}")]
     TooManyDims(usize),
@@ -162,6 +171,13 @@ impl FromStr for Shape {
         if body.is_empty() {
             return Err(ShapeError::Empty);
         }
+        let separator = |c: char| matches!(c, 'X' | '×' | '*');
+        if let Some(found) = body.chars().find(|&c| separator(c)) {
+            if body.chars().all(|c| c.is_ascii_digit() || c == 'x' || separator(c)) {
+                let suggestion = body.chars().map(|c| if separator(c) { 'x' } else { c }).collect();
+                return Err(ShapeError::Separator { found, suggestion });
+            }
+        }
         let dims = body
             .split(['x', ','])
             .enumerate()
@@ -207,5 +223,13 @@ mod tests {
         );
         assert_eq!("2147483648x2147483648x2147483648".parse::<Shape>(), Err(ShapeError::VolumeOverflow));
         assert!("99999999999999999999999".parse::<Shape>().is_err());
+        assert_eq!(
+            "4X4X4".parse::<Shape>().unwrap_err().to_string(),
+            "dimensions are separated by a lowercase `x`, as in `4x4x4`, not `X`"
+        );
+        assert_eq!(
+            "2*3".parse::<Shape>(),
+            Err(ShapeError::Separator { found: '*', suggestion: "2x3".into() })
+        );
     }
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use morello_core::target::Target;
 use morello_search::db::{
     Mismatch, Schema, Table, TableLock, TableStats, Validation, default_table_path, stored_target,
@@ -114,7 +114,7 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(bad_input(format!("no table at {} (a search creates it)", path.display())))
         }
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) => Err(bad_input(format!("cannot read {}: {e}", path.display()))),
     }
 }
 

@@ -97,6 +97,9 @@ pub struct SearchOptions {
 /// Runs `morello search`: load the table, search, save what is new (also when interrupted), print.
 pub fn run(args: &Args) -> Result<()> {
     let resolved = resolve(&args.spec)?;
+    if args.top_k == Some(0) {
+        return Err(bad_input("--top-k must be at least 1"));
+    }
     if args.harness.is_some() && args.emit != Emit::C {
         return Err(bad_input("--harness needs --emit c"));
     }
