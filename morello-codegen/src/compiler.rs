@@ -403,13 +403,15 @@ impl Compiler {
         }
         args.extend(program.units.iter().map(|u| path_arg(&dir.join(format!("{}.o", u.name)))));
         args.extend(["-o".to_string(), path_arg(&binary)]);
+        // Each argument once, at its last place: a library one unit needs early (`-lm`) may also
+        // be needed by a static library linked after it.
         let mut link_args: Vec<String> = Vec::new();
-        for arg in program.link_args.iter().chain(std::iter::once(&"-lm".to_string())) {
+        for arg in program.link_args.iter().chain(std::iter::once(&"-lm".to_string())).rev() {
             if !link_args.contains(arg) {
                 link_args.push(arg.clone());
             }
         }
-        args.extend(link_args);
+        args.extend(link_args.into_iter().rev());
         let command = self.command_line(&args);
         let child = self.spawn(&args)?;
         let stderr = self.finish(child, "link", &command)?;

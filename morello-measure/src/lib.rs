@@ -5,8 +5,9 @@
 //!
 //! - [`bench`](mod@bench): the side-by-side protocol (kernel and baselines in one run, same
 //!   inputs, alternating, pinned) behind [`run_bench`], with [`stats`] for medians and spreads;
-//! - [`baselines`]: OpenBLAS, BLIS, libxsmm, a naive loop and a Rust GEMM with the matmul
-//!   kernel's call shape ([`matmul_baselines`]);
+//! - [`baselines`](mod@baselines): OpenBLAS, BLIS, libxsmm, MKL, oneDNN, XNNPACK, naive loops and a Rust
+//!   GEMM with the kernel's call shape, each checked against a reference before it is timed
+//!   ([`baselines()`]);
 //! - [`peak`]: the FMA-throughput probe for the machine's single-core peak ([`measure_peak`]);
 //! - [`correlation`]: Spearman's rank correlation, to compare a cost model's ranking with timings;
 //! - [`calibrate`](mod@calibrate): measure a target's kernels and memory levels on this machine
@@ -49,7 +50,10 @@ mod error;
 pub mod peak;
 pub mod stats;
 
-pub use baselines::{BaselineKind, BaselineSet, MatmulProblem, SkippedBaseline, matmul_baselines};
+pub use baselines::{
+    BaselineKind, BaselineOptions, BaselineSet, ConvProblem, Epilogue, MatmulProblem, Problem,
+    SkippedBaseline, SoftmaxProblem, baselines,
+};
 pub use bench::{
     BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate, CandidateResult, PeakProbe, Pinning,
     RustCandidate, RustKernel, Work, run_bench,

@@ -8,9 +8,10 @@
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2};
 
-use super::MatmulProblem;
+use super::Problem;
 use crate::bench::{PrepareRustKernel, RustKernel};
 use morello_codegen::CodegenError;
+use morello_codegen::harness::CType;
 
 use crate::error::MeasureError;
 use morello_codegen::harness::Buffer;
@@ -38,10 +39,21 @@ impl RustKernel for RustMatmul {
     }
 }
 
-/// The preparation of the `gemm` baseline for an f32 problem.
-pub(super) fn prepare(problem: &MatmulProblem) -> PrepareRustKernel {
+/// The preparation of the `gemm` baseline for an f32 matmul without epilogue, or why it does
+/// not compute `problem`.
+///
+/// # Errors
+/// "no convolution", "no u32 matmul", "no epilogue".
+pub(super) fn prepare(problem: &Problem) -> Result<PrepareRustKernel, String> {
+    let problem = match problem {
+        Problem::Matmul(p) if p.dtype != CType::F32 => return Err(format!("no {} matmul", p.dtype)),
+        Problem::Matmul(p) if !p.epilogue.is_none() => return Err("no epilogue".into()),
+        Problem::Matmul(p) => p,
+        Problem::Conv(_) => return Err("no convolution".into()),
+        Problem::Softmax(_) => return Err("no softmax".into()),
+    };
     let (m, k, n) = (problem.m, problem.k, problem.n);
-    Box::new(move |buffers: &[Buffer]| {
+    Ok(Box::new(move |buffers: &[Buffer]| {
         let f32_param = |index: usize, name: &str, elements: usize| -> Result<Vec<f32>, MeasureError> {
             match buffers.get(index) {
                 Some(Buffer::F32(v)) if v.len() == elements => Ok(v.clone()),
@@ -61,5 +73,5 @@ pub(super) fn prepare(problem: &MatmulProblem) -> PrepareRustKernel {
             out: f32_param(2, "out", m * n)?,
         };
         Ok(Box::new(kernel) as Box<dyn RustKernel>)
-    })
+    }))
 }

@@ -6,25 +6,28 @@
 //! (`lda = N`), B = `lhs` (`ldb = K`), C = `out` (`ldc = N`). The JIT runs in the setup function
 //! (outside timing); a call without setup dispatches lazily. The JIT kernels are single-threaded.
 //! Linked with `-lxsmm -lxsmmnoblas` (no BLAS fallback: a shape the JIT cannot handle fails at
-//! setup instead of silently timing another library). Install with `apt-get install
-//! libxsmm-dev`.
+//! setup instead of silently timing another library). An epilogue (if any) is a second pass.
+//! Install with `apt-get install libxsmm-dev`.
 
-use super::{CBaseline, MatmulProblem};
-
-/// The C function's name.
-pub(super) const FUNCTION: &str = "baseline_libxsmm";
+use super::epilogue::{matmul_params, pass_flags, second_pass};
+use super::{CBaseline, Problem, Unavailable, f32_matmul};
 
 /// The setup function's name.
-pub(super) const SETUP: &str = "baseline_libxsmm_setup";
+const SETUP: &str = "baseline_libxsmm_setup";
 
-pub(super) fn c_baseline(problem: &MatmulProblem) -> CBaseline {
+pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailable> {
+    let problem = f32_matmul(problem)?;
+    let function = super::function_name("libxsmm");
     let (m, k, n) = (problem.m, problem.k, problem.n);
+    let (pass, call_pass) = second_pass(&function, problem);
+    let params = matmul_params(problem);
     let source = format!(
         r#"/* morello baseline: libxsmm JIT sgemm, row-major {m}x{k} * {k}x{n}. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <libxsmm.h>
-
+{pass}
 static libxsmm_smmfunction baseline_libxsmm_kernel;
 
 int {SETUP}(void) {{
@@ -37,15 +40,19 @@ int {SETUP}(void) {{
   return baseline_libxsmm_kernel == NULL;
 }}
 
-void {FUNCTION}(const float *lhs, const float *rhs, float *out) {{
+void {function}({params}) {{
   if (baseline_libxsmm_kernel == NULL && {SETUP}() != 0) {{
     fprintf(stderr, "libxsmm: no JIT kernel for this shape\n");
     exit(3);
   }}
   baseline_libxsmm_kernel(rhs, lhs, out);
-}}
+{call_pass}}}
 "#
     );
-    let link_args = ["-lxsmm", "-lxsmmnoblas", "-lpthread", "-lrt", "-ldl"].map(str::to_string).to_vec();
-    CBaseline { source, flags: Vec::new(), link_args, setup: Some(SETUP.to_string()) }
+    let (flags, mut link_args) = pass_flags(problem);
+    link_args
+        .splice(0..0, ["-lxsmm", "-lxsmmnoblas", "-lpthread", "-lrt", "-ldl", "-lm"].map(str::to_string));
+    let mut baseline = CBaseline::new("libxsmm", source, flags, link_args);
+    baseline.setup = Some(SETUP.to_string());
+    Ok(vec![baseline])
 }

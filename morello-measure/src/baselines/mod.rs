@@ -1,24 +1,36 @@
-//! Matmul baselines: what a user would call instead of a morello kernel, each with the morello
-//! matmul kernel's call shape `void f(const T *lhs, const T *rhs, T *out)` (row-major
-//! `out[M][N] = lhs[M][K] * rhs[K][N]`, sizes baked in, `out` overwritten).
+//! Baselines: what a user would call instead of a morello kernel, each a function with the
+//! kernel's call shape (see [`Problem`]: `void f(const float *lhs, const float *rhs, float *out)`
+//! for a plain matmul; sizes baked in, the output overwritten).
 //!
-//! | name | what | runs in | install |
-//! | --- | --- | --- | --- |
-//! | `naive` | triple loop, `-O3 -march=native` (f32 and u32) | C | a C compiler |
-//! | `openblas` | `cblas_sgemm` | C | `apt-get install libopenblas-dev` |
-//! | `blis` | `bli_sgemm` | C | `apt-get install libblis-dev` |
-//! | `libxsmm` | JIT kernel from `libxsmm_smmdispatch` | C | `apt-get install libxsmm-dev` |
-//! | `gemm` | `matrixmultiply` (through ndarray's `general_mat_mul`), one thread | Rust | nothing (a dependency) |
+//! | name | what | problems | runs in | install |
+//! | --- | --- | --- | --- | --- |
+//! | `naive` | plain loops, `-O3 -march=native` | matmul (f32, u32; epilogue), conv, softmax | C | a C compiler |
+//! | `openblas` | `cblas_sgemm` | f32 matmul (epilogue as a second pass) | C | `apt-get install libopenblas-dev` |
+//! | `blis` | `bli_sgemm` | f32 matmul (epilogue as a second pass) | C | `apt-get install libblis-dev` |
+//! | `libxsmm` | JIT kernel from `libxsmm_smmdispatch` | f32 matmul (epilogue as a second pass) | C | `apt-get install libxsmm-dev` |
+//! | `mkl` | Intel MKL's `cblas_sgemm` (loaded with `dlopen`) | f32 matmul (epilogue as a second pass) | C | PyPI `mkl mkl-devel` ([`mkl`]) |
+//! | `onednn` | oneDNN primitives with fused post-ops | f32 matmul (epilogue fused), conv (also `onednn-any`), softmax | C | `apt-get install libdnnl-dev` ([`onednn`]) |
+//! | `xnnpack` | XNNPACK operators (weights packed once) | f32 matmul (bias, relu), NHWC conv, softmax | C | `apt-get install libxnnpack-dev libpthreadpool-dev` |
+//! | `gemm` | `matrixmultiply` (through ndarray's `general_mat_mul`), one thread | f32 matmul | Rust | nothing (a dependency) |
 //!
-//! A C library's availability is decided by compiling, linking and running a 2x2x2 probe with
-//! the same source; a missing one is skipped with a one-line reason saying how to install it.
-//! The libraries are only for f32; u32 has `naive` alone.
+//! A C library's availability is decided by compiling, linking and running a 2x2x2 matmul probe
+//! with the same source; a missing one is skipped with a one-line reason saying how to install
+//! it. Every baseline offered for a problem has first been run once on the benchmark's seeded
+//! inputs and compared with the f64 [`reference`](mod@reference) (tolerances there): one that disagrees is
+//! skipped with the first mismatch, so a misconfigured library call never produces a figure.
 
 mod blis;
+mod check;
+mod epilogue;
 mod gemm;
 mod libxsmm;
+pub mod mkl;
 mod naive;
+pub mod onednn;
 mod openblas;
+pub mod problem;
+pub mod reference;
+mod xnnpack;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -27,20 +39,26 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use crate::bench::{CCandidate, Candidate, RustCandidate, Work};
+use crate::bench::{CCandidate, Candidate, PrepareRustKernel, RustCandidate};
 use morello_codegen::CodegenError;
 use morello_codegen::compiler::{CProgram, CompileOptions, Compiler, SourceUnit, Warnings};
-use morello_codegen::harness::{BenchEntry, CType, KernelSignature};
+use morello_codegen::harness::{BenchEntry, CType};
 use morello_codegen::run::run_program;
 
-/// The command that installs every C baseline library on Debian or Ubuntu.
-pub const INSTALL_ALL: &str = "apt-get install libopenblas-dev libblis-dev libxsmm-dev";
+pub use problem::{
+    Activation, ActivationLayout, ConvPadding, ConvProblem, Epilogue, FilterLayout, MatmulProblem, Problem,
+    SoftmaxProblem,
+};
 
-/// A baseline implementation of matmul.
+/// The command that installs every C baseline library available from Debian or Ubuntu.
+pub const INSTALL_ALL: &str =
+    "apt-get install libopenblas-dev libblis-dev libxsmm-dev libdnnl-dev libxnnpack-dev libpthreadpool-dev";
+
+/// A baseline implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(into = "&'static str")]
 pub enum BaselineKind {
-    /// A plain triple loop, `-O3 -march=native`.
+    /// Plain loops, `-O3 -march=native`.
     Naive,
     /// OpenBLAS `cblas_sgemm`.
     OpenBlas,
@@ -48,28 +66,40 @@ pub enum BaselineKind {
     Blis,
     /// libxsmm's JIT small-GEMM kernels.
     Libxsmm,
+    /// Intel MKL's `cblas_sgemm`.
+    Mkl,
+    /// oneDNN's matmul, convolution and softmax primitives.
+    OneDnn,
+    /// XNNPACK's fully-connected, convolution and softmax operators.
+    Xnnpack,
     /// A pure-Rust GEMM (`matrixmultiply`, through ndarray), single-threaded.
     Gemm,
 }
 
 impl BaselineKind {
     /// Every baseline, in reporting order.
-    pub const ALL: [BaselineKind; 5] = [
+    pub const ALL: [BaselineKind; 8] = [
         BaselineKind::Naive,
         BaselineKind::OpenBlas,
         BaselineKind::Blis,
         BaselineKind::Libxsmm,
+        BaselineKind::Mkl,
+        BaselineKind::OneDnn,
+        BaselineKind::Xnnpack,
         BaselineKind::Gemm,
     ];
 
     /// The name used on command lines and in reports: `naive`, `openblas`, `blis`, `libxsmm`,
-    /// `gemm`.
+    /// `mkl`, `onednn`, `xnnpack`, `gemm`.
     pub fn name(self) -> &'static str {
         match self {
             BaselineKind::Naive => "naive",
             BaselineKind::OpenBlas => "openblas",
             BaselineKind::Blis => "blis",
             BaselineKind::Libxsmm => "libxsmm",
+            BaselineKind::Mkl => "mkl",
+            BaselineKind::OneDnn => "onednn",
+            BaselineKind::Xnnpack => "xnnpack",
             BaselineKind::Gemm => "gemm",
         }
     }
@@ -80,13 +110,17 @@ impl BaselineKind {
             BaselineKind::OpenBlas => Some("apt-get install libopenblas-dev"),
             BaselineKind::Blis => Some("apt-get install libblis-dev"),
             BaselineKind::Libxsmm => Some("apt-get install libxsmm-dev"),
+            BaselineKind::Mkl => Some(mkl::INSTALL),
+            BaselineKind::OneDnn => Some(onednn::INSTALL),
+            BaselineKind::Xnnpack => Some("apt-get install libxnnpack-dev libpthreadpool-dev"),
             BaselineKind::Naive | BaselineKind::Gemm => None,
         }
     }
 
-    /// Whether it uses every requested thread (libxsmm's JIT kernels are single-threaded).
+    /// Whether it uses every requested thread (libxsmm's JIT kernels, XNNPACK without a thread
+    /// pool and the Rust GEMM are single-threaded).
     pub fn is_multithreaded(self) -> bool {
-        !matches!(self, BaselineKind::Libxsmm | BaselineKind::Gemm)
+        !matches!(self, BaselineKind::Libxsmm | BaselineKind::Xnnpack | BaselineKind::Gemm)
     }
 }
 
@@ -104,7 +138,7 @@ impl From<BaselineKind> for &'static str {
 
 /// The error for an unknown baseline name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown baseline `{0}` (known: naive, openblas, blis, libxsmm, gemm)")]
+#[error("unknown baseline `{0}` (known: naive, openblas, blis, libxsmm, mkl, onednn, xnnpack, gemm)")]
 pub struct UnknownBaseline(pub String);
 
 impl FromStr for BaselineKind {
@@ -119,45 +153,44 @@ impl FromStr for BaselineKind {
     }
 }
 
-/// A row-major matmul `out[M][N] = lhs[M][K] * rhs[K][N]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub struct MatmulProblem {
-    /// Rows of `lhs` and `out`.
-    pub m: usize,
-    /// Columns of `lhs`, rows of `rhs` (the reduction length).
-    pub k: usize,
-    /// Columns of `rhs` and `out`.
-    pub n: usize,
-    /// The element type of all three.
-    pub dtype: CType,
-}
-
-impl MatmulProblem {
-    /// An f32 problem.
-    pub fn f32(m: usize, k: usize, n: usize) -> Self {
-        MatmulProblem { m, k, n, dtype: CType::F32 }
-    }
-
-    /// The kernel signature with this shape: `name(lhs, rhs, out)`.
-    pub fn signature(&self, name: impl Into<String>) -> KernelSignature {
-        KernelSignature::matmul(name, self.dtype, self.m, self.k, self.n)
-    }
-
-    /// The work per call: `2 M K N` operations, and every operand's bytes read or written once
-    /// (`(M K + K N + M N) * element size`, the floor for a memory-bound shape).
-    pub fn work(&self) -> Work {
-        let (m, k, n) = (self.m as f64, self.k as f64, self.n as f64);
-        let size = self.dtype.size_bytes() as f64;
-        Work { flops: Some(2.0 * m * k * n), bytes: Some((m * k + k * n + m * n) * size) }
-    }
-}
-
-/// A baseline as a C unit.
+/// A baseline as a C unit: one function with the problem's call shape.
+#[derive(Debug, Clone)]
 struct CBaseline {
+    /// The label it is reported under (the baseline's name, or e.g. `onednn-any` for a variant).
+    label: String,
+    /// The C function.
+    function: String,
     source: String,
     flags: Vec<String>,
     link_args: Vec<String>,
     setup: Option<String>,
+}
+
+impl CBaseline {
+    /// A unit whose function is `baseline_<label>` (dashes as underscores), without setup.
+    fn new(label: &str, source: String, flags: Vec<String>, link_args: Vec<String>) -> Self {
+        CBaseline {
+            label: label.to_string(),
+            function: function_name(label),
+            source,
+            flags,
+            link_args,
+            setup: None,
+        }
+    }
+
+    fn into_candidate(self) -> CCandidate {
+        CCandidate {
+            entry: BenchEntry { label: self.label, function: self.function.clone(), setup: self.setup },
+            unit: Some(SourceUnit { name: self.function, source: self.source, flags: self.flags }),
+            link_args: self.link_args,
+        }
+    }
+}
+
+/// The C function of the baseline labelled `label`: `baseline_onednn_any` for `onednn-any`.
+fn function_name(label: &str) -> String {
+    format!("baseline_{}", label.replace('-', "_"))
 }
 
 /// A baseline that could not be offered, and why.
@@ -172,82 +205,175 @@ pub struct SkippedBaseline {
 /// The baselines that can run, as benchmark candidates, and those skipped.
 #[derive(Debug, Default)]
 pub struct BaselineSet {
-    /// Candidates labelled with the baseline's name, in the requested order.
+    /// Candidates labelled with the baseline's name (or a variant's, e.g. `onednn-any`), in the
+    /// requested order, each checked against the reference.
     pub candidates: Vec<Candidate>,
     /// The skipped ones, in the requested order.
     pub skipped: Vec<SkippedBaseline>,
+    /// What the baselines said about themselves while checked, one line each (e.g. the
+    /// implementation and layouts oneDNN chose: `onednn: conv brg:avx2, src acdb ...`).
+    pub notes: Vec<String>,
 }
 
-/// The requested baselines for `problem` with `threads` threads: probes each C library (a small
-/// compile, link and run) and skips what is missing or does not apply.
-pub fn matmul_baselines(
+/// How the baselines will run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BaselineOptions {
+    /// Threads each may use (single-threaded baselines are skipped above 1).
+    pub threads: usize,
+    /// The seed of the inputs they are checked on (the benchmark's).
+    pub seed: u64,
+}
+
+impl Default for BaselineOptions {
+    fn default() -> Self {
+        BaselineOptions { threads: 1, seed: 1 }
+    }
+}
+
+/// The requested baselines for `problem`: probes each C library (a small compile, link and
+/// run), skips what is missing or does not compute this problem, and runs each remaining one
+/// once on the seeded inputs against the reference, skipping any that disagrees.
+pub fn baselines(
     compiler: &Compiler,
-    problem: &MatmulProblem,
+    problem: &Problem,
     kinds: &[BaselineKind],
-    threads: usize,
+    options: &BaselineOptions,
 ) -> BaselineSet {
     let mut set = BaselineSet::default();
+    let mut checker = check::Checker::new(compiler, problem, options);
+    let mut seen = Vec::new();
     for &kind in kinds {
-        if set.candidates.iter().any(|c| c.label() == kind.name()) {
+        if seen.contains(&kind) {
             continue;
         }
-        match matmul_baseline(compiler, problem, kind, threads) {
-            Ok(candidate) => set.candidates.push(candidate),
-            Err(reason) => set.skipped.push(SkippedBaseline { kind, reason }),
+        seen.push(kind);
+        let offered = match offer(compiler, problem, kind, options.threads) {
+            Ok(offered) => offered,
+            Err(reason) => {
+                set.skipped.push(SkippedBaseline { kind, reason });
+                continue;
+            }
+        };
+        for offer in offered {
+            let checked = match offer {
+                Offered::C(c) => {
+                    let candidate = c.into_candidate();
+                    checker.check_c(&candidate).map(|notes| (Candidate::C(candidate), notes))
+                }
+                Offered::Rust { label, prepare } => {
+                    let checked = prepare(problem).and_then(|p| checker.check_rust(&label, p));
+                    let prepare = prepare(problem);
+                    checked
+                        .and(prepare)
+                        .map(|prepare| (Candidate::Rust(RustCandidate { label, prepare }), Vec::new()))
+                }
+            };
+            match checked {
+                Ok((candidate, notes)) => {
+                    set.notes.extend(notes);
+                    set.candidates.push(candidate);
+                }
+                Err(reason) => set.skipped.push(SkippedBaseline { kind, reason }),
+            }
         }
     }
     set
 }
 
-/// One baseline for `problem`, or the one-line reason it is unavailable.
+/// A baseline's candidate before it is checked.
+enum Offered {
+    /// A C unit.
+    C(CBaseline),
+    /// A Rust kernel: `prepare` is called once to check it and once more for the benchmark.
+    Rust { label: String, prepare: fn(&Problem) -> Result<PrepareRustKernel, String> },
+}
+
+/// One baseline's candidates for `problem` (unchecked), or the one-line reason it is unavailable.
 ///
 /// # Errors
 /// The reason, e.g. "openblas: not installed (fatal error: cblas.h: No such file or
-/// directory); install it with `apt-get install libopenblas-dev`".
-pub fn matmul_baseline(
+/// directory); install it with `apt-get install libopenblas-dev`", or "openblas: no
+/// convolution".
+fn offer(
     compiler: &Compiler,
-    problem: &MatmulProblem,
+    problem: &Problem,
     kind: BaselineKind,
     threads: usize,
-) -> Result<Candidate, String> {
-    if problem.m == 0 || problem.k == 0 || problem.n == 0 {
-        return Err(format!("{kind}: every matmul dimension must be at least 1"));
-    }
-    let supported = match kind {
-        BaselineKind::Naive => naive::supports(problem.dtype),
-        _ => problem.dtype == CType::F32,
-    };
-    if !supported {
-        return Err(format!("{kind}: no {} matmul", problem.dtype));
-    }
+) -> Result<Vec<Offered>, String> {
+    problem.validate().map_err(|e| format!("{kind}: {e}"))?;
     if threads > 1 && !kind.is_multithreaded() {
         return Err(format!("{kind}: single-threaded only, and {threads} threads were requested"));
     }
     if kind == BaselineKind::Gemm {
-        return Ok(Candidate::Rust(RustCandidate {
-            label: kind.name().into(),
-            prepare: gemm::prepare(problem),
-        }));
+        if let Err(why) = gemm::prepare(problem) {
+            return Err(format!("{kind}: {why}"));
+        }
+        return Ok(vec![Offered::Rust { label: kind.name().into(), prepare: gemm::prepare }]);
     }
+    // What the library cannot compute is said before whether it is installed.
+    let units = c_baselines(kind, problem, threads).map_err(|e| e.reason(kind))?;
     if kind != BaselineKind::Naive {
         probe(compiler, kind)?;
     }
-    let (function, c) = c_baseline(kind, problem, threads);
-    Ok(Candidate::C(CCandidate {
-        entry: BenchEntry { label: kind.name().into(), function: function.into(), setup: c.setup },
-        unit: Some(SourceUnit { name: format!("baseline_{kind}"), source: c.source, flags: c.flags }),
-        link_args: c.link_args,
-    }))
+    Ok(units.into_iter().map(Offered::C).collect())
 }
 
-/// A C baseline's function name and unit. `Gemm` is not a C baseline and maps to naive (never
-/// called with it).
-fn c_baseline(kind: BaselineKind, problem: &MatmulProblem, threads: usize) -> (&'static str, CBaseline) {
+/// Why a C baseline has no unit for a problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Unavailable {
+    /// It does not compute this problem (e.g. "no convolution").
+    Unsupported(String),
+    /// Its library was not found where it is looked for (what was looked for).
+    NotFound(String),
+}
+
+impl Unavailable {
+    /// The one-line reason for `kind`, with the install command when it is not found.
+    fn reason(&self, kind: BaselineKind) -> String {
+        match self {
+            Unavailable::Unsupported(why) => format!("{kind}: {why}"),
+            Unavailable::NotFound(what) => {
+                let install =
+                    kind.install_hint().map_or(String::new(), |h| format!("; install it with `{h}`"));
+                format!("{kind}: not installed ({what}){install}")
+            }
+        }
+    }
+}
+
+impl From<String> for Unavailable {
+    fn from(why: String) -> Self {
+        Unavailable::Unsupported(why)
+    }
+}
+
+impl From<&str> for Unavailable {
+    fn from(why: &str) -> Self {
+        Unavailable::Unsupported(why.to_string())
+    }
+}
+
+/// A C baseline's units for `problem` (one per variant), or why it does not compute it.
+/// `Gemm` is not a C baseline (never called with it).
+fn c_baselines(kind: BaselineKind, problem: &Problem, threads: usize) -> Result<Vec<CBaseline>, Unavailable> {
     match kind {
-        BaselineKind::OpenBlas => (openblas::FUNCTION, openblas::c_baseline(problem)),
-        BaselineKind::Blis => (blis::FUNCTION, blis::c_baseline(problem)),
-        BaselineKind::Libxsmm => (libxsmm::FUNCTION, libxsmm::c_baseline(problem)),
-        BaselineKind::Naive | BaselineKind::Gemm => (naive::FUNCTION, naive::c_baseline(problem, threads)),
+        BaselineKind::Naive | BaselineKind::Gemm => naive::c_baselines(problem, threads),
+        BaselineKind::OpenBlas => openblas::c_baselines(problem),
+        BaselineKind::Blis => blis::c_baselines(problem),
+        BaselineKind::Libxsmm => libxsmm::c_baselines(problem),
+        BaselineKind::Mkl => mkl::c_baselines(problem, threads),
+        BaselineKind::OneDnn => onednn::c_baselines(problem),
+        BaselineKind::Xnnpack => xnnpack::c_baselines(problem),
+    }
+}
+
+/// The f32 matmul a BLAS-style baseline computes, or why it does not compute `problem`.
+fn f32_matmul(problem: &Problem) -> Result<&MatmulProblem, Unavailable> {
+    match problem {
+        Problem::Matmul(p) if p.dtype == CType::F32 => Ok(p),
+        Problem::Matmul(p) => Err(format!("no {} matmul", p.dtype).into()),
+        Problem::Conv(_) => Err("no convolution".into()),
+        Problem::Softmax(_) => Err("no softmax".into()),
     }
 }
 
@@ -255,7 +381,7 @@ fn c_baseline(kind: BaselineKind, problem: &MatmulProblem, threads: usize) -> (&
 /// or vanish during a run, and a bench suite asks for the same baselines at every size).
 static PROBES: Mutex<BTreeMap<(String, BaselineKind), Result<(), String>>> = Mutex::new(BTreeMap::new());
 
-/// Checks that a C baseline library is installed: compiles, links and runs its 2x2x2 instance
+/// Checks that a C baseline library is installed: compiles, links and runs its 2x2x2 matmul
 /// against a known product. The answer is remembered for the rest of the process.
 ///
 /// # Errors
@@ -273,8 +399,14 @@ pub fn probe(compiler: &Compiler, kind: BaselineKind) -> Result<(), String> {
 }
 
 fn probe_uncached(compiler: &Compiler, kind: BaselineKind) -> Result<(), String> {
-    let problem = MatmulProblem::f32(2, 2, 2);
-    let (function, c) = c_baseline(kind, &problem, 1);
+    let install = kind.install_hint().map_or(String::new(), |hint| format!("; install it with `{hint}`"));
+    let problem = Problem::Matmul(MatmulProblem::f32(2, 2, 2));
+    let c = c_baselines(kind, &problem, 1)
+        .map_err(|e| e.reason(kind))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("{kind}: no matmul to probe with"))?;
+    let function = &c.function;
     let setup = c
         .setup
         .as_deref()
@@ -289,12 +421,11 @@ fn probe_uncached(compiler: &Compiler, kind: BaselineKind) -> Result<(), String>
     let program = CProgram {
         units: vec![
             SourceUnit::new("probe_main", main),
-            SourceUnit { name: format!("baseline_{kind}"), source: c.source, flags: c.flags },
+            SourceUnit { name: c.function.clone(), source: c.source, flags: c.flags },
         ],
         link_args: c.link_args,
     };
     let options = CompileOptions { warnings: Warnings::Report, ..CompileOptions::default() };
-    let install = kind.install_hint().map_or(String::new(), |hint| format!("; install it with `{hint}`"));
     let build = compiler.build(&program, &options).map_err(|error| {
         let detail = match &error {
             CodegenError::CompileFailed { stderr, .. } => first_error_line(stderr),

@@ -1,119 +1,119 @@
-//! Baseline tests: every available baseline agrees with a Rust reference matmul; missing ones
-//! are skipped with a reason that says how to install them.
+//! Baseline tests: every available baseline agrees with the f64 reference on each kind of
+//! problem (a baseline that disagrees would be skipped, and these tests fail on any such skip);
+//! a wrong baseline is caught; missing ones are skipped with a reason that says how to install
+//! them.
 
 use super::*;
 use crate::bench::{BenchConfig, BenchRequest, PeakProbe, run_bench};
-use morello_codegen::harness::{Buffer, VerifyInputs, run_verify, verify_program_source};
 use morello_codegen::test_support::{compiler, strict};
 
-/// `out = lhs * rhs`, row-major, accumulated in f64.
-fn reference_f32(problem: &MatmulProblem, lhs: &[f32], rhs: &[f32]) -> Vec<f64> {
-    let (m, k, n) = (problem.m, problem.k, problem.n);
-    let mut out = vec![0.0f64; m * n];
-    for i in 0..m {
-        for p in 0..k {
-            for j in 0..n {
-                out[i * n + j] += f64::from(lhs[i * k + p]) * f64::from(rhs[p * n + j]);
-            }
+/// The baselines of `problem`, asserting that none disagreed with the reference or failed to
+/// build, and that `required` ones were offered. Prints the skipped ones and the notes.
+fn checked(compiler: &Compiler, problem: &Problem, required: &[&str]) -> BaselineSet {
+    let set = baselines(compiler, problem, &BaselineKind::ALL, &BaselineOptions { threads: 1, seed: 11 });
+    for skipped in &set.skipped {
+        println!("skipped: {}", skipped.reason);
+        for wrong in ["disagrees", "does not build", "failed on", "no reference"] {
+            assert!(!skipped.reason.contains(wrong), "{}: {}", problem.describe(), skipped.reason);
         }
     }
-    out
-}
-
-/// Checks `actual` against the reference with a tolerance that scales with the reduction length:
-/// `|actual - exact| <= K * 2^-23 * sum_k |lhs * rhs|` (inputs are multiples of 1/16 below 2 in
-/// magnitude, so products are exact and only the sums round).
-fn assert_close(problem: &MatmulProblem, lhs: &[f32], rhs: &[f32], actual: &[f32], label: &str) {
-    let exact = reference_f32(problem, lhs, rhs);
-    let abs_lhs: Vec<f32> = lhs.iter().map(|x| x.abs()).collect();
-    let abs_rhs: Vec<f32> = rhs.iter().map(|x| x.abs()).collect();
-    let magnitude = reference_f32(problem, &abs_lhs, &abs_rhs);
-    assert_eq!(actual.len(), exact.len(), "{label}");
-    for (index, ((a, e), mag)) in actual.iter().zip(&exact).zip(&magnitude).enumerate() {
-        let tolerance = problem.k as f64 * f64::from(f32::EPSILON) * mag;
-        assert!((f64::from(*a) - e).abs() <= tolerance, "{label}: out[{index}] = {a}, expected {e}");
+    for note in &set.notes {
+        println!("note: {note}");
     }
-}
-
-fn seeded_inputs(problem: &MatmulProblem, seed: u64) -> (Buffer, Buffer) {
-    let lhs = Buffer::from_seed(problem.dtype, problem.m * problem.k, seed, 0);
-    let rhs = Buffer::from_seed(problem.dtype, problem.k * problem.n, seed, 1);
-    (lhs, rhs)
-}
-
-/// Runs a baseline once on seeded inputs and returns (lhs, rhs, out).
-fn run_once(compiler: &Compiler, problem: &MatmulProblem, candidate: Candidate) -> (Buffer, Buffer, Buffer) {
-    let seed = 11;
-    match candidate {
-        Candidate::C(c) => {
-            let signature = problem.signature(c.entry.function.clone());
-            let main = verify_program_source(&signature, "").expect("valid");
-            let mut program =
-                CProgram { units: vec![SourceUnit::new("verify_main", main)], link_args: c.link_args };
-            program.units.extend(c.unit);
-            let build = compiler.build(&program, &strict()).expect("baselines compile warning-free");
-            let run = run_verify(&build, &signature, &VerifyInputs::Seed(seed)).expect("runs");
-            let mut params = run.params.into_iter();
-            let mut next = || params.next().expect("three parameters");
-            (next(), next(), next())
-        }
-        Candidate::Rust(r) => {
-            let (lhs, rhs) = seeded_inputs(problem, seed);
-            let out = Buffer::zeros(problem.dtype, problem.m * problem.n);
-            let mut kernel = (r.prepare)(&[lhs.clone(), rhs.clone(), out]).expect("prepares");
-            kernel.run();
-            let out = kernel.written().pop().expect("one written parameter");
-            (lhs, rhs, out)
-        }
+    let labels: Vec<&str> = set.candidates.iter().map(Candidate::label).collect();
+    for label in required {
+        assert!(labels.contains(label), "{}: {label} missing from {labels:?}", problem.describe());
     }
+    set
 }
 
 #[test]
-fn every_available_f32_baseline_agrees_with_the_reference() {
+fn every_available_matmul_baseline_agrees_with_the_reference() {
     let Some(compiler) = compiler() else { return };
-    for problem in [MatmulProblem::f32(5, 7, 3)] {
-        let set = matmul_baselines(&compiler, &problem, &BaselineKind::ALL, 1);
-        for skipped in &set.skipped {
-            println!("skipped: {}", skipped.reason);
-        }
-        assert!(set.candidates.iter().any(|c| c.label() == "naive"));
-        assert!(set.candidates.iter().any(|c| c.label() == "gemm"));
-        for candidate in set.candidates {
-            let label = candidate.label().to_string();
-            let (lhs, rhs, out) = run_once(&compiler, &problem, candidate);
-            let (lhs, rhs, out) =
-                (lhs.as_f32().expect("f32"), rhs.as_f32().expect("f32"), out.as_f32().expect("f32"));
-            assert_close(&problem, lhs, rhs, out, &label);
-        }
-    }
+    checked(&compiler, &Problem::Matmul(MatmulProblem::f32(5, 7, 3)), &["naive", "gemm"]);
+    // Bias and GELU (relu is a clamp in every library; the CLI tests cover it through `bench`).
+    let gelu =
+        MatmulProblem::f32(6, 9, 5).with_epilogue(Epilogue { bias: true, activation: Activation::GeluTanh });
+    checked(&compiler, &Problem::Matmul(gelu), &["naive"]);
 }
 
 #[test]
-fn the_naive_u32_baseline_wraps_like_rust() {
+fn every_available_conv_baseline_agrees_with_the_reference() {
     let Some(compiler) = compiler() else { return };
-    let problem = MatmulProblem { m: 3, k: 4, n: 5, dtype: CType::U32 };
-    let set = matmul_baselines(&compiler, &problem, &BaselineKind::ALL, 1);
+    let layouts =
+        [(ActivationLayout::Nhwc, FilterLayout::Ohwi), (ActivationLayout::Nchw, FilterLayout::Oihw)];
+    for (layout, filter_layout) in layouts {
+        let plain = ConvProblem::new([1, 3, 6, 5], [4, 3, 3], layout, filter_layout);
+        checked(&compiler, &Problem::Conv(plain), &["naive"]);
+    }
+    // Batch 2, stride 2, uneven padding, dilation and an epilogue, in one layout pair.
+    let odd = ConvProblem {
+        stride: [2, 1],
+        padding: ConvPadding { top: 1, bottom: 2, left: 0, right: 1 },
+        dilation: [1, 2],
+        epilogue: Epilogue { bias: true, activation: Activation::Relu },
+        ..ConvProblem::new([2, 5, 7, 8], [3, 3, 2], ActivationLayout::Nhwc, FilterLayout::Hwio)
+    };
+    checked(&compiler, &Problem::Conv(odd), &["naive"]);
+}
+
+#[test]
+fn every_available_softmax_baseline_agrees_with_the_reference() {
+    let Some(compiler) = compiler() else { return };
+    checked(&compiler, &Problem::Softmax(SoftmaxProblem { rows: 3, cols: 17 }), &["naive"]);
+}
+
+#[test]
+fn a_baseline_that_computes_something_else_is_caught() {
+    let Some(compiler) = compiler() else { return };
+    let problem = Problem::Matmul(MatmulProblem::f32(3, 4, 5));
+    let mut checker = check::Checker::new(&compiler, &problem, &BaselineOptions::default());
+    // The naive baseline's source with `rhs` read transposed: a misconfigured call.
+    let mut wrong = naive::c_baselines(&problem, 1).expect("naive matmul").remove(0);
+    wrong.source = wrong.source.replace("rhs[p * 5L + j]", "rhs[j * 4L + p]");
+    let error = checker.check_c(&wrong.into_candidate()).expect_err("transposed");
+    assert!(error.starts_with("naive: disagrees with the reference on f32 matmul 3x4x5 (out["), "{error}");
+    let right = naive::c_baselines(&problem, 1).expect("naive matmul").remove(0);
+    assert_eq!(checker.check_c(&right.into_candidate()), Ok(Vec::new()));
+}
+
+#[test]
+fn the_naive_u32_baseline_is_the_only_one_and_wraps_like_rust() {
+    let Some(compiler) = compiler() else { return };
+    let problem = MatmulProblem { m: 3, k: 4, n: 5, dtype: CType::U32, epilogue: Epilogue::NONE };
+    let set = checked(&compiler, &Problem::Matmul(problem), &["naive"]);
     assert_eq!(set.candidates.len(), 1);
-    assert_eq!(set.skipped.len(), 4);
+    assert_eq!(set.skipped.len(), BaselineKind::ALL.len() - 1);
     assert!(set.skipped.iter().all(|s| s.reason.contains("no u32 matmul")), "{:?}", set.skipped);
-    let candidate = set.candidates.into_iter().next().expect("naive");
-    let (lhs, rhs, out) = run_once(&compiler, &problem, candidate);
-    let (lhs, rhs, out) =
-        (lhs.as_u32().expect("u32"), rhs.as_u32().expect("u32"), out.as_u32().expect("u32"));
-    for i in 0..3 {
-        for j in 0..5 {
-            let expected =
-                (0..4).fold(0u32, |acc, p| acc.wrapping_add(lhs[i * 4 + p].wrapping_mul(rhs[p * 5 + j])));
-            assert_eq!(out[i * 5 + j], expected);
-        }
-    }
+}
+
+#[test]
+fn what_a_baseline_does_not_compute_is_said_before_whether_it_is_installed() {
+    let Some(compiler) = compiler() else { return };
+    let problem = Problem::Softmax(SoftmaxProblem { rows: 2, cols: 8 });
+    let set = baselines(
+        &compiler,
+        &problem,
+        &[BaselineKind::OpenBlas, BaselineKind::Mkl, BaselineKind::Gemm],
+        &BaselineOptions::default(),
+    );
+    let reasons: Vec<&str> = set.skipped.iter().map(|s| s.reason.as_str()).collect();
+    assert_eq!(reasons, ["openblas: no softmax", "mkl: no softmax", "gemm: no softmax"]);
+    let bad =
+        Problem::Conv(ConvProblem::new([1, 2, 2, 2], [1, 3, 3], ActivationLayout::Nchw, FilterLayout::Oihw));
+    let set = baselines(&compiler, &bad, &[BaselineKind::Naive], &BaselineOptions::default());
+    assert_eq!(
+        set.skipped[0].reason,
+        "naive: the 3x3 filter (dilation 1x1) is larger than the padded 2x2 input"
+    );
 }
 
 #[test]
 fn baselines_time_side_by_side() {
     let Some(compiler) = compiler() else { return };
     let problem = MatmulProblem::f32(8, 8, 8);
-    let set = matmul_baselines(&compiler, &problem, &BaselineKind::ALL, 1);
+    let set =
+        baselines(&compiler, &Problem::Matmul(problem), &BaselineKind::ALL, &BaselineOptions::default());
     let labels: Vec<String> = set.candidates.iter().map(|c| c.label().to_string()).collect();
     let request = BenchRequest {
         signature: problem.signature("unused_kernel"),
@@ -142,14 +142,20 @@ fn names_parse_and_multithreading_is_honest() {
     for kind in BaselineKind::ALL {
         assert_eq!(kind.name().parse::<BaselineKind>(), Ok(kind));
     }
-    assert!("mkl".parse::<BaselineKind>().is_err());
+    assert_eq!("MKL".parse::<BaselineKind>(), Ok(BaselineKind::Mkl));
+    assert!("cublas".parse::<BaselineKind>().is_err());
     let Some(compiler) = compiler() else { return };
-    let problem = MatmulProblem::f32(4, 4, 4);
-    let reason = match matmul_baseline(&compiler, &problem, BaselineKind::Libxsmm, 2) {
-        Err(reason) => reason,
-        Ok(_) => panic!("libxsmm is single-threaded"),
-    };
-    assert_eq!(reason, "libxsmm: single-threaded only, and 2 threads were requested");
+    let problem = Problem::Matmul(MatmulProblem::f32(4, 4, 4));
+    let options = BaselineOptions { threads: 2, seed: 1 };
+    let set = baselines(&compiler, &problem, &[BaselineKind::Libxsmm, BaselineKind::Xnnpack], &options);
+    let reasons: Vec<&str> = set.skipped.iter().map(|s| s.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "libxsmm: single-threaded only, and 2 threads were requested",
+            "xnnpack: single-threaded only, and 2 threads were requested"
+        ]
+    );
     assert_eq!(problem.work().flops, Some(128.0));
 }
 
@@ -181,4 +187,6 @@ fn probe_failures_say_how_to_install() {
         reason,
         "blis: not installed (blis.h: No such file or directory); install it with `apt-get install libblis-dev`"
     );
+    let missing = Unavailable::NotFound("no include/mkl.h".into()).reason(BaselineKind::Mkl);
+    assert_eq!(missing, format!("mkl: not installed (no include/mkl.h); install it with `{}`", mkl::INSTALL));
 }

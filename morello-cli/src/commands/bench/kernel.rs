@@ -38,9 +38,12 @@ Examples:
   morello bench matmul 8x8x8 --samples 2 --min-sample-seconds 0.01   (a quick check: noisy figures)
 
 Baselines: naive (an -O3 -march=native loop), openblas, blis, libxsmm (apt-get install libopenblas-dev
-libblis-dev libxsmm-dev) and gemm (the matrixmultiply crate). They compute row-major out = lhs * rhs
-in f32 (naive also in u32); for other specs the morello kernel is timed alone, and the report says why.
-A baseline that is not installed is skipped with a one-line reason.";
+libblis-dev libxsmm-dev), mkl (pip install mkl mkl-devel into /opt/mklvenv, or MORELLO_MKL_DIR),
+onednn (apt-get install libdnnl-dev, or MORELLO_ONEDNN_DIR), xnnpack (apt-get install libxnnpack-dev
+libpthreadpool-dev) and gemm (the matrixmultiply crate). They compute row-major out = lhs * rhs in f32
+(naive also in u32); for other specs the morello kernel is timed alone, and the report says why. Each
+is run once on the benchmark's inputs and checked against a reference before it is timed; one that is
+not installed, or disagrees, is skipped with a one-line reason.";
 
 /// Which implementations `--top-k` times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -10,18 +10,20 @@
 use anyhow::{Result, anyhow};
 use indicatif::ProgressBar;
 use morello_codegen::{
-    BuildDir, CodegenError, CompileOptions, Compiler, OpenMp, Verification, VerifyOptions, Warnings,
-    verify_impls,
+    BuildDir, CodegenError, CompileOptions, Compiler, KernelSignature, OpenMp, Verification, VerifyOptions,
+    Warnings, verify_impls,
 };
 use morello_core::dtype::Dtype;
 use morello_core::imp::Impl;
 use morello_core::layout::Layout;
 use morello_core::spec::{LogicalSpec, PrimitiveKind};
 use morello_core::target::Target;
+use morello_measure::baselines::{ActivationLayout, FilterLayout};
 use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
 use morello_measure::{
-    BaselineKind, BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate, CandidateResult,
-    MatmulProblem, PeakConfig, PeakProbe, PeakReport, Pinning, Work, matmul_baselines, measure_peak,
+    BaselineKind, BaselineOptions, BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate,
+    CandidateResult, ConvProblem, Epilogue, MatmulProblem, PeakConfig, PeakProbe, PeakReport, Pinning,
+    Problem, Work, baselines, measure_peak,
 };
 use serde_json::{Value, json};
 
@@ -31,8 +33,8 @@ use crate::failure::bad_input;
 /// How to measure: options shared by `bench` and `bench-suite`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MeasureArgs {
-    /// Baselines to time beside morello, comma-separated: naive, openblas, blis, libxsmm, gemm,
-    /// all or none (default: all; with --top-k, none).
+    /// Baselines to time beside morello, comma-separated: naive, openblas, blis, libxsmm, mkl,
+    /// onednn, xnnpack, gemm, all or none (default: all; with --top-k, none).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub baseline: Vec<String>,
     /// Samples per candidate; figures worth reporting need at least the default (fewer is for
@@ -191,20 +193,60 @@ pub fn peak_applies(spec: &LogicalSpec) -> bool {
     spec_work(spec).flops.is_some() && spec.operands.iter().all(|o| o.dtype == Dtype::F32)
 }
 
-/// The row-major matmul the baselines would compute for `spec`, or why they cannot.
+/// The problem the baselines would compute for `spec` (see `morello_measure::Problem`), or why
+/// they cannot.
+///
+/// # Errors
+/// A sentence saying what about the spec the baselines do not do.
+pub fn baseline_problem(spec: &LogicalSpec) -> Result<Problem, String> {
+    match spec.kind {
+        PrimitiveKind::Matmul { accum: false } => matmul_problem(spec).map(Problem::Matmul),
+        PrimitiveKind::Conv { accum: false } => conv_problem(spec).map(Problem::Conv),
+        PrimitiveKind::Matmul { accum: true } => {
+            Err("the spec is an accumulating matmul (out += lhs * rhs); the baselines overwrite out".into())
+        }
+        PrimitiveKind::Conv { accum: true } => {
+            Err("the spec is an accumulating convolution (out += ...); the baselines overwrite out".into())
+        }
+        PrimitiveKind::Move => {
+            Err("the spec is a move; the baselines compute matmuls, convolutions and softmax".into())
+        }
+        PrimitiveKind::Fill { .. } => {
+            Err("the spec is a fill; the baselines compute matmuls, convolutions and softmax".into())
+        }
+    }
+}
+
+/// Checks that every operand has one element type and is row-major (the layout the baselines'
+/// problems name), and returns that type.
+fn plain_operands(spec: &LogicalSpec) -> Result<Dtype, String> {
+    let dtype = spec.operands[0].dtype;
+    if spec.operands.iter().any(|o| o.dtype != dtype) {
+        let names: Vec<&str> = spec.operands.iter().map(|o| o.dtype.name()).collect();
+        return Err(format!("the operands are {}; the baselines need one element type", names.join(", ")));
+    }
+    for (index, operand) in spec.operands.iter().enumerate() {
+        let rank =
+            u8::try_from(operand.shape.rank()).map_err(|_| format!("operand {index} has too many dims"))?;
+        let row_major = Layout::row_major(rank).canonicalize(&operand.shape).ok();
+        if row_major.as_ref() != Some(&operand.layout) {
+            return Err(format!("operand {index} is not row-major; the baselines are"));
+        }
+    }
+    Ok(dtype)
+}
+
+fn size(d: u32) -> Result<usize, String> {
+    usize::try_from(d).map_err(|_| "a dimension is too large".to_string())
+}
+
+/// The row-major matmul the baselines would compute for a matmul spec, or why they cannot.
 ///
 /// # Errors
 /// A sentence saying what about the spec the baselines do not do.
 pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
-    let kind = match spec.kind {
-        PrimitiveKind::Matmul { accum: false } => None,
-        PrimitiveKind::Matmul { accum: true } => Some("an accumulating matmul (out += lhs * rhs)"),
-        PrimitiveKind::Conv { .. } => Some("a convolution"),
-        PrimitiveKind::Move => Some("a move"),
-        PrimitiveKind::Fill { .. } => Some("a fill"),
-    };
-    if let Some(kind) = kind {
-        return Err(format!("the spec is {kind}; the baselines compute out = lhs * rhs"));
+    if spec.kind != (PrimitiveKind::Matmul { accum: false }) {
+        return baseline_problem(spec).and_then(|_| Err("the spec is not a matmul".to_string()));
     }
     let &[batch, m, k, n] = spec.shape.dims() else {
         return Err("the matmul is not of rank 3".into());
@@ -212,22 +254,46 @@ pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
     if batch != 1 {
         return Err(format!("the matmul is batched ({batch}); the baselines are not"));
     }
-    let dtype = spec.operands[0].dtype;
-    if spec.operands.iter().any(|o| o.dtype != dtype) {
-        let names: Vec<&str> = spec.operands.iter().map(|o| o.dtype.name()).collect();
-        return Err(format!(
-            "the operands are {} x {} -> {}; the baselines need one element type",
-            names[0], names[1], names[2]
-        ));
+    let dtype = plain_operands(spec)?;
+    Ok(MatmulProblem {
+        m: size(m)?,
+        k: size(k)?,
+        n: size(n)?,
+        dtype: morello_codegen::emit::c_type(dtype),
+        epilogue: Epilogue::NONE,
+    })
+}
+
+/// The convolution the baselines would compute for a conv spec (NCHW image, OIHW filters, stride
+/// 1, no padding: the iteration shape is `N, K, C, OH, OW, R, S`), or why they cannot.
+///
+/// # Errors
+/// A sentence saying what about the spec the baselines do not do.
+pub fn conv_problem(spec: &LogicalSpec) -> Result<ConvProblem, String> {
+    let &[n, k, c, oh, ow, r, s] = spec.shape.dims() else {
+        return Err("the convolution is not of rank 7".into());
+    };
+    if plain_operands(spec)? != Dtype::F32 {
+        return Err("the convolution is not f32; the baselines are".into());
     }
-    for (index, operand) in spec.operands.iter().enumerate() {
-        let row_major = Layout::row_major(3).canonicalize(&operand.shape).ok();
-        if row_major.as_ref() != Some(&operand.layout) {
-            return Err(format!("operand {index} is not row-major; the baselines are"));
-        }
-    }
-    let size = |d: u32| usize::try_from(d).map_err(|_| "a dimension is too large".to_string());
-    Ok(MatmulProblem { m: size(m)?, k: size(k)?, n: size(n)?, dtype: morello_codegen::emit::c_type(dtype) })
+    let [n, k, c, oh, ow, r, s] = [n, k, c, oh, ow, r, s].map(size);
+    let (r, s) = (r?, s?);
+    Ok(ConvProblem::new(
+        [n?, c?, oh? + r - 1, ow? + s - 1],
+        [k?, r, s],
+        ActivationLayout::Nchw,
+        FilterLayout::Oihw,
+    ))
+}
+
+/// Whether two call shapes agree parameter by parameter (element type, count and role; names
+/// may differ).
+fn same_call_shape(a: &KernelSignature, b: &KernelSignature) -> bool {
+    a.params.len() == b.params.len()
+        && a.params
+            .iter()
+            .zip(&b.params)
+            .all(|(x, y)| (x.c_type, x.elements, x.role) == (y.c_type, y.elements, y.role))
 }
 
 /// A morello kernel to time.
@@ -275,7 +341,7 @@ pub fn measure(
     target: &Target,
     spec: &LogicalSpec,
     kernels: &[KernelCandidate<'_>],
-    baselines: &[BaselineKind],
+    kinds: &[BaselineKind],
     config: &BenchConfig,
 ) -> Result<Measurement> {
     let imps: Vec<&Impl> = kernels.iter().map(|k| k.imp).collect();
@@ -323,11 +389,14 @@ pub fn measure(
 
     let mut skipped = Vec::new();
     let mut not_comparable = None;
-    if !baselines.is_empty() {
-        match matmul_problem(spec) {
-            Ok(problem) if problem.signature("f") == signature.renamed("f") => {
-                let set = matmul_baselines(compiler, &problem, baselines, config.threads);
+    let mut baseline_notes = Vec::new();
+    if !kinds.is_empty() {
+        match baseline_problem(spec) {
+            Ok(problem) if same_call_shape(&problem.signature("f"), &signature) => {
+                let options = BaselineOptions { threads: config.threads, seed: config.seed };
+                let set = baselines(compiler, &problem, kinds, &options);
                 candidates.extend(set.candidates);
+                baseline_notes = set.notes;
                 skipped.extend(
                     set.skipped
                         .into_iter()
@@ -353,6 +422,7 @@ pub fn measure(
     };
     let mut report = morello_measure::run_bench(compiler, request, config)?;
     report.notes.extend(serial_note);
+    report.notes.extend(baseline_notes);
     Ok(Measurement {
         report,
         verifications: verified.into_iter().map(|v| v.verification).collect(),
@@ -436,12 +506,34 @@ mod tests {
             ),
             ("MatmulAccum(1x2x3x4, f32 GL row-major, f32 GL row-major, f32 GL row-major)", "accumulating"),
             ("Matmul(2x2x3x4, f32 GL row-major, f32 GL row-major, f32 GL row-major)", "batched"),
-            ("Matmul(1x2x4x4, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)", "bf16 x bf16 -> f32"),
+            ("Matmul(1x2x4x4, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)", "bf16, bf16, f32"),
             ("Move(8x8, f32 GL row-major, f32 GL col-major)", "a move"),
         ] {
             let reason = matmul_problem(&spec(text)).unwrap_err();
             assert!(reason.contains(why), "{text}: {reason}");
         }
+    }
+
+    #[test]
+    fn a_valid_nchw_conv_maps_to_its_problem() {
+        let conv = spec("Conv(2x8x4x6x5x3x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+        let problem = conv_problem(&conv).unwrap();
+        assert_eq!((problem.batch, problem.in_channels, problem.height, problem.width), (2, 4, 8, 6));
+        assert_eq!((problem.out_channels, problem.kernel_h, problem.kernel_w), (8, 3, 2));
+        assert_eq!(problem.out_dims(), Some([6, 5]));
+        assert_eq!(problem.layout, ActivationLayout::Nchw);
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        let canonical = LogicalSpec::parse(
+            "Conv(2x8x4x6x5x3x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+            &target,
+        )
+        .unwrap()
+        .canonicalize(&target)
+        .unwrap();
+        let kernel = morello_codegen::emit::kernel_signature(canonical.logical(), "kernel").unwrap();
+        assert!(same_call_shape(&Problem::Conv(problem).signature("f"), &kernel));
+        let int = spec("Conv(1x2x2x3x3x2x2, i32 GL row-major, i32 GL row-major, i32 GL row-major)");
+        assert!(baseline_problem(&int).unwrap_err().contains("not f32"));
     }
 
     #[test]
