@@ -1559,8 +1559,7 @@ fn enumeration_refuses_more_than_a_million_pairs() {
 #[test]
 fn ops_without_maps_are_unknown_and_unread_operands_known_empty() {
     let text = "HloModule m\nENTRY main {\n  p0 = f32[4] parameter(0)\n  i = s32[2,1] parameter(1)\n  \
-                ROOT g = f32[2] gather(p0, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, \
-                index_vector_dim=1, slice_sizes={1}\n}";
+                ROOT g = f32[2] custom-call(p0, i), custom_call_target=\"lookup\"\n}";
     let (code, stdout, stderr) = indexing(text, &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("output 0 `g` [2] -> operand 0 `p0` [4]:\n  unknown"), "{stdout}");
@@ -1618,4 +1617,29 @@ fn a_rank_0_pad_in_a_fusion() {
     assert!(m.text(false).contains("padding=\n"), "{}", m.text(false));
     check(&m, root(&m));
     check(&m, Subject::Instruction("fused", "op3"));
+}
+
+#[test]
+fn gather_maps_as_xla_gives_them() {
+    // XLA's GatherOp test (indexing_analysis_test.cc), as a user would ask it.
+    let text = "HloModule m\nENTRY main {\n  operand = f32[33,76,70] parameter(0)\n  indices = s32[1806,2] parameter(1)\n  \
+                ROOT r = f32[1806,7,8,4] gather(operand, indices), offset_dims={1,2,3}, collapsed_slice_dims={}, \
+                start_index_map={0,1}, index_vector_dim=1, slice_sizes={7,8,4}\n}";
+    let (code, stdout, stderr) = indexing(text, &["--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        json[0]["map"],
+        "(d0, d1, d2, d3)[s0, s1] -> (d1 + s0, d2 + s1, d3), domain: d0 in [0, 1805], d1 in [0, 6], d2 in [0, 7], \
+         d3 in [0, 3], s0 in [0, 26], s1 in [0, 68]"
+    );
+    assert_eq!(
+        json[1]["map"],
+        "(d0, d1, d2, d3)[s0] -> (d0, s0), domain: d0 in [0, 1805], d1 in [0, 6], d2 in [0, 7], d3 in [0, 3], \
+         s0 in [0, 1]"
+    );
+    // XLA has no input-to-output map of a gather, and morello says so.
+    let (code, stdout, _) = indexing(text, &["--direction", "in-to-out", "--operand", "0"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("unknown"), "{stdout}");
 }

@@ -49,8 +49,8 @@ mod validate;
 pub use builder::ComputationBuilder;
 pub use error::{HloError, HloErrorKind};
 pub use op::{
-    ComparisonDirection, ConvolutionDimensions, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim,
-    WindowDim,
+    ComparisonDirection, ConvolutionDimensions, DotDimensions, ElementwiseOp, GatherDimensions, HloOp,
+    PadDim, SliceDim, WindowDim,
 };
 pub use shape::{ArrayShape, HloShape};
 pub use text::{HloTextError, HloTextErrorKind, SUPPORTED_OPCODES};

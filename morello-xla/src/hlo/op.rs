@@ -405,6 +405,31 @@ pub struct ConvolutionDimensions {
     pub output_spatial: Vec<usize>,
 }
 
+/// The dimension numbers of a `gather` (`offset_dims={1,2}, collapsed_slice_dims={},
+/// start_index_map={0,1}, index_vector_dim=1, slice_sizes={7,8,4}`).
+///
+/// Output dimensions not in `offset_dims` are the *batch* dimensions: they index the start
+/// indices (every dimension of `start_indices` but `index_vector_dim`, in order). The operand
+/// dimensions neither collapsed nor batching are the *window* dimensions, which `offset_dims`
+/// index in order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct GatherDimensions {
+    /// The output dimensions that index within a slice, ascending.
+    pub offset_dims: Vec<usize>,
+    /// The operand dimensions a slice of size 1 drops from the output.
+    pub collapsed_slice_dims: Vec<usize>,
+    /// The operand dimension that each component of a start index vector offsets.
+    pub start_index_map: Vec<usize>,
+    /// The dimension of `start_indices` that holds the index vectors (its rank: vectors of 1).
+    pub index_vector_dim: usize,
+    /// The size of the slice taken in each operand dimension.
+    pub slice_sizes: Vec<i64>,
+    /// Operand dimensions indexed by the batch index itself (with `start_indices_batching_dims`).
+    pub operand_batching_dims: Vec<usize>,
+    /// The `start_indices` dimensions paired, in order, with `operand_batching_dims`.
+    pub start_indices_batching_dims: Vec<usize>,
+}
+
 /// An opcode with its attributes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum HloOp {
@@ -413,8 +438,12 @@ pub enum HloOp {
         /// The parameter number.
         number: usize,
     },
-    /// `constant(...)` (the value is not modelled).
-    Constant,
+    /// `constant(...)`: the value of an integer scalar (`s32[] constant(42)`), which the maps
+    /// of a dynamic-slice use as XLA does; the values of other constants are not modelled.
+    Constant {
+        /// The value of an integer scalar constant; `None` for every other constant.
+        scalar: Option<i64>,
+    },
     /// `iota(), iota_dimension=dimension`.
     Iota {
         /// The dimension along which the values count up.
@@ -511,7 +540,10 @@ pub enum HloOp {
         /// The input batch is split into this many groups, each with its own output features.
         batch_group_count: i64,
     },
-    /// An XLA opcode this project has no indexing map for (`gather`, `custom-call`, ...): read
+    /// `gather(operand, start_indices), offset_dims=..., ...`: slices of `operand` at run-time
+    /// start indices (clamped so that each slice fits).
+    Gather(GatherDimensions),
+    /// An XLA opcode this project has no indexing map for (`scatter`, `custom-call`, ...): read
     /// and kept in the module, its operands' maps are unknown.
     Unknown {
         /// XLA's opcode text.
@@ -524,7 +556,7 @@ impl HloOp {
     pub fn opcode(&self) -> &'static str {
         match self {
             HloOp::Parameter { .. } => "parameter",
-            HloOp::Constant => "constant",
+            HloOp::Constant { .. } => "constant",
             HloOp::Iota { .. } => "iota",
             HloOp::Elementwise(op) => op.opcode(),
             HloOp::Broadcast { .. } => "broadcast",
@@ -545,6 +577,7 @@ impl HloOp {
             HloOp::DynamicSlice { .. } => "dynamic-slice",
             HloOp::DynamicUpdateSlice => "dynamic-update-slice",
             HloOp::Convolution { .. } => "convolution",
+            HloOp::Gather(_) => "gather",
             HloOp::Unknown { opcode } => opcode,
         }
     }

@@ -8,8 +8,8 @@
 use std::collections::HashSet;
 
 use super::{
-    ArrayShape, ComputationId, ConvolutionDimensions, DotDimensions, ElementwiseOp, HloComputation, HloError,
-    HloErrorKind, HloInstruction, HloOp, HloShape, PadDim, SliceDim, WindowDim,
+    ArrayShape, ComputationId, ConvolutionDimensions, DotDimensions, ElementwiseOp, GatherDimensions,
+    HloComputation, HloError, HloErrorKind, HloInstruction, HloOp, HloShape, PadDim, SliceDim, WindowDim,
 };
 
 type Check = Result<(), HloErrorKind>;
@@ -185,7 +185,7 @@ struct OpCheck<'a> {
 impl<'a> OpCheck<'a> {
     fn check(&self) -> Check {
         match &self.instr.op {
-            HloOp::Parameter { .. } | HloOp::Constant => self.count(0),
+            HloOp::Parameter { .. } | HloOp::Constant { .. } => self.count(0),
             HloOp::Iota { dimension } => self.iota(*dimension),
             HloOp::Elementwise(op) => self.elementwise(*op),
             HloOp::Broadcast { dimensions } => self.broadcast(dimensions),
@@ -207,6 +207,7 @@ impl<'a> OpCheck<'a> {
             HloOp::Convolution { window, dims, feature_group_count, batch_group_count } => {
                 self.convolution(window, dims, *feature_group_count, *batch_group_count)
             }
+            HloOp::Gather(dims) => self.gather(dims),
             // Nothing is known of an op without a map but its operands' and result's shapes,
             // which were checked on their own.
             HloOp::Unknown { .. } => Ok(()),
@@ -376,6 +377,73 @@ impl<'a> OpCheck<'a> {
                 window_output_size(lhs.dims[dims.lhs_spatial[k]], w).ok_or(HloErrorKind::Overflow)?;
         }
         same_dims(&self.operand_what(1), &rhs_expected, &rhs.dims)?;
+        same_dims("the result", &expected, &result.dims)
+    }
+
+    /// XLA's shape rules for a gather: the attributes name distinct dimensions in range, the
+    /// index vectors have one component per `start_index_map` entry, every slice fits and is
+    /// 1 wide where collapsed or batching, and the result is the batch dimensions with the
+    /// window dimensions at `offset_dims`.
+    fn gather(&self, dims: &GatherDimensions) -> Check {
+        self.count(2)?;
+        let (operand, indices, result) = (self.operand(0)?, self.operand(1)?, self.result()?);
+        if dims.index_vector_dim > indices.rank() {
+            return Err(HloErrorKind::DimensionOutOfRange {
+                attribute: "index_vector_dim",
+                dimension: dims.index_vector_dim,
+                rank: indices.rank() + 1,
+            });
+        }
+        let vector = indices.dims.get(dims.index_vector_dim).copied().unwrap_or(1);
+        length(
+            "start_index_map (one per index vector component)",
+            to_usize(vector),
+            dims.start_index_map.len(),
+        )?;
+        dims_in_range("start_index_map", &dims.start_index_map, operand.rank())?;
+        length("slice_sizes", operand.rank(), dims.slice_sizes.len())?;
+        let mut one_wide = dims.collapsed_slice_dims.clone();
+        one_wide.extend(&dims.operand_batching_dims);
+        dims_in_range("collapsed_slice_dims and operand_batching_dims", &one_wide, operand.rank())?;
+        length(
+            "start_indices_batching_dims",
+            dims.operand_batching_dims.len(),
+            dims.start_indices_batching_dims.len(),
+        )?;
+        let mut index_dims = dims.start_indices_batching_dims.clone();
+        index_dims.push(dims.index_vector_dim);
+        dims_in_range("start_indices_batching_dims and index_vector_dim", &index_dims, indices.rank() + 1)?;
+        for (&o, &i) in dims.operand_batching_dims.iter().zip(&dims.start_indices_batching_dims) {
+            let index_size = indices.dims.get(i..=i).unwrap_or_default();
+            same_dims("an operand batching dimension", index_size, &operand.dims[o..=o])?;
+        }
+        for (dimension, (&size, &bound)) in dims.slice_sizes.iter().zip(&operand.dims).enumerate() {
+            let limit = if one_wide.contains(&dimension) { bound.min(1) } else { bound };
+            if size < 0 || size > limit {
+                return Err(HloErrorKind::SliceOutOfBounds { dimension, start: 0, limit: size, size: limit });
+            }
+        }
+        let batch: Vec<i64> =
+            (0..indices.rank()).filter(|&k| k != dims.index_vector_dim).map(|k| indices.dims[k]).collect();
+        let window: Vec<i64> =
+            (0..operand.rank()).filter(|k| !one_wide.contains(k)).map(|k| dims.slice_sizes[k]).collect();
+        length("offset_dims (one per window dimension)", window.len(), dims.offset_dims.len())?;
+        let rank = batch.len() + window.len();
+        dims_in_range("offset_dims", &dims.offset_dims, rank)?;
+        if dims.offset_dims.windows(2).any(|w| w[0] > w[1]) {
+            return Err(HloErrorKind::ShapeMismatch {
+                what: "offset_dims (in ascending order)".into(),
+                expected: dims.offset_dims.iter().map(|&d| to_i64(d)).collect(),
+                found: dims.offset_dims.iter().map(|&d| to_i64(d)).collect(),
+            });
+        }
+        let (mut batch_sizes, mut window_sizes) = (batch.iter(), window.iter());
+        let expected: Vec<i64> = (0..rank)
+            .map(|k| {
+                let sizes = if dims.offset_dims.contains(&k) { &mut window_sizes } else { &mut batch_sizes };
+                sizes.next().copied().unwrap_or(0)
+            })
+            .collect();
         same_dims("the result", &expected, &result.dims)
     }
 
@@ -615,6 +683,14 @@ pub(crate) fn window_output_size(size: i64, w: &WindowDim) -> Option<i64> {
     let padded = padded_size(size, w.pad_low, w.pad_high, w.base_dilation - 1)?;
     let span = (w.size - 1).checked_mul(w.window_dilation)?.checked_add(1)?;
     if padded < span { Some(0) } else { Some((padded - span) / w.stride + 1) }
+}
+
+fn to_usize(value: i64) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
+}
+
+fn to_i64(value: usize) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
 }
 
 fn length(attribute: &'static str, expected: usize, found: usize) -> Check {

@@ -7,9 +7,9 @@
 
 use crate::hlo::{ComputationId, HloComputation, HloModule, InstrId};
 
-use super::fusion::{output_to_parameters, parameter_to_outputs};
+use super::fusion::{output_to_parameters, output_to_values, value_to_outputs};
 use super::ops::{Op, OpMaps, op_input_to_output, op_output_to_input};
-use super::{IndexingError, OperandMaps, OutputMaps};
+use super::{IndexingError, OperandMaps, OutputMaps, ValueMaps};
 
 /// The maps from output `output` of an instruction to every array of its operands it reads.
 ///
@@ -81,7 +81,47 @@ pub fn computation_parameter_to_outputs(
     parameter_output: usize,
 ) -> Result<Vec<OutputMaps>, IndexingError> {
     let comp = lookup(module, computation)?;
-    parameter_to_outputs(comp, parameter, parameter_output, |id, operand, operand_output| {
+    let param = *comp.parameters().get(parameter).ok_or_else(|| {
+        IndexingError::NoSuch(format!("parameter {parameter} of computation `{}`", comp.name))
+    })?;
+    value_to_outputs(comp, param, parameter_output, |id, operand, operand_output| {
+        instruction_input_to_output(module, comp, id, operand, operand_output)
+    })
+}
+
+/// The maps from output `output` of one instruction of a computation to every value of the
+/// computation it reads, directly or through other instructions, itself included (the
+/// identity), in definition order: XLA's `ComputeGroupedOutputToInputIndexing`. A value read
+/// in several ways has several maps.
+///
+/// # Errors
+/// As [`computation_output_to_parameters`], and [`IndexingError::NoSuch`] if the instruction or
+/// output does not exist.
+pub fn computation_output_to_values(
+    module: &HloModule,
+    computation: ComputationId,
+    instruction: InstrId,
+    output: usize,
+) -> Result<Vec<ValueMaps>, IndexingError> {
+    let comp = lookup(module, computation)?;
+    output_to_values(comp, instruction, output, |id, out| instruction_output_to_input(module, comp, id, out))
+}
+
+/// The maps from output `output` of one instruction of a computation to every output of the
+/// computation's root that reads it (XLA's epilogue indexing,
+/// `ComputeEpilogueInputToOutputIndexing`, from the instruction to the root); one entry per
+/// root output.
+///
+/// # Errors
+/// As [`computation_output_to_values`].
+pub fn computation_value_to_outputs(
+    module: &HloModule,
+    computation: ComputationId,
+    instruction: InstrId,
+    output: usize,
+) -> Result<Vec<OutputMaps>, IndexingError> {
+    let comp = lookup(module, computation)?;
+    value_to_outputs(comp, instruction, output, |id, operand, operand_output| {
         instruction_input_to_output(module, comp, id, operand, operand_output)
     })
 }

@@ -1,10 +1,12 @@
 //! Indexing maps through a whole computation: the composition of the maps of its instructions.
 //!
-//! Output-to-input walks the instructions from the root back to the parameters (reverse
+//! Output-to-input walks the instructions from the root (or any instruction) back to the
+//! parameters (reverse
 //! definition order, so every user of a value is done before the value). Each value collects the
 //! maps from the root output to it: for every map `a` reaching an instruction and every map `m`
 //! of that instruction to one of its operands, `compose(a, m)` reaches the operand.
-//! Input-to-output walks forward from one parameter the same way.
+//! Input-to-output walks forward from one parameter (or any instruction) to the root the same
+//! way.
 //!
 //! A value read along several paths keeps one map per distinct way it is read (the seed's
 //! `p0 + transpose(p0)` has two); maps equal after simplification are kept once (the seed's
@@ -19,7 +21,7 @@
 
 use crate::hlo::{HloComputation, HloOp, InstrId};
 
-use super::{Completeness, IndexingError, IndexingMap, OperandMaps, OutputMaps, compose};
+use super::{Completeness, IndexingError, IndexingMap, OperandMaps, OutputMaps, ValueMaps, compose};
 
 /// The most distinct maps one value of a computation may collect before the analysis gives up
 /// with [`IndexingError::TooManyMaps`].
@@ -33,13 +35,61 @@ pub(super) fn output_to_parameters(
     output: usize,
     maps_of: impl Fn(InstrId, usize) -> Result<Vec<OperandMaps>, IndexingError>,
 ) -> Result<Vec<OperandMaps>, IndexingError> {
+    let sets = walk_back(comp, comp.root, output, maps_of)?;
+    Ok(comp
+        .parameters()
+        .into_iter()
+        .enumerate()
+        .flat_map(|(number, id)| {
+            let arrays = sets.maps[id.0].clone();
+            let unknown = sets.unknown[id.0].clone();
+            arrays.into_iter().zip(unknown).enumerate().map(move |(operand_output, (maps, unknown))| {
+                OperandMaps { operand: number, operand_output, maps, completeness: completeness(unknown) }
+            })
+        })
+        .collect())
+}
+
+/// The maps from output `output` of instruction `start` to every value of the computation it
+/// reads, itself included (the identity), in definition order (see
+/// `computation_output_to_values`).
+pub(super) fn output_to_values(
+    comp: &HloComputation,
+    start: InstrId,
+    output: usize,
+    maps_of: impl Fn(InstrId, usize) -> Result<Vec<OperandMaps>, IndexingError>,
+) -> Result<Vec<ValueMaps>, IndexingError> {
+    let sets = walk_back(comp, start, output, maps_of)?;
+    let mut out = Vec::new();
+    for (index, (arrays, unknown)) in sets.maps.into_iter().zip(sets.unknown).enumerate() {
+        for (output, (maps, unknown)) in arrays.into_iter().zip(unknown).enumerate() {
+            if !maps.is_empty() || unknown {
+                out.push(ValueMaps {
+                    instruction: InstrId(index),
+                    output,
+                    maps,
+                    completeness: completeness(unknown),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Walks from output `output` of `start` back to everything it reads.
+fn walk_back<'a>(
+    comp: &'a HloComputation,
+    start: InstrId,
+    output: usize,
+    maps_of: impl Fn(InstrId, usize) -> Result<Vec<OperandMaps>, IndexingError>,
+) -> Result<Sets<'a>, IndexingError> {
     let mut sets = Sets::new(comp);
-    let root_shape = comp
-        .root_instruction()
-        .and_then(|r| r.shape.arrays().get(output))
-        .ok_or_else(|| IndexingError::NoSuch(format!("output {output} of computation `{}`", comp.name)))?;
-    sets.add(comp.root, output, IndexingMap::identity(&root_shape.dims))?;
-    for index in (0..comp.instructions.len()).rev() {
+    let start_shape =
+        comp.instruction(start).and_then(|r| r.shape.arrays().get(output)).ok_or_else(|| {
+            IndexingError::NoSuch(format!("output {output} of instruction {} of `{}`", start.0, comp.name))
+        })?;
+    sets.add(start, output, IndexingMap::identity(&start_shape.dims))?;
+    for index in (0..=start.0).rev() {
         let id = InstrId(index);
         let instr = &comp.instructions[index];
         if matches!(instr.op, HloOp::Parameter { .. }) {
@@ -65,36 +115,28 @@ pub(super) fn output_to_parameters(
             sets.maps[index][out] = reaching;
         }
     }
-    Ok(comp
-        .parameters()
-        .into_iter()
-        .enumerate()
-        .flat_map(|(number, id)| {
-            let arrays = sets.maps[id.0].clone();
-            let unknown = sets.unknown[id.0].clone();
-            arrays.into_iter().zip(unknown).enumerate().map(move |(operand_output, (maps, unknown))| {
-                OperandMaps { operand: number, operand_output, maps, completeness: completeness(unknown) }
-            })
-        })
-        .collect())
+    Ok(sets)
 }
 
-/// The maps from array `parameter_output` of parameter `parameter` of a computation to every
-/// output of its root (see `computation_parameter_to_outputs`), given the input-to-output maps
-/// of one instruction, `maps_of(instruction, operand, operand_output)`.
-pub(super) fn parameter_to_outputs(
+/// The maps from array `start_output` of instruction `start` of a computation to every output
+/// of its root (see `computation_parameter_to_outputs`), given the input-to-output maps of one
+/// instruction, `maps_of(instruction, operand, operand_output)`.
+pub(super) fn value_to_outputs(
     comp: &HloComputation,
-    parameter: usize,
-    parameter_output: usize,
+    start: InstrId,
+    start_output: usize,
     maps_of: impl Fn(InstrId, usize, usize) -> Result<Vec<OutputMaps>, IndexingError>,
 ) -> Result<Vec<OutputMaps>, IndexingError> {
-    let no_parameter =
-        || IndexingError::NoSuch(format!("parameter {parameter} of computation `{}`", comp.name));
-    let param = *comp.parameters().get(parameter).ok_or_else(no_parameter)?;
-    let shape = comp.instructions[param.0].shape.arrays().get(parameter_output).ok_or_else(no_parameter)?;
+    let shape =
+        comp.instruction(start).and_then(|i| i.shape.arrays().get(start_output)).ok_or_else(|| {
+            IndexingError::NoSuch(format!(
+                "output {start_output} of instruction {} of `{}`",
+                start.0, comp.name
+            ))
+        })?;
     let mut sets = Sets::new(comp);
-    sets.add(param, parameter_output, IndexingMap::identity(&shape.dims))?;
-    for index in param.0 + 1..comp.instructions.len() {
+    sets.add(start, start_output, IndexingMap::identity(&shape.dims))?;
+    for index in start.0 + 1..comp.instructions.len() {
         let instr = &comp.instructions[index];
         for (position, operand) in instr.operands.iter().enumerate() {
             for operand_output in 0..sets.maps[operand.0].len() {
@@ -123,7 +165,7 @@ pub(super) fn parameter_to_outputs(
         .zip(unknown)
         .enumerate()
         .map(|(output, (maps, &unknown))| OutputMaps {
-            operand_output: parameter_output,
+            operand_output: start_output,
             output,
             maps: maps.clone(),
             completeness: completeness(unknown),

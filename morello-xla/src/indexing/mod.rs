@@ -21,7 +21,11 @@
 //!   parameter and back, given the maps of each instruction;
 //! - `analysis`: the entry points, joining the two: an instruction's maps ([`output_to_input`],
 //!   [`input_to_output`], a fusion's through its computation) and a computation's
-//!   ([`computation_output_to_parameters`], [`computation_parameter_to_outputs`]).
+//!   ([`computation_output_to_parameters`], [`computation_parameter_to_outputs`]), and from any
+//!   value of a computation ([`computation_output_to_values`], XLA's grouped indexing, and
+//!   [`computation_value_to_outputs`], its epilogue indexing);
+//! - `physical`: the same maps between indices in memory order, as XLA's `use_physical_layout`
+//!   ([`physical_output_to_input`], [`physical_input_to_output`]).
 //!
 //! ```
 //! use morello_xla::hlo::{ComputationBuilder, ComputationId, HloModule, HloOp, HloShape};
@@ -46,6 +50,7 @@ mod error;
 mod fusion;
 mod map;
 mod ops;
+mod physical;
 mod simplify;
 #[cfg(test)]
 mod tests;
@@ -57,11 +62,13 @@ mod text;
 struct IndexingMapsGuide;
 
 pub use analysis::{
-    computation_output_to_parameters, computation_parameter_to_outputs, input_to_output, output_to_input,
+    computation_output_to_parameters, computation_output_to_values, computation_parameter_to_outputs,
+    computation_value_to_outputs, input_to_output, output_to_input,
 };
 pub use compose::compose;
 pub use enumerate::{EnumerationLimits, IndexPair};
 pub use error::IndexingError;
 pub use fusion::MAX_MAPS_PER_VALUE;
 pub use map::{Constraint, IndexingMap};
-pub use ops::{Completeness, OperandMaps, OutputMaps};
+pub use ops::{Completeness, OperandMaps, OutputMaps, ValueMaps};
+pub use physical::{physical_input_to_output, physical_output_to_input};

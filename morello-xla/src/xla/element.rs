@@ -197,6 +197,27 @@ impl ElementType {
         self.bits().div_ceil(8)
     }
 
+    /// Whether this is a signed or unsigned integer type (`s1` ... `s64`, `u1` ... `u64`).
+    pub const fn is_integer(self) -> bool {
+        matches!(
+            self,
+            ElementType::S1
+                | ElementType::S2
+                | ElementType::S4
+                | ElementType::S8
+                | ElementType::S16
+                | ElementType::S32
+                | ElementType::S64
+                | ElementType::U1
+                | ElementType::U2
+                | ElementType::U4
+                | ElementType::U8
+                | ElementType::U16
+                | ElementType::U32
+                | ElementType::U64
+        )
+    }
+
     /// Whether this is an array element type (everything but `token` and `opaque`, which are
     /// values of their own, written `token[]` and `opaque[]`).
     pub const fn is_array_element(self) -> bool {

@@ -42,6 +42,8 @@ mod text;
 mod tiling;
 
 #[cfg(test)]
+mod conformance;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod tests;

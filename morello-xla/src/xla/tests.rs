@@ -544,7 +544,7 @@ fn dynamic_dimensions_read_and_print() {
 #[test]
 fn every_layout_item_xla_prints_reads_back() {
     for text in [
-        "f32[2,3]{1,0:T(2,128)L(4)#(s16)*(s32)E(32)S(1)SC(0:1)SC(1:1,2)M(8)}",
+        "f32[2,3]{1,0:T(2,128)L(4)#(s16)*(s32)E(32)S(1)SC(0:1)(1:1,2)M(8)}",
         "s4[16]{0:T(1024)(128)(2,1)E(4)}",
         "u8[4,4]{0,1:E(8)}",
         "bf16[8,128]{1,0:T(8,128)(2,1)}",
@@ -557,6 +557,9 @@ fn every_layout_item_xla_prints_reads_back() {
         let shape: XlaShape = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(shape.to_string(), text);
     }
+    // XLA prints every split configuration after one `SC`; a repeated `SC` item reads too.
+    let repeated: XlaShape = "f32[2,3]{1,0:SC(0:1)SC(1:1,2)}".parse().unwrap();
+    assert_eq!(repeated.to_string(), "f32[2,3]{1,0:SC(0:1)(1:1,2)}");
     // Whitespace between the shape and its layout, and inside, as some dumps write it.
     assert_eq!(array("f32[2, 3] {1, 0 : T(2,2) E(32)}").to_string(), "f32[2,3]{1,0:T(2,2)E(32)}");
     let layout = array("f32[2,3]{1,0:#(s16)*(s32)SC(0:1)M(8)}").layout().clone();

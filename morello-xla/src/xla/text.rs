@@ -12,7 +12,7 @@
 //!        | "*(" type ")"                              pointer_primitive_type
 //!        | "E(" n ")"                                 element_size_in_bits
 //!        | "S(" n ")"                                 memory space
-//!        | "SC(" n ":" [n ("," n)*] ")"               a split configuration (may repeat)
+//!        | "SC" ("(" n ":" [n ("," n)*] ")")+          split configurations (the item may repeat)
 //!        | "M(" n ")"                                 dynamic_shape_metadata_prefix_bytes
 //!        | "pad(" [n ("," n)*] ")"                    padded_dimensions (a morello extension)
 //! tile   = "(" entry ("," entry)* ")"                 entry: a size or "*" (combine)
@@ -61,7 +61,8 @@ impl fmt::Display for Tile {
     }
 }
 
-/// Prints `SC(0:2,4)`.
+/// Prints `SC(0:2,4)`, one configuration alone (a layout prints all of its configurations
+/// after one `SC`: `SC(0:2,4)(1:3)`).
 impl fmt::Display for SplitConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "SC({}:{})", self.dimension, join(&self.split_indices, ","))
@@ -113,8 +114,11 @@ impl fmt::Display for XlaLayout {
         if self.memory_space() != MemorySpace::DEVICE_HBM {
             items += &self.memory_space().to_string();
         }
-        for split in self.split_configs() {
-            items += &split.to_string();
+        if !self.split_configs().is_empty() {
+            items += "SC";
+            for split in self.split_configs() {
+                items += &format!("({}:{})", split.dimension, join(&split.split_indices, ","));
+            }
         }
         if self.dynamic_shape_metadata_prefix_bytes() != 0 {
             items += &format!("M({})", self.dynamic_shape_metadata_prefix_bytes());
@@ -520,21 +524,26 @@ impl Reader<'_> {
                 self.expect(')', "`)` closing `M(`")?;
             }
             "SC" => {
+                // XLA writes every split configuration after one `SC`: `SC(0:3)(1:0,4)`.
                 self.cursor.advance(2);
-                self.expect('(', "`(` after `SC`")?;
-                let dimension = self.size("a dimension number")?.0;
-                self.expect(':', "`:` after the dimension in `SC(`")?;
-                let mut split_indices = Vec::new();
-                if !self.eat(')') {
-                    loop {
-                        split_indices.push(self.size("a split index")?.0);
-                        if self.eat(')') {
-                            break;
-                        }
-                        self.expect(',', "`,` or `)` in `SC(...)`")?;
-                    }
+                if self.peek() != Some('(') {
+                    return Err(self.unexpected("expected `(` after `SC`"));
                 }
-                items.split_configs.push(SplitConfig { dimension, split_indices });
+                while self.eat('(') {
+                    let dimension = self.size("a dimension number")?.0;
+                    self.expect(':', "`:` after the dimension in `SC(`")?;
+                    let mut split_indices = Vec::new();
+                    if !self.eat(')') {
+                        loop {
+                            split_indices.push(self.size("a split index")?.0);
+                            if self.eat(')') {
+                                break;
+                            }
+                            self.expect(',', "`,` or `)` in `SC(...)`")?;
+                        }
+                    }
+                    items.split_configs.push(SplitConfig { dimension, split_indices });
+                }
             }
             "" if self.cursor.rest().starts_with(['#', '*']) => {
                 let pointer = self.cursor.rest().starts_with('*');

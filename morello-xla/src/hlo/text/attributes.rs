@@ -12,6 +12,8 @@
 //! dynamic_slice_sizes={2,1}           window sizes of a dynamic-slice
 //! dim_labels=b01f_01io->b01f           convolution: batch, feature, spatial digits, kernel i/o
 //! feature_group_count=2  batch_group_count=2   (default 1)
+//! offset_dims={1,2} collapsed_slice_dims={} start_index_map={0,1} index_vector_dim=1
+//! slice_sizes={7,8,4} operand_batching_dims={} start_indices_batching_dims={}   gather
 //! ```
 //!
 //! Attributes an opcode does not use (`metadata`, `kind`, `sharding`, `backend_config`, ...) are
@@ -23,8 +25,8 @@ use std::collections::HashMap;
 use morello_core::text::Cursor;
 
 use crate::hlo::{
-    ComparisonDirection, ConvolutionDimensions, DotDimensions, ElementwiseOp, HloOp, PadDim, SliceDim,
-    WindowDim,
+    ComparisonDirection, ConvolutionDimensions, DotDimensions, ElementwiseOp, GatherDimensions, HloOp,
+    PadDim, SliceDim, WindowDim,
 };
 
 use super::HloTextErrorKind;
@@ -131,7 +133,7 @@ pub(super) fn op(instr: &RawInstruction<'_>, computations: &HashMap<&str, usize>
                 ));
             }
         },
-        "constant" => HloOp::Constant,
+        "constant" => HloOp::Constant { scalar: integer_scalar(instr) },
         "iota" => HloOp::Iota { dimension: attributes.required("iota_dimension", at, dimension)? },
         "compare" => {
             let direction = attributes.required("direction", at, comparison_direction)?;
@@ -182,6 +184,19 @@ pub(super) fn op(instr: &RawInstruction<'_>, computations: &HashMap<&str, usize>
             }
         }
         "dynamic-update-slice" => HloOp::DynamicUpdateSlice,
+        "gather" => {
+            let list = |key| attributes.optional(key, dimension_list).map(Option::unwrap_or_default);
+            let slice_sizes = attributes.required("slice_sizes", at, dimension_list)?;
+            HloOp::Gather(GatherDimensions {
+                offset_dims: attributes.required("offset_dims", at, dimension_list)?,
+                collapsed_slice_dims: list("collapsed_slice_dims")?,
+                start_index_map: attributes.required("start_index_map", at, dimension_list)?,
+                index_vector_dim: attributes.required("index_vector_dim", at, dimension)?,
+                slice_sizes: slice_sizes.into_iter().map(|s| i64::try_from(s).unwrap_or(i64::MAX)).collect(),
+                operand_batching_dims: list("operand_batching_dims")?,
+                start_indices_batching_dims: list("start_indices_batching_dims")?,
+            })
+        }
         "convolution" => {
             let count = |key| attributes.optional(key, group_count).map(|c| c.unwrap_or(1));
             HloOp::Convolution {
@@ -200,6 +215,18 @@ pub(super) fn op(instr: &RawInstruction<'_>, computations: &HashMap<&str, usize>
             }
         },
     })
+}
+
+/// The value of an integer scalar constant (`s32[] constant(42)`); `None` for any other.
+fn integer_scalar(instr: &RawInstruction<'_>) -> Option<i64> {
+    let array = instr.shape.as_array()?;
+    if !array.dims().is_empty() || !array.element_type().is_integer() {
+        return None;
+    }
+    match instr.arguments {
+        Arguments::Literal(text) => text.trim().parse().ok(),
+        _ => None,
+    }
 }
 
 /// The opcode as a `'static` string (the syntax pass accepted only XLA's opcodes).

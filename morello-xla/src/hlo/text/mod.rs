@@ -78,6 +78,7 @@ use super::HloModule;
 /// The opcodes the reader accepts, as XLA spells them.
 pub const SUPPORTED_OPCODES: &[&str] = &[
     "parameter",
+    "gather",
     "constant",
     "iota",
     "add",
@@ -181,7 +182,6 @@ pub const OPCODES_WITHOUT_MAPS: &[&str] = &[
     "domain",
     "dynamic-reshape",
     "fft",
-    "gather",
     "get-dimension-size",
     "infeed",
     "opt-barrier",

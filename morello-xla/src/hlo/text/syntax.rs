@@ -49,8 +49,8 @@ pub(super) struct RawInstruction<'a> {
 pub(super) enum Arguments<'a> {
     /// `parameter(N)`.
     ParameterNumber(i64, Span),
-    /// `constant(...)`: the literal, not interpreted.
-    Literal,
+    /// `constant(...)`: the literal's text, between the parentheses.
+    Literal(&'a str),
     /// Every other opcode: operands.
     Operands(Vec<RawOperand<'a>>),
 }
@@ -186,7 +186,7 @@ fn computation<'a>(cursor: &mut Cursor<'a>) -> Result<RawComputation<'a>, HloTex
     if cursor.peek() == Some('(') {
         cursor.skip_group().map_err(in_computation)?;
         if cursor.eat_str("->") {
-            shape(cursor).map_err(in_computation)?;
+            shape(cursor, LayoutAfterSpace::Body).map_err(in_computation)?;
         }
     }
     // Attributes after the signature (`execution_thread="main"`) are read and ignored.
@@ -221,7 +221,7 @@ fn instruction<'a>(cursor: &mut Cursor<'a>) -> Result<RawInstruction<'a>, HloTex
     };
     let rest = |cursor: &mut Cursor<'a>| -> Result<RawInstruction<'a>, HloTextError> {
         cursor.expect('=', "`=` after the instruction name")?;
-        let (shape, shape_span) = shape(cursor)?;
+        let (shape, shape_span) = shape(cursor, LayoutAfterSpace::Layout)?;
         let (opcode, opcode_span) = cursor.expect_name("an opcode such as `add`")?;
         if !is_xla_opcode(opcode) {
             let kind = HloTextErrorKind::UnknownOpcode { opcode: fragment_of(opcode) };
@@ -244,8 +244,9 @@ fn arguments<'a>(cursor: &mut Cursor<'a>, opcode: &str) -> Result<Arguments<'a>,
     }
     match opcode {
         "constant" => {
-            cursor.skip_group()?;
-            Ok(Arguments::Literal)
+            let span = cursor.skip_group()?;
+            let text = cursor.slice(span);
+            Ok(Arguments::Literal(text.get(1..text.len().saturating_sub(1)).unwrap_or_default()))
         }
         "parameter" => {
             cursor.expect('(', "`(`")?;
@@ -275,12 +276,12 @@ fn operand<'a>(cursor: &mut Cursor<'a>) -> Result<RawOperand<'a>, HloTextError> 
     cursor.skip_space();
     let start = cursor.offset();
     let written_shape = match cursor.peek() {
-        Some('(') => Some(shape(cursor)?),
+        Some('(') => Some(shape(cursor, LayoutAfterSpace::Layout)?),
         _ => {
             let word = cursor.name();
             let shaped = word.is_some() && cursor.peek() == Some('[');
             cursor.set_offset(start);
-            if shaped { Some(shape(cursor)?) } else { None }
+            if shaped { Some(shape(cursor, LayoutAfterSpace::Layout)?) } else { None }
         }
     };
     let (name, span) = cursor.expect_name("an operand name")?;
@@ -309,9 +310,19 @@ pub(super) fn attribute<'a>(cursor: &mut Cursor<'a>) -> Result<RawAttribute<'a>,
     Ok(RawAttribute { key, key_span, value, value_span })
 }
 
+/// What a `{` after a shape's dimensions and some spaces is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LayoutAfterSpace {
+    /// The shape's layout (`f32[2,3] {0,1} bitcast(p)`, as XLA's tests write it): in an
+    /// instruction or an operand, an opcode or a name follows a shape, never a `{`.
+    Layout,
+    /// The body of the computation whose signature ends with this shape (`-> f32[2] {`).
+    Body,
+}
+
 /// A shape: a tuple `( ... )`, or `type[dims]` with an optional layout `{...}`, read with
 /// [`XlaShape`]'s parser.
-fn shape(cursor: &mut Cursor<'_>) -> Result<(XlaShape, Span), HloTextError> {
+fn shape(cursor: &mut Cursor<'_>, after_space: LayoutAfterSpace) -> Result<(XlaShape, Span), HloTextError> {
     cursor.skip_space();
     let start = cursor.offset();
     if cursor.peek() == Some('(') {
@@ -330,10 +341,15 @@ fn shape(cursor: &mut Cursor<'_>) -> Result<(XlaShape, Span), HloTextError> {
             return Err(cursor.unexpected("expected `,` or `]` in the dimensions of a shape"));
         }
         cursor.advance(1);
-        // A layout follows the dimensions directly; after a space, `{` is something else (the
-        // body of a computation whose signature ends with this shape).
+        // A layout follows the dimensions, directly or (in an instruction) after spaces.
+        let end_of_dims = cursor.offset();
+        if after_space == LayoutAfterSpace::Layout {
+            cursor.skip_blanks();
+        }
         if cursor.rest().starts_with('{') {
             cursor.skip_group()?;
+        } else {
+            cursor.set_offset(end_of_dims);
         }
     }
     let span = Span::new(start, cursor.offset());

@@ -247,7 +247,7 @@ fn every_opcode_reads() {
          mp = f32[2,3] map(a, b), dimensions={{0,1}}, to_apply=min\n  \
          o = s32[] constant(1)\n  ds = f32[1,2] dynamic-slice(a, o, o), dynamic_slice_sizes={{1,2}}\n  \
          dus = f32[2,3] dynamic-update-slice(a, ds, o, o)\n  \
-         ga = f32[2] gather(a, o), offset_dims={{0}}\n  \
+         ga = f32[2,3] gather(a, o), offset_dims={{0,1}}, start_index_map={{0}}, index_vector_dim=0, slice_sizes={{2,3}}\n  \
          cv = f32[2,2] convolution(a, b), dim_labels=bf_oi->bf\n  \
          ROOT tr = f32[3,2] transpose(a), dimensions={{1,0}}\n}}",
         more_elementwise()
@@ -341,8 +341,8 @@ fn unknown_opcodes_and_names() {
         "{unknown}"
     );
     // An XLA opcode without a map is read, and kept as such.
-    let module = read("p = f32[2] parameter(0)\ng = f32[2] gather(p, p), offset_dims={0}");
-    assert_eq!(root_op(&module), &HloOp::Unknown { opcode: "gather" });
+    let module = read("p = f32[2] parameter(0)\ng = f32[2] scatter(p, p), to_apply=f");
+    assert_eq!(root_op(&module), &HloOp::Unknown { opcode: "scatter" });
     let cases = [
         (
             "p = f32[2] parameter(0)\nx = f32[2] add(p, y)\ny = f32[2] negate(p)",

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! symbols: one window offset w_k per spatial dimension k, and the input feature i in a group
-//! output (b, f, p_k) -> lhs:  batch    (f floordiv (F / H)) B' + b          (H batch groups)
+//! output (b, f, p_k) -> lhs:  batch    g B' + b, g in [0, H - 1]             (H batch groups)
 //!                             feature  (f floordiv (F / G)) (C / G) + i     (G feature groups)
 //!                             spatial  p_k t_k + w_k r_k, then the pad of the window's padding
 //!                                      and base dilation (as reduce-window's)
@@ -11,6 +11,12 @@
 //! ```
 //!
 //! `F` is the number of output features, `B'` the output batch, `C` the input features.
+//!
+//! With batch groups, the batch group `g` an output feature reads is a symbol over every group,
+//! as in XLA's map: the StableHLO specification gives output feature `f` the group
+//! `f floordiv (F / H)`, while XLA's reference evaluator uses `(f floordiv (F / B)) B' mod B`
+//! (they differ when `B' > 1`), so the map relates each output feature to every group, which
+//! contains what either reads.
 
 use crate::hlo::{ArrayShape, ConvolutionDimensions, PadDim, WindowDim, padded_size};
 use crate::indexing::{IndexingError, IndexingMap, compose};
@@ -40,18 +46,22 @@ pub(super) fn output_to_input(
     let mut symbols: Vec<Interval> = conv.window.iter().map(|w| Interval::indices(w.size)).collect();
     symbols.push(Interval::indices(group_features));
     let feature = s(n);
-    let group = |count: i64| -> Result<IndexExpr, ExprError> {
-        if count == 1 {
-            Ok(IndexExpr::constant(0))
-        } else {
-            d(dims.output_feature).floordiv(out_features / count)
-        }
+    let feature_group = if conv.feature_group_count == 1 {
+        IndexExpr::constant(0)
+    } else {
+        d(dims.output_feature).floordiv(out_features / conv.feature_group_count)?
+    };
+    let mut lhs_symbols = symbols.clone();
+    let batch_group = if conv.batch_group_count == 1 {
+        IndexExpr::constant(0)
+    } else {
+        lhs_symbols.push(Interval::indices(conv.batch_group_count));
+        s(n + 1)
     };
     // In the padded, base-dilated lhs.
     let mut results = vec![IndexExpr::constant(0); n + 2];
-    results[dims.lhs_batch] =
-        group(conv.batch_group_count)?.mul(output.dims[dims.output_batch])?.add(&d(dims.output_batch))?;
-    results[dims.lhs_feature] = group(conv.feature_group_count)?.mul(group_features)?.add(&feature)?;
+    results[dims.lhs_batch] = batch_group.mul(output.dims[dims.output_batch])?.add(&d(dims.output_batch))?;
+    results[dims.lhs_feature] = feature_group.mul(group_features)?.add(&feature)?;
     let mut pads = vec![PadDim { low: 0, high: 0, interior: 0 }; n + 2];
     let mut padded = lhs.dims.clone();
     for (k, w) in conv.window.iter().enumerate() {
@@ -61,7 +71,7 @@ pub(super) fn output_to_input(
         padded[at] = padded_size(lhs.dims[at], w.pad_low, w.pad_high, w.base_dilation - 1)
             .ok_or(ExprError::Overflow("a padded size"))?;
     }
-    let to_padded = IndexingMap::new(index_ranges(&output.dims), symbols.clone(), results, Vec::new())?;
+    let to_padded = IndexingMap::new(index_ranges(&output.dims), lhs_symbols, results, Vec::new())?;
     let to_lhs = compose(&to_padded, &pad::padded_to_operand(lhs, &padded, &pads)?)?;
     let mut kernel = vec![IndexExpr::constant(0); n + 2];
     kernel[dims.rhs_output_feature] = d(dims.output_feature);

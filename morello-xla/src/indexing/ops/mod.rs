@@ -18,6 +18,7 @@ mod concatenate;
 mod convolution;
 mod dot;
 mod dynamic_slice;
+mod gather;
 mod pad;
 mod reduce;
 mod reduce_window;
@@ -65,6 +66,20 @@ pub struct OutputMaps {
     /// The distinct maps, in the order they were found; their union is what is written.
     pub maps: Vec<IndexingMap>,
     /// Whether `maps` is everything that is written.
+    pub completeness: Completeness,
+}
+
+/// The maps from one output of an instruction to one value of its computation that it reads
+/// (directly or through other instructions): XLA's grouped output-to-input indexing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueMaps {
+    /// The instruction whose value is read.
+    pub instruction: InstrId,
+    /// Which array of it: 0, or the tuple element of a tuple result.
+    pub output: usize,
+    /// The distinct maps, in the order they were found; their union is what is read.
+    pub maps: Vec<IndexingMap>,
+    /// Whether `maps` is everything that is read.
     pub completeness: Completeness,
 }
 
@@ -131,7 +146,7 @@ pub(super) fn op_output_to_input(
     let op = Op::new(computation, id)?;
     let out = op.output(output)?;
     let maps = match &op.instr.op {
-        HloOp::Parameter { .. } | HloOp::Constant | HloOp::Iota { .. } => Vec::new(),
+        HloOp::Parameter { .. } | HloOp::Constant { .. } | HloOp::Iota { .. } => Vec::new(),
         HloOp::Elementwise(_) => (0..op.num_operands())
             .map(|i| elementwise_output_to_input(&op, out, i))
             .collect::<Result<_, _>>()?,
@@ -150,7 +165,9 @@ pub(super) fn op_output_to_input(
             )?
         }
         HloOp::DynamicSlice { sizes } => {
-            let mut maps = vec![dynamic_slice::window_to_outer(sizes, &op.operand(0)?.dims)?];
+            let outer = &op.operand(0)?.dims;
+            let known = dynamic_slice::known_offsets(&scalar_constants(&op, 1)?, outer, sizes);
+            let mut maps = vec![dynamic_slice::window_to_outer(sizes, outer, &known)?];
             maps.extend(
                 (1..op.num_operands())
                     .map(|_| dynamic_slice::scalar_read(out))
@@ -161,7 +178,7 @@ pub(super) fn op_output_to_input(
         HloOp::DynamicUpdateSlice => {
             let mut maps = vec![
                 IndexingMap::identity(&out.dims),
-                dynamic_slice::outer_to_window(&out.dims, &op.operand(1)?.dims)?,
+                dynamic_slice::outer_to_window(&out.dims, &op.operand(1)?.dims, &[])?,
             ];
             maps.extend(
                 (2..op.num_operands())
@@ -169,6 +186,32 @@ pub(super) fn op_output_to_input(
                     .collect::<Result<Vec<_>, _>>()?,
             );
             maps
+        }
+        HloOp::Gather(dims) => {
+            let values = match op.operand_instruction(1)?.op {
+                HloOp::Iota { dimension } => gather::StartValues::Iota(dimension),
+                HloOp::Constant { scalar: Some(value) } => gather::StartValues::Scalar(value),
+                _ => gather::StartValues::Unknown,
+            };
+            let (to_operand, to_indices) =
+                gather::output_to_input(op.operand(0)?, op.operand(1)?, out, dims, &values)?;
+            let mut operand_maps: Vec<IndexingMap> = Vec::new();
+            for map in to_operand {
+                let map = map.simplify()?;
+                if !map.is_known_empty() && !operand_maps.contains(&map) {
+                    operand_maps.push(map);
+                }
+            }
+            let complete = |operand, maps| OperandMaps {
+                operand,
+                operand_output: 0,
+                maps,
+                completeness: Completeness::Complete,
+            };
+            return Ok(OpMaps::Maps(vec![
+                complete(0, operand_maps),
+                complete(1, vec![to_indices.simplify()?]),
+            ]));
         }
         HloOp::Unknown { .. } => {
             let mut unknown = Vec::new();
@@ -255,23 +298,24 @@ pub(super) fn op_input_to_output(
         (0..op.num_outputs()).map(|k| (k, map.clone())).collect()
     };
     let maps: Vec<(usize, IndexingMap)> = match &op.instr.op {
-        HloOp::Parameter { .. } | HloOp::Constant | HloOp::Iota { .. } => Vec::new(),
+        HloOp::Parameter { .. } | HloOp::Constant { .. } | HloOp::Iota { .. } => Vec::new(),
         HloOp::Elementwise(_) if input.rank() == 0 && op.output(0)?.rank() > 0 => {
             vec![(0, broadcast::input_to_output(input, op.output(0)?, &[])?)]
         }
         HloOp::Elementwise(_) | HloOp::Map { .. } => vec![(0, IndexingMap::identity(&input.dims))],
         HloOp::DynamicSlice { sizes } if operand == 0 => {
-            vec![(0, dynamic_slice::outer_to_window(&input.dims, sizes)?)]
+            let known = dynamic_slice::known_offsets(&scalar_constants(&op, 1)?, &input.dims, sizes);
+            vec![(0, dynamic_slice::outer_to_window(&input.dims, sizes, &known)?)]
         }
         HloOp::DynamicUpdateSlice if operand == 0 => vec![(0, IndexingMap::identity(&input.dims))],
         HloOp::DynamicUpdateSlice if operand == 1 => {
-            vec![(0, dynamic_slice::window_to_outer(&input.dims, &op.output(0)?.dims)?)]
+            vec![(0, dynamic_slice::window_to_outer(&input.dims, &op.output(0)?.dims, &[])?)]
         }
         HloOp::DynamicSlice { .. } | HloOp::DynamicUpdateSlice => {
             vec![(0, broadcast::input_to_output(input, op.output(0)?, &[])?)]
         }
-        // XLA has no input-to-output map of a convolution either.
-        HloOp::Unknown { .. } | HloOp::Convolution { .. } => {
+        // XLA has no input-to-output map of a convolution or a gather either.
+        HloOp::Unknown { .. } | HloOp::Convolution { .. } | HloOp::Gather(_) => {
             let unknown = (0..op.num_outputs())
                 .map(|output| OutputMaps {
                     operand_output,
@@ -329,6 +373,19 @@ pub(super) fn op_input_to_output(
         })
         .collect::<Result<_, _>>()
         .map(OpMaps::Maps)
+}
+
+/// The value of every operand from `first` on that is an integer scalar constant (`None` for
+/// the others).
+fn scalar_constants(op: &Op<'_>, first: usize) -> Result<Vec<Option<i64>>, IndexingError> {
+    (first..op.num_operands())
+        .map(|i| {
+            Ok(match op.operand_instruction(i)?.op {
+                HloOp::Constant { scalar } => scalar,
+                _ => None,
+            })
+        })
+        .collect()
 }
 
 /// An elementwise op's map from its output to operand `position`: the identity, or

@@ -78,7 +78,7 @@ fn dynamic_update_slice() {
 fn an_op_without_a_map_is_unknown_not_an_error() {
     let text = format!(
         "{MIN}fused {{\n  p0 = f32[4] parameter(0)\n  p1 = s32[2,1] parameter(1)\n  p2 = f32[4] parameter(2)\n  \
-         g = f32[2] gather(p0, p1), offset_dims={{}}, collapsed_slice_dims={{0}}, start_index_map={{0}}, index_vector_dim=1, slice_sizes={{1}}\n  \
+         g = f32[2] custom-call(p0, p1), custom_call_target=\"foo\"\n  \
          n = f32[2] slice(p2), slice={{[0:2]}}\n  ROOT s = f32[2] add(g, n)\n}}\n\
          ENTRY e {{\n  a = f32[4] parameter(0)\n  b = s32[2,1] parameter(1)\n  c = f32[4] parameter(2)\n  \
          ROOT f = f32[2] fusion(a, b, c), kind=kLoop, calls=fused\n}}"
@@ -88,7 +88,7 @@ fn an_op_without_a_map_is_unknown_not_an_error() {
     assert_eq!(maps.len(), 3);
     assert_eq!(maps[0].completeness, Completeness::Unknown);
     assert_eq!(maps[1].completeness, Completeness::Unknown);
-    // The slice's operand is known exactly, whatever happens to the gather.
+    // The slice's operand is known exactly, whatever happens in the custom call.
     assert_eq!(maps[2].completeness, Completeness::Complete);
     assert_eq!(maps[2].maps[0].to_string(), "(d0) -> (d0), domain: d0 in [0, 1]");
 }
@@ -147,5 +147,134 @@ fn convolution_with_padding_strides_dilation_and_groups() {
         [
             "(d0, d1, d2, d3)[s0, s1, s2] -> (s0, s1, s2, d3), domain: d0 in [0, 0], d1 in [0, 3], d2 in [0, 3], d3 in [0, 1], s0 in [0, 2], s1 in [0, 2], s2 in [0, 1]"
         ]
+    );
+}
+
+/// Output-to-input maps against the reference, for ops without input-to-output maps (which
+/// must then say unknown, as XLA's).
+fn check_out_to_in_only(m: &HloModule, body: &str) {
+    let root = m.entry().root;
+    let maps = output_to_input(m, m.entry_id(), root, 0).unwrap();
+    assert!(maps.iter().all(|o| o.completeness == Completeness::Complete), "{body}");
+    let expected = super::reference::output_to_input_relations(m, m.entry(), root, 0);
+    for o in &maps {
+        let want = expected.get(&(o.operand, o.operand_output)).cloned().unwrap_or_default();
+        assert_eq!(super::union(&o.maps), want, "{body}: operand {}", o.operand);
+    }
+    for key in expected.keys() {
+        assert!(maps.iter().any(|o| (o.operand, o.operand_output) == *key), "{body}: no maps to {key:?}");
+    }
+    for operand in 0..m.entry().instructions[root.0].operands.len() {
+        let back = crate::indexing::input_to_output(m, m.entry_id(), root, operand).unwrap();
+        assert!(back.iter().all(|o| o.completeness == Completeness::Unknown), "{body}");
+    }
+}
+
+#[test]
+fn gather_in_every_form() {
+    for body in [
+        // XLA's simplified form: indices [N, K], index_vector_dim 1, nothing collapsed.
+        "x = f32[5,6,4] parameter(0)\n i = s32[3,2] parameter(1)\n \
+         ROOT g = f32[3,2,3,4] gather(x, i), offset_dims={1,2,3}, collapsed_slice_dims={}, \
+         start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3,4}",
+        // An embedding lookup: one row per index, the row dimension collapsed, implicit vector.
+        "x = f32[7,3] parameter(0)\n i = s32[4] parameter(1)\n \
+         ROOT g = f32[4,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, \
+         start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}",
+        // The index vector in dimension 0, the start map reversed, offset dims around the batch.
+        "x = f32[4,5] parameter(0)\n i = s32[2,3] parameter(1)\n \
+         ROOT g = f32[2,3,2] gather(x, i), offset_dims={0,2}, collapsed_slice_dims={}, \
+         start_index_map={1,0}, index_vector_dim=0, slice_sizes={2,2}",
+        // Batching dimensions: operand dim 0 follows start_indices dim 0.
+        "x = f32[3,5,4] parameter(0)\n i = s32[3,2,1] parameter(1)\n \
+         ROOT g = f32[3,2,2,4] gather(x, i), offset_dims={2,3}, collapsed_slice_dims={}, \
+         start_index_map={1}, index_vector_dim=2, slice_sizes={1,2,4}, operand_batching_dims={0}, \
+         start_indices_batching_dims={0}",
+        // Iota start indices inside the clamp's range are folded in...
+        "x = f32[6,3] parameter(0)\n i = s32[4,1] iota(), iota_dimension=0\n \
+         ROOT g = f32[4,1,3] gather(x, i), offset_dims={1,2}, collapsed_slice_dims={}, \
+         start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}",
+        // ... and where the clamp moves them, the map splits (XLA's does not clamp).
+        "x = f32[3,2] parameter(0)\n i = s32[5,1] iota(), iota_dimension=0\n \
+         ROOT g = f32[5,1,2] gather(x, i), offset_dims={1,2}, collapsed_slice_dims={}, \
+         start_index_map={0}, index_vector_dim=1, slice_sizes={1,2}",
+        // An iota along the index vector is the component number.
+        "x = f32[3,4] parameter(0)\n i = s32[2,2] iota(), iota_dimension=1\n \
+         ROOT g = f32[2,2,2] gather(x, i), offset_dims={1,2}, collapsed_slice_dims={}, \
+         start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,2}",
+        // A scalar constant start index inside the range is folded; one outside is not.
+        "x = f32[5,3] parameter(0)\n i = s32[] constant(2)\n \
+         ROOT g = f32[2,3] gather(x, i), offset_dims={0,1}, collapsed_slice_dims={}, \
+         start_index_map={0}, index_vector_dim=0, slice_sizes={2,3}",
+        "x = f32[5,3] parameter(0)\n i = s32[] constant(7)\n \
+         ROOT g = f32[2,3] gather(x, i), offset_dims={0,1}, collapsed_slice_dims={}, \
+         start_index_map={0}, index_vector_dim=0, slice_sizes={2,3}",
+    ] {
+        check_out_to_in_only(&module(body), body);
+    }
+    // On XLA's simplified form the maps are XLA's (its GatherOp test, scaled down).
+    let m = module(
+        "x = f32[5,6,4] parameter(0)\n i = s32[3,2] parameter(1)\n \
+         ROOT g = f32[3,2,3,4] gather(x, i), offset_dims={1,2,3}, collapsed_slice_dims={}, \
+         start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3,4}",
+    );
+    assert_eq!(
+        out_to_in(&m, m.entry().root, 0),
+        [
+            vec![
+                "(d0, d1, d2, d3)[s0, s1] -> (d1 + s0, d2 + s1, d3), domain: d0 in [0, 2], d1 in [0, 1], d2 in [0, 2], d3 in [0, 3], s0 in [0, 3], s1 in [0, 3]"
+            ],
+            vec![
+                "(d0, d1, d2, d3)[s0] -> (d0, s0), domain: d0 in [0, 2], d1 in [0, 1], d2 in [0, 2], d3 in [0, 3], s0 in [0, 1]"
+            ],
+        ]
+    );
+}
+
+#[test]
+fn gather_attributes_are_checked() {
+    for (body, message) in [
+        (
+            "x = f32[5,3] parameter(0)\n i = s32[4,2] parameter(1)\n \
+             ROOT g = f32[4,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, \
+             start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}",
+            "start_index_map",
+        ),
+        (
+            "x = f32[5,3] parameter(0)\n i = s32[4] parameter(1)\n \
+             ROOT g = f32[4,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, \
+             start_index_map={0}, index_vector_dim=1, slice_sizes={2,3}",
+            "dimension 0",
+        ),
+        (
+            "x = f32[5,3] parameter(0)\n i = s32[4] parameter(1)\n \
+             ROOT g = f32[4,2] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, \
+             start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}",
+            "result",
+        ),
+        (
+            "x = f32[5,3] parameter(0)\n i = s32[4] parameter(1)\n \
+             ROOT g = f32[4,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, \
+             start_index_map={0}, index_vector_dim=3, slice_sizes={1,3}",
+            "index_vector_dim",
+        ),
+    ] {
+        let text = format!("{MIN}ENTRY e {{\n{body}\n}}");
+        let error = text.parse::<HloModule>().expect_err(body).to_string();
+        assert!(error.contains(message), "{body}: {error}");
+    }
+}
+
+#[test]
+fn dynamic_slice_folds_constant_offsets_inside_the_clamp() {
+    let m = module(
+        "a = f32[6,5] parameter(0)\n i = s32[] constant(3)\n j = s32[] constant(9)\n \
+         ROOT ds = f32[2,2] dynamic-slice(a, i, j), dynamic_slice_sizes={2,2}",
+    );
+    check_all(&m);
+    // 3 is inside [0, 4] and folds; 9 is outside [0, 3] and stays a symbol, as in XLA.
+    assert_eq!(
+        out_to_in(&m, m.entry().root, 0)[0],
+        ["(d0, d1)[s0] -> (d0 + 3, d1 + s0), domain: d0 in [0, 1], d1 in [0, 1], s0 in [0, 3]"]
     );
 }

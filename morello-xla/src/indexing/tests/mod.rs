@@ -8,6 +8,7 @@ mod maps;
 mod random_fusions;
 mod reference;
 mod seed;
+mod xla_corpus;
 
 use std::collections::{BTreeMap, BTreeSet};
 

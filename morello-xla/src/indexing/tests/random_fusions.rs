@@ -103,7 +103,7 @@ fn random_op(b: &mut Body, c: &mut Choices, x: InstrId, dims: &[i64], tag: &str)
         5 => {
             let reduced: Vec<usize> = (0..rank).filter(|_| c.coin()).collect();
             let out: Vec<i64> = (0..rank).filter(|k| !reduced.contains(k)).map(|k| dims[k]).collect();
-            let init = b.op(&name("init"), &[], HloOp::Constant, &[]);
+            let init = b.op(&name("init"), &[], HloOp::Constant { scalar: None }, &[]);
             let op = HloOp::Reduce { dimensions: reduced, to_apply: REDUCER };
             if c.coin() {
                 // Variadic: a second input and a tuple result, then one element of it.
@@ -223,7 +223,7 @@ fn random_op(b: &mut Body, c: &mut Choices, x: InstrId, dims: &[i64], tag: &str)
                 out.push(if padded < span { 0 } else { (padded - span) / w.stride + 1 });
                 window.push(w);
             }
-            let init = b.op(&name("init"), &[], HloOp::Constant, &[]);
+            let init = b.op(&name("init"), &[], HloOp::Constant { scalar: None }, &[]);
             let op = HloOp::ReduceWindow { window, to_apply: REDUCER };
             (b.op(&name("reduce_window"), &out, op, &[x, init]), out)
         }
@@ -248,7 +248,11 @@ fn random_op(b: &mut Body, c: &mut Choices, x: InstrId, dims: &[i64], tag: &str)
             )
         }
         _ => {
-            let op = if rank > 0 { HloOp::Iota { dimension: c.pick(rank) } } else { HloOp::Constant };
+            let op = if rank > 0 {
+                HloOp::Iota { dimension: c.pick(rank) }
+            } else {
+                HloOp::Constant { scalar: None }
+            };
             let iota = b.op(&name("iota"), dims, op, &[]);
             (b.op(&name("mul"), dims, HloOp::Elementwise(ElementwiseOp::Multiply), &[iota, x]), dims.to_vec())
         }

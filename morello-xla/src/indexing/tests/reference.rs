@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::hlo::{ArrayShape, HloComputation, HloModule, HloOp, InstrId};
+use crate::hlo::{ArrayShape, GatherDimensions, HloComputation, HloInstruction, HloModule, HloOp, InstrId};
 
 /// One element read: operand position, array of the operand, index.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -85,15 +85,29 @@ pub fn reads(
     let read = |operand: usize, index: Vec<i64>| Read { operand, operand_output: 0, index };
     let operand_dims = |i: usize| array(comp, instr.operands[i], 0).dims.clone();
     match &instr.op {
-        HloOp::Parameter { .. } | HloOp::Constant | HloOp::Iota { .. } => vec![],
+        HloOp::Parameter { .. } | HloOp::Constant { .. } | HloOp::Iota { .. } => vec![],
         HloOp::Elementwise(_) => (0..instr.operands.len())
             .map(|i| if operand_dims(i).is_empty() { read(i, vec![]) } else { read(i, index.to_vec()) })
             .collect(),
         HloOp::Map { .. } => (0..instr.operands.len()).map(|i| read(i, index.to_vec())).collect(),
         HloOp::DynamicSlice { sizes } => {
+            // An offset is clamped to [0, n - w]; a constant inside that range is its value, any
+            // other offset (a run-time value, or a constant the clamp moves) may be any of them.
             let input = operand_dims(0);
-            let offsets: Vec<i64> = input.iter().zip(sizes).map(|(&n, &w)| n - w + 1).collect();
-            let mut out: Vec<Read> = all_indices(&offsets)
+            let mut starts: Vec<Vec<i64>> = Vec::new();
+            for (k, (&n, &w)) in input.iter().zip(sizes).enumerate() {
+                let constant = match comp.instructions[instr.operands[k + 1].0].op {
+                    HloOp::Constant { scalar: Some(v) } if (0..=n - w).contains(&v) => Some(v),
+                    _ => None,
+                };
+                starts.push(constant.map_or_else(|| (0..=n - w).collect(), |v| vec![v]));
+            }
+            let combos = starts.iter().fold(vec![Vec::new()], |acc, values| {
+                acc.into_iter()
+                    .flat_map(|prefix| values.iter().map(move |&v| [prefix.clone(), vec![v]].concat()))
+                    .collect::<Vec<_>>()
+            });
+            let mut out: Vec<Read> = combos
                 .into_iter()
                 .map(|rt| read(0, index.iter().zip(&rt).map(|(&i, &r)| i + r).collect()))
                 .collect();
@@ -119,11 +133,15 @@ pub fn reads(
             let out = &instr.shape.arrays()[0].dims;
             let out_features = out[dims.output_feature];
             let group = index[dims.output_feature] / (out_features / feature_group_count);
-            let batch_group = index[dims.output_feature] / (out_features / batch_group_count);
             let group_features = lhs[dims.lhs_feature] / feature_group_count;
             let sizes: Vec<i64> = window.iter().map(|w| w.size).collect();
             let mut out_reads = Vec::new();
-            for offsets in all_indices(&sizes) {
+            // Which batch group an output feature reads is not settled (the StableHLO spec and
+            // XLA's evaluator disagree when the output batch is above 1), so, as XLA's analysis,
+            // every group counts as read.
+            for (batch_group, offsets) in
+                (0..*batch_group_count).flat_map(|g| all_indices(&sizes).into_iter().map(move |o| (g, o)))
+            {
                 for i in 0..group_features {
                     let mut r = vec![0; rhs.len()];
                     r[dims.rhs_output_feature] = index[dims.output_feature];
@@ -150,6 +168,7 @@ pub fn reads(
             }
             out_reads
         }
+        HloOp::Gather(dims) => gather_reads(comp, instr, dims, index),
         // No semantics to follow: the analysis answers "unknown", which tests check apart.
         HloOp::Unknown { .. } => vec![],
         HloOp::Broadcast { dimensions } => vec![read(0, dimensions.iter().map(|&b| index[b]).collect())],
@@ -286,6 +305,70 @@ pub fn reads(
             vec![Read { operand: 0, operand_output: *element, index: index.to_vec() }]
         }
     }
+}
+
+/// What output `index` of a gather reads: every component of its start index vector, and the
+/// operand at every start the clamped run-time values allow (an iota's values are known, as is
+/// an integer scalar constant inside the clamp's range) plus the offset within the slice.
+fn gather_reads(
+    comp: &HloComputation,
+    instr: &HloInstruction,
+    dims: &GatherDimensions,
+    index: &[i64],
+) -> Vec<Read> {
+    let operand = &array(comp, instr.operands[0], 0).dims;
+    let indices = &array(comp, instr.operands[1], 0).dims;
+    let indices_op = &comp.instructions[instr.operands[1].0].op;
+    let batch: Vec<i64> =
+        (0..index.len()).filter(|k| !dims.offset_dims.contains(k)).map(|k| index[k]).collect();
+    // The start_indices index of component `k` of the index vector.
+    let vector_index = |k: i64| -> Vec<i64> {
+        let mut batch = batch.iter();
+        (0..indices.len())
+            .map(|j| if j == dims.index_vector_dim { k } else { *batch.next().expect("validated ranks") })
+            .collect()
+    };
+    let components = indices.get(dims.index_vector_dim).copied().unwrap_or(1);
+    let mut out: Vec<Read> = if dims.index_vector_dim < indices.len() {
+        (0..components).map(|k| Read { operand: 1, operand_output: 0, index: vector_index(k) }).collect()
+    } else {
+        vec![Read { operand: 1, operand_output: 0, index: vector_index(0) }]
+    };
+    // The values each operand dim's start may take.
+    let mut starts: Vec<Vec<i64>> = vec![vec![0]; operand.len()];
+    for (k, &i) in dims.start_index_map.iter().enumerate() {
+        let last = operand[i] - dims.slice_sizes[i];
+        let at = vector_index(i64::try_from(k).expect("a small vector"));
+        starts[i] = match *indices_op {
+            HloOp::Iota { dimension } => vec![at[dimension].clamp(0, last)],
+            HloOp::Constant { scalar: Some(v) } if (0..=last).contains(&v) => vec![v],
+            _ => (0..=last).collect(),
+        };
+    }
+    let index_batch: Vec<usize> = (0..indices.len()).filter(|&k| k != dims.index_vector_dim).collect();
+    for (&o, &j) in dims.operand_batching_dims.iter().zip(&dims.start_indices_batching_dims) {
+        let p = index_batch.iter().position(|&k| k == j).expect("a batch dimension");
+        starts[o] = vec![batch[p]];
+    }
+    let window: Vec<usize> = (0..operand.len())
+        .filter(|k| !dims.collapsed_slice_dims.contains(k) && !dims.operand_batching_dims.contains(k))
+        .collect();
+    let offset: Vec<i64> = (0..operand.len())
+        .map(|i| window.iter().position(|&w| w == i).map_or(0, |w| index[dims.offset_dims[w]]))
+        .collect();
+    let combos = starts.iter().fold(vec![Vec::new()], |acc, values| {
+        acc.into_iter()
+            .flat_map(|prefix: Vec<i64>| values.iter().map(move |&v| [prefix.clone(), vec![v]].concat()))
+            .collect::<Vec<_>>()
+    });
+    for start in combos {
+        out.push(Read {
+            operand: 0,
+            operand_output: 0,
+            index: start.iter().zip(&offset).map(|(a, b)| a + b).collect(),
+        });
+    }
+    out
 }
 
 /// The parameter elements output `output` at `index` of a computation's root reads, following
