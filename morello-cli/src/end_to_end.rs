@@ -25,6 +25,11 @@ fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
         accum: false,
         from: None,
         to: None,
+        layout: None,
+        filter_layout: None,
+        stride: None,
+        pad: None,
+        dilation: None,
         memory: None,
         processors: None,
     };
@@ -34,6 +39,11 @@ fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
             "--from" => args.from = words.next().map(String::from),
             "--to" => args.to = words.next().map(String::from),
             "--accum" => args.accum = true,
+            "--layout" => args.layout = words.next().map(String::from),
+            "--filter-layout" => args.filter_layout = words.next().map(String::from),
+            "--stride" => args.stride = words.next().map(String::from),
+            "--pad" => args.pad = words.next().map(String::from),
+            "--dilation" => args.dilation = words.next().map(String::from),
             w => args.spec.push(w.to_string()),
         }
     }
@@ -113,6 +123,24 @@ fn odd_shapes_moves_and_fills() {
     ];
     let target = spec("zero 1", "f32", "x86-avx2").0;
     let specs: Vec<CanonicalSpec> = words.iter().map(|(w, d)| spec(w, d, "x86-avx2").1).collect();
+    check(&target, &specs, Vec::new());
+}
+
+#[test]
+fn convolutions_in_both_layouts_with_padding_strides_and_dilations() {
+    // Small shapes (the search of each is quick); every one reaches matmul kernels through
+    // `AsMatmul`, the padded ones through their regions.
+    let words = [
+        "conv 1x4x8x8 8x4x3x3",
+        "conv 1x6x6x4 3x3x4x8 --layout nhwc --pad same",
+        "conv 2x5x5x3 4x3x3x3 --layout nhwc --filter-layout ohwi --pad 1 --stride 2",
+        "conv 1x3x9x9 4x3x3x3 --pad same --stride 2",
+        "conv 1x7x7x8 1x1x8x8 --layout nhwc --stride 2",
+        "conv 1x8x8x2 3x3x2x8 --layout nhwc --dilation 2 --pad 2",
+        "conv 1x2x5x5 3x2x3x3 --accum",
+    ];
+    let target = spec("zero 1", "f32", "x86-avx2").0;
+    let specs: Vec<CanonicalSpec> = words.iter().map(|w| spec(w, "f32", "x86-avx2").1).collect();
     check(&target, &specs, Vec::new());
 }
 

@@ -8,14 +8,18 @@
 //! matmul MxKxN [--batch B] [--accum]        lhs MxK, rhs KxN, out MxN, all row-major in the home level
 //! move SHAPE --from LAYOUT --to LAYOUT       a copy that changes the layout
 //! zero SHAPE                                 fill with zeros
-//! conv NxCxHxW FxCxFHxFW [--accum]           NCHW image, FCHW filters, valid padding
+//! conv IMAGE FILTERS [--layout nchw|nhwc] [--filter-layout oihw|hwio|ohwi]
+//!      [--stride N|HxW] [--pad N|T,B,L,R|valid|same] [--dilation N|HxW] [--accum]
+//!                                            a 2-D convolution, shapes in the layouts' order
 //! ```
 //!
 //! The target is `x86` (the best the host supports), `x86-avx2`, `x86-avx512`, or a TOML/JSON file.
 
 use anyhow::Result;
 use morello_core::dtype::Dtype;
-use morello_core::spec::{CanonicalSpec, SpecBuilder, parse_limits};
+use morello_core::spec::{
+    CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, SpecBuilder, parse_limits, parse_pair,
+};
 use morello_core::target::{MemVec, Target, resolve_target};
 
 use crate::failure::{Failure, bad_input};
@@ -26,7 +30,13 @@ Specs:
   matmul MxKxN [--batch B] [--accum]     lhs MxK times rhs KxN into out MxN, row-major
   move SHAPE --from LAYOUT --to LAYOUT   a copy that changes the layout (row-major, col-major, [1, 0, 1 p(4)], ...)
   zero SHAPE                             fill with zeros
-  conv NxCxHxW FxCxFHxFW [--accum]       NCHW image, FCHW filters, valid padding
+  conv IMAGE FILTERS [--layout L] [--filter-layout F] [--stride S] [--pad P] [--dilation D] [--accum]
+                                         2-D convolution, the shapes in the order of the layouts:
+                                         NxCxHxW FxCxFHxFW (nchw, oihw: the default),
+                                         NxHxWxC FHxFWxCxF (--layout nhwc, hwio by default) or
+                                         FxFHxFWxC (--filter-layout ohwi); --stride 2 or 2x1,
+                                         --pad 1, 0,1,0,1 (top,bottom,left,right), valid or same,
+                                         --dilation 2. E.g. conv 1x56x56x64 3x3x64x64 --layout nhwc --pad same
   'Matmul(1x64x64x64, f32 GL row-major, f32 GL row-major, f32 GL row-major)'   the full spec text
 
 Targets: x86 (the best of the two below that this CPU runs), x86-avx2, x86-avx512, or a target file
@@ -57,6 +67,21 @@ pub struct SpecArgs {
     /// Destination layout of a move.
     #[arg(long, value_name = "LAYOUT")]
     pub to: Option<String>,
+    /// Convolution image and output layout: nchw (default) or nhwc.
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<String>,
+    /// Convolution filter layout: oihw (default with nchw), hwio (default with nhwc) or ohwi.
+    #[arg(long, value_name = "LAYOUT")]
+    pub filter_layout: Option<String>,
+    /// Convolution stride: N or HxW (default 1).
+    #[arg(long, value_name = "N|HxW")]
+    pub stride: Option<String>,
+    /// Convolution zero padding: N, TOP,BOTTOM,LEFT,RIGHT, valid (default) or same.
+    #[arg(long, value_name = "N|T,B,L,R|valid|same")]
+    pub pad: Option<String>,
+    /// Convolution dilation: N or HxW (default 1).
+    #[arg(long, value_name = "N|HxW")]
+    pub dilation: Option<String>,
     /// Memory limits per level, e.g. `L1=16KiB,VRF=8` (registers for VRF and RF, bytes otherwise);
     /// levels not named keep the target's capacity.
     #[arg(long, value_name = "LEVEL=SIZE,...")]
@@ -121,6 +146,34 @@ pub fn load_target(name: &str) -> Result<(Target, Option<String>)> {
     Ok((target, None))
 }
 
+/// The convolution flags (they apply only to `conv`, and are refused with another spec).
+fn conv_options(args: &SpecArgs) -> Result<ConvOptions> {
+    let given = [&args.layout, &args.filter_layout, &args.stride, &args.pad, &args.dilation];
+    if given.iter().any(|o| o.is_some()) && !matches!(args.spec.first().map(String::as_str), Some("conv")) {
+        return Err(bad_input(
+            "--layout, --filter-layout, --stride, --pad and --dilation apply only to conv".to_string(),
+        ));
+    }
+    let bad = |e: morello_core::spec::ShorthandError| bad_input(e.to_string());
+    let mut options = ConvOptions::default();
+    if let Some(text) = &args.layout {
+        options.layout = text.parse::<ConvLayout>().map_err(bad)?;
+    }
+    if let Some(text) = &args.filter_layout {
+        options.filter_layout = Some(text.parse::<FilterLayout>().map_err(bad)?);
+    }
+    if let Some(text) = &args.stride {
+        options.stride = parse_pair(text, "stride").map_err(bad)?;
+    }
+    if let Some(text) = &args.dilation {
+        options.dilation = parse_pair(text, "dilation").map_err(bad)?;
+    }
+    if let Some(text) = &args.pad {
+        options.padding = text.parse::<Padding>().map_err(bad)?;
+    }
+    Ok(options)
+}
+
 /// The spec the arguments name, built for `target` (see [`SpecBuilder`]).
 fn build_spec(args: &SpecArgs, target: &Target) -> Result<CanonicalSpec> {
     let dtype: Dtype = args.dtype.parse().bad_input(|| "invalid --dtype".to_string())?;
@@ -137,5 +190,6 @@ fn build_spec(args: &SpecArgs, target: &Target) -> Result<CanonicalSpec> {
     if let Some(to) = &args.to {
         builder = builder.to_layout(to.clone());
     }
+    builder = builder.conv(conv_options(args)?);
     builder.build(target).map_err(|e| bad_input(e.to_string()))
 }

@@ -55,8 +55,11 @@ impl<'t> Feasibility<'t> {
         });
         let in_vectors =
             spec.operands.iter().any(|o| self.target.level(o.level).kind == LevelKind::VectorRegisters);
+        // A convolution reaches its kernels as a matmul: the kernels' tiling rules apply there.
+        let conv = matches!(spec.kind, PrimitiveKind::Conv { .. });
         levels_ok
             && (!in_vectors
+                || conv
                 || self.target.kernels().iter().any(|k| k.could_apply_after_tiling(spec, self.target)))
     }
 
@@ -79,6 +82,20 @@ impl<'t> Feasibility<'t> {
         let kinds: Vec<LevelKind> = s.levels.iter().map(|&l| target.level(l).kind).collect();
         if target.kernels().iter().any(|k| k.could_apply(s.kind, &kinds, &s.dtypes, target)) {
             return true;
+        }
+        if let PrimitiveKind::Conv { accum, geometry } = s.kind {
+            // Padded: split into unpadded regions at the same levels. Unpadded: a matmul at them.
+            let next = if geometry.is_padded() {
+                PrimitiveKind::Conv { accum, geometry: geometry.unpadded() }
+            } else {
+                PrimitiveKind::Matmul { accum }
+            };
+            if self.levels(next, &s.levels, &s.dtypes) {
+                return true;
+            }
+            if geometry.is_padded() {
+                return false;
+            }
         }
         if let Some(accum) = s.kind.as_accum() {
             let out = s.levels.len() - 1;

@@ -19,6 +19,7 @@
 use morello_core::expr::{IndexExpr, Var};
 use morello_core::layout::Layout;
 use morello_core::shape::Shape;
+use morello_core::spec::Axis;
 
 use super::Emitter;
 use super::vector::VectorType;
@@ -67,13 +68,54 @@ impl BufferInfo {
     }
 }
 
-/// An operand as a window of a buffer.
+/// An operand as a window of a buffer: point `p` of the view is the buffer's point `origin`
+/// plus, for each view dim `i` with an axis, `scale * p_i` along the axis' dim. A plain view (a
+/// box) has axis `i` step 1 for dim `i`; a convolution computed as a matmul reads its operands
+/// through other axes (`morello_core::spec::matmul_axes`).
 #[derive(Debug, Clone)]
 pub(crate) struct View {
     /// Index into the emitter's buffer table.
     pub buffer: usize,
     /// Where the operand starts, per logical dim of the buffer.
     pub origin: Vec<IndexExpr>,
+    /// Per dim of the view, the buffer dim it steps along and how far (`None`: extent 1).
+    pub axes: Vec<Option<Axis>>,
+}
+
+impl View {
+    /// The view of all of a buffer of `rank` dims.
+    pub fn whole(buffer: usize, rank: usize) -> View {
+        View {
+            buffer,
+            origin: vec![IndexExpr::constant(0); rank],
+            axes: (0..rank).map(|dim| Some(Axis { dim, scale: 1 })).collect(),
+        }
+    }
+
+    /// The buffer point of a view point.
+    pub fn global(&self, point: &[IndexExpr]) -> Result<Vec<IndexExpr>, morello_core::expr::ExprError> {
+        let mut global = self.origin.clone();
+        for (axis, p) in self.axes.iter().zip(point) {
+            if let Some(a) = axis {
+                global[a.dim] = global[a.dim].add(&p.mul(i64::from(a.scale))?)?;
+            }
+        }
+        Ok(global)
+    }
+
+    /// The view moved by `offset` (per view dim).
+    pub fn shifted(&self, offset: &[IndexExpr]) -> Result<View, morello_core::expr::ExprError> {
+        Ok(View { buffer: self.buffer, origin: self.global(offset)?, axes: self.axes.clone() })
+    }
+
+    /// The view through `axes` (per dim of the new view, the dim of this view it reads).
+    pub fn through(&self, axes: &[Option<Axis>]) -> View {
+        let axes = axes
+            .iter()
+            .map(|a| a.and_then(|a| self.axes[a.dim].map(|b| Axis { dim: b.dim, scale: b.scale * a.scale })))
+            .collect();
+        View { buffer: self.buffer, origin: self.origin.clone(), axes }
+    }
 }
 
 /// One element of a vector register.
@@ -108,13 +150,11 @@ impl Emitter<'_> {
         env: &morello_core::expr::RangeEnv,
     ) -> Result<IndexExpr, CodegenError> {
         let buffer = self.buffer(view);
+        let global = view.global(point).map_err(overflow)?;
         let substituted = buffer
             .index
             .substitute(&mut |v| match v {
-                Var::Dim(i) => {
-                    let i = i as usize;
-                    Ok(Some(view.origin[i].add(&point[i])?))
-                }
+                Var::Dim(i) => Ok(Some(global[i as usize].clone())),
                 Var::Symbol(_) => Ok(None),
             })
             .map_err(overflow)?;

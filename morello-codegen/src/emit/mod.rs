@@ -304,9 +304,9 @@ impl<'t> Emitter<'t> {
 
     /// Registers a buffer and returns the view of all of it.
     pub(crate) fn add_buffer(&mut self, buffer: BufferInfo) -> View {
-        let origin = vec![IndexExpr::constant(0); buffer.rank];
+        let rank = buffer.rank;
         self.buffers.push(buffer);
-        View { buffer: self.buffers.len() - 1, origin }
+        View::whole(self.buffers.len() - 1, rank)
     }
 
     /// A fresh number for a name.

@@ -19,7 +19,7 @@
 use morello_core::expr::{IndexExpr, Interval, Var};
 use morello_core::imp::{AllocKind, Boundary, Impl, Node, Parallelism};
 use morello_core::kernels::KernelKind;
-use morello_core::spec::{PrimitiveKind, TensorSpec};
+use morello_core::spec::{PrimitiveKind, TensorSpec, matmul_axes};
 use morello_core::target::LevelKind;
 
 use super::buffers::{BufferInfo, Storage, View};
@@ -62,10 +62,28 @@ impl Emitter<'_> {
             },
             Node::Block { stages } => {
                 for stage in stages {
-                    let stage_views: Vec<View> = stage.operands.iter().map(|&i| views[i].clone()).collect();
+                    let mut stage_views = Vec::with_capacity(stage.operands.len());
+                    for (k, &i) in stage.operands.iter().enumerate() {
+                        stage_views.push(match &stage.origins {
+                            Some(origins) => {
+                                let offset: Vec<IndexExpr> =
+                                    origins[k].iter().map(|&o| IndexExpr::constant(i64::from(o))).collect();
+                                views[i].shifted(&offset).map_err(arithmetic)?
+                            }
+                            None => views[i].clone(),
+                        });
+                    }
                     self.node(&stage.body, &stage_views)?;
                 }
                 Ok(())
+            }
+            Node::AsMatmul { body } => {
+                let geometry = imp.spec.kind.conv_geometry().ok_or_else(|| CodegenError::Internal {
+                    reason: "a matmul view of a spec that is not a convolution".into(),
+                })?;
+                let inner: Vec<View> =
+                    views.iter().zip(matmul_axes(&geometry)).map(|(v, axes)| v.through(&axes)).collect();
+                self.node(body, &inner)
             }
             Node::Kernel(kernel) => self.kernel(*kernel, imp, views),
             Node::SpecApp { .. } => {
@@ -252,19 +270,18 @@ fn offset_views(
         .iter()
         .zip(views)
         .map(|(dims, view)| {
-            let origin = dims
+            let offset = dims
                 .iter()
-                .zip(&view.origin)
-                .map(|(d, base)| {
-                    let mut o = base.add(&origin[d.first])?;
+                .map(|d| {
+                    let mut o = origin[d.first].mul(i64::from(d.scale))?;
                     if let Some(second) = d.second {
-                        o = o.add(&origin[second])?;
+                        o = o.add(&origin[second].mul(i64::from(d.second_scale))?)?;
                     }
                     Ok(o)
                 })
                 .collect::<Result<Vec<_>, morello_core::expr::ExprError>>()
                 .map_err(arithmetic)?;
-            Ok(View { buffer: view.buffer, origin })
+            view.shifted(&offset).map_err(arithmetic)
         })
         .collect()
 }

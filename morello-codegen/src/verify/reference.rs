@@ -8,7 +8,9 @@
 //! - for larger matmuls, [`fast_matmul`]: the operands gathered into row-major arrays through
 //!   their layouts' indexers, then a plain triple loop in f64 (floats) or wrapping i64
 //!   (integers), split by rows over the available cores. It is checked against the interpreter
-//!   in the tests.
+//!   in the tests;
+//! - for larger convolutions, [`fast_conv`]: the same with the image gathered as NHWC and the
+//!   filters as FHWC, each output a dot product over channels of the taps inside the image.
 //!
 //! For float outputs the magnitude `M = |initial out| + Σ |a·b|` of each element comes from the
 //! same computation on absolute values.
@@ -42,6 +44,8 @@ pub enum ReferenceMethod {
     Interpreter,
     /// The fast f64 / i64 matmul of this module.
     FastMatmul,
+    /// The fast f64 / i64 convolution of this module.
+    FastConv,
 }
 
 impl std::fmt::Display for ReferenceMethod {
@@ -49,6 +53,7 @@ impl std::fmt::Display for ReferenceMethod {
         f.write_str(match self {
             ReferenceMethod::Interpreter => "the reference interpreter",
             ReferenceMethod::FastMatmul => "the fast matmul reference",
+            ReferenceMethod::FastConv => "the fast convolution reference",
         })
     }
 }
@@ -86,6 +91,9 @@ pub(crate) fn reference(
     let matmul = matches!(spec.kind, PrimitiveKind::Matmul { .. });
     if matmul && spec.shape.volume() > INTERPRETER_LIMIT {
         return fast_matmul(spec, initial);
+    }
+    if matches!(spec.kind, PrimitiveKind::Conv { .. }) && spec.shape.volume() > INTERPRETER_LIMIT {
+        return fast_conv(spec, initial);
     }
     let values = interpret(spec, target, initial)?;
     let reduces = !spec.kind.reduction_dims().is_empty();
@@ -230,4 +238,136 @@ pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<
         all_magnitudes[2] = Some(magnitudes);
     }
     Ok(Reference { values: all_values, magnitudes: all_magnitudes, method: ReferenceMethod::FastMatmul })
+}
+
+/// The convolution `out (+)= image * filters` with f64 or wrapping i64 accumulation, through the
+/// operands' layouts, padding, strides and dilations.
+pub(crate) fn fast_conv(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<Reference, CodegenError> {
+    let internal = |reason: &str| CodegenError::Internal { reason: reason.into() };
+    let PrimitiveKind::Conv { accum, geometry } = spec.kind else {
+        return Err(internal("the fast convolution reference only does convolutions"));
+    };
+    let &[b, f, c, oh, ow, fh, fw] = spec.shape.dims() else {
+        return Err(internal("a convolution's iteration shape has rank 7"));
+    };
+    let [_, _, ih, iw] = *spec.operands[0].shape.dims() else {
+        return Err(internal("a convolution's image has rank 4"));
+    };
+    let u = |x: u32| x as usize;
+    let (b, f, c, oh, ow, fh, fw, ih, iw) = (u(b), u(f), u(c), u(oh), u(ow), u(fh), u(fw), u(ih), u(iw));
+    let out_dtype = spec.output().dtype;
+    let float = out_dtype.is_float();
+    let int = |v: &Value| if let Value::Int(i) = v { *i } else { 0 };
+    // Operand `i` gathered with its logical dims permuted by `order` (row-major in that order).
+    let gather = |i: usize, order: [usize; 4]| -> Result<Vec<Value>, CodegenError> {
+        let operand = &spec.operands[i];
+        let indexer = operand
+            .layout
+            .indexer(&operand.shape)
+            .map_err(|e| CodegenError::Internal { reason: format!("operand {i}: {e}") })?;
+        let dims = operand.shape.dims();
+        let permuted: Vec<u32> = order.iter().map(|&d| dims[d]).collect();
+        let shape = morello_core::shape::Shape::new(permuted).map_err(|e| internal(&e.to_string()))?;
+        Ok(shape
+            .points()
+            .map(|p| {
+                let mut logical = [0u32; 4];
+                for (k, &d) in order.iter().enumerate() {
+                    logical[d] = p[k];
+                }
+                initial[i][indexer.offset(&logical) as usize]
+            })
+            .collect())
+    };
+    // Image as [b][h][w][c], filters as [f][fh][fw][c], output as [b][f][h][w].
+    let image = gather(0, [0, 2, 3, 1])?;
+    let filters = gather(1, [0, 2, 3, 1])?;
+    let init: Vec<Value> =
+        if accum { gather(2, [0, 1, 2, 3])? } else { vec![Value::Int(0); b * f * oh * ow] };
+    let to_f = |v: &[Value]| v.iter().map(as_f64).collect::<Vec<f64>>();
+    let to_i = |v: &[Value]| v.iter().map(int).collect::<Vec<i64>>();
+    let (image_f, filters_f) = if float { (to_f(&image), to_f(&filters)) } else { (Vec::new(), Vec::new()) };
+    let (image_i, filters_i) = if float { (Vec::new(), Vec::new()) } else { (to_i(&image), to_i(&filters)) };
+    let (sh, sw) = (usize::from(geometry.stride[0]), usize::from(geometry.stride[1]));
+    let (dh, dw) = (usize::from(geometry.dilation[0]), usize::from(geometry.dilation[1]));
+    let (pt, pl) = (usize::from(geometry.padding[0]), usize::from(geometry.padding[2]));
+    // One (batch, filter) plane of the output per task: values and magnitudes.
+    let plane = |task: usize| -> (Vec<Value>, Vec<f64>) {
+        let (batch, filter) = (task / f, task % f);
+        let mut values = Vec::with_capacity(oh * ow);
+        let mut mags = Vec::with_capacity(oh * ow);
+        for y in 0..oh {
+            for x in 0..ow {
+                let at = ((batch * f + filter) * oh + y) * ow + x;
+                let (mut acc_f, mut mag, mut acc_i) =
+                    (as_f64(&init[at]), as_f64(&init[at]).abs(), int(&init[at]));
+                for ky in 0..fh {
+                    let Some(row) = (y * sh + ky * dh).checked_sub(pt).filter(|&r| r < ih) else { continue };
+                    for kx in 0..fw {
+                        let Some(col) = (x * sw + kx * dw).checked_sub(pl).filter(|&q| q < iw) else {
+                            continue;
+                        };
+                        let img = ((batch * ih + row) * iw + col) * c;
+                        let flt = ((filter * fh + ky) * fw + kx) * c;
+                        if float {
+                            for (a, w) in image_f[img..img + c].iter().zip(&filters_f[flt..flt + c]) {
+                                acc_f += a * w;
+                                mag += (a * w).abs();
+                            }
+                        } else {
+                            for (a, w) in image_i[img..img + c].iter().zip(&filters_i[flt..flt + c]) {
+                                acc_i = acc_i.wrapping_add(a.wrapping_mul(*w));
+                            }
+                        }
+                    }
+                }
+                if float {
+                    values.push(Value::Float(acc_f as f32));
+                    mags.push(mag);
+                } else {
+                    values.push(Value::Int(wrap(acc_i, out_dtype)));
+                }
+            }
+        }
+        (values, mags)
+    };
+    let tasks = b * f;
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(tasks.max(1));
+    let chunk = tasks.div_ceil(threads);
+    let planes: Vec<(Vec<Value>, Vec<f64>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let plane = &plane;
+                scope
+                    .spawn(move || ((t * chunk)..((t + 1) * chunk).min(tasks)).map(plane).collect::<Vec<_>>())
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    if planes.len() != tasks {
+        return Err(internal("a reference thread panicked"));
+    }
+    let out_tensor = spec.output();
+    let indexer = out_tensor
+        .layout
+        .indexer(&out_tensor.shape)
+        .map_err(|e| CodegenError::Internal { reason: format!("output: {e}") })?;
+    let volume = b * f * oh * ow;
+    let mut values = vec![Value::Int(0); volume];
+    let mut magnitudes = vec![0.0; volume];
+    for (point, linear) in out_tensor.shape.points().zip(0..volume) {
+        let offset = indexer.offset(&point) as usize;
+        let (task, j) = (linear / (oh * ow), linear % (oh * ow));
+        values[offset] = planes[task].0[j];
+        if float {
+            magnitudes[offset] = planes[task].1[j];
+        }
+    }
+    let mut all_values = initial.to_vec();
+    all_values[2] = values;
+    let mut all_magnitudes = vec![None, None, None];
+    if float {
+        all_magnitudes[2] = Some(magnitudes);
+    }
+    Ok(Reference { values: all_values, magnitudes: all_magnitudes, method: ReferenceMethod::FastConv })
 }

@@ -4,7 +4,7 @@
 use morello_core::spec::LogicalSpec;
 use morello_core::target::Target;
 
-use super::reference::{fast_matmul, reference, to_values};
+use super::reference::{fast_conv, fast_matmul, reference, to_values};
 use super::*;
 use crate::emit::kernel_signature;
 
@@ -42,6 +42,25 @@ fn the_fast_matmul_agrees_with_the_interpreter() {
         let fast = fast_matmul(&s, &initial).expect("fast");
         assert_eq!(slow.method, ReferenceMethod::Interpreter);
         // Exact: seeded floats make every partial sum exact in f32 and f64.
+        assert_eq!(slow.values, fast.values, "{text}");
+        if let (Some(a), Some(b)) = (&slow.magnitudes[2], &fast.magnitudes[2]) {
+            assert_eq!(a, b, "{text}");
+        }
+    }
+}
+
+#[test]
+fn the_fast_convolution_agrees_with_the_interpreter() {
+    let t = avx2();
+    for text in [
+        "Conv(1x3x2x4x4x3x3, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+        "Conv:s2x1:d1x2:p1x0x2x1(2x3x2x3x4x3x2, f32 GL [0, 2, 3, 1], f32 GL [2, 3, 1, 0], f32 GL [0, 2, 3, 1])",
+        "ConvAccum:p1x1x1x1(1x2x3x4x4x3x3, u32 GL [0, 2, 3, 1], u32 GL [0, 2, 3, 1], u32 GL row-major)",
+    ] {
+        let s = spec(text, &t);
+        let initial = seeded(&s, 5);
+        let slow = reference(&s, &t, &initial).expect("interpreter");
+        let fast = fast_conv(&s, &initial).expect("fast");
         assert_eq!(slow.values, fast.values, "{text}");
         if let (Some(a), Some(b)) = (&slow.magnitudes[2], &fast.magnitudes[2]) {
             assert_eq!(a, b, "{text}");

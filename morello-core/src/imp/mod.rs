@@ -11,8 +11,12 @@
 //!          `body` computes the spec on the moved operand, `epilogue` copies it back (outputs).
 //!          A cache view (same layout, a cache level) has neither and allocates no buffer.
 //!          peaks = units(new tensor) + max(children)   cost = alloc_cost + Σ children
-//! Block    runs stages one after another, each on some of the spec's operands.
+//! Block    runs stages one after another, each on some of the spec's operands (or on boxes of
+//!          them at given origins: the regions of a padded convolution).
 //!          peaks = max(stages)                  cost = Σ stages
+//! AsMatmul a convolution with a one-row output and a 1x1 window computed as the matmul it is,
+//!          on the same buffers (`spec::matmul_axes`).
+//!          peaks, cost: the body's
 //! Kernel   a leaf the code generator emits.     peaks, cost: the kernel's own
 //! SpecApp  a leaf still to be solved.            peaks = 0, cost = 0
 //! ```
@@ -90,6 +94,9 @@ impl Boundary {
 pub struct Stage {
     /// For each operand of the stage's spec, the parent operand it is.
     pub operands: Vec<usize>,
+    /// For each operand of the stage's spec, where it starts in that parent operand (`None`: the
+    /// whole operand, at the origin).
+    pub origins: Option<Vec<Vec<u32>>>,
     /// The stage's implementation.
     pub body: Impl,
 }
@@ -144,6 +151,11 @@ pub enum Node {
     Block {
         /// The stages.
         stages: Vec<Stage>,
+    },
+    /// A convolution computed as the matmul it is, on the same buffers.
+    AsMatmul {
+        /// The matmul.
+        body: Box<Impl>,
     },
     /// A kernel.
     Kernel(KernelKind),
@@ -231,6 +243,11 @@ impl Impl {
         Impl { spec, cost, peaks, node: Node::Block { stages } }
     }
 
+    /// A convolution computed as a matmul (`body` implements `spec.as_matmul()`).
+    pub fn as_matmul(spec: CanonicalSpec, body: Impl) -> Impl {
+        Impl { spec, cost: body.cost, peaks: body.peaks, node: Node::AsMatmul { body: Box::new(body) } }
+    }
+
     /// The direct children, in execution order.
     pub fn children(&self) -> Vec<&Impl> {
         match &self.node {
@@ -244,6 +261,7 @@ impl Impl {
                     .collect()
             }
             Node::Block { stages } => stages.iter().map(|s| &s.body).collect(),
+            Node::AsMatmul { body } => vec![body.as_ref()],
             Node::Kernel(_) | Node::SpecApp { .. } => Vec::new(),
         }
     }

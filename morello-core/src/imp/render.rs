@@ -71,9 +71,20 @@ impl Impl {
             }
             Node::Block { stages } => {
                 for s in stages {
-                    s.body.collect_rows(target, depth + 1, "", rows);
+                    let label = match &s.origins {
+                        Some(origins) => {
+                            let at: Vec<String> = origins
+                                .iter()
+                                .map(|o| o.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
+                                .collect();
+                            format!("[at {}] ", at.join("; "))
+                        }
+                        None => String::new(),
+                    };
+                    s.body.collect_rows(target, depth + 1, &label, rows);
                 }
             }
+            Node::AsMatmul { body } => body.collect_rows(target, depth + 1, "", rows),
             Node::Kernel(_) | Node::SpecApp { .. } => {}
         }
     }
@@ -91,6 +102,7 @@ impl Impl {
                 format!("{what} operand {operand} to {}", destination.display(target))
             }
             Node::Block { .. } => "block".to_string(),
+            Node::AsMatmul { .. } => "as matmul".to_string(),
             Node::Kernel(k) => format!("kernel {k}"),
             Node::SpecApp { .. } => "unsolved".to_string(),
         }

@@ -62,8 +62,8 @@ fn zero_then_accumulate_with_scalar_kernels() {
     let imp = Impl::block(
         s,
         vec![
-            Stage { operands: vec![2], body: Impl::kernel(zero, KernelKind::MemsetZero, &t) },
-            Stage { operands: vec![0, 1, 2], body: looped },
+            Stage { origins: None, operands: vec![2], body: Impl::kernel(zero, KernelKind::MemsetZero, &t) },
+            Stage { origins: None, operands: vec![0, 1, 2], body: looped },
         ],
     );
     assert!(KernelKind::MultAdd.applies(&unit, &t));
@@ -146,8 +146,8 @@ fn register_tiled(t: &Target) -> Impl {
     let block = Impl::block(
         s_vrf.clone(),
         vec![
-            Stage { operands: vec![2], body: Impl::kernel(zero, KernelKind::VectorFill, t) },
-            Stage { operands: vec![0, 1, 2], body: k_loop },
+            Stage { origins: None, operands: vec![2], body: Impl::kernel(zero, KernelKind::VectorFill, t) },
+            Stage { origins: None, operands: vec![0, 1, 2], body: k_loop },
         ],
     );
     let in_registers = Impl::alloc(

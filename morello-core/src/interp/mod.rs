@@ -14,7 +14,7 @@ use crate::dtype::Dtype;
 use crate::imp::{AllocKind, Impl, Node};
 use crate::layout::{Layout, LayoutIndexer, LayoutView};
 use crate::shape::Shape;
-use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
+use crate::spec::{Axis, LogicalSpec, PrimitiveKind, TensorSpec, matmul_axes};
 use crate::target::{LevelKind, Target};
 
 pub use values::{Value, convert, fill_value, mul_add, round_bf16, wrap};
@@ -102,11 +102,53 @@ struct Stored {
     indexer: LayoutIndexer,
 }
 
-/// A window of a stored buffer.
+/// A window of a stored buffer: point `p` of the view is the buffer's point `origin` plus, for
+/// each view dim `i` with an axis, `scale * p_i` along the axis' dim (plain views: dim `i`, step 1).
 #[derive(Debug, Clone)]
 struct View {
     buffer: usize,
     origin: Vec<u32>,
+    axes: Vec<Option<Axis>>,
+}
+
+impl View {
+    fn plain(buffer: usize, rank: usize) -> View {
+        View {
+            buffer,
+            origin: vec![0; rank],
+            axes: (0..rank).map(|dim| Some(Axis { dim, scale: 1 })).collect(),
+        }
+    }
+
+    fn is_plain(&self) -> bool {
+        self.axes.len() == self.origin.len()
+            && self.axes.iter().enumerate().all(|(i, a)| *a == Some(Axis { dim: i, scale: 1 }))
+    }
+
+    /// The buffer point of a view point.
+    fn global(&self, point: &[u32]) -> Vec<u32> {
+        let mut global = self.origin.clone();
+        for (axis, &p) in self.axes.iter().zip(point) {
+            if let Some(a) = axis {
+                global[a.dim] += a.scale * p;
+            }
+        }
+        global
+    }
+
+    /// The view moved by `offset` (per view dim).
+    fn shifted(&self, offset: &[u32]) -> View {
+        View { buffer: self.buffer, origin: self.global(offset), axes: self.axes.clone() }
+    }
+
+    /// The view through `axes` (per dim of the new view, the dim of this view it reads).
+    fn through(&self, axes: &[Option<Axis>]) -> View {
+        let axes = axes
+            .iter()
+            .map(|a| a.and_then(|a| self.axes[a.dim].map(|b| Axis { dim: b.dim, scale: b.scale * a.scale })))
+            .collect();
+        View { buffer: self.buffer, origin: self.origin.clone(), axes }
+    }
 }
 
 /// Executes specs and implementations.
@@ -180,7 +222,7 @@ impl<'a> Interpreter<'a> {
                 layout: tensor.layout.clone(),
                 indexer,
             });
-            views.push(View { buffer: i, origin: vec![0; tensor.shape.rank()] });
+            views.push(View::plain(i, tensor.shape.rank()));
         }
         Ok((arena, views))
     }
@@ -225,7 +267,7 @@ impl<'a> Interpreter<'a> {
                     layout: destination.layout.clone(),
                     indexer,
                 });
-                let new = View { buffer: arena.len() - 1, origin: vec![0; destination.shape.rank()] };
+                let new = View::plain(arena.len() - 1, destination.shape.rank());
                 let old = views[*operand].clone();
                 if let Some(p) = prologue {
                     self.run_impl(p, &[old.clone(), new.clone()], arena)?;
@@ -241,10 +283,29 @@ impl<'a> Interpreter<'a> {
             }
             Node::Block { stages } => {
                 for stage in stages {
-                    let stage_views: Vec<View> = stage.operands.iter().map(|&i| views[i].clone()).collect();
+                    let stage_views: Vec<View> = stage
+                        .operands
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &i)| match &stage.origins {
+                            Some(origins) => views[i].shifted(&origins[k]),
+                            None => views[i].clone(),
+                        })
+                        .collect();
                     self.run_impl(&stage.body, &stage_views, arena)?;
                 }
                 Ok(())
+            }
+            Node::AsMatmul { body } => {
+                let Some(geometry) = spec.kind.conv_geometry() else {
+                    return Err(InterpError::Unsolved(format!(
+                        "{} is not a convolution to compute as a matmul",
+                        spec.display(self.target)
+                    )));
+                };
+                let inner: Vec<View> =
+                    views.iter().zip(matmul_axes(&geometry)).map(|(v, axes)| v.through(&axes)).collect();
+                self.run_impl(body, &inner, arena)
             }
         }
     }
@@ -262,6 +323,10 @@ impl<'a> Interpreter<'a> {
                 claimed: tensor.display(self.target).to_string(),
                 actual,
             };
+            if !view.is_plain() {
+                check_runs(tensor, view, stored).map_err(mismatch)?;
+                continue;
+            }
             let actual = LayoutView::dense(&stored.layout, &stored.shape)
                 .and_then(|dense| dense.tile_at(&stored.shape, &tensor.shape, &view.origin))
                 .map_err(|e| mismatch(format!("not a box of its buffer: {e}")))?;
@@ -282,6 +347,26 @@ impl<'a> Interpreter<'a> {
     }
 }
 
+/// For a view that is not a box of its buffer (a strided or relabelled one): the claimed
+/// contiguous run, the innermost `contiguous_dims` physical dims of the claimed layout, must be
+/// consecutive buffer offsets, checked point by point.
+fn check_runs(tensor: &TensorSpec, view: &View, stored: &Stored) -> Result<(), String> {
+    let claimed = tensor.layout.indexer(&tensor.shape).map_err(|e| e.to_string())?;
+    let sizes = tensor.layout.physical_sizes(&tensor.shape).map_err(|e| e.to_string())?;
+    let c = usize::from(tensor.contiguous_dims).min(sizes.len());
+    let run: u64 = sizes[sizes.len() - c..].iter().product();
+    let mut actual = vec![0u64; tensor.shape.volume() as usize];
+    for point in tensor.shape.points() {
+        actual[claimed.offset(&point) as usize] = stored.indexer.offset(&view.global(&point));
+    }
+    for (dense, pair) in actual.windows(2).enumerate() {
+        if (dense as u64 + 1) % run != 0 && pair[1] != pair[0] + 1 {
+            return Err(format!("offsets {} and {} in a run the spec claims contiguous", pair[0], pair[1]));
+        }
+    }
+    Ok(())
+}
+
 fn give_back(arena: Vec<Stored>, operands: &mut [Buffer]) {
     for (slot, stored) in operands.iter_mut().zip(arena) {
         *slot = stored.buffer;
@@ -289,26 +374,17 @@ fn give_back(arena: Vec<Stored>, operands: &mut [Buffer]) {
 }
 
 fn offset_views(kind: PrimitiveKind, views: &[View], origin: &[u32]) -> Vec<View> {
-    kind.operand_origins(origin)
-        .into_iter()
-        .zip(views)
-        .map(|(o, v)| View {
-            buffer: v.buffer,
-            origin: v.origin.iter().zip(&o).map(|(a, b)| a + b).collect(),
-        })
-        .collect()
+    kind.operand_origins(origin).into_iter().zip(views).map(|(o, v)| v.shifted(&o)).collect()
 }
 
 fn read(arena: &[Stored], view: &View, point: &[u32]) -> Value {
     let stored = &arena[view.buffer];
-    let global: Vec<u32> = view.origin.iter().zip(point).map(|(o, p)| o + p).collect();
-    stored.buffer.values[stored.indexer.offset(&global) as usize]
+    stored.buffer.values[stored.indexer.offset(&view.global(point)) as usize]
 }
 
 fn write(arena: &mut [Stored], view: &View, point: &[u32], value: Value) {
     let stored = &mut arena[view.buffer];
-    let global: Vec<u32> = view.origin.iter().zip(point).map(|(o, p)| o + p).collect();
-    let offset = stored.indexer.offset(&global) as usize;
+    let offset = stored.indexer.offset(&view.global(point)) as usize;
     stored.buffer.values[offset] = value;
 }
 
@@ -328,7 +404,7 @@ fn run_spec(spec: &LogicalSpec, views: &[View], arena: &mut [Stored]) {
                 write(arena, &views[0], &p, v);
             }
         }
-        PrimitiveKind::Matmul { accum } | PrimitiveKind::Conv { accum } => {
+        PrimitiveKind::Matmul { accum } | PrimitiveKind::Conv { accum, .. } => {
             // Iterate the output, then the reduction dims in row-major order.
             let rank = spec.shape.rank();
             let reductions = spec.kind.reduction_dims();
@@ -338,8 +414,10 @@ fn run_spec(spec: &LogicalSpec, views: &[View], arena: &mut [Stored]) {
             let red_shape = Shape::new(reductions.iter().map(|&d| spec.shape.dim(d)).collect())
                 .expect("a sub-shape of a valid shape is valid");
             let dims = spec.kind.operand_dims(rank);
-            let project = |full: &[u32], operand: usize| -> Vec<u32> {
-                dims[operand].iter().map(|d| d.origin(full)).collect()
+            // The operand point a full iteration point reads, or `None` in a convolution's padding.
+            let project = |full: &[u32], operand: usize| -> Option<Vec<u32>> {
+                let extents = spec.operands[operand].shape.dims();
+                dims[operand].iter().zip(extents).map(|(d, &extent)| d.index(full, extent)).collect()
             };
             let mut full = vec![0u32; rank];
             for o in out_shape.points() {
@@ -349,7 +427,7 @@ fn run_spec(spec: &LogicalSpec, views: &[View], arena: &mut [Stored]) {
                 for &d in reductions {
                     full[d] = 0;
                 }
-                let out_point = project(&full, 2);
+                let out_point = project(&full, 2).expect("output points are never padding");
                 let mut acc = if accum {
                     read(arena, &views[2], &out_point)
                 } else {
@@ -359,8 +437,9 @@ fn run_spec(spec: &LogicalSpec, views: &[View], arena: &mut [Stored]) {
                     for (&d, &v) in reductions.iter().zip(&r) {
                         full[d] = v;
                     }
-                    let a = read(arena, &views[0], &project(&full, 0));
-                    let b = read(arena, &views[1], &project(&full, 1));
+                    let (Some(a), Some(b)) = (project(&full, 0), project(&full, 1)) else { continue };
+                    let a = read(arena, &views[0], &a);
+                    let b = read(arena, &views[1], &b);
                     acc = mul_add(acc, a, b, out_dtype);
                 }
                 write(arena, &views[2], &out_point, acc);

@@ -1,7 +1,7 @@
 //! `MultAdd`: `out += lhs * rhs` on single scalars.
 //!
 //! ```text
-//! applies:  MatmulAccum or ConvAccum of volume 1; no operand in vector registers;
+//! applies:  MatmulAccum or unpadded ConvAccum of volume 1; no operand in vector registers;
 //!           inputs of one dtype, output the same or f32 for bf16 inputs
 //! cost:     fixed + Σ move_cost(operand)
 //! ```
@@ -24,12 +24,14 @@ pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {
-    matches!(kind, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true })
+    matches!(kind, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true, .. })
+        && kind.conv_geometry().is_none_or(|g| !g.is_padded())
         && !levels.contains(&LevelKind::VectorRegisters)
 }
 
 fn applies(spec: &LogicalSpec, target: &Target) -> bool {
-    matches!(spec.kind, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true })
+    matches!(spec.kind, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true, .. })
+        && spec.kind.conv_geometry().is_none_or(|g| !g.is_padded())
         && spec.shape.volume() == 1
         && spec.operands.iter().all(|o| scalar_accessible(o, target))
 }

@@ -83,6 +83,12 @@ pub enum SpecError {
         /// Which operand.
         operand: usize,
     },
+    /// A padded convolution tiled along a spatial dim (split it into regions first).
+    #[error("a padded convolution is tiled only along b, f and c (split it into unpadded regions first)")]
+    PaddedTile,
+    /// A convolution cannot be read as the matmul it is (see `CanonicalSpec::as_matmul`).
+    #[error("a convolution cannot be computed as a matmul here: {0}")]
+    Lowering(&'static str),
     /// A layout does not fit its operand.
     #[error("operand {operand}: {source}")]
     Layout {

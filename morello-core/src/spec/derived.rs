@@ -59,6 +59,11 @@ impl CanonicalSpec {
                 found: shape.rank(),
             });
         }
+        if self.kind.conv_geometry().is_some_and(|g| g.is_padded())
+            && (3..7).any(|d| sizes[d] != self.shape.dim(d))
+        {
+            return Err(SpecError::PaddedTile);
+        }
         let dims = self.kind.operand_dims(sizes.len());
         let tile_shapes = self.kind.operand_tile_shapes(sizes)?;
         let origins = origin.map(|o| self.kind.operand_origins(o));
@@ -199,7 +204,7 @@ impl CanonicalSpec {
 
 /// Whether an operand dim is a sliding window (a sum of two iteration dims) that the tile cuts.
 fn slides(od: &OperandDim, operand: &TensorSpec, d: usize, tile_shape: &Shape) -> bool {
-    od.second.is_some() && tile_shape.dim(d) < operand.shape.dim(d)
+    od.is_window() && tile_shape.dim(d) < operand.shape.dim(d)
 }
 
 /// Whether every sliding dim the tile cuts is laid out as one plain (`Dynamic`) physical dim.

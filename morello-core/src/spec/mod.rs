@@ -6,8 +6,10 @@
 //!
 //! ```text
 //! Matmul [b, m, k, n]:               lhs [b, m, k], rhs [b, k, n], out [b, m, n]
-//! Conv   [b, f, c, h, w, fh, fw]:    image [b, c, h + fh - 1, w + fw - 1], filters [f, c, fh, fw],
-//!                                    out [b, f, h, w]        (NCHW, FCHW, valid padding)
+//! Conv   [b, f, c, h, w, fh, fw]:    image [b, c, s (h - 1) + d (fh - 1) + 1 - pads, ...],
+//!                                    filters [f, c, fh, fw], out [b, f, h, w]
+//!                                    (logical NCHW and FCHW; any layout, e.g. NHWC and HWIO;
+//!                                    strides s, dilations d and padding: [`ConvGeometry`])
 //! Move   S:                          source S, destination S
 //! Fill   S:                          out S
 //! ```
@@ -23,6 +25,7 @@
 //! [`SpecBuilder`] builds canonical specs from shorthand (`matmul 64x64x64`, `zero 8x8`).
 
 mod canonical;
+mod conv;
 mod derived;
 mod geometry;
 mod shorthand;
@@ -40,8 +43,11 @@ use crate::shape::Shape;
 use crate::target::{LevelId, MemVec};
 
 pub use canonical::SpecError;
+pub use conv::{Axis, ConvGeometry, ConvGeometryError, PaddingRegion, matmul_axes};
 pub use geometry::OperandDim;
-pub use shorthand::{Shorthand, ShorthandError, SpecBuilder};
+pub use shorthand::{
+    ConvLayout, ConvOptions, FilterLayout, Padding, Shorthand, ShorthandError, SpecBuilder, parse_pair,
+};
 pub use text::{SpecParseError, parse_limits};
 
 /// The value a fill writes.
@@ -70,10 +76,13 @@ pub enum PrimitiveKind {
         /// The value.
         value: FillValue,
     },
-    /// 2-D convolution, NCHW image and FCHW filters, valid padding, stride 1.
+    /// 2-D convolution of an NCHW image with FCHW filters (logical order; any layout), with
+    /// strides, dilations and zero padding.
     Conv {
         /// Whether the output is accumulated into instead of overwritten.
         accum: bool,
+        /// Strides, dilations and padding.
+        geometry: ConvGeometry,
     },
 }
 
@@ -111,12 +120,12 @@ impl PrimitiveKind {
             PrimitiveKind::Fill { value: FillValue::Zero } => "FillZero",
             PrimitiveKind::Fill { value: FillValue::NegInf } => "FillNegInf",
             PrimitiveKind::Fill { value: FillValue::Min } => "FillMin",
-            PrimitiveKind::Conv { accum: false } => "Conv",
-            PrimitiveKind::Conv { accum: true } => "ConvAccum",
+            PrimitiveKind::Conv { accum: false, .. } => "Conv",
+            PrimitiveKind::Conv { accum: true, .. } => "ConvAccum",
         }
     }
 
-    /// Every kind, in a fixed order.
+    /// Every kind, in a fixed order (convolutions with the unit geometry).
     pub const ALL: [PrimitiveKind; 8] = [
         PrimitiveKind::Matmul { accum: false },
         PrimitiveKind::Matmul { accum: true },
@@ -124,9 +133,18 @@ impl PrimitiveKind {
         PrimitiveKind::Fill { value: FillValue::Zero },
         PrimitiveKind::Fill { value: FillValue::NegInf },
         PrimitiveKind::Fill { value: FillValue::Min },
-        PrimitiveKind::Conv { accum: false },
-        PrimitiveKind::Conv { accum: true },
+        PrimitiveKind::Conv { accum: false, geometry: ConvGeometry::UNIT },
+        PrimitiveKind::Conv { accum: true, geometry: ConvGeometry::UNIT },
     ];
+
+    /// The kind with parameters that do not change its name reset (a convolution's geometry):
+    /// what statistics group by.
+    pub fn family(self) -> PrimitiveKind {
+        match self {
+            PrimitiveKind::Conv { accum, .. } => PrimitiveKind::Conv { accum, geometry: ConvGeometry::UNIT },
+            other => other,
+        }
+    }
 
     /// The number of operands.
     pub const fn operand_count(self) -> usize {
@@ -151,14 +169,16 @@ impl PrimitiveKind {
 
     /// Whether the output is accumulated into.
     pub const fn accumulates(self) -> bool {
-        matches!(self, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true })
+        matches!(self, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true, .. })
     }
 
     /// The accumulating twin of a non-accumulating reduction (`Matmul` -> `MatmulAccum`).
     pub const fn as_accum(self) -> Option<PrimitiveKind> {
         match self {
             PrimitiveKind::Matmul { accum: false } => Some(PrimitiveKind::Matmul { accum: true }),
-            PrimitiveKind::Conv { accum: false } => Some(PrimitiveKind::Conv { accum: true }),
+            PrimitiveKind::Conv { accum: false, geometry } => {
+                Some(PrimitiveKind::Conv { accum: true, geometry })
+            }
             _ => None,
         }
     }
@@ -187,6 +207,25 @@ impl PrimitiveKind {
             PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => 2 * shape.volume(),
             PrimitiveKind::Move | PrimitiveKind::Fill { .. } => shape.volume(),
         }
+    }
+
+    /// A convolution's geometry (`None` for other kinds).
+    pub fn conv_geometry(self) -> Option<ConvGeometry> {
+        match self {
+            PrimitiveKind::Conv { geometry, .. } => Some(geometry),
+            _ => None,
+        }
+    }
+}
+
+/// The kind's text: its name and, for a convolution, its geometry (`Conv:s2x2:p1x1x1x1`).
+impl std::fmt::Display for PrimitiveKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())?;
+        if let Some(geometry) = self.conv_geometry() {
+            write!(f, "{geometry}")?;
+        }
+        Ok(())
     }
 }
 

@@ -4,7 +4,9 @@
 //! matmul MxKxN            lhs [b, M, K], rhs [b, K, N], out [b, M, N]   (batch b, default 1)
 //! move SHAPE              source and destination of SHAPE                (layouts: from, to)
 //! zero SHAPE              a fill with zeros of SHAPE
-//! conv NxCxHxW FxCxFHxFW  NCHW image, FCHW filters, out N x F x (H-FH+1) x (W-FW+1)
+//! conv IMAGE FILTERS     a 2-D convolution; the shapes in the order of its layouts
+//!                         (ConvOptions: NCHW and OIHW by default, NHWC with HWIO or OHWI;
+//!                         strides, dilations, padding `N`, `T,B,L,R`, `valid` or `same`)
 //! Matmul(1x8x8x8, ...)    the full spec text (anything with a `(`)
 //! ```
 //!
@@ -33,7 +35,7 @@ use crate::dtype::Dtype;
 use crate::layout::{Layout, LayoutParseError};
 use crate::shape::{Shape, ShapeError};
 use crate::spec::{
-    CanonicalSpec, FillValue, LogicalSpec, PrimitiveKind, SpecError, SpecParseError, TensorSpec,
+    CanonicalSpec, ConvGeometry, FillValue, LogicalSpec, PrimitiveKind, SpecError, SpecParseError, TensorSpec,
 };
 use crate::target::Target;
 
@@ -104,12 +106,24 @@ pub enum ShorthandError {
         source: LayoutParseError,
     },
     /// A convolution's filters do not fit its image.
-    #[error("conv filters {filters} do not fit image {image}: channels must agree and filters be no larger")]
+    #[error("conv filters {filters} do not fit image {image}: {why}")]
     ConvFilters {
         /// The image shape.
         image: Shape,
         /// The filter shape.
         filters: Shape,
+        /// What is wrong.
+        why: String,
+    },
+    /// A convolution option does not parse.
+    #[error("invalid {what} `{text}`: expected {expected}")]
+    ConvOption {
+        /// Which option.
+        what: &'static str,
+        /// The text.
+        text: String,
+        /// What it may be.
+        expected: &'static str,
     },
     /// The full spec text does not parse.
     #[error("invalid spec: {0}")]
@@ -146,11 +160,11 @@ pub enum Shorthand {
         /// The shape.
         shape: Shape,
     },
-    /// `conv NxCxHxW FxCxFHxFW`.
+    /// `conv IMAGE FILTERS`, in the order of the [`ConvOptions`] layouts (NCHW and OIHW by default).
     Conv {
-        /// The NCHW image.
+        /// The image, e.g. NxCxHxW.
         image: Shape,
-        /// The FCHW filters.
+        /// The filters, e.g. FxCxFHxFW.
         filters: Shape,
     },
     /// The full spec text, parsed against the target when built.
@@ -203,7 +217,7 @@ impl Shorthand {
                     return Err(missing(
                         "conv",
                         "an image and filters",
-                        "conv 1x4x8x8 8x4x3x3 (NxCxHxW FxCxFHxFW)",
+                        "conv 1x4x8x8 8x4x3x3 (NxCxHxW FxCxFHxFW) or conv 1x8x8x4 3x3x4x8 --layout nhwc",
                     ));
                 };
                 exactly(3)?;
@@ -212,7 +226,7 @@ impl Shorthand {
                     return Err(ShorthandError::Rank {
                         what: "conv image and filters",
                         text: format!("{image} {filters}"),
-                        expected: "two shapes of four dims: NxCxHxW FxCxFHxFW",
+                        expected: "two shapes of four dims: NxCxHxW FxCxFHxFW (or NxHxWxC HxWxIxO with --layout nhwc)",
                     });
                 }
                 Ok(Shorthand::Conv { image, filters })
@@ -239,6 +253,131 @@ fn shape(text: &str, what: &'static str) -> Result<Shape, ShorthandError> {
     text.parse::<Shape>().map_err(|source| ShorthandError::Shape { what, text: text.to_string(), source })
 }
 
+/// The memory order of a convolution's image and output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConvLayout {
+    /// Batch, channels, rows, columns (the default).
+    #[default]
+    Nchw,
+    /// Batch, rows, columns, channels.
+    Nhwc,
+}
+
+/// The memory order of a convolution's filters (O output channels, I input channels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterLayout {
+    /// O, I, rows, columns (the default with NCHW).
+    Oihw,
+    /// Rows, columns, I, O (the default with NHWC).
+    Hwio,
+    /// O, rows, columns, I.
+    Ohwi,
+}
+
+/// A convolution's zero padding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Padding {
+    /// Top, bottom, left, right (`valid` is all zeros).
+    Explicit([u32; 4]),
+    /// As much as keeps `ceil(size / stride)` outputs, the odd one at the bottom and right.
+    Same,
+}
+
+/// How `conv IMAGE FILTERS` reads and computes: layouts, strides, dilations and padding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvOptions {
+    /// The image and output layout.
+    pub layout: ConvLayout,
+    /// The filter layout (`None`: OIHW with NCHW, HWIO with NHWC).
+    pub filter_layout: Option<FilterLayout>,
+    /// Strides along rows and columns.
+    pub stride: [u32; 2],
+    /// Dilations along rows and columns.
+    pub dilation: [u32; 2],
+    /// Zero padding.
+    pub padding: Padding,
+}
+
+impl Default for ConvOptions {
+    fn default() -> Self {
+        ConvOptions {
+            layout: ConvLayout::Nchw,
+            filter_layout: None,
+            stride: [1, 1],
+            dilation: [1, 1],
+            padding: Padding::Explicit([0; 4]),
+        }
+    }
+}
+
+fn option_error(what: &'static str, text: &str, expected: &'static str) -> ShorthandError {
+    ShorthandError::ConvOption { what, text: text.to_string(), expected }
+}
+
+impl std::str::FromStr for ConvLayout {
+    type Err = ShorthandError;
+
+    fn from_str(text: &str) -> Result<Self, ShorthandError> {
+        match text.to_ascii_lowercase().as_str() {
+            "nchw" => Ok(ConvLayout::Nchw),
+            "nhwc" => Ok(ConvLayout::Nhwc),
+            _ => Err(option_error("conv layout", text, "nchw or nhwc")),
+        }
+    }
+}
+
+impl std::str::FromStr for FilterLayout {
+    type Err = ShorthandError;
+
+    fn from_str(text: &str) -> Result<Self, ShorthandError> {
+        match text.to_ascii_lowercase().as_str() {
+            "oihw" => Ok(FilterLayout::Oihw),
+            "hwio" => Ok(FilterLayout::Hwio),
+            "ohwi" => Ok(FilterLayout::Ohwi),
+            _ => Err(option_error("filter layout", text, "oihw, hwio or ohwi")),
+        }
+    }
+}
+
+impl std::str::FromStr for Padding {
+    type Err = ShorthandError;
+
+    fn from_str(text: &str) -> Result<Self, ShorthandError> {
+        let expected = "N, TOP,BOTTOM,LEFT,RIGHT, valid or same";
+        match text.to_ascii_lowercase().as_str() {
+            "same" => return Ok(Padding::Same),
+            "valid" => return Ok(Padding::Explicit([0; 4])),
+            _ => {}
+        }
+        let numbers: Vec<u32> = text
+            .split(',')
+            .map(|n| n.trim().parse::<u32>().map_err(|_| option_error("padding", text, expected)))
+            .collect::<Result<_, _>>()?;
+        match numbers.as_slice() {
+            [p] => Ok(Padding::Explicit([*p; 4])),
+            [t, b, l, r] => Ok(Padding::Explicit([*t, *b, *l, *r])),
+            _ => Err(option_error("padding", text, expected)),
+        }
+    }
+}
+
+/// Parses a stride or dilation: `N` (both axes) or `HxW`.
+///
+/// # Errors
+/// [`ShorthandError::ConvOption`] for anything else, or zero.
+pub fn parse_pair(text: &str, what: &'static str) -> Result<[u32; 2], ShorthandError> {
+    let numbers: Vec<u32> = text
+        .split('x')
+        .map(|n| n.parse::<u32>().ok().filter(|&n| n > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| option_error(what, text, "a positive N or HxW"))?;
+    match numbers.as_slice() {
+        [n] => Ok([*n, *n]),
+        [h, w] => Ok([*h, *w]),
+        _ => Err(option_error(what, text, "a positive N or HxW")),
+    }
+}
+
 /// Builds a [`CanonicalSpec`] from a [`Shorthand`] and the settings it leaves open.
 ///
 /// Defaults: f32, batch 1, no accumulation, row-major layouts. Settings that do not apply to the
@@ -251,12 +390,21 @@ pub struct SpecBuilder {
     accum: bool,
     from: Option<String>,
     to: Option<String>,
+    conv: ConvOptions,
 }
 
 impl SpecBuilder {
     /// A builder for `shorthand` with the defaults.
     pub fn new(shorthand: Shorthand) -> Self {
-        SpecBuilder { shorthand, dtype: Dtype::F32, batch: 1, accum: false, from: None, to: None }
+        SpecBuilder {
+            shorthand,
+            dtype: Dtype::F32,
+            batch: 1,
+            accum: false,
+            from: None,
+            to: None,
+            conv: ConvOptions::default(),
+        }
     }
 
     /// A builder for shorthand text (see [`Shorthand::parse`]).
@@ -299,6 +447,12 @@ impl SpecBuilder {
     /// The destination layout of a move, as text.
     pub fn to_layout(mut self, layout: impl Into<String>) -> Self {
         self.to = Some(layout.into());
+        self
+    }
+
+    /// How a convolution's shapes are read and what it computes (layouts, strides, padding).
+    pub fn conv(mut self, options: ConvOptions) -> Self {
+        self.conv = options;
         self
     }
 
@@ -366,34 +520,26 @@ impl SpecBuilder {
                 serial_only: false,
             },
             Shorthand::Conv { image, filters } => {
-                let ([n, c, h, w], [f, fc, fh, fw]) = (image.dims(), filters.dims()) else {
-                    return Err(ShorthandError::Rank {
-                        what: "conv image and filters",
-                        text: format!("{image} {filters}"),
-                        expected: "two shapes of four dims: NxCxHxW FxCxFHxFW",
-                    });
-                };
-                if c != fc || fh > h || fw > w {
-                    return Err(ShorthandError::ConvFilters {
-                        image: image.clone(),
-                        filters: filters.clone(),
-                    });
-                }
-                let (oh, ow) = (h - fh + 1, w - fw + 1);
+                let (kind, shape, layouts) = conv_spec(image, filters, &self.conv, self.accum)?;
                 let dims = |d: &[u32]| {
                     Shape::new(d.to_vec()).map_err(|source| ShorthandError::Dims {
                         what: format!("conv {image} {filters}"),
                         source,
                     })
                 };
+                let shapes = kind.operand_shapes(&dims(&shape)?).map_err(|source| {
+                    ShorthandError::Invalid { spec: format!("conv {image} {filters}"), source }
+                })?;
+                let dtypes = [dtype, dtype, out_dtype];
                 LogicalSpec {
-                    kind: PrimitiveKind::Conv { accum: self.accum },
-                    shape: dims(&[*n, *f, *c, oh, ow, *fh, *fw])?,
-                    operands: vec![
-                        operand(image.clone(), dtype, row(4)),
-                        operand(filters.clone(), dtype, row(4)),
-                        operand(dims(&[*n, *f, oh, ow])?, out_dtype, row(4)),
-                    ],
+                    kind,
+                    shape: dims(&shape)?,
+                    operands: shapes
+                        .into_iter()
+                        .zip(dtypes)
+                        .zip(layouts)
+                        .map(|((shape, dtype), layout)| operand(shape, dtype, layout))
+                        .collect(),
                     serial_only: false,
                 }
             }
@@ -412,6 +558,107 @@ impl SpecBuilder {
             .canonicalize(target)
             .map_err(|source| ShorthandError::Invalid { spec: logical.display(target).to_string(), source })
     }
+}
+
+/// The convolution `image` and `filters` (in the orders `options` name) describe: its kind, its
+/// iteration shape `[b, f, c, h, w, fh, fw]` and the image, filter and output layouts.
+fn conv_spec(
+    image: &Shape,
+    filters: &Shape,
+    options: &ConvOptions,
+    accum: bool,
+) -> Result<(PrimitiveKind, Vec<u32>, [Layout; 3]), ShorthandError> {
+    let bad =
+        |why: String| ShorthandError::ConvFilters { image: image.clone(), filters: filters.clone(), why };
+    let Ok(&[i0, i1, i2, i3]) = <&[u32; 4]>::try_from(image.dims()) else {
+        return Err(bad("the image needs four dims".into()));
+    };
+    let ([n, c, h, w], nchw) = match options.layout {
+        ConvLayout::Nchw => ([i0, i1, i2, i3], Layout::row_major(4)),
+        ConvLayout::Nhwc => ([i0, i3, i1, i2], nhwc()),
+    };
+    let filter_layout = options.filter_layout.unwrap_or(match options.layout {
+        ConvLayout::Nchw => FilterLayout::Oihw,
+        ConvLayout::Nhwc => FilterLayout::Hwio,
+    });
+    let Ok(&[a, b2, c2, d2]) = <&[u32; 4]>::try_from(filters.dims()) else {
+        return Err(bad("the filters need four dims".into()));
+    };
+    // Logical filters are [F, C, FH, FW]; the physical orders below list those dims.
+    let (f, fc, fh, fw, filter_order): (u32, u32, u32, u32, [u8; 4]) = match filter_layout {
+        FilterLayout::Oihw => (a, b2, c2, d2, [0, 1, 2, 3]),
+        FilterLayout::Hwio => (d2, c2, a, b2, [2, 3, 1, 0]),
+        FilterLayout::Ohwi => (a, d2, b2, c2, [0, 2, 3, 1]),
+    };
+    if c != fc {
+        return Err(bad(format!("the image has {c} channels and the filters take {fc}")));
+    }
+    let [sh, sw] = options.stride;
+    let [dh, dw] = options.dilation;
+    let extent = |k: u32, d: u32| u64::from(k - 1) * u64::from(d) + 1;
+    let (eh, ew) = (extent(fh, dh), extent(fw, dw));
+    let padding = match options.padding {
+        Padding::Explicit(p) => p,
+        Padding::Same => {
+            let total = |size: u32, stride: u32, window: u64| {
+                let out = u64::from(size.div_ceil(stride));
+                let needed = (out - 1) * u64::from(stride) + window;
+                u32::try_from(needed.saturating_sub(u64::from(size))).unwrap_or(u32::MAX)
+            };
+            let (th, tw) = (total(h, sh, eh), total(w, sw, ew));
+            [th / 2, th - th / 2, tw / 2, tw - tw / 2]
+        }
+    };
+    let mut padding = padding.map(u64::from);
+    let mut outputs = [0u32; 2];
+    for (axis, (size, stride, window)) in [(h, sh, eh), (w, sw, ew)].into_iter().enumerate() {
+        let padded = u64::from(size) + padding[2 * axis] + padding[2 * axis + 1];
+        if window > padded {
+            return Err(bad(format!(
+                "the filter spans {window} {} but the padded image has {padded}",
+                ["rows", "columns"][axis]
+            )));
+        }
+        let out = (padded - window) / u64::from(stride) + 1;
+        // Rows past the last window are never read: take them off the far padding, or refuse.
+        let read = (out - 1) * u64::from(stride) + window;
+        let unread = padded - read;
+        let cut = unread.min(padding[2 * axis + 1]);
+        padding[2 * axis + 1] -= cut;
+        if unread > cut {
+            return Err(bad(format!(
+                "with stride {stride} the last {} image {} are never read (crop the image or pad it)",
+                unread - cut,
+                ["rows", "columns"][axis]
+            )));
+        }
+        outputs[axis] = u32::try_from(out).map_err(|_| bad("the output is too large".into()))?;
+    }
+    let narrow = |v: u64, what: &'static str| {
+        u16::try_from(v).map_err(|_| option_error(what, &v.to_string(), "at most 65535"))
+    };
+    let narrow32 = |v: u32, what: &'static str| narrow(u64::from(v), what);
+    let geometry = ConvGeometry {
+        stride: [narrow32(sh, "stride")?, narrow32(sw, "stride")?],
+        dilation: [narrow32(dh, "dilation")?, narrow32(dw, "dilation")?],
+        padding: [
+            narrow(padding[0], "padding")?,
+            narrow(padding[1], "padding")?,
+            narrow(padding[2], "padding")?,
+            narrow(padding[3], "padding")?,
+        ],
+    };
+    let filter_layout =
+        Layout::new(filter_order.iter().map(|&d| crate::layout::LayoutDim::dynamic(d)).collect())
+            .expect("a permutation is a valid layout");
+    let kind = PrimitiveKind::Conv { accum, geometry };
+    Ok((kind, vec![n, f, c, outputs[0], outputs[1], fh, fw], [nchw.clone(), filter_layout, nchw]))
+}
+
+/// The NHWC order of logical NCHW dims.
+fn nhwc() -> Layout {
+    Layout::new([0, 2, 3, 1].iter().map(|&d| crate::layout::LayoutDim::dynamic(d)).collect())
+        .expect("a permutation is a valid layout")
 }
 
 #[cfg(test)]
@@ -454,6 +701,53 @@ mod tests {
         assert_eq!(moved.display(&target).to_string(), "Move(8x8, f32 GL row-major, f32 GL col-major)");
     }
 
+    fn conv_text(shorthand: &str, options: ConvOptions) -> Result<String, ShorthandError> {
+        let target = target();
+        let spec = SpecBuilder::parse(shorthand)?.conv(options).build(&target)?;
+        Ok(spec.display(&target).to_string())
+    }
+
+    #[test]
+    fn conv_options_reach_the_spec() {
+        let nhwc = ConvOptions { layout: ConvLayout::Nhwc, ..ConvOptions::default() };
+        // NHWC image 1x5x5x2, HWIO filters 3x3x2x4: logical NCHW [1, 2, 5, 5], FCHW [4, 2, 3, 3].
+        assert_eq!(
+            conv_text("conv 1x5x5x2 3x3x2x4", nhwc).unwrap(),
+            "Conv(1x4x2x3x3x3x3, f32 GL [2, 3, 1], f32 GL [2, 3, 1, 0], f32 GL [2, 3, 1])"
+        );
+        let same = ConvOptions { padding: Padding::Same, stride: [2, 2], ..nhwc };
+        // 56 rows, stride 2, same: 28 outputs, one row of padding at the bottom.
+        let text = conv_text("conv 1x56x56x8 3x3x8x8", same).unwrap();
+        assert!(text.starts_with("Conv:s2x2:p0x1x0x1(1x8x8x28x28x3x3,"), "{text}");
+        let ohwi = ConvOptions {
+            filter_layout: Some(FilterLayout::Ohwi),
+            padding: Padding::Explicit([1; 4]),
+            ..nhwc
+        };
+        let text = conv_text("conv 2x4x4x3 5x3x3x3", ohwi).unwrap();
+        assert!(
+            text.starts_with("Conv:p1x1x1x1(2x5x3x4x4x3x3, f32 GL [0, 2, 3, 1], f32 GL [0, 2, 3, 1]"),
+            "{text}"
+        );
+        // Explicit padding 1 with stride 2 on 8 rows: the unread last row comes off the bottom pad.
+        let strided =
+            ConvOptions { padding: Padding::Explicit([1; 4]), stride: [2, 2], ..ConvOptions::default() };
+        assert!(
+            conv_text("conv 1x1x8x8 1x1x3x3", strided)
+                .unwrap()
+                .starts_with("Conv:s2x2:p1x0x1x0(1x1x1x4x4x3x3")
+        );
+        let unread = ConvOptions { stride: [2, 2], ..ConvOptions::default() };
+        let error = conv_text("conv 1x1x8x8 1x1x3x3", unread).unwrap_err().to_string();
+        assert!(error.contains("the last 1 image rows are never read"), "{error}");
+        let dilated = ConvOptions { dilation: [2, 2], ..ConvOptions::default() };
+        assert!(conv_text("conv 1x1x5x5 1x1x3x3", dilated).unwrap().starts_with("Conv:d2x2(1x1x1x1x1x3x3"));
+        assert!("sideways".parse::<Padding>().unwrap_err().to_string().contains("valid or same"));
+        assert_eq!("1,2,3,4".parse::<Padding>().unwrap(), Padding::Explicit([1, 2, 3, 4]));
+        assert!(parse_pair("0", "stride").is_err());
+        assert_eq!(parse_pair("2x1", "stride").unwrap(), [2, 1]);
+    }
+
     #[test]
     fn settings_reach_the_spec() {
         let target = target();
@@ -492,7 +786,8 @@ mod tests {
             ("zero 4x4 4x4", "unexpected `4x4`"),
             ("conv 1x2x3x3", "conv needs an image and filters"),
             ("conv 1x2x3 1x2x2x2", "must be two shapes of four dims"),
-            ("conv 1x2x3x3 1x3x2x2", "channels must agree"),
+            ("conv 1x2x3x3 1x3x2x2", "the image has 2 channels and the filters take 3"),
+            ("conv 1x2x3x3 1x2x4x2", "the filter spans 4 rows but the padded image has 3"),
             ("Matmul(1x2x2, f32 GL row-major)", "Matmul needs an iteration shape of rank 4"),
         ] {
             let got = error(text);

@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! spec    = kind "(" shape ("," operand)+ ["," "serial"] ")"
-//! kind    = Matmul | MatmulAccum | Move | FillZero | FillNegInf | FillMin | Conv | ConvAccum
+//! kind    = Matmul | MatmulAccum | Move | FillZero | FillNegInf | FillMin | Conv | ConvAccum,
+//!           a convolution followed by its geometry: `:sHxW` strides, `:dHxW` dilations,
+//!           `:pTxBxLxR` zero padding (`Conv:s2x2:p0x1x0x1`)
 //! shape   = N ("x" N)*                                   (the iteration shape)
 //! operand = dtype level layout ["c" N] ["v" N]          e.g. `f32 L1 [1, 0, 1 p(4)] c1`
 //! layout  = "row-major" | "col-major" | "[" ... "]"
@@ -14,7 +16,7 @@
 
 use std::fmt;
 
-use super::{LogicalSpec, PrimitiveKind, SpecError, TensorSpec};
+use super::{ConvGeometry, LogicalSpec, PrimitiveKind, SpecError, TensorSpec};
 use crate::dtype::Dtype;
 use crate::layout::{Layout, LayoutView};
 use crate::shape::Shape;
@@ -100,7 +102,7 @@ struct DisplaySpec<'a> {
 
 impl fmt::Display for DisplaySpec<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}({}", self.spec.kind.name(), self.spec.shape)?;
+        write!(f, "{}({}", self.spec.kind, self.spec.shape)?;
         for operand in &self.spec.operands {
             write!(f, ", {}", operand.display(self.target))?;
         }
@@ -137,15 +139,26 @@ impl<'a> Reader<'a> {
     }
 
     fn spec(mut self) -> Result<LogicalSpec, SpecParseError> {
-        let name = self.word().to_string();
-        let kind = PrimitiveKind::ALL.into_iter().find(|k| k.name().eq_ignore_ascii_case(&name)).ok_or_else(
-            || {
+        let word = self.word().to_string();
+        let (name, suffix) = word.split_once(':').map_or((word.as_str(), ""), |(n, s)| (n, s));
+        let mut kind = PrimitiveKind::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
                 self.error(format!(
                     "unknown spec kind `{name}`; expected one of {}",
                     PrimitiveKind::ALL.map(|k| k.name()).join(", ")
                 ))
-            },
-        )?;
+            })?;
+        match &mut kind {
+            PrimitiveKind::Conv { geometry, .. } => {
+                *geometry = ConvGeometry::parse_suffix(suffix).map_err(|e| self.error(e))?;
+            }
+            _ if !suffix.is_empty() => {
+                return Err(self.error(format!("`{name}` takes no attributes (`:{suffix}`)")));
+            }
+            _ => {}
+        }
         if !self.eat('(') {
             return Err(self.error("expected `(` after the kind"));
         }

@@ -10,11 +10,14 @@
 //!    tiles that leave a remainder only as splits, see [`Remainders`]);
 //! 3. parallel tilings (when the spec is not serial-only);
 //! 4. zero-then-accumulate (non-accumulating matmul and convolution);
-//! 5. kernels, in the target's order.
+//! 5. convolutions: a padded one split into unpadded regions (its only action), a one-row 1x1
+//!    one computed as a matmul;
+//! 6. kernels, in the target's order.
 //!
 //! Every action strictly shrinks the spec (a smaller iteration space, an operand on a faster
 //! level, or an accumulating kind), so the sub-spec graph is acyclic.
 
+mod conv;
 mod moves;
 mod parallel_tile;
 mod tile;
@@ -193,6 +196,10 @@ pub enum Action {
     },
     /// Zero the output, then accumulate into it.
     ToAccum,
+    /// Split a padded convolution into unpadded regions.
+    PaddingRegions,
+    /// Compute a one-row convolution with a 1x1 window as a matmul.
+    AsMatmul,
     /// Select a kernel.
     Kernel(KernelKind),
 }
@@ -309,7 +316,11 @@ pub enum PlanShape {
     Block {
         /// The parent operands of each stage.
         stage_operands: Vec<Vec<usize>>,
+        /// Where each stage's operands start in the parent's (`None`: whole operands).
+        stage_origins: Vec<Option<Vec<Vec<u32>>>>,
     },
+    /// A convolution computed as a matmul; the one child is the matmul.
+    AsMatmul,
 }
 
 impl Plan {
@@ -343,14 +354,19 @@ impl Plan {
                 };
                 Impl::alloc(spec, parts, target)
             }
-            PlanShape::Block { stage_operands } => {
+            PlanShape::Block { stage_operands, stage_origins } => {
                 let stages = stage_operands
                     .iter()
                     .cloned()
+                    .zip(stage_origins.iter().cloned())
                     .zip(children)
-                    .map(|(operands, body)| Stage { operands, body })
+                    .map(|((operands, origins), body)| Stage { operands, origins, body })
                     .collect();
                 Impl::block(spec, stages)
+            }
+            PlanShape::AsMatmul => {
+                let body = children.pop().expect("an as-matmul plan has one child");
+                Impl::as_matmul(spec, body)
             }
         }
     }
@@ -365,10 +381,24 @@ pub fn actions(
     feasibility: &Feasibility<'_>,
 ) -> Vec<(Action, Plan)> {
     let mut out = Vec::new();
-    moves::enumerate(spec, target, &mut out);
-    tile::enumerate(spec, target, config, &mut out);
-    parallel_tile::enumerate(spec, target, config, &mut out);
-    to_accum::enumerate(spec, target, &mut out);
+    if spec.kind.conv_geometry().is_some_and(|g| g.is_padded()) {
+        // A padded convolution is only ever split into regions (its tiles would not be uniform).
+        conv::enumerate(spec, target, &mut out);
+    } else {
+        moves::enumerate(spec, target, &mut out);
+        tile::enumerate(spec, target, config, &mut out);
+        parallel_tile::enumerate(spec, target, config, &mut out);
+        to_accum::enumerate(spec, target, &mut out);
+        conv::enumerate(spec, target, &mut out);
+        kernels(spec, target, &mut out);
+    }
+    if config.prune_infeasible {
+        out.retain(|(_, plan)| plan.children.iter().all(|c| feasibility.spec(c)));
+    }
+    out
+}
+
+fn kernels(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Action, Plan)>) {
     for &kernel in target.kernels() {
         if kernel.applies(spec, target) {
             let combine =
@@ -379,10 +409,6 @@ pub fn actions(
             ));
         }
     }
-    if config.prune_infeasible {
-        out.retain(|(_, plan)| plan.children.iter().all(|c| feasibility.spec(c)));
-    }
-    out
 }
 
 /// The combination for moving `source` into `destination`.

@@ -84,7 +84,9 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
         let layouts = candidate_layouts(&source.shape, source.dtype, target);
         for &level_id in moves_to {
             for (destination, kind) in destinations(source, level_id, &layouts, target) {
-                if !shrinks(spec, i, level_id, kind) {
+                if !shrinks(spec, i, level_id, kind)
+                    || !super::conv::moves(spec, i, target.level(level_id).kind, kind)
+                {
                     continue;
                 }
                 if let Some(plan) = plan(spec, i, source, &destination, kind, directions[i], target) {

@@ -25,7 +25,9 @@ pub(super) fn enumerate(
         return;
     }
     let reductions = spec.kind.reduction_dims();
-    let dims: Vec<usize> = (0..spec.shape.rank()).filter(|d| !reductions.contains(d)).collect();
+    let dims: Vec<usize> = (0..spec.shape.rank())
+        .filter(|&d| !reductions.contains(&d) && super::conv::parallel_dim(spec, d))
+        .collect();
     let sizes_of = |d: usize| config.tile_sizes.for_dim(spec.shape.dim(d));
     let mut tilings: Vec<Vec<(usize, u32)>> = Vec::new();
     for (i, &a) in dims.iter().enumerate() {

@@ -20,6 +20,7 @@ use morello_core::target::{LevelKind, Target};
 
 #[cfg(doc)]
 use super::Remainders;
+use super::conv::{self, ConvTiles};
 use super::{Action, ActionConfig, Combine, Plan, PlanShape, TileSizes, register_block_heights};
 
 pub(super) fn enumerate(
@@ -39,7 +40,11 @@ pub(super) fn enumerate(
             continue;
         }
         let n = spec.shape.dim(dim);
-        let mut sizes = config.tile_sizes.for_dim(n);
+        let mut sizes = match conv::serial_tiles(spec, dim) {
+            ConvTiles::Usual => config.tile_sizes.for_dim(n),
+            ConvTiles::One if n > 1 => vec![1],
+            ConvTiles::One | ConvTiles::Never => continue,
+        };
         if !innermost.contains(&dim) {
             let before = sizes.len();
             sizes.extend(

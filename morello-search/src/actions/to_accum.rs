@@ -14,7 +14,10 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
     let plan = Plan {
         children: vec![zero, accum],
         combine: Combine::Block,
-        shape: PlanShape::Block { stage_operands: vec![vec![output], (0..spec.operands.len()).collect()] },
+        shape: PlanShape::Block {
+            stage_operands: vec![vec![output], (0..spec.operands.len()).collect()],
+            stage_origins: vec![None, None],
+        },
     };
     out.push((Action::ToAccum, plan));
 }

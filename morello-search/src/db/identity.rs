@@ -40,7 +40,7 @@ use crate::search::Search;
 /// A changed target description needs no bump: the target's fingerprint is part of the identity.
 /// Tables with another version are refused (a user deletes them or keeps them for the old
 /// binary); the default table's file name carries the version, so upgrading starts a new one.
-pub const MODEL_VERSION: u32 = 5;
+pub const MODEL_VERSION: u32 = 6;
 
 /// Everything a table must match to be used by a search.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

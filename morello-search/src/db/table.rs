@@ -322,7 +322,7 @@ impl TableStats {
             .collect();
         for stored in &specs {
             let (kind, frontier) = (payload.families[stored.family].kind, stored.frontier);
-            if let Some(k) = by_kind.iter_mut().find(|k| k.kind == kind) {
+            if let Some(k) = by_kind.iter_mut().find(|k| k.kind == kind.family()) {
                 let entries = frontiers[frontier].len() as u64;
                 k.specs += 1;
                 k.entries += entries;

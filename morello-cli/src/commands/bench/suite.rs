@@ -173,6 +173,11 @@ pub fn run(args: &Args) -> Result<()> {
             accum: false,
             from: None,
             to: None,
+            layout: None,
+            filter_layout: None,
+            stride: None,
+            pad: None,
+            dilation: None,
             memory: None,
             processors: u32::try_from(config.threads).ok(),
         };

@@ -70,8 +70,8 @@ impl Builder {
         Impl::block(
             s.clone(),
             vec![
-                Stage { operands: vec![s.output_index()], body: zero(z) },
-                Stage { operands: all, body: accum(a) },
+                Stage { origins: None, operands: vec![s.output_index()], body: zero(z) },
+                Stage { origins: None, operands: all, body: accum(a) },
             ],
         )
     }
