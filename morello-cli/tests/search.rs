@@ -94,7 +94,16 @@ fn bad_input_is_a_clear_error() {
         (&["search", "matmul", "4x4x4", "--dtype", "f64"], 2, "unknown dtype `f64`"),
         (&["search", "matmul", "4x4x4", "--memory", "L9=1"], 2, "unknown level `L9`"),
         (&["search", "move", "4x4", "--to", "[0, 0]"], 2, "two Dynamic physical dims"),
-        (&["search", "conv", "1x2x3x3", "1x3x2x2"], 2, "channels must agree"),
+        (&["search", "conv", "1x2x3x3", "1x3x2x2"], 2, "the image has 2 channels and the filters take 3"),
+        (&["search", "conv", "1x3x3x2", "4x4x2x1", "--layout", "nhwc"], 2, "the filter spans 4 rows"),
+        (
+            &["search", "conv", "1x2x8x8", "1x2x3x3", "--stride", "2"],
+            2,
+            "the last 1 image rows are never read",
+        ),
+        (&["search", "conv", "1x2x8x8", "1x2x3x3", "--pad", "sideways"], 2, "valid or same"),
+        (&["search", "conv", "1x2x8x8", "1x2x3x3", "--layout", "nwhc"], 2, "nchw or nhwc"),
+        (&["search", "matmul", "4x4x4", "--stride", "2"], 2, "apply only to conv"),
         (&["search", "matmul", "4x4x4", "--jobs", "0"], 2, "--jobs must be at least 1"),
         (
             &[
@@ -133,7 +142,11 @@ fn help_explains_the_arguments() {
         "--top-k",
         "Examples:",
         "Specs:",
-        "conv NxCxHxW",
+        "conv IMAGE FILTERS",
+        "--layout",
+        "--pad",
+        "--stride",
+        "--dilation",
     ] {
         assert!(stdout.contains(needle), "{needle} missing");
     }

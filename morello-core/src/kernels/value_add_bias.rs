@@ -1,0 +1,40 @@
+//! `ValueAddBias`: `out = act(out + bias)` on one f32 scalar (the epilogue's remainders).
+//!
+//! ```text
+//! applies:  AddBias of volume 1, f32, no operand in vector registers
+//! cost:     fixed + per_unit * (1, or 8 for gelu) + Σ move_cost(operand)
+//! ```
+
+use super::vector_add_bias::activation_weight;
+use super::{KernelDefinition, KernelFacts, scalar_accessible};
+use crate::cost::{Cost, move_cost};
+use crate::dtype::Dtype;
+use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::LevelKind;
+use crate::target::{KernelCost, Target};
+
+/// The catalogue entry.
+pub(super) const DEFINITION: KernelDefinition =
+    KernelFacts::new("ValueAddBias", KernelCost { fixed: 1, per_unit: 1 }, "1 (8 for gelu)")
+        .rules(applies, could_apply, cost);
+
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
+    matches!(kind, PrimitiveKind::AddBias { .. })
+        && !levels.contains(&LevelKind::VectorRegisters)
+        && dtypes.iter().all(|d| *d == Dtype::F32)
+}
+
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    matches!(spec.kind, PrimitiveKind::AddBias { .. })
+        && spec.shape.volume() == 1
+        && spec.operands.iter().all(|o| o.dtype == Dtype::F32 && scalar_accessible(o, target))
+}
+
+fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+    let weight = spec.kind.activation().map_or(1, activation_weight);
+    spec.operands
+        .iter()
+        .fold(c.fixed.saturating_add(c.per_unit.saturating_mul(weight)), |acc, o| {
+            acc.saturating_add(move_cost(o, target))
+        })
+}

@@ -1,0 +1,73 @@
+//! `VectorAddBias`: `out[v] = act(out[v] + bias[v])` on whole f32 vector registers, the fused
+//! epilogue of a matmul whose output block is in registers.
+//!
+//! ```text
+//! applies:  AddBias (any activation); out f32 in vector registers, whole vectors whose lanes run
+//!           along the last dim; bias not in vector registers, one contiguous run
+//! memory:   2 vector registers (the bias vector and a temporary; gelu's exp needs 2 more)
+//! cost:     fixed + per_unit * vectors * (1, or 8 for gelu) + move_cost(bias)
+//! ```
+//!
+//! Gelu is `x / (1 + exp(-2 y))` with `y = sqrt(2 / pi) (x + 0.044715 x^3)` and the polynomial
+//! exp of the code generator (`docs/codegen.md`).
+
+use super::{KernelDefinition, KernelFacts};
+use super::{in_vector_registers, output_vectors, vectors_along};
+use crate::cost::{Cost, move_cost};
+use crate::dtype::Dtype;
+use crate::spec::{Activation, LogicalSpec, PrimitiveKind};
+use crate::target::LevelKind;
+use crate::target::{KernelCost, MemVec, Target};
+
+/// The catalogue entry.
+pub(super) const DEFINITION: KernelDefinition =
+    KernelFacts::new("VectorAddBias", KernelCost { fixed: 1, per_unit: 1 }, "output vectors (x8 for gelu)")
+        .rules(applies, could_apply, cost)
+        .after_tiling(could_apply_after_tiling)
+        .memory(memory);
+
+/// How many units of work one element costs for an activation (gelu's exp and divide).
+pub(super) fn activation_weight(activation: Activation) -> u64 {
+    match activation {
+        Activation::Identity | Activation::Relu => 1,
+        Activation::Gelu => 8,
+    }
+}
+
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
+    matches!(kind, PrimitiveKind::AddBias { .. })
+        && levels[1] == LevelKind::VectorRegisters
+        && levels[0] != LevelKind::VectorRegisters
+        && dtypes.iter().all(|d| *d == Dtype::F32)
+}
+
+fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
+    let rank = spec.shape.rank();
+    matches!(spec.kind, PrimitiveKind::AddBias { .. })
+        && in_vector_registers(&spec.operands[1], target)
+        && !in_vector_registers(&spec.operands[0], target)
+        && vectors_along(&spec.operands[1], rank - 1)
+}
+
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    let PrimitiveKind::AddBias { .. } = spec.kind else { return false };
+    let (bias, out) = (&spec.operands[0], &spec.operands[1]);
+    out.dtype == Dtype::F32
+        && bias.dtype == Dtype::F32
+        && in_vector_registers(out, target)
+        && !in_vector_registers(bias, target)
+        && bias.is_fully_contiguous()
+        && vectors_along(out, spec.shape.rank() - 1)
+}
+
+fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
+    let registers = if spec.kind.activation() == Some(Activation::Gelu) { 4 } else { 2 };
+    MemVec::single(spec.output().level, registers)
+}
+
+fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+    let weight = spec.kind.activation().map_or(1, activation_weight);
+    c.fixed
+        .saturating_add(c.per_unit.saturating_mul(output_vectors(spec)).saturating_mul(weight))
+        .saturating_add(move_cost(&spec.operands[0], target))
+}
