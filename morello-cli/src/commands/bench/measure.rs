@@ -15,10 +15,10 @@ use morello_codegen::{
 };
 use morello_core::dtype::Dtype;
 use morello_core::imp::Impl;
-use morello_core::layout::Layout;
+use morello_core::layout::{Layout, LayoutDim};
 use morello_core::spec::{LogicalSpec, PrimitiveKind};
 use morello_core::target::Target;
-use morello_measure::baselines::{ActivationLayout, FilterLayout};
+use morello_measure::baselines::{ActivationLayout, ConvPadding, FilterLayout};
 use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
 use morello_measure::{
     BaselineKind, BaselineOptions, BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate,
@@ -201,11 +201,11 @@ pub fn peak_applies(spec: &LogicalSpec) -> bool {
 pub fn baseline_problem(spec: &LogicalSpec) -> Result<Problem, String> {
     match spec.kind {
         PrimitiveKind::Matmul { accum: false } => matmul_problem(spec).map(Problem::Matmul),
-        PrimitiveKind::Conv { accum: false } => conv_problem(spec).map(Problem::Conv),
+        PrimitiveKind::Conv { accum: false, .. } => conv_problem(spec).map(Problem::Conv),
         PrimitiveKind::Matmul { accum: true } => {
             Err("the spec is an accumulating matmul (out += lhs * rhs); the baselines overwrite out".into())
         }
-        PrimitiveKind::Conv { accum: true } => {
+        PrimitiveKind::Conv { accum: true, .. } => {
             Err("the spec is an accumulating convolution (out += ...); the baselines overwrite out".into())
         }
         PrimitiveKind::Move => {
@@ -264,26 +264,63 @@ pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
     })
 }
 
-/// The convolution the baselines would compute for a conv spec (NCHW image, OIHW filters, stride
-/// 1, no padding: the iteration shape is `N, K, C, OH, OW, R, S`), or why they cannot.
+/// The convolution the baselines would compute for a conv spec (iteration shape `N, K, C, OH, OW,
+/// R, S`; NCHW or NHWC image and output, OIHW, HWIO or OHWI filters; strides, padding and
+/// dilations from its geometry), or why they cannot.
 ///
 /// # Errors
 /// A sentence saying what about the spec the baselines do not do.
 pub fn conv_problem(spec: &LogicalSpec) -> Result<ConvProblem, String> {
-    let &[n, k, c, oh, ow, r, s] = spec.shape.dims() else {
+    let PrimitiveKind::Conv { geometry, .. } = spec.kind else {
+        return Err("the spec is not a convolution".into());
+    };
+    let &[_, k, _, _, _, r, s] = spec.shape.dims() else {
         return Err("the convolution is not of rank 7".into());
     };
-    if plain_operands(spec)? != Dtype::F32 {
+    if spec.operands.iter().any(|o| o.dtype != Dtype::F32) {
         return Err("the convolution is not f32; the baselines are".into());
     }
-    let [n, k, c, oh, ow, r, s] = [n, k, c, oh, ow, r, s].map(size);
-    let (r, s) = (r?, s?);
-    Ok(ConvProblem::new(
-        [n?, c?, oh? + r - 1, ow? + s - 1],
-        [k?, r, s],
-        ActivationLayout::Nchw,
-        FilterLayout::Oihw,
-    ))
+    let order = |operand: usize, dims: [u8; 4]| {
+        let o = &spec.operands[operand];
+        let layout = Layout::new(dims.iter().map(|&d| LayoutDim::dynamic(d)).collect()).ok()?;
+        (layout.canonicalize(&o.shape).ok()? == o.layout).then_some(())
+    };
+    let layout = if order(0, [0, 1, 2, 3]).is_some() && order(2, [0, 1, 2, 3]).is_some() {
+        ActivationLayout::Nchw
+    } else if order(0, [0, 2, 3, 1]).is_some() && order(2, [0, 2, 3, 1]).is_some() {
+        ActivationLayout::Nhwc
+    } else {
+        return Err(
+            "the image and output are not both NCHW or both NHWC; the baselines need one of those".into()
+        );
+    };
+    let filter_layout = if order(1, [0, 1, 2, 3]).is_some() {
+        FilterLayout::Oihw
+    } else if order(1, [2, 3, 1, 0]).is_some() {
+        FilterLayout::Hwio
+    } else if order(1, [0, 2, 3, 1]).is_some() {
+        FilterLayout::Ohwi
+    } else {
+        return Err("the filters are not OIHW, HWIO or OHWI; the baselines need one of those".into());
+    };
+    let [n, c, h, w] = *spec.operands[0].shape.dims() else {
+        return Err("the image is not of rank 4".into());
+    };
+    let [t, b, l, rt] = geometry.padding.map(usize::from);
+    let mut problem = ConvProblem::new(
+        [size(n)?, size(c)?, size(h)?, size(w)?],
+        [size(k)?, size(r)?, size(s)?],
+        layout,
+        filter_layout,
+    );
+    problem.stride = geometry.stride.map(usize::from);
+    problem.dilation = geometry.dilation.map(usize::from);
+    problem.padding = ConvPadding { top: t, bottom: b, left: l, right: rt };
+    let [oh, ow] = [spec.shape.dim(3), spec.shape.dim(4)].map(|d| d as usize);
+    if problem.out_dims() != Some([oh, ow]) {
+        return Err(format!("the baselines would compute a {:?} output, not {oh}x{ow}", problem.out_dims()));
+    }
+    Ok(problem)
 }
 
 /// Whether two call shapes agree parameter by parameter (element type, count and role; names
@@ -534,6 +571,14 @@ mod tests {
         assert!(same_call_shape(&Problem::Conv(problem).signature("f"), &kernel));
         let int = spec("Conv(1x2x2x3x3x2x2, i32 GL row-major, i32 GL row-major, i32 GL row-major)");
         assert!(baseline_problem(&int).unwrap_err().contains("not f32"));
+        // NHWC, HWIO, stride 2 and padding 0,1 (same on 8 rows): an 8x8 input.
+        let nhwc = spec(
+            "Conv:s2x2:p0x1x0x1(1x4x3x4x4x3x3, f32 GL [0, 2, 3, 1], f32 GL [2, 3, 1, 0], f32 GL [0, 2, 3, 1])",
+        );
+        let problem = conv_problem(&nhwc).unwrap();
+        assert_eq!((problem.layout, problem.filter_layout), (ActivationLayout::Nhwc, FilterLayout::Hwio));
+        assert_eq!((problem.height, problem.width, problem.stride), (8, 8, [2, 2]));
+        assert_eq!(problem.padding, ConvPadding { top: 0, bottom: 1, left: 0, right: 1 });
     }
 
     #[test]
