@@ -27,12 +27,12 @@
 //!
 //! # On AMD processors
 //!
-//! MKL picks its kernels by CPU vendor: setup runs one small product and reports, as a note,
-//! which of MKL's kernel libraries it loaded (`libmkl_def` is the generic path, `libmkl_avx2`
-//! the AVX2 one). On the AMD EPYC (Zen 3) development machine MKL 2026.2 loads `libmkl_def`;
-//! `MKL_ENABLE_INSTRUCTIONS=AVX2` does not change that (it can only lower the ISA), and
-//! `MKL_CBWR=AVX2` is refused (MKL_VERBOSE reports `CNR:AUTO`). `MKL_DEBUG_CPU_TYPE` was
-//! removed in MKL 2020 Update 1. See `docs/PERFORMANCE.md` for what it measures.
+//! MKL picks its kernels by CPU: setup runs one small product and reports, as a note, which of
+//! MKL's kernel libraries it loaded (`libmkl_def` the generic one, `libmkl_avx2`,
+//! `libmkl_avx512` the Intel ones). On the AMD EPYC (Zen 3) development machine MKL 2026.2
+//! loads `libmkl_def`, but that library's sgemm there is an AMD-specific AVX2/FMA kernel
+//! (`mkl_blas_def_sgemm_kernel_0_zen`, seen with a debugger), not a slow path; see
+//! `docs/PERFORMANCE.md` for what it measures and which environment variables do (not) change it.
 
 use std::path::{Path, PathBuf};
 
