@@ -3,9 +3,11 @@
 //! and hints the CLI prints about it.
 //!
 //! ```text
-//! load      validated (structure); a bad file stops the command with status 2 and is not touched
+//! open      header, identity and index checked; entries read as the search asks for them; a bad
+//!           file (or a damaged block a search reads) stops the command with status 2, and the
+//!           file is not touched
 //! save      after the search, also when it was interrupted, only if it solved something new;
-//!           under the table's lock, merged with what other processes saved meanwhile
+//!           appended under the table's lock, without what other processes saved meanwhile
 //! no table  a table that cannot be read (no cache directory, a path through a file, no
 //!           permission) or written (no lock file, a full disk) never costs the answer: one
 //!           warning on stderr with the path and the reason, the search goes on in memory, the
@@ -19,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use morello_core::target::Target;
-use morello_search::db::{Access, DbError, OpenTable, SaveReport, Schema, TableLocation};
+use morello_search::db::{Access, DbError, Mismatch, OpenTable, SaveReport, Schema, TableLocation};
 use morello_search::{ActionConfig, Memo, SearchError};
 
 use crate::failure::bad_input;
@@ -61,9 +63,33 @@ pub fn table_error(err: DbError) -> anyhow::Error {
                 | DbError::NoCacheDirectory
         )
     {
-        bad_input(format!("{err} ({BAD_TABLE_HINT})"))
+        let hint = match &err {
+            DbError::Mismatch { mismatch, .. } => mismatch_hint(mismatch),
+            _ => String::new(),
+        };
+        bad_input(format!("{err}{hint} ({BAD_TABLE_HINT})"))
     } else {
         anyhow::Error::new(err)
+    }
+}
+
+/// What a user can do with a table made for another target or model.
+fn mismatch_hint(mismatch: &Mismatch) -> String {
+    match mismatch {
+        Mismatch::Target { found_name, .. } => format!(
+            ". This table answers searches with --target {found_name} (the same built-in target on a machine \
+             with the same processor count, or the same target file); for this target, build one with \
+             `morello precompute` or download the one made for it"
+        ),
+        Mismatch::ModelVersion { found, expected } => format!(
+            ". Tables are tied to the model version of the morello that made them: use a morello with \
+             model version {found} for this one, or build a table for version {expected} with \
+             `morello precompute` (or download the one made for it)"
+        ),
+        Mismatch::ModelProbe { .. } => {
+            ". Build a new table with this morello (`morello precompute`)".to_string()
+        }
+        Mismatch::Actions { found, .. } => format!(". It answers searches made with {found}"),
     }
 }
 
@@ -116,7 +142,8 @@ impl<'t> SearchTable<'t> {
     /// Saves what is new, if the table has a writable file and no save failed before. A failure
     /// is one warning on standard error (the first time) and `None`.
     pub fn save(&mut self) -> Option<SaveReport> {
-        if self.save_failed {
+        if self.save_failed || self.table.memo().failure().is_some() {
+            // A damaged table: the search's error says so, and nothing is written to it.
             return None;
         }
         match save(&mut self.table, self.quiet) {
@@ -172,21 +199,22 @@ pub fn save(table: &mut OpenTable<'_>, quiet: bool) -> Result<Option<SaveReport>
     table.save(&mut on_wait).map_err(table_error)
 }
 
-/// One line for standard error: where the table is, what was loaded and saved.
+/// One line for standard error: where the table is, what it held, and what was saved.
 pub fn summary(table: &OpenTable<'_>, saved: Option<&SaveReport>) -> Option<String> {
     let path = table.path()?;
     let mut line = format!(
-        "table {}: {} specs loaded in {:.3} s",
+        "table {}: {} specs, opened in {:.1} ms",
         path.display(),
         table.opened(),
-        table.load_time().as_secs_f64()
+        table.load_time().as_secs_f64() * 1000.0
     );
     if let Some(s) = saved {
         if s.written {
-            line += &format!("; saved, now {} specs in {} bytes", s.entries, s.bytes);
+            let how = if s.rewritten { "written" } else { "appended" };
+            line += &format!("; {} new specs {how}, now {} specs in {} bytes", s.added, s.entries, s.bytes);
         }
-        if s.merged_from_disk > 0 {
-            line += &format!(" ({} merged from another process)", s.merged_from_disk);
+        if s.already_held > 0 {
+            line += &format!(" ({} already saved by another process)", s.already_held);
         }
     }
     Some(line)
@@ -201,6 +229,9 @@ pub fn explain(table: &SearchTable<'_>, err: anyhow::Error, stopped: bool) -> an
             path.display()
         ));
     }
+    if let Some(explained) = err.downcast_ref::<SearchError>().and_then(explain_table) {
+        return explained;
+    }
     let inconsistent = err
         .chain()
         .any(|c| matches!(c.downcast_ref::<SearchError>(), Some(SearchError::Inconsistent { .. })));
@@ -211,6 +242,16 @@ pub fn explain(table: &SearchTable<'_>, err: anyhow::Error, stopped: bool) -> an
             path.display()
         )),
         _ => err,
+    }
+}
+
+/// A damaged table found by a search, as the CLI reports it (status 2); `None` for other errors.
+pub fn explain_table(err: &SearchError) -> Option<anyhow::Error> {
+    match err {
+        SearchError::Table { message } => Some(bad_input(format!(
+            "{message}: check it with `morello db verify`, delete it, or use another table ({BAD_TABLE_HINT})"
+        ))),
+        _ => None,
     }
 }
 

@@ -120,7 +120,7 @@ pub fn resolve(args: &SpecArgs) -> Result<Resolved> {
 }
 
 /// `target` with `processors` processors (a different target: its own fingerprint and memo table).
-fn with_processors(target: Target, processors: u32) -> Result<Target> {
+pub fn with_processors(target: Target, processors: u32) -> Result<Target> {
     if processors == 0 {
         return Err(bad_input("--processors must be at least 1"));
     }

@@ -100,8 +100,9 @@ fn bad_tables_exit_2_with_the_reason_and_stay_untouched() {
     let good = cache.path().join("good.mdb");
     ok(cache.path(), &small(&["--db", good.to_str().unwrap(), "-q"]));
     let bytes = std::fs::read(&good).unwrap();
+    // The index record, which every search reads, ends the file.
     let mut flipped = bytes.clone();
-    flipped[bytes.len() / 2] ^= 0xff;
+    flipped[bytes.len() - 3] ^= 0xff;
     let cases: [(&str, Vec<u8>, &str); 3] = [
         ("truncated.mdb", bytes[..bytes.len() / 3].to_vec(), "is truncated"),
         ("flipped.mdb", flipped, "is corrupt"),
@@ -123,10 +124,22 @@ fn bad_tables_exit_2_with_the_reason_and_stay_untouched() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("was written for target x86-avx2"), "{}", run.stderr);
     assert_eq!(std::fs::read(&good).unwrap(), bytes);
-    // db commands report bad files the same way.
+    // db commands report bad files the same way, and name a damaged block.
     let run = morello(cache.path(), &["db", "verify", cache.path().join("flipped.mdb").to_str().unwrap()]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("is corrupt"), "{}", run.stderr);
+    let mut block = bytes.clone();
+    block[bytes.len() / 3] ^= 0xff;
+    let damaged = cache.path().join("block.mdb");
+    std::fs::write(&damaged, &block).unwrap();
+    let run = morello(cache.path(), &["db", "verify", damaged.to_str().unwrap()]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("is corrupt (block ") && run.stderr.contains(" of run 0 at byte "),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&damaged).unwrap(), block);
 }
 
 #[test]
@@ -179,7 +192,7 @@ fn db_stats_verify_and_merge() {
     let merged =
         ok(dir, &["db", "merge", a.to_str().unwrap(), b.to_str().unwrap(), "-o", out.to_str().unwrap()])
             .stdout;
-    assert!(merged.contains("in both and equal"), "{merged}");
+    assert!(merged.contains("already held and equal"), "{merged}");
     ok(dir, &["db", "verify", out.to_str().unwrap()]);
     // The merged table answers both searches without solving anything.
     for size in ["4x2x2", "2x2x4"] {

@@ -58,10 +58,10 @@ fn verify(cache: &Path, table: &Path) {
     assert!(out.status.success(), "db verify: {}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// How many specs a run's summary line says it loaded.
+/// How many specs a run's summary line says the table held.
 fn loaded(stderr: &str) -> usize {
     let line = stderr.lines().find(|l| l.starts_with("table ")).expect("a summary line");
-    let (_, rest) = line.split_once(": ").expect("table PATH: N specs loaded");
+    let (_, rest) = line.split_once(": ").expect("table PATH: N specs, opened in ..");
     rest.split(' ').next().and_then(|n| n.parse().ok()).expect("a count")
 }
 

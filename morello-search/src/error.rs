@@ -29,6 +29,13 @@ pub enum SearchError {
         /// What disagrees.
         message: String,
     },
+    /// The memo's table could not be read (a damaged block of a table file); nothing is saved to
+    /// it.
+    #[error("{message}")]
+    Table {
+        /// What is damaged, naming the file and the part of it.
+        message: String,
+    },
     /// The thread pool could not start (the machine).
     #[error("cannot start {threads} search threads: {message}")]
     ThreadPool {

@@ -35,7 +35,7 @@ pub use control::CancelToken;
 pub use error::SearchError;
 pub use feasible::Feasibility;
 pub use frontier::{Entry, Frontier};
-pub use memo::Memo;
+pub use memo::{Memo, MemoSource};
 pub use peaks::{PeakCodec, Peaks};
 pub use reconstruct::Rebuild;
 pub use report::{Phase, Progress, SearchReport, StopReason};

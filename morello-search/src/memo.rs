@@ -1,10 +1,23 @@
-//! The memo table: a concurrent map from canonical spec to its Pareto frontier.
+//! The memo table: a concurrent map from canonical spec to its Pareto frontier, optionally backed by
+//! a read-only source (a table on disk) that it consults for specs it does not hold.
 //!
 //! The table holds no memory limits: a frontier answers every limit (see [`crate::frontier`]).
 //! It is shared by searches (pass one `Arc<Memo>` to several [`crate::Search`]es) and is what the
 //! database persists.
+//!
+//! ```text
+//! get(spec)   in memory?  yes -> its frontier
+//!             no, and a source: ask it; a hit is kept in memory (marked saved), a miss is None;
+//!             a source that fails (a damaged table) is recorded once (`failure`) and answers None
+//! insert      a spec the search solved: kept in memory, marked unsaved until `mark_saved`
+//! ```
+//!
+//! So a search on a large table reads only the specs it touches: the explore phase asks for each
+//! sub-spec once and treats a hit as a leaf, and reconstruction asks for the specs of the tree.
 
-use std::sync::Arc;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use dashmap::DashMap;
 use morello_core::spec::CanonicalSpec;
@@ -12,47 +25,128 @@ use rustc_hash::FxBuildHasher;
 
 use crate::frontier::Frontier;
 
+/// Where a memo looks up the specs it does not hold: a read-only store of solved specs (such as
+/// a table file, [`crate::db::OpenTable`]).
+pub trait MemoSource: Send + Sync + fmt::Debug {
+    /// The stored frontier of `spec`, if the source holds it.
+    ///
+    /// # Errors
+    /// A message saying what is damaged (it names the file and the part of it).
+    fn lookup(&self, spec: &CanonicalSpec) -> Result<Option<Arc<Frontier>>, String>;
+}
+
+/// A frontier in memory and whether the memo's source (or a save) already holds it.
+#[derive(Debug, Clone)]
+struct Slot {
+    frontier: Arc<Frontier>,
+    saved: bool,
+}
+
 /// Solved specs and their frontiers.
 #[derive(Debug, Default)]
 pub struct Memo {
-    map: DashMap<CanonicalSpec, Arc<Frontier>, FxBuildHasher>,
+    map: DashMap<CanonicalSpec, Slot, FxBuildHasher>,
+    source: Option<Arc<dyn MemoSource>>,
+    unsaved: AtomicUsize,
+    failure: OnceLock<String>,
 }
 
 impl Memo {
     /// An empty table.
     pub fn new() -> Self {
-        Memo { map: DashMap::with_hasher(FxBuildHasher) }
+        Memo::default()
     }
 
-    /// The frontier of a solved spec.
+    /// An empty table that looks up what it does not hold in `source`.
+    pub fn with_source(source: Arc<dyn MemoSource>) -> Self {
+        Memo { source: Some(source), ..Memo::default() }
+    }
+
+    /// The frontier of a solved spec (held in memory, or found in the source).
     pub fn get(&self, spec: &CanonicalSpec) -> Option<Arc<Frontier>> {
-        self.map.get(spec).map(|f| Arc::clone(&f))
+        if let Some(slot) = self.map.get(spec) {
+            return Some(Arc::clone(&slot.frontier));
+        }
+        let source = self.source.as_ref()?;
+        match source.lookup(spec) {
+            Ok(Some(frontier)) => {
+                let slot = self
+                    .map
+                    .entry(spec.clone())
+                    .or_insert(Slot { frontier: Arc::clone(&frontier), saved: true });
+                Some(Arc::clone(&slot.frontier))
+            }
+            Ok(None) => None,
+            Err(message) => {
+                let _ = self.failure.set(message);
+                None
+            }
+        }
     }
 
-    /// Records a spec's frontier.
+    /// Records a spec's frontier (solved by a search: unsaved until [`Memo::mark_saved`]).
     pub fn insert(&self, spec: CanonicalSpec, frontier: Arc<Frontier>) {
-        self.map.insert(spec, frontier);
+        let previous = self.map.insert(spec, Slot { frontier, saved: false });
+        if previous.is_none_or(|p| p.saved) {
+            self.unsaved.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
-    /// Whether a spec is solved.
+    /// Whether a spec is solved (held in memory, or found in the source).
     pub fn contains(&self, spec: &CanonicalSpec) -> bool {
-        self.map.contains_key(spec)
+        self.get(spec).is_some()
     }
 
-    /// The number of solved specs.
+    /// The number of specs held in memory (solved here or read from the source so far).
     pub fn len(&self) -> usize {
         self.map.len()
     }
 
-    /// Whether nothing is solved.
+    /// Whether nothing is held in memory.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
 
-    /// Every solved spec and its frontier, sorted by spec (a deterministic order).
+    /// Every spec held in memory and its frontier, sorted by spec (a deterministic order).
     pub fn entries(&self) -> Vec<(CanonicalSpec, Arc<Frontier>)> {
-        let mut out: Vec<(CanonicalSpec, Arc<Frontier>)> =
-            self.map.iter().map(|e| (e.key().clone(), Arc::clone(e.value()))).collect();
+        self.collect(|_| true)
+    }
+
+    /// The specs solved here that no save holds yet, sorted by spec.
+    pub fn unsaved(&self) -> Vec<(CanonicalSpec, Arc<Frontier>)> {
+        self.collect(|slot| !slot.saved)
+    }
+
+    /// How many specs [`Memo::unsaved`] would return.
+    pub fn unsaved_len(&self) -> usize {
+        self.unsaved.load(Ordering::Relaxed)
+    }
+
+    /// Marks specs as saved (after a save wrote them).
+    pub fn mark_saved<'a>(&self, specs: impl IntoIterator<Item = &'a CanonicalSpec>) {
+        for spec in specs {
+            if let Some(mut slot) = self.map.get_mut(spec) {
+                if !slot.saved {
+                    slot.saved = true;
+                    self.unsaved.fetch_sub(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// The first failure of the source, if it failed (a damaged table): a search that sees one
+    /// stops, and a memo with one is never saved.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.get().map(String::as_str)
+    }
+
+    fn collect(&self, keep: impl Fn(&Slot) -> bool) -> Vec<(CanonicalSpec, Arc<Frontier>)> {
+        let mut out: Vec<(CanonicalSpec, Arc<Frontier>)> = self
+            .map
+            .iter()
+            .filter(|e| keep(e.value()))
+            .map(|e| (e.key().clone(), Arc::clone(&e.value().frontier)))
+            .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }

@@ -37,6 +37,8 @@ pub enum StopReason {
     Cancelled,
     /// More specs than the spec limit would be needed.
     SpecLimit,
+    /// The memo's table could not be read (a damaged file: [`crate::Memo::failure`] says where).
+    TableError,
 }
 
 impl fmt::Display for StopReason {
@@ -46,6 +48,7 @@ impl fmt::Display for StopReason {
             StopReason::TimeLimit => "time limit reached",
             StopReason::Cancelled => "cancelled",
             StopReason::SpecLimit => "spec limit reached",
+            StopReason::TableError => "the table could not be read",
         })
     }
 }

@@ -225,7 +225,8 @@ impl<'t> Search<'t> {
             other => other?,
         };
         let feasibility = Feasibility::new(self.target);
-        let (imp, entry) = self.rebuild(&feasibility).best(spec, &self.effective_limits())?;
+        let (imp, entry) =
+            self.after_rebuild(self.rebuild(&feasibility).best(spec, &self.effective_limits()))?;
         Ok(Solution { cost: entry.cost, imp, report: self.report(&run, StopReason::Solved) })
     }
 
@@ -245,14 +246,16 @@ impl<'t> Search<'t> {
         let feasibility = Feasibility::new(self.target);
         let rebuild = self.rebuild(&feasibility);
         // Fails as a search does when nothing fits (or the spec is missing from the memo).
-        rebuild.best_entry(spec, &limits)?;
+        self.after_rebuild(rebuild.best_entry(spec, &limits))?;
         let frontier = self.memo.get(spec).unwrap_or_default();
         let encoded = rebuild.codec().encode_limits(&limits);
-        let mut solutions = (0..rebuild.actions(spec).len())
-            .filter_map(|index| u16::try_from(index).ok())
-            .filter_map(|action| frontier.best_for_action(action, encoded))
-            .map(|entry| rebuild.entry(spec, entry, &limits))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut solutions = self.after_rebuild(
+            (0..rebuild.actions(spec).len())
+                .filter_map(|index| u16::try_from(index).ok())
+                .filter_map(|action| frontier.best_for_action(action, encoded))
+                .map(|entry| rebuild.entry(spec, entry, &limits))
+                .collect::<Result<Vec<_>, _>>(),
+        )?;
         solutions.sort_by_key(|imp| (imp.cost, imp.peaks, imp.depth()));
         solutions.truncate(k.max(1));
         let report = self.report(&run, StopReason::Solved);
@@ -283,8 +286,12 @@ impl<'t> Search<'t> {
         };
         let feasibility = Feasibility::new(self.target);
         let request = VariantRequest { max: k.max(1) - 1, costs };
-        let (best, variants) =
-            best_and_variants(&self.rebuild(&feasibility), spec, &self.effective_limits(), request)?;
+        let (best, variants) = self.after_rebuild(best_and_variants(
+            &self.rebuild(&feasibility),
+            spec,
+            &self.effective_limits(),
+            request,
+        ))?;
         let report = self.report(&run, StopReason::Solved);
         Ok(std::iter::once(best)
             .chain(variants)
@@ -322,10 +329,26 @@ impl<'t> Search<'t> {
             thin_to: None,
         };
         let outcome = self.in_pool(|| solver.solve(spec))?;
+        self.check_table()?;
         match outcome {
             Ok(()) => Ok(run),
             Err(reason) => Err(SearchError::Stopped { reason, report: self.report(&run, reason) }),
         }
+    }
+
+    /// [`SearchError::Table`] if the memo's table failed to answer (a damaged file).
+    fn check_table(&self) -> Result<(), SearchError> {
+        match self.memo.failure() {
+            Some(message) => Err(SearchError::Table { message: message.to_string() }),
+            None => Ok(()),
+        }
+    }
+
+    /// A rebuild's result, unless the memo's table failed while it ran (then the failure: a
+    /// missing spec is the table's fault, not an inconsistency).
+    fn after_rebuild<T>(&self, result: Result<T, SearchError>) -> Result<T, SearchError> {
+        self.check_table()?;
+        result
     }
 
     /// Runs `f` on this search's threads.

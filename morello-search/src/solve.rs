@@ -71,6 +71,9 @@ pub(crate) struct Solver<'a> {
 
 impl Solver<'_> {
     fn stop_reason(&self, specs_seen: u64) -> Option<StopReason> {
+        if self.memo.failure().is_some() {
+            return Some(StopReason::TableError);
+        }
         if self.cancel.is_some_and(CancelToken::is_cancelled) {
             return Some(StopReason::Cancelled);
         }

@@ -9,8 +9,7 @@ use std::time::Instant;
 use anyhow::Result;
 use morello_core::target::Target;
 use morello_search::db::{
-    Mismatch, Schema, Table, TableLock, TableStats, Validation, default_table_path, stored_target,
-    write_atomically,
+    Schema, Table, TableLock, TableStats, Validation, default_table_path, stored_target, write_atomically,
 };
 use morello_search::{ActionConfig, TileSizes};
 
@@ -25,7 +24,8 @@ Examples:
   morello db stats                              the default table of this machine's x86 target
   morello db stats --target x86-avx2
   morello db verify ./x86.mdb --rebuild all     every check, every implementation rebuilt
-  morello db merge a.mdb b.mdb -o merged.mdb    tables of one target from different machines";
+  morello db merge part-*.mdb -o merged.mdb     tables of one target from different machines
+  morello db compact ./x86.mdb                  one run, no dead space (before shipping a table)";
 
 /// Arguments of `morello db`.
 #[derive(Debug, clap::Args)]
@@ -40,8 +40,10 @@ enum DbCommand {
     Stats(Which),
     /// Check every spec, frontier and stored decision, and rebuild implementations.
     Verify(VerifyArgs),
-    /// Combine two tables of the same target and model into a third.
+    /// Combine tables of the same target and model (shards of a precompute) into one.
     Merge(MergeArgs),
+    /// Rewrite a table as one run without dead space (atomically, under its lock).
+    Compact(Which),
 }
 
 /// Which table: a path, or the default table of a target.
@@ -70,11 +72,11 @@ struct VerifyArgs {
 
 #[derive(Debug, clap::Args)]
 struct MergeArgs {
-    /// The first table.
-    first: PathBuf,
-    /// The second table.
-    second: PathBuf,
-    /// Where to write the merged table (replaced atomically if it exists).
+    /// The tables to merge (one or more; all for the same target, model and actions).
+    #[arg(required = true, value_name = "TABLE")]
+    inputs: Vec<PathBuf>,
+    /// Where to write the merged table (replaced atomically if it exists; it may be one of the
+    /// inputs).
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
 }
@@ -85,6 +87,7 @@ pub fn run(args: &Args) -> Result<()> {
         DbCommand::Stats(which) => stats(which),
         DbCommand::Verify(verify_args) => verify(verify_args),
         DbCommand::Merge(merge_args) => merge(merge_args),
+        DbCommand::Compact(which) => compact(which),
     }
 }
 
@@ -95,15 +98,20 @@ fn actions_of(all_tile_sizes: bool) -> ActionConfig {
     }
 }
 
-/// The table's path and bytes.
-fn read(which: &Which) -> Result<(PathBuf, Vec<u8>)> {
-    let path = match &which.path {
-        Some(p) => p.clone(),
+/// The table's path.
+fn table_path(which: &Which) -> Result<PathBuf> {
+    match &which.path {
+        Some(p) => Ok(p.clone()),
         None => {
             let (target, _) = load_target(which.target.as_deref().unwrap_or("x86"))?;
-            default_table_path(&target, &actions_of(which.all_tile_sizes)).map_err(table_error)?
+            default_table_path(&target, &actions_of(which.all_tile_sizes)).map_err(table_error)
         }
-    };
+    }
+}
+
+/// The table's path and bytes.
+fn read(which: &Which) -> Result<(PathBuf, Vec<u8>)> {
+    let path = table_path(which)?;
     let bytes = read_file(&path)?;
     Ok((path, bytes))
 }
@@ -133,7 +141,7 @@ fn stats(which: &Which) -> Result<()> {
     let usable = match target_for(&bytes, &path, which.target.as_deref()) {
         Ok((target, actions)) => {
             let schema = Schema::new(&target, actions);
-            match Mismatch::between(&stats.identity, &schema.identity) {
+            match schema.mismatch(&stats.identity) {
                 None => "yes".to_string(),
                 Some(m) => format!("no: the table {m}"),
             }
@@ -153,17 +161,22 @@ fn render_stats(path: &Path, s: &TableStats, usable: &str) -> String {
     out += &format!("table:       {}\n", path.display());
     out += &format!("target:      {} (fingerprint {:016x})\n", id.target_name, id.target_fingerprint);
     out += &format!(
-        "model:       version {} (probe {:016x}); {}\n",
-        id.model_version, id.model_probe, id.actions
+        "model:       version {} (probe {:016x}, sources {:016x}); {}\n",
+        id.model_version, id.model_probe, id.sources, id.actions
     );
     out += &format!("usable:      {usable}\n");
     out += &format!(
-        "bytes:       {} ({} bytes per entry; payload {} bytes before zstd)\n",
+        "bytes:       {} ({} bytes per entry; blocks {} bytes before zstd; {} dead bytes)\n",
         s.file_bytes,
         per_spec(s.file_bytes, s.specs),
-        s.payload_bytes
+        s.raw_bytes,
+        s.dead_bytes
     );
-    out += &format!("entries:     {} solved specs in {} families\n", s.specs, s.families);
+    out += &format!(
+        "layout:      {} commits; {} runs of {} blocks (lookups read one block per run)\n",
+        s.commits, s.runs, s.blocks
+    );
+    out += &format!("entries:     {} solved specs\n", s.specs);
     out += &format!(
         "frontiers:   {} distinct, {} stored entries ({} implementations per spec)\n",
         s.frontiers,
@@ -207,34 +220,69 @@ fn verify(args: &VerifyArgs) -> Result<()> {
 }
 
 fn merge(args: &MergeArgs) -> Result<()> {
-    let first_bytes = read_file(&args.first)?;
-    let second_bytes = read_file(&args.second)?;
-    let (target, actions) = target_for(&first_bytes, &args.first, None)?;
+    let first_bytes = read_file(&args.inputs[0])?;
+    let (target, actions) = target_for(&first_bytes, &args.inputs[0], None)?;
     let schema = Schema::new(&target, actions);
     let mut merged =
-        Table::from_bytes(&first_bytes, &args.first, &schema, Validation::Full).map_err(table_error)?;
-    let second =
-        Table::from_bytes(&second_bytes, &args.second, &schema, Validation::Full).map_err(table_error)?;
-    let report = merged.merge(&second, &target).map_err(table_error)?;
+        Table::from_bytes(&first_bytes, &args.inputs[0], &schema, Validation::Full).map_err(table_error)?;
+    drop(first_bytes);
+    let mut lines = vec![format!("{}: {} specs", args.inputs[0].display(), merged.len())];
+    for input in &args.inputs[1..] {
+        let bytes = read_file(input)?;
+        let table = Table::from_bytes(&bytes, input, &schema, Validation::Full).map_err(table_error)?;
+        let report = merged.merge(&table, &target).map_err(table_error)?;
+        lines.push(format!(
+            "{}: {} specs, {} new, {} already held and equal",
+            input.display(),
+            table.len(),
+            report.added,
+            report.shared
+        ));
+    }
+    let bytes = replace(&args.output, &merged)?;
+    lines.push(format!("{}: {} specs, {bytes} bytes", args.output.display(), merged.len()));
+    output::print(&(lines.join("\n") + "\n"))
+}
+
+/// Replaces `path` with `table` (one run), atomically and under its lock; returns its size.
+fn replace(path: &Path, table: &Table) -> Result<usize> {
     let mut on_wait = |lock: &Path| {
         eprint_line(&format!(
             "waiting for another morello process to finish writing (lock {})",
             lock.display()
         ));
     };
-    // Replace, not merge into, whatever OUT holds: write under its lock.
-    let _lock = TableLock::acquire(&args.output, &mut on_wait).map_err(table_error)?;
-    let bytes = merged.to_bytes();
-    write_atomically(&args.output, &bytes).map_err(table_error)?;
+    let _lock = TableLock::acquire(path, &mut on_wait).map_err(table_error)?;
+    let bytes = table.to_bytes();
+    write_atomically(path, &bytes).map_err(table_error)?;
+    Ok(bytes.len())
+}
+
+fn compact(which: &Which) -> Result<()> {
+    let path = table_path(which)?;
+    // Read under the lock, so no save between reading and replacing is lost.
+    let mut on_wait = |lock: &Path| {
+        eprint_line(&format!(
+            "waiting for another morello process to finish writing (lock {})",
+            lock.display()
+        ));
+    };
+    let lock = TableLock::acquire(&path, &mut on_wait).map_err(table_error)?;
+    let bytes = read_file(&path)?;
+    let (target, actions) = target_for(&bytes, &path, which.target.as_deref())?;
+    let schema = Schema::new(&target, actions);
+    let before = TableStats::of_bytes(&bytes, &path).map_err(table_error)?;
+    let table = Table::from_bytes(&bytes, &path, &schema, Validation::Structure).map_err(table_error)?;
+    drop(bytes);
+    let encoded = table.to_bytes();
+    write_atomically(&path, &encoded).map_err(table_error)?;
+    drop(lock);
+    let after = encoded.len();
     output::print(&format!(
-        "{}: {} specs ({} from {}, {} more from {}, {} in both and equal), {} bytes\n",
-        args.output.display(),
-        report.total,
-        report.total - report.added,
-        args.first.display(),
-        report.added,
-        args.second.display(),
-        report.shared,
-        bytes.len()
+        "{}: {} specs; {} runs and {} bytes before, 1 run and {after} bytes after\n",
+        path.display(),
+        table.len(),
+        before.runs,
+        before.file_bytes
     ))
 }

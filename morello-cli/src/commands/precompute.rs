@@ -1,15 +1,23 @@
-//! `morello precompute matmul --up-to N`: fill a table with every power-of-two matmul up to N.
+//! `morello precompute`: fill a table with every power-of-two matmul up to N and/or the specs of a
+//! file, all of them or one shard's share.
 //!
 //! ```text
-//! goals    every M x K x N with M, K, N in {1, 2, 4, ..., N}, batch 1, row-major in the home level
-//! order    stages by log2(M) + log2(K) + log2(N): a stage's sub-problems are mostly solved by the
-//!          stages before it; the goals of one stage run in parallel, sharing one memo table
+//! goals    `matmul --up-to N`: every M x K x N with M, K, N in {1, 2, 4, ..., N}, batch 1,
+//!          row-major in the home level; `--specs FILE`: one spec per line (shorthand or full text)
+//! order    stages by log2 of the iteration volume (for matmuls log2 M + log2 K + log2 N): a
+//!          stage's sub-problems are mostly solved by the stages before it; the goals of one
+//!          stage run in parallel, sharing one memo table
+//! shards   `--shard I/N`: goals in stage order, then spec order, dealt round-robin, the i-th to
+//!          shard i mod N: every goal in exactly one shard, each stage spread evenly; the same
+//!          arguments give the same split on every machine
 //! saving   after every stage that solved something, every --checkpoint seconds within a stage,
 //!          and when stopped (SIGINT, SIGTERM, SIGHUP, --time-limit); a rerun loads the table,
 //!          finds the finished goals solved and goes on from there
 //! ```
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
@@ -24,14 +32,21 @@ use rayon::prelude::*;
 use crate::commands::search::positive_seconds;
 use crate::database::{self, DbArgs, eprint_line};
 use crate::failure::{Failure, bad_input};
-use crate::spec_args::load_target;
+use crate::spec_args::{load_target, with_processors};
 use crate::{output, progress, signals};
 
 /// Examples shown after `morello precompute --help`.
 pub const EXAMPLES: &str = "\
 Examples:
   morello precompute matmul --up-to 64                       f32, this machine's x86 target
-  morello precompute matmul --up-to 32 --dtype u32 --target x86-avx2 --db shard.mdb";
+  morello precompute matmul --up-to 32 --dtype u32 --target x86-avx2 --db table.mdb
+  morello precompute matmul --up-to 1024 --shard 3/16 --db part-3.mdb   one shard of 16
+  morello precompute --specs model.txt --db model.mdb         a model's matmuls and convs
+
+A file of specs has one spec per line, in shorthand or full text; `#` starts a comment:
+  matmul 128x768x3072
+  conv 1x64x56x56 64x64x3x3
+  Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)";
 
 /// What to precompute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -40,21 +55,63 @@ pub enum Family {
     Matmul,
 }
 
+/// One shard of a split: `index` of `count` (from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which shard, from 0.
+    pub index: u32,
+    /// How many shards.
+    pub count: u32,
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Shard, String> {
+        let usage = || format!("`{text}` is not a shard: write I/N with 0 <= I < N, such as 0/4");
+        let (i, n) = text.split_once('/').ok_or_else(usage)?;
+        let (index, count): (u32, u32) =
+            (i.trim().parse().map_err(|_| usage())?, n.trim().parse().map_err(|_| usage())?);
+        if index >= count {
+            return Err(usage());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
 /// Arguments of `morello precompute`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The family of specs.
+    /// The family of specs (with --up-to).
     #[arg(value_enum)]
-    family: Family,
+    family: Option<Family>,
     /// The largest size of each dimension (a power of two).
     #[arg(long, value_name = "N")]
-    up_to: u32,
-    /// Element type of the operands (bf16 matmuls accumulate into f32).
+    up_to: Option<u32>,
+    /// A file of specs to precompute, one per line (shorthand or full text; `#` starts a comment).
+    #[arg(long, value_name = "FILE")]
+    specs: Option<PathBuf>,
+    /// Only this shard's share of the goals, for a batch system: `I/N` with I from 0 to N-1.
+    /// Every goal is in exactly one shard; merge the shards' tables with `morello db merge`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard>,
+    /// Element type of the operands of shorthand specs (bf16 matmuls accumulate into f32).
     #[arg(long, default_value = "f32", value_name = "DTYPE")]
     dtype: String,
     /// Target: x86, x86-avx2, x86-avx512, or a TOML/JSON target file.
     #[arg(long, default_value = "x86", value_name = "TARGET")]
     target: String,
+    /// Processors the cost model gives parallel loops (default: the target's; for the built-in
+    /// x86 targets, this machine's cores). A table answers searches for exactly this target, so
+    /// shards on a cluster name the processor count of the machines that will search with it.
+    #[arg(long, value_name = "N")]
+    processors: Option<u32>,
     /// The table to fill (default: the default table of the target, as `morello search` uses).
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
@@ -75,16 +132,104 @@ pub struct Args {
     quiet: bool,
 }
 
+/// The goals of a precompute and how to describe them.
+struct Goals {
+    stages: Vec<Vec<CanonicalSpec>>,
+    /// Goals in this run (this shard's).
+    count: u64,
+    /// What they are, for the final line.
+    description: String,
+}
+
+/// The goals `args` ask for (this shard's share), in stages.
+fn goals(args: &Args, dtype: Dtype, target: &Target) -> Result<Goals> {
+    let mut all: Vec<CanonicalSpec> = Vec::new();
+    let mut parts = Vec::new();
+    match (args.family, args.up_to) {
+        (Some(Family::Matmul), Some(n)) => {
+            if !n.is_power_of_two() {
+                return Err(bad_input(format!("--up-to must be a power of two, got {n}")));
+            }
+            let matmuls = matmul_goals(n, dtype, target)?;
+            parts.push(format!("{} matmuls up to {n}x{n}x{n}", matmuls.len()));
+            all.extend(matmuls);
+        }
+        (Some(Family::Matmul), None) => return Err(bad_input("precompute matmul needs --up-to N")),
+        (None, Some(_)) => return Err(bad_input("--up-to needs a family: precompute matmul --up-to N")),
+        (None, None) => {}
+    }
+    if let Some(file) = &args.specs {
+        let listed = specs_file(file, dtype, target)?;
+        parts.push(format!("{} specs from {}", listed.len(), file.display()));
+        all.extend(listed);
+    }
+    if all.is_empty() {
+        return Err(bad_input(
+            "nothing to precompute: give `matmul --up-to N`, `--specs FILE` (with at least one spec), or both",
+        ));
+    }
+    let description = parts.join(" and ");
+    let stages = shard_stages(all, args.shard);
+    let count = stages.iter().map(|s| s.len() as u64).sum();
+    Ok(Goals { stages, count, description })
+}
+
+/// Groups goals into stages by log2 of their iteration volume (distinct goals only), keeping
+/// one shard's share: goals in stage order, then spec order, dealt round-robin.
+fn shard_stages(mut goals: Vec<CanonicalSpec>, shard: Option<Shard>) -> Vec<Vec<CanonicalSpec>> {
+    goals.sort();
+    goals.dedup();
+    let mut by_stage: BTreeMap<u32, Vec<CanonicalSpec>> = BTreeMap::new();
+    for goal in goals {
+        let volume = goal.shape.volume().max(1);
+        by_stage.entry(volume.ilog2()).or_default().push(goal);
+    }
+    let mut dealt = 0u64;
+    by_stage
+        .into_values()
+        .map(|stage| {
+            stage
+                .into_iter()
+                .filter(|_| {
+                    let mine = shard.is_none_or(|s| dealt % u64::from(s.count) == u64::from(s.index));
+                    dealt += 1;
+                    mine
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|stage| !stage.is_empty())
+        .collect()
+}
+
+/// The specs of a file: one per line, shorthand or full text, `#` comments, blank lines skipped.
+fn specs_file(path: &Path, dtype: Dtype, target: &Target) -> Result<Vec<CanonicalSpec>> {
+    let text =
+        std::fs::read_to_string(path).bad_input(|| format!("cannot read --specs {}", path.display()))?;
+    let mut out = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = || format!("{}:{}", path.display(), number + 1);
+        let spec = SpecBuilder::parse(line)
+            .map_err(|e| bad_input(format!("{}: {e}", at())))?
+            .dtype(dtype)
+            .build(target)
+            .map_err(|e| bad_input(format!("{}: {e}", at())))?;
+        out.push(spec);
+    }
+    Ok(out)
+}
+
 /// Runs `morello precompute`.
 pub fn run(args: &Args) -> Result<()> {
-    let Family::Matmul = args.family;
-    if !args.up_to.is_power_of_two() {
-        return Err(bad_input(format!("--up-to must be a power of two, got {}", args.up_to)));
+    let (mut target, note) = load_target(&args.target)?;
+    if let Some(processors) = args.processors {
+        target = with_processors(target, processors)?;
     }
-    let (target, note) = load_target(&args.target)?;
     let dtype: Dtype = args.dtype.parse().bad_input(|| "invalid --dtype".to_string())?;
-    let stages = matmul_stages(args.up_to, dtype, &target)?;
-    let total: u64 = stages.iter().map(|s| s.len() as u64).sum();
+    let Goals { stages, count: total, description } = goals(args, dtype, &target)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
         .build()
@@ -121,6 +266,7 @@ pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
     let done = AtomicU64::new(0);
     let mut stopped = None;
+    let mut held = table.lock().unwrap_or_else(PoisonError::into_inner).opened();
     for (index, stage) in stages.iter().enumerate() {
         bar.set_message(format!("stage {}/{}", index + 1, stages.len()));
         let failures: Vec<SearchError> = pool.install(|| {
@@ -134,6 +280,9 @@ pub fn run(args: &Args) -> Result<()> {
                 .collect()
         });
         let saved = database::save(&mut table.lock().unwrap_or_else(PoisonError::into_inner), true)?;
+        if let Some(s) = &saved {
+            held = s.entries;
+        }
         if let (false, Some(s)) = (args.quiet, saved.filter(|s| s.written)) {
             bar.suspend(|| {
                 eprint_line(&format!(
@@ -155,12 +304,11 @@ pub fn run(args: &Args) -> Result<()> {
     drop(search);
     let table = table.into_inner().unwrap_or_else(PoisonError::into_inner);
     let path = table.path().map(|p| p.display().to_string()).unwrap_or_default();
+    let shard = args.shard.map(|s| format!("shard {s}: {total} goals of ")).unwrap_or_default();
     match (stopped, signals::received()) {
         (None, _) => output::print(&format!(
-            "{total} matmuls up to {n}x{n}x{n} ({dtype}, {target}) solved in {:.1} s; table {path} holds {} specs\n",
+            "{shard}{description} ({dtype}, {target}) solved in {:.1} s; table {path} holds {held} specs\n",
             start.elapsed().as_secs_f64(),
-            table.memo().len(),
-            n = args.up_to,
             target = target.name(),
         )),
         (Some(SearchError::Stopped { reason: StopReason::Cancelled, .. }), Some(signal)) => {
@@ -169,18 +317,23 @@ pub fn run(args: &Args) -> Result<()> {
                 saved_in: table.path().map(PathBuf::from),
             }))
         }
-        (Some(SearchError::Stopped { reason, .. }), _) => Err(anyhow::anyhow!(
-            "precompute stopped ({reason}) after {} of {total} goals; what was solved is saved in {path}: run the same command again to go on",
-            done.load(Ordering::Relaxed)
-        )),
+        (Some(SearchError::Stopped { reason, .. }), _) if reason != StopReason::TableError => {
+            Err(anyhow::anyhow!(
+                "precompute stopped ({reason}) after {} of {total} goals; what was solved is saved in {path}: run the same command again to go on",
+                done.load(Ordering::Relaxed)
+            ))
+        }
+        (Some(e @ SearchError::Table { .. }), _) => {
+            Err(database::explain_table(&e).unwrap_or_else(|| anyhow::Error::new(e)))
+        }
         (Some(e), _) => Err(anyhow::Error::new(e)),
     }
 }
 
-/// Every power-of-two matmul up to `up_to`, grouped by `log2(M) + log2(K) + log2(N)`.
-fn matmul_stages(up_to: u32, dtype: Dtype, target: &Target) -> Result<Vec<Vec<CanonicalSpec>>> {
+/// Every power-of-two matmul up to `up_to` (a power of two).
+fn matmul_goals(up_to: u32, dtype: Dtype, target: &Target) -> Result<Vec<CanonicalSpec>> {
     let logs = up_to.trailing_zeros();
-    let mut stages = vec![Vec::new(); 3 * logs as usize + 1];
+    let mut goals = Vec::new();
     for m in 0..=logs {
         for k in 0..=logs {
             for n in 0..=logs {
@@ -188,9 +341,9 @@ fn matmul_stages(up_to: u32, dtype: Dtype, target: &Target) -> Result<Vec<Vec<Ca
                     .dtype(dtype)
                     .build(target)
                     .map_err(|e| bad_input(e.to_string()))?;
-                stages[(m + k + n) as usize].push(spec);
+                goals.push(spec);
             }
         }
     }
-    Ok(stages)
+    Ok(goals)
 }

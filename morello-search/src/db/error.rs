@@ -78,6 +78,13 @@ pub enum DbError {
         /// Which rule it breaks.
         reason: String,
     },
+    /// A search found part of the table damaged (a block that fails its checksum, an invalid
+    /// entry): the process that found it never writes to the file.
+    #[error("{message}; nothing was saved to it")]
+    Damaged {
+        /// What the search found (it names the file and the block).
+        message: String,
+    },
     /// A stored implementation does not rebuild as stored (found by a deep verification: the table
     /// is wrong, or reconstruction has a bug).
     #[error("{} does not rebuild {spec}: {reason}", path.display())]
@@ -207,6 +214,7 @@ impl DbError {
                 | DbError::FormatVersion { .. }
                 | DbError::Mismatch { .. }
                 | DbError::Invalid { .. }
+                | DbError::Damaged { .. }
         )
     }
 }

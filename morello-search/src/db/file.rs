@@ -1,31 +1,40 @@
-//! Table files on disk: atomic replacement, the writer lock, and loading and saving for one process.
+//! Table files on disk: atomic replacement, the writer lock, and saving for one process.
 //!
 //! ```text
-//! write    temp file ".<name>.tmp.<pid>.<n>" in the table's directory, write, fsync, rename over
-//!          the table, fsync the directory: a reader or a crash sees the old table or the new one
+//! write    a new file: temp file ".<name>.tmp.<pid>.<n>" in the table's directory, write,
+//!          fsync, rename over the table, fsync the directory: a reader or a crash sees no table
+//!          or the whole new one
 //! lock     "<table>.lock" beside the table, an exclusive advisory lock (flock) held while saving;
-//!          a second writer waits for it (the holder only reads, merges and writes)
-//! save     under the lock: merge with what the file holds (kept in memory from this process's
-//!          last load or save; read again if another process wrote since, so concurrent searches
-//!          never lose each other's results), then write atomically if anything is new
+//!          a second writer waits for it (the holder only reads, appends and commits)
+//! save     under the lock: open the file as it is now (another process may have saved since
+//!          this one opened it), drop the specs it already holds (refusing if their frontiers
+//!          differ), and append the rest as one commit (see `writer`), or rewrite the file whole
+//!          by a rename when merging would take every run
 //! ```
 //!
-//! Reading takes no lock: renames are atomic. Temp files left by a killed writer are removed by
-//! the next save (only the lock holder writes temp files, so under the lock every one is stale).
-//! The lock file stays: deleting it could let two writers hold locks on different files.
+//! Reading takes no lock: commits only append past the committed length and then switch a slot,
+//! and rewrites are renames. Temp files left by a killed writer are removed by the next save (only
+//! the lock holder writes temp files, so under the lock every one is stale), and so is the tail a
+//! writer killed mid-append left (cut off before the next append). The lock file stays: deleting
+//! it could let two writers hold locks on different files.
 
 use std::fs::{File, OpenOptions};
 
-use fs4::fs_std::FileExt;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use fs4::fs_std::FileExt;
+use morello_core::spec::CanonicalSpec;
+
 use crate::db::error::DbError;
-use crate::db::format::{self, HEADER_BYTES};
 use crate::db::identity::Schema;
-use crate::db::table::{SaveReport, Table};
+use crate::db::reader::Reader;
+use crate::db::table::{SaveReport, Table, check_identity, spec_key};
 use crate::db::validate::Validation;
+use crate::db::writer::{self, Plan};
+use crate::frontier::{Entry, Frontier};
 
 /// The lock file of a table: its path with `.lock` appended.
 pub fn lock_path(table: &Path) -> PathBuf {
@@ -86,14 +95,15 @@ impl TableLock {
 /// # Errors
 /// [`DbError::Io`]; `path` is then unchanged.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DbError> {
-    write_atomically_with(path, bytes, &mut |_| Ok(()))
+    write_atomically_with(path, &mut |file| file.write_all(bytes), &mut |_| Ok(()))
 }
 
-/// As [`write_atomically`], calling `before_rename` with the temp file's path after it is on disk
-/// (tests use it to fail there, as a crash would).
+/// As [`write_atomically`], with the content written by `write` into the temp file, and
+/// `before_rename` called with the temp file's path after it is on disk (tests use it to fail
+/// there, as a crash would).
 pub(crate) fn write_atomically_with(
     path: &Path,
-    bytes: &[u8],
+    write: &mut dyn FnMut(&mut File) -> std::io::Result<()>,
     before_rename: &mut dyn FnMut(&Path) -> std::io::Result<()>,
 ) -> Result<(), DbError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -107,11 +117,12 @@ pub(crate) fn write_atomically_with(
     ));
     let result = (|| {
         let mut file = OpenOptions::new()
+            .read(true)
             .write(true)
             .create_new(true)
             .open(&temp)
             .map_err(|e| DbError::io(&temp, "create", e))?;
-        file.write_all(bytes).map_err(|e| DbError::io(&temp, "write", e))?;
+        write(&mut file).map_err(|e| DbError::io(&temp, "write", e))?;
         file.sync_all().map_err(|e| DbError::io(&temp, "flush to disk", e))?;
         drop(file);
         before_rename(&temp).map_err(|e| DbError::io(&temp, "finish writing", e))?;
@@ -146,46 +157,16 @@ fn remove_stale_temps(path: &Path) {
     }
 }
 
-/// Whether a table file exists, and the checksum its header declares if it has a valid header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OnDisk {
-    /// No file.
-    Absent,
-    /// A file; `None` if its header is not a valid header (a full read says why).
-    Present(Option<u64>),
-}
-
-fn on_disk(path: &Path) -> Result<OnDisk, DbError> {
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OnDisk::Absent),
-        Err(e) => return Err(DbError::io(path, "open", e)),
-    };
-    let mut header = [0u8; HEADER_BYTES];
-    Ok(OnDisk::Present(match file.read_exact(&mut header) {
-        Ok(()) => format::check_header(&header, HEADER_BYTES as u64, path).ok(),
-        Err(_) => None,
-    }))
-}
-
-/// What this process last read or wrote: the file's checksum and its table.
-#[derive(Debug, Clone)]
-struct Seen {
-    checksum: u64,
-    table: Table,
-}
-
-/// A table file as one process uses it: load once, save (merging) as often as needed.
+/// A table file as one process saves to it.
 #[derive(Debug, Clone)]
 pub struct TableFile {
     path: PathBuf,
-    seen: Option<Seen>,
 }
 
 impl TableFile {
     /// The table at `path` (which need not exist yet).
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        TableFile { path: path.into(), seen: None }
+        TableFile { path: path.into() }
     }
 
     /// The path.
@@ -193,77 +174,126 @@ impl TableFile {
         &self.path
     }
 
-    /// Reads and validates the table; an empty table if the file does not exist.
+    /// Reads and validates every entry; an empty table if the file does not exist.
     ///
     /// # Errors
     /// [`DbError::Io`] if it cannot be read; the errors of [`Table::from_bytes`] if it is not a
     /// valid table for `schema`.
     pub fn load(&mut self, schema: &Schema<'_>, validation: Validation) -> Result<Table, DbError> {
-        let bytes = match std::fs::read(&self.path) {
-            Ok(b) => b,
+        let file = match File::open(&self.path) {
+            Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Table::new(schema)),
-            Err(e) => return Err(DbError::io(&self.path, "read", e)),
+            Err(e) => return Err(DbError::io(&self.path, "open", e)),
         };
-        let table = Table::from_bytes(&bytes, &self.path, schema, validation)?;
-        self.seen = Some(Seen { checksum: checksum_of(&bytes), table: table.clone() });
-        Ok(table)
+        Table::read(Box::new(file), &self.path, schema, validation)
     }
 
-    /// Saves `table` under the writer lock, merged with what the file holds: if the file changed
-    /// since this process last loaded or saved it (another process saved), it is read again, so
-    /// nothing either process solved is lost. If the file already holds everything, nothing is
-    /// written.
+    /// Saves `table` under the writer lock: see [`TableFile::save_entries`].
     ///
     /// # Errors
-    /// [`DbError::Io`]; the errors of [`Table::from_bytes`] if the file on disk is no longer a
-    /// valid table (it is then left as it is); [`DbError::Disagree`] if it disagrees with `table`.
+    /// As [`TableFile::save_entries`].
     pub fn save(
         &mut self,
         table: &Table,
         schema: &Schema<'_>,
         on_wait: &mut dyn FnMut(&Path),
     ) -> Result<SaveReport, DbError> {
+        self.save_entries(table.entries(), schema, on_wait)
+    }
+
+    /// Saves `entries` under the writer lock: the specs the file already holds (another process
+    /// may have saved them) are dropped, the rest appended as one commit, or the file rewritten
+    /// whole when that is due (see `writer`). If the file holds everything, nothing is written.
+    ///
+    /// # Errors
+    /// [`DbError::Io`]; the errors of [`Table::from_bytes`] if the file on disk is not a valid
+    /// table for `schema` (it is then left as it is); [`DbError::Disagree`] if it holds one of
+    /// the specs with another frontier.
+    pub fn save_entries(
+        &mut self,
+        entries: &[(CanonicalSpec, Arc<Frontier>)],
+        schema: &Schema<'_>,
+        on_wait: &mut dyn FnMut(&Path),
+    ) -> Result<SaveReport, DbError> {
         let _lock = TableLock::acquire(&self.path, on_wait)?;
         remove_stale_temps(&self.path);
-        let disk = match (on_disk(&self.path)?, self.seen.take()) {
-            (OnDisk::Absent, _) => None,
-            // Unchanged since this process read or wrote it: what it holds is in memory.
-            (OnDisk::Present(Some(sum)), Some(seen)) if sum == seen.checksum => Some(seen),
-            (OnDisk::Present(_), _) => {
-                let bytes = std::fs::read(&self.path).map_err(|e| DbError::io(&self.path, "read", e))?;
-                // Another morello process wrote it; its structure is checked, as at any load.
-                let table = Table::from_bytes(&bytes, &self.path, schema, Validation::Structure)?;
-                Some(Seen { checksum: checksum_of(&bytes), table })
+        let levels = schema.target.levels().len();
+        let read_handle = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let table = Table::from_entries(entries.to_vec(), schema);
+                write_atomically_with(&self.path, &mut |f| table.write_to(f).map(|_| ()), &mut |_| Ok(()))?;
+                let n = table.len() as u64;
+                return Ok(SaveReport {
+                    entries: n,
+                    added: n,
+                    already_held: 0,
+                    bytes: file_size(&self.path),
+                    written: true,
+                    rewritten: true,
+                });
             }
+            Err(e) => return Err(DbError::io(&self.path, "open", e)),
         };
-        let mut merged = table.clone();
-        let mut report = SaveReport::default();
-        if let Some(disk) = disk {
-            let merge = merged.merge(&disk.table, schema.target);
-            let merge = match merge {
-                Ok(m) => m,
-                Err(e) => {
-                    self.seen = Some(disk);
-                    return Err(e);
+        let reader = Reader::open(Box::new(read_handle), &self.path, levels)?;
+        check_identity(&reader, schema)?;
+        let mut keyed: Vec<(Vec<u8>, &CanonicalSpec, &Frontier)> =
+            entries.iter().map(|(s, f)| (spec_key(s), s, f.as_ref())).collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut new = Vec::new();
+        let mut already_held = 0u64;
+        let mut disagreements = Vec::new();
+        for (key, spec, frontier) in keyed {
+            match reader.lookup(&key)? {
+                Some(stored) => {
+                    already_held += 1;
+                    if stored != frontier.entries() {
+                        disagreements.push(spec.display(schema.target).to_string());
+                    }
                 }
-            };
-            report.merged_from_disk = merge.added;
-            if merged.len() == disk.table.len() {
-                report.entries = merged.len() as u64;
-                self.seen = Some(disk);
-                return Ok(report);
+                None => new.push((key, frontier.entries().to_vec())),
             }
         }
-        let bytes = merged.to_bytes();
-        write_atomically(&self.path, &bytes)?;
-        report.entries = merged.len() as u64;
-        report.bytes = bytes.len() as u64;
+        if let Some(example) = disagreements.first() {
+            return Err(DbError::Disagree { count: disagreements.len(), example: example.clone() });
+        }
+        let added = new.len() as u64;
+        let mut report = SaveReport {
+            entries: reader.specs() + added,
+            added,
+            already_held,
+            bytes: file_size(&self.path),
+            written: false,
+            rewritten: false,
+        };
+        if new.is_empty() {
+            return Ok(report);
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| DbError::io(&self.path, "open for writing", e))?;
+        match writer::append(&mut file, &reader, new, levels, &self.path)? {
+            Plan::Appended(length) => report.bytes = length,
+            Plan::Rewrite(all) => {
+                let metadata = reader.metadata().clone();
+                let borrowed: Vec<(Vec<u8>, &[Entry])> =
+                    all.iter().map(|(k, e)| (k.clone(), e.as_slice())).collect();
+                write_atomically_with(
+                    &self.path,
+                    &mut |f| writer::write_fresh(f, &metadata, &borrowed, levels).map(|_| ()),
+                    &mut |_| Ok(()),
+                )?;
+                report.bytes = file_size(&self.path);
+                report.rewritten = true;
+            }
+        }
         report.written = true;
-        self.seen = Some(Seen { checksum: checksum_of(&bytes), table: merged });
         Ok(report)
     }
 }
 
-fn checksum_of(bytes: &[u8]) -> u64 {
-    bytes.get(24..32).map_or(0, |b| u64::from_le_bytes(b.try_into().expect("eight bytes")))
+fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
 }

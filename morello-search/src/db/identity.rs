@@ -6,15 +6,19 @@
 //! ```text
 //! target name + fingerprint   Target::fingerprint, a hash of the full description
 //! MODEL_VERSION               bumped by hand when actions or the cost model change
-//! model probe                 a hash of the frontiers of one small search, recomputed every run
+//! model probe                 a hash of the frontiers of one small search
 //! action configuration        tile sizes and pruning, which change the action lists
+//! sources                     a hash of the sources of morello-core and morello-search
 //! ```
 //!
 //! The probe is a safety net for a forgotten [`MODEL_VERSION`] bump: a change to the actions, the
 //! kernels or the cost model almost always changes some frontier of a small matmul, and then the
-//! probe, so the old table is refused instead of answering with stale decisions.
-
+//! probe, so the old table is refused instead of answering with stale decisions. Computing it is
+//! a small search (milliseconds), so it runs only when needed: a table written by a build of the
+//! same sources ([`MODEL_SOURCES`]) has this build's probe (the search is deterministic), and
+//! the probe is computed only for a table from other sources, or to write a new table.
 use std::fmt;
+use std::sync::OnceLock;
 
 use morello_core::dtype::Dtype;
 use morello_core::spec::SpecBuilder;
@@ -22,6 +26,7 @@ use morello_core::target::{Target, fnv1a};
 use serde::{Deserialize, Serialize};
 
 use crate::actions::ActionConfig;
+use crate::db::error::Mismatch;
 use crate::memo::Memo;
 use crate::search::Search;
 
@@ -42,6 +47,13 @@ use crate::search::Search;
 /// binary); the default table's file name carries the version, so upgrading starts a new one.
 pub const MODEL_VERSION: u32 = 6;
 
+/// A hash of the sources of `morello-core` and `morello-search` this build was compiled from
+/// (0 if unknown): two builds with the same value compute the same frontiers.
+pub const MODEL_SOURCES: u64 = match u64::from_str_radix(env!("MORELLO_MODEL_SOURCES"), 16) {
+    Ok(v) => v,
+    Err(_) => 0,
+};
+
 /// Everything a table must match to be used by a search.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableIdentity {
@@ -55,6 +67,9 @@ pub struct TableIdentity {
     pub model_probe: u64,
     /// The action configuration the frontiers were computed with.
     pub actions: ActionConfig,
+    /// [`MODEL_SOURCES`] of the morello that wrote the table (not compared: it only tells
+    /// whether the probe needs computing).
+    pub sources: u64,
 }
 
 impl TableIdentity {
@@ -66,6 +81,7 @@ impl TableIdentity {
             model_version: MODEL_VERSION,
             model_probe: model_probe(target, config),
             actions: *config,
+            sources: MODEL_SOURCES,
         }
     }
 }
@@ -115,21 +131,59 @@ fn probe_spec(target: &Target) -> Option<morello_core::spec::CanonicalSpec> {
     SpecBuilder::matmul(2, 2, 2).dtype(Dtype::F32).build(target).ok()
 }
 
-/// What a table must match, with what validating it needs: the target, the action configuration,
-/// and the identity computed from them (once: the probe runs a small search).
+/// What a table must match, with what validating it needs: the target and the action
+/// configuration; the identity's probe is computed on first need (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Schema<'t> {
     /// The target.
     pub target: &'t Target,
     /// The action configuration.
     pub actions: ActionConfig,
-    /// The identity tables must have.
-    pub identity: TableIdentity,
+    probe: OnceLock<u64>,
 }
 
 impl<'t> Schema<'t> {
     /// The schema of tables for `target` and `actions` written by this build.
     pub fn new(target: &'t Target, actions: ActionConfig) -> Self {
-        Schema { target, actions, identity: TableIdentity::new(target, &actions) }
+        Schema { target, actions, probe: OnceLock::new() }
+    }
+
+    /// This build's model probe for the target and actions (computed once).
+    pub fn probe(&self) -> u64 {
+        *self.probe.get_or_init(|| model_probe(self.target, &self.actions))
+    }
+
+    /// The identity tables written by this build have.
+    pub fn identity(&self) -> TableIdentity {
+        TableIdentity {
+            target_name: self.target.name().to_string(),
+            target_fingerprint: self.target.fingerprint(),
+            model_version: MODEL_VERSION,
+            model_probe: self.probe(),
+            actions: self.actions,
+            sources: MODEL_SOURCES,
+        }
+    }
+
+    /// How a table's identity differs from this build's, if it does. The probe is computed only
+    /// if the table was written from other sources; otherwise the table's is this build's.
+    pub fn mismatch(&self, found: &TableIdentity) -> Option<Mismatch> {
+        let same_sources = found.sources == MODEL_SOURCES && MODEL_SOURCES != 0;
+        let base = TableIdentity {
+            target_name: self.target.name().to_string(),
+            target_fingerprint: self.target.fingerprint(),
+            model_version: MODEL_VERSION,
+            model_probe: found.model_probe,
+            actions: self.actions,
+            sources: MODEL_SOURCES,
+        };
+        if let Some(m) = Mismatch::between(found, &base) {
+            return Some(m);
+        }
+        if same_sources {
+            let _ = self.probe.set(found.model_probe);
+            return None;
+        }
+        Mismatch::between(found, &TableIdentity { model_probe: self.probe(), ..base })
     }
 }

@@ -6,12 +6,15 @@
 //!           <target>-<fingerprint>-f<format>-m<model>[-pow2-tiles|-all-tiles][-unpruned].mdb:
 //!           one table per target, model and action configuration, so an upgrade or another
 //!           target starts a new file
-//! open      validated (structure); a bad file is an error and is not touched
+//! open      the header, identity and index record are read and checked (a bad file is an
+//!           error and is not touched); entries are read when a search asks for them: the memo
+//!           looks up what it does not hold in the file, one block at a time (a damaged block
+//!           stops the search with an error naming it, and nothing is saved to that file)
 //! read-only a file with no write permission bit, in a directory with none, or that this process
 //!           cannot open for writing (permissions, a read-only file system) is read and searched
 //!           with, never saved to (also as root, who may write anything: chmod 444 means keep it)
-//! save      only if the memo holds specs the file does not; under the table's lock, merged with
-//!           what other processes saved meanwhile (see `file`)
+//! save      only if the memo holds specs the search solved; under the table's lock, appended
+//!           as one commit, without those another process saved meanwhile (see `file`)
 //! ```
 //!
 //! ```no_run
@@ -32,6 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 
 use crate::actions::{ActionConfig, Remainders, TileSizes};
@@ -39,9 +43,12 @@ use crate::db::error::DbError;
 use crate::db::file::TableFile;
 use crate::db::format::FORMAT_VERSION;
 use crate::db::identity::{MODEL_VERSION, Schema};
-use crate::db::table::{SaveReport, Table};
-use crate::db::validate::Validation;
-use crate::memo::Memo;
+use crate::db::reader::Reader;
+use crate::db::table::{SaveReport, check_identity, spec_key};
+use crate::db::validate::check_frontier;
+use crate::frontier::Frontier;
+use crate::memo::{Memo, MemoSource};
+use crate::peaks::{PeakCodec, Peaks};
 
 /// Where a search's memo table lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,24 +172,48 @@ pub fn read_only_reason(path: &Path) -> Option<ReadOnlyReason> {
     }
 }
 
-/// A search's memo table: in memory only, or loaded from a file and saved back to it.
+/// The memo source of an open table file: lookups into its committed state at open.
+#[derive(Debug)]
+struct TableSource {
+    reader: Reader,
+    target: Target,
+    capacities: Peaks,
+}
+
+impl MemoSource for TableSource {
+    fn lookup(&self, spec: &CanonicalSpec) -> Result<Option<Arc<Frontier>>, String> {
+        let Some(entries) = self.reader.lookup(&spec_key(spec)).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        check_frontier(entries, self.capacities).map(Some).map_err(|reason| {
+            DbError::Invalid {
+                path: self.reader.path().into(),
+                spec: spec.display(&self.target).to_string(),
+                reason,
+            }
+            .to_string()
+        })
+    }
+}
+
+/// A search's memo table: in memory only, or a file that the memo reads from as the search asks
+/// and that what the search solved is saved back to.
 #[derive(Debug)]
 pub struct OpenTable<'t> {
     schema: Schema<'t>,
     file: Option<TableFile>,
     access: Access,
     memo: Arc<Memo>,
-    /// Specs loaded when the table was opened.
-    opened: usize,
-    /// Specs the file is known to hold (after the last load or save).
-    saved: usize,
+    /// Specs in the file when the table was opened.
+    opened: u64,
     load_time: Duration,
 }
 
 impl<'t> OpenTable<'t> {
-    /// Opens the table at `location` for `target` and `actions`, validating its structure; a
-    /// file that does not exist yet is an empty table (created by the first save). A read-only
-    /// file ([`read_only_reason`]) is loaded and never saved to ([`OpenTable::access`]).
+    /// Opens the table at `location` for `target` and `actions`: checks the file's header, its
+    /// identity and its index (entries are read when a search asks for them); a file that does
+    /// not exist yet is an empty table (created by the first save). A read-only file
+    /// ([`read_only_reason`]) is read and never saved to ([`OpenTable::access`]).
     ///
     /// # Errors
     /// [`DbError::NoCacheDirectory`] for the default table without a cache directory; a bad file
@@ -197,17 +228,25 @@ impl<'t> OpenTable<'t> {
         let Some(path) = location.path(target, &actions)? else {
             return Ok(OpenTable::in_memory(schema));
         };
-        let mut file = TableFile::new(path);
-        let table = file.load(&schema, Validation::Structure)?;
-        let access = read_only_reason(file.path()).map_or(Access::ReadWrite, Access::ReadOnly);
-        let memo = Arc::new(table.to_memo());
+        let (memo, opened) = match std::fs::File::open(&path) {
+            Ok(handle) => {
+                let reader = Reader::open(Box::new(handle), &path, target.levels().len())?;
+                check_identity(&reader, &schema)?;
+                let opened = reader.specs();
+                let capacities = PeakCodec::new(target).encode_limits(&target.capacities());
+                let source = TableSource { reader, target: target.clone(), capacities };
+                (Memo::with_source(Arc::new(source)), opened)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Memo::new(), 0),
+            Err(e) => return Err(DbError::io(&path, "open", e)),
+        };
+        let access = read_only_reason(&path).map_or(Access::ReadWrite, Access::ReadOnly);
         Ok(OpenTable {
             schema,
-            file: Some(file),
+            file: Some(TableFile::new(path)),
             access,
-            memo,
-            opened: table.len(),
-            saved: table.len(),
+            memo: Arc::new(memo),
+            opened,
             load_time: start.elapsed(),
         })
     }
@@ -220,17 +259,17 @@ impl<'t> OpenTable<'t> {
             access: Access::ReadWrite,
             memo: Arc::new(Memo::new()),
             opened: 0,
-            saved: 0,
             load_time: Duration::ZERO,
         }
     }
 
-    /// The memo table to search with (shared: searches fill it, [`OpenTable::save`] writes it).
+    /// The memo table to search with (shared: searches fill it, [`OpenTable::save`] writes what
+    /// they solved).
     pub fn memo(&self) -> Arc<Memo> {
         Arc::clone(&self.memo)
     }
 
-    /// The schema (target, actions, identity) the table is validated against.
+    /// The schema (target, actions, identity) the table is checked against.
     pub fn schema(&self) -> &Schema<'t> {
         &self.schema
     }
@@ -245,36 +284,43 @@ impl<'t> OpenTable<'t> {
         self.access
     }
 
-    /// Specs loaded when the table was opened.
-    pub fn opened(&self) -> usize {
+    /// Specs the file held when the table was opened.
+    pub fn opened(&self) -> u64 {
         self.opened
     }
 
-    /// How long opening took (reading, validating, building the memo).
+    /// How long opening took (reading and checking the header, identity and index).
     pub fn load_time(&self) -> Duration {
         self.load_time
     }
 
-    /// Whether the memo holds specs the file does not (so [`OpenTable::save`] would write).
+    /// Whether the memo holds specs the search solved that the file does not (so
+    /// [`OpenTable::save`] would write).
     pub fn has_unsaved(&self) -> bool {
-        self.file.is_some() && self.access == Access::ReadWrite && self.memo.len() > self.saved
+        self.file.is_some() && self.access == Access::ReadWrite && self.memo.unsaved_len() > 0
     }
 
-    /// Saves the memo if it holds specs the file did not, merged with what other processes saved
-    /// meanwhile; `on_wait` is called with the lock file's path if another process holds the lock.
-    /// `None` when there was nothing to save (or no file, or a read-only one).
+    /// Saves the specs the search solved, appended to the file as one commit (without those
+    /// other processes saved meanwhile); `on_wait` is called with the lock file's path if another
+    /// process holds the lock. `None` when there was nothing to save (or no file, or a read-only
+    /// one).
     ///
     /// # Errors
-    /// [`DbError::Io`] if the file cannot be locked or written; a bad file if the file on disk
-    /// became one meanwhile (it is then left as it is); [`DbError::Disagree`] if it disagrees.
+    /// [`DbError::Damaged`] if a search found part of the file damaged (nothing is written to
+    /// it); [`DbError::Io`] if the file cannot be locked or written; a bad file if the file on
+    /// disk became one meanwhile (it is then left as it is); [`DbError::Disagree`] if it
+    /// disagrees.
     pub fn save(&mut self, on_wait: &mut dyn FnMut(&Path)) -> Result<Option<SaveReport>, DbError> {
         let Some(file) = &mut self.file else { return Ok(None) };
-        if self.access != Access::ReadWrite || self.memo.len() <= self.saved {
+        if let Some(message) = self.memo.failure() {
+            return Err(DbError::Damaged { message: message.to_string() });
+        }
+        if self.access != Access::ReadWrite || self.memo.unsaved_len() == 0 {
             return Ok(None);
         }
-        let table = Table::from_memo(&self.memo, &self.schema);
-        let report = file.save(&table, &self.schema, on_wait)?;
-        self.saved = report.entries as usize;
+        let unsaved = self.memo.unsaved();
+        let report = file.save_entries(&unsaved, &self.schema, on_wait)?;
+        self.memo.mark_saved(unsaved.iter().map(|(s, _)| s));
         Ok(Some(report))
     }
 }

@@ -1,28 +1,31 @@
 //! An in-memory table: solved specs and their frontiers for one identity, sorted by spec.
 //!
-//! A [`Table`] is what a file holds, validated. It converts to and from a [`Memo`], merges with
-//! another table of the same identity, encodes to bytes and decodes from them; [`TableStats`]
-//! summarises a file without validating it against a target.
+//! A [`Table`] is what a whole file holds, validated: the tools that need every entry (`db
+//! verify`, `db merge`, compaction) read one; a search does not (it looks specs up through
+//! [`crate::db::OpenTable`]). It converts to and from a [`Memo`], merges with other tables of the
+//! same identity, and encodes to a file's bytes; [`TableStats`] summarises a file without
+//! validating it against a target.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use morello_core::spec::{CanonicalSpec, PrimitiveKind};
+use morello_core::spec::{CanonicalSpec, LogicalSpec, PrimitiveKind};
 use morello_core::target::Target;
 use rayon::slice::ParallelSliceMut;
 
 use crate::db::error::{DbError, Mismatch};
-use crate::db::format::{self, Compression, Metadata};
+use crate::db::format::{self, Metadata, Sink, Storage};
 use crate::db::identity::{Schema, TableIdentity};
-use crate::db::payload::Payload;
+use crate::db::reader::Reader;
 use crate::db::validate::{self, Validation, VerifyReport};
-use crate::frontier::Frontier;
+use crate::db::writer;
+use crate::frontier::{Entry, Frontier};
 use crate::memo::Memo;
 
 /// Solved specs and their frontiers for one target, model and action configuration.
 ///
 /// # Invariants
-/// Entries are sorted by spec, each spec once. A table read from bytes has passed every check of
+/// Entries are sorted by spec, each spec once. A table read from a file has passed every check of
 /// the `validate` module for its schema.
 #[derive(Debug, Clone)]
 pub struct Table {
@@ -50,28 +53,55 @@ pub struct MergeReport {
 pub struct SaveReport {
     /// Specs in the file after the save.
     pub entries: u64,
-    /// Specs another process had saved since this one loaded the file, merged in.
-    pub merged_from_disk: u64,
-    /// The file's size in bytes (0 if nothing was written).
+    /// Specs written by this save.
+    pub added: u64,
+    /// Specs this save would have added that the file already held (another process saved them
+    /// since this one opened the file).
+    pub already_held: u64,
+    /// The file's size in bytes after the save.
     pub bytes: u64,
     /// Whether the file was written (false when it already held everything).
     pub written: bool,
+    /// Whether the save rewrote the whole file (a compaction) rather than appending to it.
+    pub rewritten: bool,
+}
+
+/// The key of a spec in a table file: its serde serialisation (bincode, varint integers), so a
+/// table stores whatever a [`CanonicalSpec`] holds without a schema of its own.
+pub fn spec_key(spec: &CanonicalSpec) -> Vec<u8> {
+    use bincode::Options;
+    format::bincode_options(u64::MAX).serialize(spec).expect("a spec serialises")
+}
+
+/// The logical spec a key encodes (not yet validated for a target).
+///
+/// # Errors
+/// bincode's message.
+pub(crate) fn logical_of_key(key: &[u8]) -> Result<LogicalSpec, String> {
+    use bincode::Options;
+    format::bincode_options(key.len() as u64).deserialize(key).map_err(|e| e.to_string())
 }
 
 impl Table {
-    /// An empty table for a schema.
+    /// An empty table for a schema (computes the schema's probe).
     pub fn new(schema: &Schema<'_>) -> Table {
         Table {
-            identity: schema.identity.clone(),
+            identity: schema.identity(),
             target: target_json(schema.target),
             levels: schema.target.levels().len(),
             entries: Vec::new(),
         }
     }
 
-    /// Every entry of a memo.
+    /// Every entry a memo holds in memory.
     pub fn from_memo(memo: &Memo, schema: &Schema<'_>) -> Table {
-        Table { entries: memo.entries(), ..Table::new(schema) }
+        Table::from_entries(memo.entries(), schema)
+    }
+
+    /// A table of these entries (each spec once; any order).
+    pub fn from_entries(mut entries: Vec<(CanonicalSpec, Arc<Frontier>)>, schema: &Schema<'_>) -> Table {
+        entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Table { entries, ..Table::new(schema) }
     }
 
     /// The identity every entry was computed for.
@@ -127,7 +157,7 @@ impl Table {
     /// [`DbError::MergeIdentity`] for different identities; [`DbError::Disagree`] with the number
     /// of differing specs and the first one.
     pub fn merge(&mut self, other: &Table, target: &Target) -> Result<MergeReport, DbError> {
-        if self.identity != other.identity {
+        if Mismatch::between(&other.identity, &self.identity).is_some() {
             return Err(DbError::MergeIdentity {
                 first: Box::new(self.identity.clone()),
                 second: Box::new(other.identity.clone()),
@@ -171,59 +201,69 @@ impl Table {
         Ok(report)
     }
 
-    /// The table as a file's bytes (deterministic: equal tables give equal bytes).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let payload = self.payload();
-        let counts = payload.counts();
-        let raw = payload.to_bytes();
-        let metadata = Metadata {
-            identity: self.identity.clone(),
-            specs: counts.specs,
-            frontiers: counts.frontiers,
-            families: counts.families,
-            compression: Compression::Zstd,
-            payload_bytes: raw.len() as u64,
-        };
-        format::write(&metadata, &raw)
+    /// The metadata a file of this table starts with.
+    pub(crate) fn metadata(&self) -> Metadata {
+        Metadata { identity: self.identity.clone(), target: self.target.to_string() }
     }
 
-    fn payload(&self) -> Payload {
-        Payload::build(&self.entries, self.target.to_string(), self.levels)
+    /// The entries as (key, frontier entries), sorted by key.
+    pub(crate) fn keyed(&self) -> Vec<(Vec<u8>, &[Entry])> {
+        let mut keyed: Vec<(Vec<u8>, &[Entry])> =
+            self.entries.iter().map(|(s, f)| (spec_key(s), f.entries())).collect();
+        keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        keyed
+    }
+
+    /// Writes the table as a new file (one run) into `sink`; returns its length.
+    ///
+    /// # Errors
+    /// The sink's.
+    pub(crate) fn write_to<S: Sink>(&self, sink: &mut S) -> std::io::Result<u64> {
+        writer::write_fresh(sink, &self.metadata(), &self.keyed(), self.levels)
+    }
+
+    /// The table as a file's bytes (deterministic: equal tables give equal bytes).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out).expect("writing to memory does not fail");
+        out
     }
 
     /// Reads a table from a file's bytes and validates it for `schema` as thoroughly as
     /// `validation` says; `path` names the file in messages.
     ///
     /// # Errors
-    /// Any [`DbError`] but [`DbError::Io`], [`DbError::Rebuild`] and the merge errors.
+    /// Any [`DbError`] but [`DbError::Rebuild`] and the merge errors.
     pub fn from_bytes(
         bytes: &[u8],
         path: &Path,
         schema: &Schema<'_>,
         validation: Validation,
     ) -> Result<Table, DbError> {
-        let container = format::read(bytes, path)?;
-        if let Some(mismatch) = Mismatch::between(&container.metadata.identity, &schema.identity) {
-            return Err(DbError::Mismatch { path: path.into(), mismatch: Box::new(mismatch) });
-        }
-        let payload = Payload::from_bytes(&container.payload).map_err(|e| DbError::Corrupt {
-            path: path.into(),
-            detail: format!("unreadable payload: {e}"),
-        })?;
-        let mut entries = validate::entries(&payload, schema.target, &schema.actions, validation, path)?;
-        // Stored order is by family, then shape; a table is sorted by spec.
-        entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let counts = payload.counts();
-        let declared = &container.metadata;
-        if (declared.specs, declared.frontiers, declared.families)
-            != (counts.specs, counts.frontiers, counts.families)
-        {
-            return Err(DbError::Corrupt {
-                path: path.into(),
-                detail: "the metadata's counts differ from the payload's".into(),
-            });
-        }
-        Ok(Table { entries, ..Table::new(schema) })
+        Table::read(Box::new(bytes.to_vec()), path, schema, validation)
+    }
+
+    /// Reads every entry of a table and validates it for `schema` as thoroughly as `validation`
+    /// says.
+    ///
+    /// # Errors
+    /// Any [`DbError`] but [`DbError::Rebuild`] and the merge errors.
+    pub(crate) fn read(
+        storage: Box<dyn Storage>,
+        path: &Path,
+        schema: &Schema<'_>,
+        validation: Validation,
+    ) -> Result<Table, DbError> {
+        let reader = Reader::open(storage, path, schema.target.levels().len())?;
+        check_identity(&reader, schema)?;
+        let stored = reader.scan()?;
+        let entries = validate::entries(stored, schema.target, &schema.actions, validation, path)?;
+        Ok(Table {
+            identity: reader.metadata().identity.clone(),
+            target: target_json(schema.target),
+            levels: schema.target.levels().len(),
+            entries,
+        })
     }
 
     /// Rebuilds the implementation of every frontier entry of every spec (or of `sample` specs
@@ -246,6 +286,17 @@ impl Table {
     }
 }
 
+/// Refuses a table whose identity is not `schema`'s.
+///
+/// # Errors
+/// [`DbError::Mismatch`].
+pub(crate) fn check_identity(reader: &Reader, schema: &Schema<'_>) -> Result<(), DbError> {
+    match schema.mismatch(&reader.metadata().identity) {
+        Some(mismatch) => Err(DbError::Mismatch { path: reader.path().into(), mismatch: Box::new(mismatch) }),
+        None => Ok(()),
+    }
+}
+
 fn target_json(target: &Target) -> Arc<str> {
     serde_json::to_string(&target.description_value()).expect("a target description serialises").into()
 }
@@ -256,13 +307,16 @@ fn target_json(target: &Target) -> Arc<str> {
 /// As [`TableStats::of_bytes`]; [`DbError::Corrupt`] if the stored description is not a valid
 /// target or does not match the fingerprint in the header.
 pub fn stored_target(bytes: &[u8], path: &Path) -> Result<(TableIdentity, Target), DbError> {
-    let container = format::read(bytes, path)?;
+    let header = format::read_header(&bytes.to_vec(), path)?;
+    target_of(&header.metadata, path)
+}
+
+/// The target metadata describes, checked against its fingerprint.
+fn target_of(metadata: &Metadata, path: &Path) -> Result<(TableIdentity, Target), DbError> {
     let corrupt = |detail: String| DbError::Corrupt { path: path.into(), detail };
-    let payload =
-        Payload::from_bytes(&container.payload).map_err(|e| corrupt(format!("unreadable payload: {e}")))?;
-    let target = Target::from_json(&payload.target)
+    let target = Target::from_json(&metadata.target)
         .map_err(|e| corrupt(format!("the stored target description is invalid: {e}")))?;
-    let identity = container.metadata.identity;
+    let identity = metadata.identity.clone();
     if target.fingerprint() != identity.target_fingerprint || target.name() != identity.target_name {
         return Err(corrupt("the stored target description does not match the header's fingerprint".into()));
     }
@@ -278,7 +332,7 @@ pub struct KindStats {
     pub specs: u64,
     /// Of which nothing implements.
     pub unsatisfiable: u64,
-    /// Frontier entries over those specs (counting shared frontiers once per spec).
+    /// Frontier entries over those specs.
     pub entries: u64,
 }
 
@@ -289,16 +343,24 @@ pub struct TableStats {
     pub identity: TableIdentity,
     /// The file's size.
     pub file_bytes: u64,
-    /// The payload before compression.
-    pub payload_bytes: u64,
+    /// The committed part of the file.
+    pub committed_bytes: u64,
+    /// Bytes of frames no run refers to (reclaimed by the next compaction).
+    pub dead_bytes: u64,
+    /// Commits so far (the sequence of the newest).
+    pub commits: u64,
+    /// Runs (sorted sequences of blocks; searched newest first).
+    pub runs: u64,
+    /// Blocks over all runs.
+    pub blocks: u64,
     /// Solved specs.
     pub specs: u64,
-    /// Distinct frontiers stored.
+    /// Distinct frontiers.
     pub frontiers: u64,
-    /// Frontier entries stored (in distinct frontiers).
+    /// Frontier entries over all specs.
     pub stored_entries: u64,
-    /// Spec families.
-    pub families: u64,
+    /// The blocks' bytes before compression.
+    pub raw_bytes: u64,
     /// Per kind, in [`PrimitiveKind::ALL`] order, kinds with no spec left out.
     pub by_kind: Vec<KindStats>,
 }
@@ -310,34 +372,57 @@ impl TableStats {
     /// [`DbError::NotATable`], [`DbError::Truncated`], [`DbError::FormatVersion`] or
     /// [`DbError::Corrupt`].
     pub fn of_bytes(bytes: &[u8], path: &Path) -> Result<TableStats, DbError> {
-        let container = format::read(bytes, path)?;
-        let corrupt = |detail: String| DbError::Corrupt { path: path.into(), detail };
-        let payload = Payload::from_bytes(&container.payload)
-            .map_err(|e| corrupt(format!("unreadable payload: {e}")))?;
-        let frontiers = payload.frontiers().map_err(corrupt)?;
-        let specs = payload.specs().map_err(corrupt)?;
+        TableStats::of_storage(Box::new(bytes.to_vec()), path)
+    }
+
+    /// Summarises a table file (checked for damage, not validated against a target).
+    ///
+    /// # Errors
+    /// As [`TableStats::of_bytes`], and [`DbError::Io`].
+    pub fn of_file(path: &Path) -> Result<TableStats, DbError> {
+        let file = std::fs::File::open(path).map_err(|e| DbError::io(path, "open", e))?;
+        TableStats::of_storage(Box::new(file), path)
+    }
+
+    fn of_storage(storage: Box<dyn Storage>, path: &Path) -> Result<TableStats, DbError> {
+        let file_bytes = storage.size();
+        let header = format::read_header(storage.as_ref(), path)?;
+        let (_, target) = target_of(&header.metadata, path)?;
+        let reader = Reader::open(storage, path, target.levels().len())?;
+        let stored = reader.scan()?;
         let mut by_kind: Vec<KindStats> = PrimitiveKind::ALL
             .iter()
             .map(|&kind| KindStats { kind, specs: 0, unsatisfiable: 0, entries: 0 })
             .collect();
-        for stored in &specs {
-            let (kind, frontier) = (payload.families[stored.family].kind, stored.frontier);
-            if let Some(k) = by_kind.iter_mut().find(|k| k.kind == kind.family()) {
-                let entries = frontiers[frontier].len() as u64;
+        let mut distinct: std::collections::HashSet<&[Entry]> = std::collections::HashSet::new();
+        for (key, frontier) in &stored {
+            let logical = logical_of_key(key).map_err(|e| DbError::Corrupt {
+                path: path.into(),
+                detail: format!("a stored spec does not decode: {e}"),
+            })?;
+            distinct.insert(frontier);
+            if let Some(k) = by_kind.iter_mut().find(|k| k.kind == logical.kind.family()) {
                 k.specs += 1;
-                k.entries += entries;
-                k.unsatisfiable += u64::from(entries == 0);
+                k.entries += frontier.len() as u64;
+                k.unsatisfiable += u64::from(frontier.is_empty());
             }
         }
         by_kind.retain(|k| k.specs > 0);
+        let index = reader.index();
+        let blocks = reader.blocks()?;
+        let raw_bytes = blocks.iter().map(|b| u64::from(b.frame.raw_len)).sum();
         Ok(TableStats {
-            identity: container.metadata.identity,
-            file_bytes: bytes.len() as u64,
-            payload_bytes: container.payload.len() as u64,
-            specs: specs.len() as u64,
-            frontiers: frontiers.len() as u64,
-            stored_entries: frontiers.iter().map(|f| f.len() as u64).sum(),
-            families: payload.families.len() as u64,
+            identity: header.metadata.identity.clone(),
+            file_bytes,
+            committed_bytes: reader.commit().length,
+            dead_bytes: index.dead_bytes,
+            commits: reader.commit().sequence,
+            runs: index.runs.len() as u64,
+            blocks: blocks.len() as u64,
+            specs: stored.len() as u64,
+            frontiers: distinct.len() as u64,
+            stored_entries: stored.iter().map(|(_, f)| f.len() as u64).sum(),
+            raw_bytes,
             by_kind,
         })
     }

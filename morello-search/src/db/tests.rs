@@ -8,8 +8,9 @@ use morello_core::target::Target;
 
 use super::file::write_atomically_with;
 use super::format::FORMAT_VERSION;
+use super::reader::StoredEntry;
 use super::*;
-use crate::{ActionConfig, Memo, Search, TileSizes};
+use crate::{ActionConfig, Entry, Memo, Search, SearchError, TileSizes};
 
 fn target() -> &'static Target {
     static T: OnceLock<Target> = OnceLock::new();
@@ -70,7 +71,8 @@ fn round_trip_keeps_every_entry_and_is_deterministic() {
     assert_eq!((warm.report.specs_solved, warm.report.memo_hits), (0, 1));
     let stats = TableStats::of_bytes(&bytes, path()).unwrap();
     assert_eq!(stats.specs, memo.len() as u64);
-    assert!(stats.frontiers < stats.specs, "identical frontiers are stored once");
+    assert!(stats.frontiers < stats.specs, "many specs share a frontier");
+    assert_eq!((stats.runs, stats.commits, stats.dead_bytes), (1, 1, 0));
     assert_eq!(back.verify(schema(), None, path()).unwrap().specs, memo.len() as u64);
 }
 
@@ -96,9 +98,16 @@ fn every_truncation_is_refused_as_truncated() {
 #[test]
 fn every_flipped_byte_is_refused() {
     let bytes = small_bytes();
+    let good = load(bytes).unwrap();
+    let inactive = format::SLOT_OFFSETS[1] as usize..format::SLOT_OFFSETS[1] as usize + format::SLOT_BYTES;
     for at in 0..bytes.len() {
         let mut damaged = bytes.to_vec();
         damaged[at] ^= 0x10;
+        if inactive.contains(&at) {
+            // The slot the next commit writes: a torn write there leaves the committed state.
+            assert_eq!(load(&damaged).unwrap().entries(), good.entries(), "flipping byte {at}");
+            continue;
+        }
         let err = load(&damaged).expect_err("a damaged table loads");
         let expected = match at {
             0..8 => matches!(err, DbError::NotATable { .. }),
@@ -117,22 +126,42 @@ fn foreign_files_are_not_tables() {
     }
 }
 
+/// The stored (key, entries) of a table's bytes, in key order.
+fn stored(bytes: &[u8]) -> Vec<StoredEntry> {
+    reader::Reader::open(Box::new(bytes.to_vec()), path(), target().levels().len()).unwrap().scan().unwrap()
+}
+
+/// A file with this metadata and these stored entries, written as they are (a buggy writer).
+fn file_of(metadata: &format::Metadata, entries: &[StoredEntry]) -> Vec<u8> {
+    let borrowed: Vec<(Vec<u8>, &[Entry])> = entries.iter().map(|(k, e)| (k.clone(), e.as_slice())).collect();
+    let mut out = Vec::new();
+    writer::write_fresh(&mut out, metadata, &borrowed, target().levels().len()).unwrap();
+    out
+}
+
+fn metadata_of(bytes: &[u8]) -> format::Metadata {
+    format::read_header(&bytes.to_vec(), path()).unwrap().metadata
+}
+
 /// Rewrites a table with a different identity (a valid file from another build or target).
 fn with_identity(identity: TableIdentity) -> Vec<u8> {
-    let container = format::read(small_bytes(), path()).unwrap();
-    let metadata = format::Metadata { identity, ..container.metadata };
-    format::write(&metadata, &container.payload)
+    let metadata = format::Metadata { identity, ..metadata_of(small_bytes()) };
+    file_of(&metadata, &stored(small_bytes()))
 }
 
 #[test]
 fn other_versions_targets_and_configurations_are_refused_with_the_reason() {
-    let mine = schema().identity.clone();
+    let mine = schema().identity();
+    let other_sources = TableIdentity { sources: mine.sources ^ 1, ..mine.clone() };
     let cases = [
         (
             TableIdentity { model_version: MODEL_VERSION + 1, ..mine.clone() },
             &*format!("model version {}", MODEL_VERSION + 1),
         ),
-        (TableIdentity { model_probe: mine.model_probe ^ 1, ..mine.clone() }, "actions or cost model differ"),
+        (
+            TableIdentity { model_probe: mine.model_probe ^ 1, ..other_sources.clone() },
+            "actions or cost model differ",
+        ),
         (TableIdentity { target_name: "x86-avx512".into(), ..mine.clone() }, "written for target x86-avx512"),
         (TableIdentity { target_fingerprint: 7, ..mine.clone() }, "fingerprint 0000000000000007"),
         (
@@ -148,10 +177,22 @@ fn other_versions_targets_and_configurations_are_refused_with_the_reason() {
         assert!(matches!(err, DbError::Mismatch { .. }), "{err}");
         assert!(err.to_string().contains(message) && err.to_string().contains("delete it"), "{err}");
     }
+    // The same probe from other sources (another build of an equivalent model) is fine.
+    assert!(load(&with_identity(other_sources)).is_ok());
     let mut future = small_bytes().to_vec();
     future[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     let err = load(&future).unwrap_err();
-    assert!(err.to_string().contains("format version 2"), "{err}");
+    assert!(err.to_string().contains(&format!("format version {}", FORMAT_VERSION + 1)), "{err}");
+    // A table of the previous format is refused with the same message.
+    let mut old = small_bytes().to_vec();
+    old[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let err = load(&old).unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "has table format version 1, and this morello reads version {FORMAT_VERSION}"
+        )),
+        "{err}"
+    );
     // Another real target.
     let avx512 = Target::builtin("x86-avx512", 1).unwrap();
     let other = Schema::new(&avx512, ActionConfig::default());
@@ -159,33 +200,36 @@ fn other_versions_targets_and_configurations_are_refused_with_the_reason() {
     assert!(err.to_string().contains("not x86-avx512"), "{err}");
 }
 
-/// A table whose payload was changed after encoding, with a fresh checksum (a buggy writer).
-fn tampered(change: impl FnOnce(&mut payload::Payload)) -> Vec<u8> {
+/// A table whose stored entries were changed, behind good checksums (a buggy writer).
+fn tampered(change: impl FnOnce(&mut Vec<StoredEntry>)) -> Vec<u8> {
     static BASE: OnceLock<Vec<u8>> = OnceLock::new();
     let base = BASE.get_or_init(|| Table::from_memo(&solved(&[matmul(4, 2, 4)]), schema()).to_bytes());
-    let container = format::read(base, path()).unwrap();
-    let mut payload = payload::Payload::from_bytes(&container.payload).unwrap();
-    change(&mut payload);
-    let raw = payload.to_bytes();
-    format::write(&format::Metadata { payload_bytes: raw.len() as u64, ..container.metadata }, &raw)
+    let mut entries = stored(base);
+    change(&mut entries);
+    file_of(&metadata_of(base), &entries)
 }
 
-/// A change to a payload.
-type Tamper = dyn FnOnce(&mut payload::Payload);
+/// A change to stored entries.
+type Tamper = dyn FnOnce(&mut Vec<StoredEntry>);
+
+/// Changes every entry of every frontier.
+fn each_entry(f: impl Fn(&mut Entry) + 'static) -> Box<Tamper> {
+    Box::new(move |entries| entries.iter_mut().flat_map(|(_, e)| e.iter_mut()).for_each(&f))
+}
 
 #[test]
 fn validation_refuses_wrong_content_behind_a_good_checksum() {
     let checks: [(&str, Box<Tamper>, Validation); 6] = [
-        ("action #", Box::new(|p| p.actions.iter_mut().for_each(|a| *a = 999)), Validation::Full),
-        ("combines its sub-specs", Box::new(|p| p.costs[0] += 1), Validation::Full),
+        ("action #", each_entry(|e| e.action = 999), Validation::Full),
+        ("combines its sub-specs", Box::new(|e: &mut Vec<StoredEntry>| raise_first_cost(e)), Validation::Full),
         (
             "exceed the target's capacities",
-            Box::new(|p| p.peaks.iter_mut().for_each(|b| *b = 120)),
+            each_entry(|e| e.peaks.0 = 0x7878_7878_7800_0000),
             Validation::Structure,
         ),
-        ("not in canonical form", Box::new(make_non_canonical), Validation::Structure),
-        ("depth 0", Box::new(|p| p.depths[0] = 0), Validation::Structure),
-        ("shapes are not in strictly ascending order", Box::new(swap_two_shapes), Validation::Structure),
+        ("not in canonical form", Box::new(|e: &mut Vec<StoredEntry>| make_non_canonical(e)), Validation::Structure),
+        ("depth 0", each_entry(|e| e.depth = 0), Validation::Structure),
+        ("does not decode", Box::new(|entries| entries[0].0.push(0)), Validation::Structure),
     ];
     for (message, change, validation) in checks {
         let bytes = tampered(change);
@@ -193,33 +237,34 @@ fn validation_refuses_wrong_content_behind_a_good_checksum() {
         assert!(matches!(err, DbError::Invalid { .. }), "{message}: {err}");
         assert!(err.to_string().contains(message), "expected `{message}` in: {err}");
     }
+    // Keys out of order are damage to the file's structure.
+    let bytes = tampered(|entries| entries.swap(0, 1));
+    let err = Table::from_bytes(&bytes, path(), schema(), Validation::Structure).unwrap_err();
+    assert!(err.to_string().contains("strictly ascending"), "{err}");
 }
 
-/// Clears `serial_only` of a family with an operand from which no parallel level is reachable.
-fn make_non_canonical(p: &mut payload::Payload) {
-    let family = p
-        .families
+/// Raises the cost of the last (cheapest in memory) entry of the first solved spec: still a
+/// frontier, and wrong.
+fn raise_first_cost(entries: &mut [StoredEntry]) {
+    let (_, frontier) = entries.iter_mut().find(|(_, f)| !f.is_empty()).expect("something is solved");
+    frontier.last_mut().expect("not empty").cost += 1;
+}
+
+/// Clears `serial_only` of a stored spec with an operand from which no parallel level is
+/// reachable (its key re-encoded, so only validation can tell).
+fn make_non_canonical(entries: &mut [StoredEntry]) {
+    let (key, _) = entries
         .iter_mut()
-        .find(|f| f.operands.iter().any(|o| !target().can_reach_parallel(o.level)))
+        .find(|(k, _)| {
+            let spec = table::logical_of_key(k).unwrap();
+            spec.operands.iter().any(|o| !target().can_reach_parallel(o.level))
+        })
         .expect("some spec lives in registers");
-    assert!(family.serial_only);
-    family.serial_only = false;
-}
-
-/// Swaps the shapes of the first two specs of a family that has two.
-fn swap_two_shapes(p: &mut payload::Payload) {
-    let mut at = 0;
-    for (family, &size) in p.families.iter().zip(&p.family_sizes) {
-        let rank = usize::from(family.rank);
-        if size >= 2 && p.dims[at..at + rank] != p.dims[at + rank..at + 2 * rank] {
-            for i in 0..rank {
-                p.dims.swap(at + i, at + rank + i);
-            }
-            return;
-        }
-        at += rank * size as usize;
-    }
-    panic!("no family has two specs");
+    let mut spec = table::logical_of_key(key).unwrap();
+    assert!(spec.serial_only);
+    spec.serial_only = false;
+    *key = bincode::Options::serialize(format::bincode_options(u64::MAX), &spec).unwrap();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
 }
 
 fn write(path: &Path, bytes: &[u8]) {
@@ -232,17 +277,17 @@ fn a_save_interrupted_before_the_rename_leaves_the_old_table() {
     let table_path = dir.path().join("t.mdb");
     write(&table_path, small_bytes());
     let bigger = Table::from_memo(&solved(&[matmul(2, 1, 2)]), schema()).to_bytes();
-    let err = write_atomically_with(&table_path, &bigger, &mut |_| Err(std::io::Error::other("crash")))
-        .unwrap_err();
+    let err = write_atomically_with(&table_path, &mut |f| std::io::Write::write_all(f, &bigger), &mut |_| {
+        Err(std::io::Error::other("crash"))
+    })
+    .unwrap_err();
     assert!(matches!(err, DbError::Io { .. }));
     assert_eq!(std::fs::read(&table_path).unwrap(), small_bytes(), "the old table survives");
     // A writer killed there leaves its temp file; the next save under the lock removes it.
     let stale = dir.path().join(".t.mdb.tmp.99999.0");
     std::fs::write(&stale, b"partial").unwrap();
     let mut file = TableFile::new(&table_path);
-    let loaded = file.load(schema(), Validation::Structure).unwrap();
-    let mut more = Table::from_memo(&solved(&[matmul(2, 1, 2)]), schema());
-    more.merge(&loaded, target()).unwrap();
+    let more = Table::from_memo(&solved(&[matmul(2, 1, 2)]), schema());
     let report = file.save(&more, schema(), &mut |_| {}).unwrap();
     assert!(report.written);
     assert!(!stale.exists(), "the stale temp file is removed");
@@ -327,16 +372,150 @@ fn merging_adds_missing_specs_and_refuses_disagreements() {
     assert_eq!(report.added + (a.len() as u64), report.total);
     // A table claiming another frontier for specs `a` holds (the last frontier's costs, raised).
     let bad_bytes = {
-        let container = format::read(&a.to_bytes(), path()).unwrap();
-        let mut p = payload::Payload::from_bytes(&container.payload).unwrap();
-        let last = p.costs.len() - 1;
-        p.costs[last] += 1;
-        let raw = p.to_bytes();
-        format::write(&format::Metadata { payload_bytes: raw.len() as u64, ..container.metadata }, &raw)
+        let good = a.to_bytes();
+        let mut entries = stored(&good);
+        raise_first_cost(&mut entries);
+        file_of(&metadata_of(&good), &entries)
     };
     let bad = Table::from_bytes(&bad_bytes, path(), schema(), Validation::Structure).unwrap();
     let mut target_table = a.clone();
     let err = target_table.merge(&bad, target()).unwrap_err();
     assert!(matches!(err, DbError::Disagree { count: 1.., .. }), "{err}");
     assert_eq!(target_table.entries(), a.entries(), "a refused merge changes nothing");
+}
+
+/// Opens the table at `path` for a search.
+fn open_table(path: &Path) -> OpenTable<'static> {
+    OpenTable::open(&TableLocation::File(path.to_path_buf()), target(), ActionConfig::default()).unwrap()
+}
+
+/// Solves `goal` with the table at `path` and saves; returns the search's report and the save's.
+fn search_and_save(path: &Path, goal: &CanonicalSpec) -> (crate::SearchReport, Option<SaveReport>) {
+    let mut table = open_table(path);
+    let report = Search::new(target()).threads(1).memo(table.memo()).solve(goal).unwrap().report;
+    (report, table.save(&mut |_| {}).unwrap())
+}
+
+#[test]
+fn saves_append_runs_and_a_small_save_does_not_rewrite_the_table() {
+    let dir = temp_dir();
+    let table_path = dir.path().join("t.mdb");
+    let (_, first) = search_and_save(&table_path, &matmul(8, 4, 8));
+    let first = first.unwrap();
+    assert!(first.rewritten && first.added > 1000, "{first:?}");
+    let before = std::fs::read(&table_path).unwrap();
+    // A search that adds a few specs appends them: the committed bytes stay as they were.
+    let (report, second) = search_and_save(&table_path, &matmul(4, 4, 8));
+    let second = second.unwrap();
+    assert!(report.memo_hits > 0 && second.written && !second.rewritten, "{second:?}");
+    assert!(second.added < first.added / 2, "{second:?}");
+    let after = std::fs::read(&table_path).unwrap();
+    assert_eq!(after[format::HEADER_BYTES..before.len()], before[format::HEADER_BYTES..], "appended only");
+    let stats = TableStats::of_bytes(&after, path()).unwrap();
+    assert_eq!((stats.runs, stats.commits, stats.specs), (2, 2, first.added + second.added));
+    // Both runs answer a warm search, and the full table equals one computed in one go.
+    let (warm, nothing) = search_and_save(&table_path, &matmul(4, 4, 8));
+    assert_eq!((warm.specs_solved, warm.memo_hits, nothing), (0, 1, None));
+    let table = TableFile::new(&table_path).load(schema(), Validation::Full).unwrap();
+    let one_go = Table::from_memo(&solved(&[matmul(8, 4, 8), matmul(4, 4, 8)]), schema());
+    assert_eq!(table.entries(), one_go.entries());
+    // Runs merge as they grow: many small saves keep few runs, and the content stays the same.
+    for goal in [matmul(8, 4, 4), matmul(4, 8, 4), matmul(8, 8, 4), matmul(4, 8, 8)] {
+        search_and_save(&table_path, &goal);
+    }
+    let stats = TableStats::of_file(&table_path).unwrap();
+    assert!(stats.runs <= 4, "{stats:?}");
+    let table = TableFile::new(&table_path).load(schema(), Validation::Full).unwrap();
+    assert_eq!(table.len() as u64, stats.specs);
+}
+
+#[test]
+fn a_warm_search_reads_only_what_it_needs() {
+    let dir = temp_dir();
+    let table_path = dir.path().join("t.mdb");
+    search_and_save(&table_path, &matmul(16, 16, 16));
+    let table = open_table(&table_path);
+    let stored = table.opened();
+    let solution = Search::new(target()).threads(1).memo(table.memo()).solve(&matmul(16, 16, 16)).unwrap();
+    assert_eq!((solution.report.specs_solved, solution.report.memo_hits), (0, 1));
+    let read = table.memo().len() as u64;
+    assert!(read * 20 < stored, "the search read {read} of {stored} specs");
+    let mut nodes = 0;
+    solution.imp.visit(&mut |_| nodes += 1);
+    assert!(read <= nodes, "{read} specs for a tree of {nodes} nodes");
+}
+
+/// The stored bytes of the first block of the first run of a table file.
+fn first_block(bytes: &[u8]) -> format::FrameRef {
+    let reader = reader::Reader::open(Box::new(bytes.to_vec()), path(), target().levels().len()).unwrap();
+    reader.blocks().unwrap()[0].frame
+}
+
+#[test]
+fn a_corrupt_block_stops_the_search_names_the_block_and_is_never_written() {
+    let dir = temp_dir();
+    let table_path = dir.path().join("t.mdb");
+    search_and_save(&table_path, &matmul(4, 4, 4));
+    let mut bytes = std::fs::read(&table_path).unwrap();
+    let block = first_block(&bytes);
+    bytes[block.offset as usize + 3] ^= 0x40;
+    std::fs::write(&table_path, &bytes).unwrap();
+    let mut table = open_table(&table_path);
+    // A search that needs every stored spec reads the damaged block.
+    let err = Search::new(target()).threads(1).memo(table.memo()).solve(&matmul(4, 4, 8)).unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, SearchError::Table { .. }), "{err}");
+    assert!(
+        message.contains("t.mdb is corrupt (block 0 of run 0 at byte") && message.contains("checksum"),
+        "{message}"
+    );
+    assert!(matches!(table.save(&mut |_| {}), Err(DbError::Damaged { .. })));
+    assert_eq!(std::fs::read(&table_path).unwrap(), bytes, "the damaged table is left as it is");
+    let err = TableFile::new(&table_path).load(schema(), Validation::Structure).unwrap_err();
+    assert!(err.to_string().contains("block 0 of run 0"), "{err}");
+}
+
+#[test]
+fn a_crashed_append_leaves_the_committed_table_and_the_next_save_cuts_its_tail() {
+    let dir = temp_dir();
+    let table_path = dir.path().join("t.mdb");
+    search_and_save(&table_path, &matmul(4, 4, 4));
+    let committed = std::fs::read(&table_path).unwrap();
+    let specs = load(&committed).unwrap().len();
+    // A writer died after appending part of a run (no slot written).
+    let mut torn = committed.clone();
+    torn.extend_from_slice(&[0xab; 5000]);
+    std::fs::write(&table_path, &torn).unwrap();
+    assert_eq!(TableFile::new(&table_path).load(schema(), Validation::Full).unwrap().len(), specs);
+    // Or died while writing the slot: half of it is new, and the other slot still holds the state.
+    let mut half_slot = torn.clone();
+    let inactive = format::SLOT_OFFSETS[1] as usize;
+    half_slot[inactive..inactive + 20].copy_from_slice(&[0x5a; 20]);
+    std::fs::write(&table_path, &half_slot).unwrap();
+    assert_eq!(TableFile::new(&table_path).load(schema(), Validation::Full).unwrap().len(), specs);
+    // The next save cuts the tail off and commits after the committed state.
+    let (_, saved) = search_and_save(&table_path, &matmul(4, 4, 8));
+    assert!(saved.unwrap().written);
+    let after = std::fs::read(&table_path).unwrap();
+    assert!(after.len() < torn.len() + 1000 || !after[committed.len()..].starts_with(&[0xab; 16]));
+    let table = TableFile::new(&table_path).load(schema(), Validation::Full).unwrap();
+    assert_eq!(
+        table.entries(),
+        Table::from_memo(&solved(&[matmul(4, 4, 4), matmul(4, 4, 8)]), schema()).entries()
+    );
+}
+
+#[test]
+fn a_reader_never_writes_the_table() {
+    let dir = temp_dir();
+    let table_path = dir.path().join("t.mdb");
+    search_and_save(&table_path, &matmul(4, 4, 4));
+    let before = std::fs::read(&table_path).unwrap();
+    let modified = std::fs::metadata(&table_path).unwrap().modified().unwrap();
+    let (warm, saved) = search_and_save(&table_path, &matmul(4, 4, 4));
+    assert_eq!((warm.specs_solved, saved), (0, None));
+    TableFile::new(&table_path).load(schema(), Validation::Full).unwrap();
+    TableStats::of_file(&table_path).unwrap();
+    assert_eq!(std::fs::read(&table_path).unwrap(), before);
+    assert_eq!(std::fs::metadata(&table_path).unwrap().modified().unwrap(), modified);
 }

@@ -1,9 +1,9 @@
 //! What loading checks about every stored spec and frontier, and the deeper check of `db verify`.
 //!
 //! ```text
-//! spec       its family and shape make a valid spec for the target, already in canonical form;
-//!            families strictly ascending, shapes strictly ascending within a family (so every
-//!            spec is stored once, and a table has one encoding)
+//! spec       its key (the spec's serialisation) decodes to a valid spec for the target, already
+//!            in canonical form, whose serialisation is exactly the key; keys strictly ascend in
+//!            every block and run and no key is in two runs (so every spec is stored once)
 //! frontier   sorted by rank and free of dominated entries (Frontier::from_candidates keeps it as
 //!            is); every peak byte below 128 and within the target's capacities; depth >= 1
 //! action     (full) every entry's action exists in actions(spec) for the target and
@@ -28,11 +28,13 @@ use std::sync::Arc;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 use rayon::prelude::*;
+use rayon::slice::ParallelSliceMut;
 use rustc_hash::FxHashMap;
 
 use crate::actions::{ActionConfig, actions};
 use crate::db::error::DbError;
-use crate::db::payload::Payload;
+use crate::db::reader::StoredEntry;
+use crate::db::table::{logical_of_key, spec_key};
 use crate::feasible::Feasibility;
 use crate::frontier::{Entry, Frontier};
 use crate::memo::Memo;
@@ -52,85 +54,62 @@ pub enum Validation {
     Full,
 }
 
-/// Decodes and validates a payload's entries for `target` and `config`.
+/// Decodes and validates stored entries (key, frontier entries), sorted by key, for `target` and
+/// `config`; returns them sorted by spec.
 ///
 /// # Errors
-/// [`DbError::Corrupt`] if the columns do not fit together; [`DbError::Invalid`] for the first
-/// entry that breaks a rule.
+/// [`DbError::Invalid`] for the first entry (in key order) that breaks a rule.
 pub(crate) fn entries(
-    payload: &Payload,
+    stored: Vec<StoredEntry>,
     target: &Target,
     config: &ActionConfig,
     validation: Validation,
     path: &Path,
 ) -> Result<Vec<(CanonicalSpec, Arc<Frontier>)>, DbError> {
-    let corrupt = |detail: String| DbError::Corrupt { path: path.into(), detail };
     let invalid = |spec: String, reason: String| DbError::Invalid { path: path.into(), spec, reason };
-    if usize::from(payload.levels) != target.levels().len() {
-        return Err(invalid(
-            "(every spec)".into(),
-            format!("peaks have {} levels, and the target has {}", payload.levels, target.levels().len()),
-        ));
-    }
-    let stored = payload.frontiers().map_err(corrupt)?;
-    let refs = payload.specs().map_err(corrupt)?;
-    // Specs: valid and canonical.
-    let specs: Vec<CanonicalSpec> = refs
-        .par_iter()
-        .map(|stored| {
-            let (family, dims) = (&payload.families[stored.family], stored.dims);
-            let logical =
-                family.spec(dims).map_err(|reason| invalid(format!("{family:?} {dims:?}"), reason))?;
-            let canonical = logical.canonicalize(target).map_err(|e| {
-                invalid(
-                    logical.display(target).to_string(),
-                    format!("not a valid spec for {}: {e}", target.name()),
-                )
-            })?;
-            if *canonical.logical() != logical {
-                return Err(invalid(
-                    logical.display(target).to_string(),
-                    format!("not in canonical form (canonical: {})", canonical.display(target)),
-                ));
-            }
-            Ok(canonical)
-        })
-        .collect::<Result<_, _>>()?;
-    for pair in payload.families.windows(2) {
-        if pair[0] >= pair[1] {
-            return Err(invalid(
-                format!("{:?}", pair[1]),
-                "spec families are not in strictly ascending order".into(),
-            ));
-        }
-    }
-    for pair in refs.windows(2) {
-        if pair[0].family == pair[1].family && pair[0].dims >= pair[1].dims {
-            return Err(invalid(
-                format!("{:?} {:?}", payload.families[pair[1].family], pair[1].dims),
-                "shapes are not in strictly ascending order within their family".into(),
-            ));
-        }
-    }
-    // Frontiers: well-formed; reported at the first spec that uses a bad one.
     let capacities = PeakCodec::new(target).encode_limits(&target.capacities());
-    let frontiers: Vec<Result<Arc<Frontier>, String>> =
-        stored.into_par_iter().map(|entries| check_frontier(entries, capacities)).collect();
-    let mut out = Vec::with_capacity(specs.len());
-    for (spec, stored) in specs.into_iter().zip(&refs) {
-        match &frontiers[stored.frontier] {
-            Ok(f) => out.push((spec, Arc::clone(f))),
-            Err(reason) => return Err(invalid(spec.display(target).to_string(), reason.clone())),
-        }
-    }
+    let checked: Vec<Result<(CanonicalSpec, Arc<Frontier>), DbError>> = stored
+        .into_par_iter()
+        .map(|(key, frontier)| {
+            let spec = spec_of_key(&key, target).map_err(|(spec, reason)| invalid(spec, reason))?;
+            let frontier = check_frontier(frontier, capacities)
+                .map_err(|reason| invalid(spec.display(target).to_string(), reason))?;
+            Ok((spec, frontier))
+        })
+        .collect();
+    let mut out = checked.into_iter().collect::<Result<Vec<_>, _>>()?;
+    out.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
     if validation == Validation::Full {
         check_actions(&out, target, config).map_err(|(spec, reason)| invalid(spec, reason))?;
     }
     Ok(out)
 }
 
+/// The spec a stored key encodes, if it is a valid spec for `target` in canonical form whose key
+/// is exactly `key` (so each spec has one key, and strictly ascending keys store it once).
+///
+/// # Errors
+/// The spec (text, or the key's bytes when it does not decode) and the rule it breaks.
+pub(crate) fn spec_of_key(key: &[u8], target: &Target) -> Result<CanonicalSpec, (String, String)> {
+    let logical =
+        logical_of_key(key).map_err(|e| (format!("key {key:02x?}"), format!("it does not decode: {e}")))?;
+    let canonical = logical.canonicalize(target).map_err(|e| {
+        (logical.display(target).to_string(), format!("not a valid spec for {}: {e}", target.name()))
+    })?;
+    if *canonical.logical() != logical {
+        return Err((
+            logical.display(target).to_string(),
+            format!("not in canonical form (canonical: {})", canonical.display(target)),
+        ));
+    }
+    if spec_key(&canonical) != key {
+        return Err((logical.display(target).to_string(), "its key is not its canonical encoding".into()));
+    }
+    Ok(canonical)
+}
+
 /// A frontier's entries as a [`Frontier`], if they are one.
-fn check_frontier(entries: Vec<Entry>, capacities: Peaks) -> Result<Arc<Frontier>, String> {
+pub(crate) fn check_frontier(entries: Vec<Entry>, capacities: Peaks) -> Result<Arc<Frontier>, String> {
     for e in &entries {
         if e.peaks.0 & HIGH_BITS != 0 || !e.peaks.fits(capacities) {
             return Err(format!("peaks {:016x} exceed the target's capacities", e.peaks.0));

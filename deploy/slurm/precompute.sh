@@ -1,0 +1,43 @@
+#!/bin/sh
+# Submits a sharded precompute to Slurm: a job array with one task per shard, then a merge job
+# that runs once every shard has succeeded. See docs/database.md ("Precomputing on a cluster").
+#
+#   deploy/slurm/precompute.sh OUT_DIR [precompute arguments...]
+#
+# Environment (defaults in brackets):
+#   SHARDS     number of shards [8]
+#   MORELLO    the morello binary, on a path every node sees [morello]
+#   CPUS       cores per shard (--cpus-per-task, and the shard's -j) [4]
+#   SBATCH     extra sbatch options for every job, such as "--partition=cpu --time=1-0" []
+#
+# The precompute arguments name the goals and the target the table is for, the same for every
+# shard, for example
+#   matmul --up-to 1024 --target x86-avx512 --processors 32
+# (name the target and processor count of the machines that will search with the table: a table
+# answers only searches for the exact target it was computed for).
+#
+# Shard I writes OUT_DIR/part-I.mdb; the merge writes OUT_DIR/table.mdb and checks it. A shard that
+# failed or was killed resumes from what it saved: resubmit it alone with
+#   sbatch --array=I deploy/slurm/shard.sbatch
+# (with the same environment), then the merge.
+set -eu
+if [ $# -lt 2 ]; then
+    echo "usage: $0 OUT_DIR precompute-arguments..." >&2
+    exit 2
+fi
+OUT_DIR=$1
+shift
+SHARDS=${SHARDS:-8}
+CPUS=${CPUS:-4}
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUT_DIR"
+OUT_DIR=$(cd "$OUT_DIR" && pwd)
+export MORELLO="${MORELLO:-morello}" OUT_DIR SHARDS PRECOMPUTE_ARGS="$*"
+# shellcheck disable=SC2086 # SBATCH holds several options
+array=$(sbatch --parsable ${SBATCH:-} --array="0-$((SHARDS - 1))" --cpus-per-task="$CPUS" \
+    --job-name=morello-shard --output="$OUT_DIR/part-%a.log" --export=ALL "$HERE/shard.sbatch")
+array=${array%%;*}
+# shellcheck disable=SC2086
+merge=$(sbatch --parsable ${SBATCH:-} --dependency="afterok:$array" --job-name=morello-merge \
+    --output="$OUT_DIR/merge.log" --export=ALL "$HERE/merge.sbatch")
+echo "submitted shards as job $array (array 0-$((SHARDS - 1))) and the merge as job ${merge%%;*}; table: $OUT_DIR/table.mdb"

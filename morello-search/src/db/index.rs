@@ -1,0 +1,142 @@
+//! The index of a committed state: runs of blocks sorted by key, found through pages.
+//!
+//! ```text
+//! index record   runs (oldest first), total specs, dead bytes (frames no run refers to)
+//! run            specs; pages, each with its first key and frame
+//! page           up to PAGE_BLOCKS block references: first key, specs, frame
+//! ```
+//!
+//! A run is one sorted sequence of blocks with disjoint, ascending key ranges; each save that
+//! adds specs writes a new run (newer runs are searched first; a spec is in at most one run).
+//! A lookup finds, in each run, the last page and then the last block whose first key is at most
+//! the key: one page and one block per run, each read, checked and decompressed on first use. The
+//! index record itself (a few bytes per page) is read when the file is opened.
+
+use serde::{Deserialize, Serialize};
+
+use crate::db::block::{BLOCK_BYTES, encode_block, encode_record};
+use crate::db::format::{Appender, FrameRef, Sink, bincode_options};
+use crate::frontier::Entry;
+use bincode::Options;
+
+/// Blocks per index page.
+pub(crate) const PAGE_BLOCKS: usize = 128;
+
+/// The index of a committed state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct IndexRecord {
+    /// Runs, oldest first.
+    pub runs: Vec<RunRef>,
+    /// Bytes of frames that no run refers to any more (merged away), for deciding when to compact.
+    pub dead_bytes: u64,
+}
+
+impl IndexRecord {
+    /// Specs over all runs.
+    pub fn specs(&self) -> u64 {
+        self.runs.iter().map(|r| r.specs).sum()
+    }
+}
+
+/// One run: a sorted sequence of blocks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RunRef {
+    /// Specs in the run.
+    pub specs: u64,
+    /// Its pages, by ascending first key.
+    pub pages: Vec<PageRef>,
+    /// Bytes of all its frames (blocks and pages).
+    pub bytes: u64,
+}
+
+/// One page of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PageRef {
+    /// The first key of its first block.
+    pub first_key: Vec<u8>,
+    /// Its blocks.
+    pub blocks: u32,
+    /// Where it is.
+    pub frame: FrameRef,
+}
+
+/// One block of a page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct BlockRef {
+    /// Its first key.
+    pub first_key: Vec<u8>,
+    /// Specs in it.
+    pub specs: u32,
+    /// Where it is.
+    pub frame: FrameRef,
+}
+
+/// Encodes the index record.
+pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    bincode_options(u64::MAX).serialize(value).expect("index records serialise")
+}
+
+/// Decodes an index record or page.
+///
+/// # Errors
+/// bincode's message.
+pub(crate) fn decode<T: for<'de> Deserialize<'de>>(raw: &[u8]) -> Result<T, String> {
+    bincode_options(raw.len() as u64).deserialize(raw).map_err(|e| e.to_string())
+}
+
+/// Writes `entries` (sorted by key, keys distinct) as one run of blocks and pages.
+///
+/// # Errors
+/// The sink's.
+pub(crate) fn write_run<S: Sink>(
+    out: &mut Appender<'_, S>,
+    entries: &[(Vec<u8>, &[Entry])],
+    levels: usize,
+) -> std::io::Result<RunRef> {
+    let start = out.end;
+    let mut blocks: Vec<BlockRef> = Vec::new();
+    let mut records: Vec<Vec<u8>> = Vec::new();
+    let mut first_key: Option<&[u8]> = None;
+    let mut raw_bytes = 0usize;
+    let mut flush = |records: &mut Vec<Vec<u8>>, first: &mut Option<&[u8]>, raw: &mut usize| {
+        let block = encode_block(records);
+        let frame = out.frame(&block)?;
+        blocks.push(BlockRef {
+            first_key: first.take().expect("a block has a first record").to_vec(),
+            specs: records.len() as u32,
+            frame,
+        });
+        records.clear();
+        *raw = 0;
+        Ok::<(), std::io::Error>(())
+    };
+    for (key, frontier) in entries {
+        let mut record = Vec::new();
+        encode_record(&mut record, key, frontier, levels);
+        first_key.get_or_insert(key);
+        raw_bytes += record.len() + 4;
+        records.push(record);
+        if raw_bytes >= BLOCK_BYTES {
+            flush(&mut records, &mut first_key, &mut raw_bytes)?;
+        }
+    }
+    if !records.is_empty() {
+        flush(&mut records, &mut first_key, &mut raw_bytes)?;
+    }
+    let mut pages = Vec::new();
+    for chunk in blocks.chunks(PAGE_BLOCKS) {
+        let frame = out.frame(&encode(&chunk.to_vec()))?;
+        pages.push(PageRef { first_key: chunk[0].first_key.clone(), blocks: chunk.len() as u32, frame });
+    }
+    Ok(RunRef { specs: entries.len() as u64, pages, bytes: out.end - start })
+}
+
+/// Index of the last item whose first key is at most `key`, given the items' first keys in
+/// ascending order.
+pub(crate) fn last_at_most<'a, T: 'a>(
+    items: &'a [T],
+    key: &[u8],
+    first_key: impl Fn(&T) -> &[u8],
+) -> Option<usize> {
+    items.partition_point(|item| first_key(item) <= key).checked_sub(1)
+}
