@@ -123,6 +123,7 @@ fn bad_tables_exit_2_with_the_reason_and_stay_untouched() {
     );
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("was written for target x86-avx2"), "{}", run.stderr);
+    assert!(run.stderr.contains("This table answers searches with --target x86-avx2"), "{}", run.stderr);
     assert_eq!(std::fs::read(&good).unwrap(), bytes);
     // db commands report bad files the same way, and name a damaged block.
     let run = morello(cache.path(), &["db", "verify", cache.path().join("flipped.mdb").to_str().unwrap()]);

@@ -62,6 +62,13 @@ impl Frontier {
         Frontier { entries }
     }
 
+    /// Entries already sorted by rank (strictly ascending), as a table stores them; the caller
+    /// checked the order (`db::validate`), and a dominated entry among them would only cost space.
+    pub(crate) fn from_sorted(entries: Vec<Entry>) -> Frontier {
+        debug_assert!(entries.windows(2).all(|p| p[0].rank() < p[1].rank()));
+        Frontier { entries }
+    }
+
     /// At most `k` of the entries, evenly spread from the cheapest to the smallest (both kept when
     /// `k >= 2`): still sorted and free of dominated entries, but no longer every trade-off. The
     /// quick fallback of a stopped search keeps frontiers this small.

@@ -19,7 +19,7 @@ use crate::frontier::Entry;
 use crate::peaks::Peaks;
 
 /// Blocks are cut once their raw size reaches this (a lookup decompresses one block).
-pub(crate) const BLOCK_BYTES: usize = 16 * 1024;
+pub(crate) const BLOCK_BYTES: usize = 4 * 1024;
 
 fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
@@ -44,6 +44,13 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> Result<u64, String> {
         }
     }
     Err("a number is longer than 10 bytes".into())
+}
+
+/// Appends one record of a key and raw value bytes (index pages use these: see `index`).
+pub(crate) fn encode_keyed(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
+    put_varint(out, key.len() as u64);
+    out.extend_from_slice(key);
+    out.extend_from_slice(value);
 }
 
 /// Appends one record.
@@ -143,6 +150,17 @@ impl Block {
     pub fn key(&self, i: usize) -> &[u8] {
         let r = self.records[i];
         &self.raw[r.key_start..r.key_end]
+    }
+
+    /// The bytes of record `i` after its key.
+    pub fn value(&self, i: usize) -> &[u8] {
+        let r = self.records[i];
+        &self.raw[r.key_end..r.end]
+    }
+
+    /// The last record whose key is at most `key`, if any.
+    pub fn last_at_most(&self, key: &[u8]) -> Option<usize> {
+        self.records.partition_point(|r| &self.raw[r.key_start..r.key_end] <= key).checked_sub(1)
     }
 
     /// The record whose key is `key`, if any.

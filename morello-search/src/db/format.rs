@@ -386,10 +386,27 @@ pub(crate) fn read_frame(
     if fnv(&[&stored]) != frame.checksum {
         return Err(corrupt("its checksum does not match its content".into()));
     }
-    let raw = zstd::bulk::decompress(&stored, frame.raw_len as usize)
+    let raw = decompress(&stored, frame.raw_len as usize)
         .map_err(|e| corrupt(format!("it does not decompress: {e}")))?;
     if raw.len() != frame.raw_len as usize {
         return Err(corrupt(format!("it is {} bytes, and its index says {}", raw.len(), frame.raw_len)));
     }
     Ok(raw)
+}
+
+thread_local! {
+    /// A decompression context per thread, reused (creating one costs more than a small frame).
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Decompresses a zstd frame of at most `capacity` bytes.
+fn decompress(stored: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Decompressor::new()?);
+        }
+        slot.as_mut().expect("the decompressor was just created").decompress(stored, capacity)
+    })
 }

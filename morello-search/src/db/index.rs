@@ -3,7 +3,9 @@
 //! ```text
 //! index record   runs (oldest first), total specs, dead bytes (frames no run refers to)
 //! run            specs; pages, each with its first key and frame
-//! page           up to PAGE_BLOCKS block references: first key, specs, frame
+//! page           up to PAGE_BLOCKS block references in the layout of a block (see `block`): per
+//!                block its first key, then specs u32, frame offset u64, stored length u32, raw
+//!                length u32, checksum u64 (little-endian), searchable without decoding it
 //! ```
 //!
 //! A run is one sorted sequence of blocks with disjoint, ascending key ranges; each save that
@@ -14,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::db::block::{BLOCK_BYTES, encode_block, encode_record};
+use crate::db::block::{BLOCK_BYTES, Block, encode_block, encode_keyed, encode_record};
 use crate::db::format::{Appender, FrameRef, Sink, bincode_options};
 use crate::frontier::Entry;
 use bincode::Options;
@@ -61,7 +63,7 @@ pub(crate) struct PageRef {
 }
 
 /// One block of a page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BlockRef {
     /// Its first key.
     pub first_key: Vec<u8>,
@@ -69,6 +71,40 @@ pub(crate) struct BlockRef {
     pub specs: u32,
     /// Where it is.
     pub frame: FrameRef,
+}
+
+/// Bytes of a block reference's value in a page.
+const BLOCK_REF_BYTES: usize = 28;
+
+impl BlockRef {
+    /// The value bytes of this reference in a page.
+    fn value(&self) -> [u8; BLOCK_REF_BYTES] {
+        let mut out = [0u8; BLOCK_REF_BYTES];
+        out[0..4].copy_from_slice(&self.specs.to_le_bytes());
+        out[4..12].copy_from_slice(&self.frame.offset.to_le_bytes());
+        out[12..16].copy_from_slice(&self.frame.len.to_le_bytes());
+        out[16..20].copy_from_slice(&self.frame.raw_len.to_le_bytes());
+        out[20..28].copy_from_slice(&self.frame.checksum.to_le_bytes());
+        out
+    }
+
+    /// Record `i` of a page.
+    ///
+    /// # Errors
+    /// A message if the record is not a block reference.
+    pub fn of_page(page: &Block, i: usize) -> Result<BlockRef, String> {
+        let v = page.value(i);
+        if v.len() != BLOCK_REF_BYTES {
+            return Err(format!("record {i} is {} bytes, not a block reference", v.len()));
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(v[at..at + 4].try_into().expect("four bytes"));
+        let u64_at = |at: usize| u64::from_le_bytes(v[at..at + 8].try_into().expect("eight bytes"));
+        Ok(BlockRef {
+            first_key: page.key(i).to_vec(),
+            specs: u32_at(0),
+            frame: FrameRef { offset: u64_at(4), len: u32_at(12), raw_len: u32_at(16), checksum: u64_at(20) },
+        })
+    }
 }
 
 /// Encodes the index record.
@@ -125,7 +161,15 @@ pub(crate) fn write_run<S: Sink>(
     }
     let mut pages = Vec::new();
     for chunk in blocks.chunks(PAGE_BLOCKS) {
-        let frame = out.frame(&encode(&chunk.to_vec()))?;
+        let records: Vec<Vec<u8>> = chunk
+            .iter()
+            .map(|b| {
+                let mut record = Vec::new();
+                encode_keyed(&mut record, &b.first_key, &b.value());
+                record
+            })
+            .collect();
+        let frame = out.frame(&encode_block(&records))?;
         pages.push(PageRef { first_key: chunk[0].first_key.clone(), blocks: chunk.len() as u32, frame });
     }
     Ok(RunRef { specs: entries.len() as u64, pages, bytes: out.end - start })

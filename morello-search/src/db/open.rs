@@ -45,7 +45,7 @@ use crate::db::format::FORMAT_VERSION;
 use crate::db::identity::{MODEL_VERSION, Schema};
 use crate::db::reader::Reader;
 use crate::db::table::{SaveReport, check_identity, spec_key};
-use crate::db::validate::check_frontier;
+use crate::db::validate::{FrontierCheck, check_frontier};
 use crate::frontier::Frontier;
 use crate::memo::{Memo, MemoSource};
 use crate::peaks::{PeakCodec, Peaks};
@@ -185,7 +185,7 @@ impl MemoSource for TableSource {
         let Some(entries) = self.reader.lookup(&spec_key(spec)).map_err(|e| e.to_string())? else {
             return Ok(None);
         };
-        check_frontier(entries, self.capacities).map(Some).map_err(|reason| {
+        check_frontier(entries, self.capacities, FrontierCheck::Ordered).map(Some).map_err(|reason| {
             DbError::Invalid {
                 path: self.reader.path().into(),
                 spec: spec.display(&self.target).to_string(),

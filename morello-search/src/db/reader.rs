@@ -33,7 +33,7 @@ const CACHED_BLOCKS: usize = 1024;
 pub(crate) type StoredEntry = (Vec<u8>, Vec<Entry>);
 
 /// Decoded index pages by (run, page).
-type PageCache = HashMap<(usize, usize), Arc<Vec<BlockRef>>, FxBuildHasher>;
+type PageCache = HashMap<(usize, usize), Arc<Block>, FxBuildHasher>;
 
 /// One committed state of a table file.
 pub(crate) struct Reader {
@@ -140,31 +140,38 @@ impl Reader {
         let mut out = Vec::new();
         for (r, run) in self.index.runs.iter().enumerate() {
             for p in 0..run.pages.len() {
-                out.extend(self.page(r, p)?.iter().cloned());
+                let page = self.page(r, p)?;
+                for b in 0..page.len() {
+                    out.push(self.block_ref(&page, r, p, b)?);
+                }
             }
         }
         Ok(out)
     }
 
-    fn page(&self, run: usize, page: usize) -> Result<Arc<Vec<BlockRef>>, DbError> {
+    fn page(&self, run: usize, page: usize) -> Result<Arc<Block>, DbError> {
         if let Some(p) = self.pages.lock().unwrap_or_else(PoisonError::into_inner).get(&(run, page)) {
             return Ok(Arc::clone(p));
         }
         let page_ref = &self.index.runs[run].pages[page];
         let what = || format!("index page {page} of run {run}");
         let raw = read_frame(self.storage.as_ref(), &page_ref.frame, self.commit.length, &self.path, &what)?;
-        let blocks: Vec<BlockRef> =
-            decode(&raw).map_err(|e| self.corrupt(format!("{} is unreadable: {e}", what())))?;
-        let ordered = blocks.windows(2).all(|p| p[0].first_key < p[1].first_key);
+        let blocks =
+            Block::decode(raw).map_err(|e| self.corrupt(format!("{} is unreadable: {e}", what())))?;
         if blocks.len() != page_ref.blocks as usize
-            || !ordered
-            || blocks.first().is_none_or(|b| b.first_key != page_ref.first_key)
+            || blocks.len() == 0
+            || blocks.key(0) != page_ref.first_key
         {
             return Err(self.corrupt(format!("{} does not match the index record", what())));
         }
         let blocks = Arc::new(blocks);
         self.pages.lock().unwrap_or_else(PoisonError::into_inner).insert((run, page), Arc::clone(&blocks));
         Ok(blocks)
+    }
+
+    /// Block `b` of page `p` of run `r`.
+    fn block_ref(&self, page: &Block, r: usize, p: usize, b: usize) -> Result<BlockRef, DbError> {
+        BlockRef::of_page(page, b).map_err(|e| self.corrupt(format!("index page {p} of run {r}: {e}")))
     }
 
     /// Reads and checks one block (not cached).
@@ -199,9 +206,9 @@ impl Reader {
         for (r, run) in self.index.runs.iter().enumerate().rev() {
             let Some(p) = last_at_most(&run.pages, key, |p| &p.first_key) else { continue };
             let page = self.page(r, p)?;
-            let Some(b) = last_at_most(&page, key, |b| &b.first_key) else { continue };
+            let Some(b) = page.last_at_most(key) else { continue };
             let what = || format!("block {} of run {r}", p * crate::db::index::PAGE_BLOCKS + b);
-            let block = self.block(&page[b], &what)?;
+            let block = self.block(&self.block_ref(&page, r, p, b)?, &what)?;
             if let Some(i) = block.find(key) {
                 let entries =
                     block.entries(i, self.levels).map_err(|e| self.corrupt(format!("{}: {e}", what())))?;
@@ -231,9 +238,9 @@ impl Reader {
             let mut entries: Vec<StoredEntry> = Vec::with_capacity(run.specs as usize);
             for p in 0..run.pages.len() {
                 let page = self.page(r, p)?;
-                for (b, block_ref) in page.iter().enumerate() {
+                for b in 0..page.len() {
                     let what = || format!("block {} of run {r}", p * crate::db::index::PAGE_BLOCKS + b);
-                    let block = self.read_block(block_ref, &what)?;
+                    let block = self.read_block(&self.block_ref(&page, r, p, b)?, &what)?;
                     if entries.last().is_some_and(|(last, _)| last.as_slice() >= block.key(0)) {
                         return Err(self.corrupt(format!("{} is not in key order", what())));
                     }

@@ -258,8 +258,9 @@ impl Table {
         check_identity(&reader, schema)?;
         let stored = reader.scan()?;
         let entries = validate::entries(stored, schema.target, &schema.actions, validation, path)?;
+        // The identity matched: a file written from this table is this build's (its sources).
         Ok(Table {
-            identity: reader.metadata().identity.clone(),
+            identity: schema.identity(),
             target: target_json(schema.target),
             levels: schema.target.levels().len(),
             entries,

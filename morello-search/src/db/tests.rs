@@ -221,13 +221,21 @@ fn each_entry(f: impl Fn(&mut Entry) + 'static) -> Box<Tamper> {
 fn validation_refuses_wrong_content_behind_a_good_checksum() {
     let checks: [(&str, Box<Tamper>, Validation); 6] = [
         ("action #", each_entry(|e| e.action = 999), Validation::Full),
-        ("combines its sub-specs", Box::new(|e: &mut Vec<StoredEntry>| raise_first_cost(e)), Validation::Full),
+        (
+            "combines its sub-specs",
+            Box::new(|e: &mut Vec<StoredEntry>| raise_first_cost(e)),
+            Validation::Full,
+        ),
         (
             "exceed the target's capacities",
             each_entry(|e| e.peaks.0 = 0x7878_7878_7800_0000),
             Validation::Structure,
         ),
-        ("not in canonical form", Box::new(|e: &mut Vec<StoredEntry>| make_non_canonical(e)), Validation::Structure),
+        (
+            "not in canonical form",
+            Box::new(|e: &mut Vec<StoredEntry>| make_non_canonical(e)),
+            Validation::Structure,
+        ),
         ("depth 0", each_entry(|e| e.depth = 0), Validation::Structure),
         ("does not decode", Box::new(|entries| entries[0].0.push(0)), Validation::Structure),
     ];

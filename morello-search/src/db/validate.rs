@@ -72,7 +72,7 @@ pub(crate) fn entries(
         .into_par_iter()
         .map(|(key, frontier)| {
             let spec = spec_of_key(&key, target).map_err(|(spec, reason)| invalid(spec, reason))?;
-            let frontier = check_frontier(frontier, capacities)
+            let frontier = check_frontier(frontier, capacities, FrontierCheck::Full)
                 .map_err(|reason| invalid(spec.display(target).to_string(), reason))?;
             Ok((spec, frontier))
         })
@@ -108,8 +108,23 @@ pub(crate) fn spec_of_key(key: &[u8], target: &Target) -> Result<CanonicalSpec, 
     Ok(canonical)
 }
 
-/// A frontier's entries as a [`Frontier`], if they are one.
-pub(crate) fn check_frontier(entries: Vec<Entry>, capacities: Peaks) -> Result<Arc<Frontier>, String> {
+/// How thoroughly a stored frontier is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrontierCheck {
+    /// Sorted by rank, peaks within capacities, depth at least 1: linear, for lookups. A dominated
+    /// entry (only a tampered table has one) costs space, never a wrong answer: the best entry
+    /// under any limits is still the cheapest that fits.
+    Ordered,
+    /// Also free of dominated entries (quadratic in the frontier's size): whole-table reads.
+    Full,
+}
+
+/// A frontier's entries as a [`Frontier`], if they are one (as far as `check` looks).
+pub(crate) fn check_frontier(
+    entries: Vec<Entry>,
+    capacities: Peaks,
+    check: FrontierCheck,
+) -> Result<Arc<Frontier>, String> {
     for e in &entries {
         if e.peaks.0 & HIGH_BITS != 0 || !e.peaks.fits(capacities) {
             return Err(format!("peaks {:016x} exceed the target's capacities", e.peaks.0));
@@ -118,11 +133,19 @@ pub(crate) fn check_frontier(entries: Vec<Entry>, capacities: Peaks) -> Result<A
             return Err("an implementation of depth 0".into());
         }
     }
-    let frontier = Frontier::from_candidates(entries.clone());
-    if frontier.entries() != entries.as_slice() {
-        return Err("the frontier is not sorted or holds dominated entries".into());
+    if entries.windows(2).any(|pair| pair[0].rank() >= pair[1].rank()) {
+        return Err("the frontier is not sorted".into());
     }
-    Ok(Arc::new(frontier))
+    match check {
+        FrontierCheck::Ordered => Ok(Arc::new(Frontier::from_sorted(entries))),
+        FrontierCheck::Full => {
+            let frontier = Frontier::from_candidates(entries.clone());
+            if frontier.entries() != entries.as_slice() {
+                return Err("the frontier holds dominated entries".into());
+            }
+            Ok(Arc::new(frontier))
+        }
+    }
 }
 
 /// Checks that every entry's action exists, that the table holds its sub-specs, and that they

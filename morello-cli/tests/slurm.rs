@@ -1,0 +1,109 @@
+//! The Slurm job array of `deploy/slurm/` end to end on a real cluster: two shards as array
+//! tasks, the merge as a job that depends on them, and the merged table compared with one
+//! precompute. Skipped, with the reason printed, where no Slurm cluster answers (as on CI);
+//! `docs/database.md` says how to start a one-node cluster to run it.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use morello_search::ActionConfig;
+use morello_search::db::{Schema, Table, TableFile, Validation, stored_target};
+
+/// Why the test cannot run here, if it cannot.
+fn slurm_unavailable() -> Option<String> {
+    let runs = |program: &str, args: &[&str]| Command::new(program).args(args).output().ok();
+    match runs("sbatch", &["--version"]) {
+        Some(out) if out.status.success() => {}
+        _ => {
+            return Some(
+                "no sbatch on PATH (Debian's slurm-wlm, with munged, slurmctld and slurmd running)".into(),
+            );
+        }
+    }
+    match runs("sinfo", &["-h", "-o", "%T"]) {
+        Some(out) if out.status.success() => {
+            let states = String::from_utf8_lossy(&out.stdout).to_string();
+            if !states.lines().any(|s| matches!(s.trim_end_matches('*'), "idle" | "mixed" | "allocated")) {
+                return Some(format!("no Slurm node is up (sinfo says: {})", states.trim()));
+            }
+            None
+        }
+        Some(out) => Some(format!(
+            "the Slurm controller does not answer: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+        None => Some("no sinfo on PATH".into()),
+    }
+}
+
+fn load(path: &Path) -> Table {
+    let bytes = std::fs::read(path).expect("the table exists");
+    let (_, target) = stored_target(&bytes, path).expect("a table stores its target");
+    let schema = Schema::new(&target, ActionConfig::default());
+    TableFile::new(path).load(&schema, Validation::Full).expect("a valid table")
+}
+
+#[test]
+#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
+fn the_slurm_array_runs_the_shards_then_the_merge() {
+    if let Some(reason) = slurm_unavailable() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("tables");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/slurm/precompute.sh");
+    let goals = ["matmul", "--up-to", "2", "--dtype", "u32", "--target", "x86-avx2", "--processors", "1"];
+    let submitted = Command::new(&script)
+        .arg(&out_dir)
+        .args(goals)
+        .env("SHARDS", "2")
+        .env("CPUS", "1")
+        .env("MORELLO", env!("CARGO_BIN_EXE_morello"))
+        .env("XDG_CACHE_HOME", dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&submitted.stdout).to_string();
+    assert!(submitted.status.success(), "{stdout}{}", String::from_utf8_lossy(&submitted.stderr));
+    // "submitted shards as job A (array 0-1) and the merge as job B; table: ..."
+    let ids: Vec<&str> = stdout.split("job ").skip(1).filter_map(|s| s.split([' ', ';']).next()).collect();
+    assert_eq!(ids.len(), 2, "{stdout}");
+    let start = Instant::now();
+    loop {
+        let queue = Command::new("squeue").args(["-h", "-j", &ids.join(",")]).output().unwrap();
+        if String::from_utf8_lossy(&queue.stdout).trim().is_empty() {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(300), "the jobs did not finish: {stdout}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let log = |name: &str| std::fs::read_to_string(out_dir.join(name)).unwrap_or_default();
+    let merge_log = log("merge.log");
+    assert!(
+        merge_log.contains("ok: "),
+        "the merge did not verify:\n{merge_log}\nshard 0:\n{}\nshard 1:\n{}",
+        log("part-0.log"),
+        log("part-1.log")
+    );
+    assert!(
+        log("part-0.log").contains("shard 0/2: 4 goals of 8 matmuls up to 2x2x2"),
+        "{}",
+        log("part-0.log")
+    );
+
+    let one = dir.path().join("one.mdb");
+    let local = Command::new(env!("CARGO_BIN_EXE_morello"))
+        .args(["precompute"])
+        .args(goals)
+        .arg("--db")
+        .arg(&one)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(local.status.success(), "{}", String::from_utf8_lossy(&local.stderr));
+    assert!(
+        load(&out_dir.join("table.mdb")).entries() == load(&one).entries(),
+        "the cluster's table differs"
+    );
+}
