@@ -248,9 +248,13 @@ pub fn explain(table: &SearchTable<'_>, err: anyhow::Error, stopped: bool) -> an
 /// A damaged table found by a search, as the CLI reports it (status 2); `None` for other errors.
 pub fn explain_table(err: &SearchError) -> Option<anyhow::Error> {
     match err {
-        SearchError::Table { message } => Some(bad_input(format!(
-            "{message}: check it with `morello db verify`, delete it, or use another table ({BAD_TABLE_HINT})"
-        ))),
+        SearchError::Table { message } => {
+            // The table's own error ends with what to do; this says it once, with the checker.
+            let message = message.strip_suffix(": delete it or use another table").unwrap_or(message);
+            Some(bad_input(format!(
+                "{message}: check it with `morello db verify`, delete it, or use another table ({BAD_TABLE_HINT})"
+            )))
+        }
         _ => None,
     }
 }

@@ -143,6 +143,90 @@ fn bad_tables_exit_2_with_the_reason_and_stay_untouched() {
     assert_eq!(std::fs::read(&damaged).unwrap(), block);
 }
 
+/// Where a table's frames start: after the fixed header (124 bytes) and the metadata, whose
+/// length the header holds at byte 112.
+fn frames_start(bytes: &[u8]) -> usize {
+    124 + u32::from_le_bytes(bytes[112..116].try_into().expect("a header")) as usize
+}
+
+#[test]
+fn a_search_through_a_damaged_block_names_it_and_leaves_the_file() {
+    let cache = tempfile::tempdir().unwrap();
+    let path = cache.path().join("t.mdb");
+    let db = path.to_str().unwrap();
+    ok(cache.path(), &small(&["--db", db, "-q"]));
+    // A new file is written blocks first: the first frame is block 0 of run 0.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let first = frames_start(&bytes);
+    bytes[first + 3] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    // A larger search needs the stored sub-specs, so it reads every block.
+    let run = morello(
+        cache.path(),
+        &["search", "matmul", "4x4x8", "--dtype", "u32", "--target", "x86-avx2", "--db", db],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("{db} is corrupt (block 0 of run 0 at byte {first}"))
+            && run.stderr.contains("checksum does not match its content): check it with `morello db verify`")
+            && run.stderr.matches("delete it").count() == 1,
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "a damaged table is never written");
+    let names: Vec<_> = std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(names.iter().all(|n| !n.to_string_lossy().contains(".tmp.")), "{names:?}");
+}
+
+/// FNV-1a 64, the checksum of a table's metadata.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[test]
+fn a_table_of_another_model_version_is_refused_with_what_to_do() {
+    use morello_search::db::{MODEL_VERSION, stored_target};
+    let cache = tempfile::tempdir().unwrap();
+    let path = cache.path().join("old.mdb");
+    let db = path.to_str().unwrap();
+    ok(cache.path(), &small(&["--db", db, "-q"]));
+    // The metadata (bincode, varint integers) starts with the target's name, its fingerprint,
+    // then the model version: rewrite that as a future morello would have, with its checksum.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let (identity, _) = stored_target(&bytes, &path).unwrap();
+    let fingerprint_bytes = match identity.target_fingerprint {
+        0..=250 => 1,
+        251..=0xffff => 3,
+        0x1_0000..=0xffff_ffff => 5,
+        _ => 9,
+    };
+    let at = 124 + 1 + identity.target_name.len() + fingerprint_bytes;
+    assert_eq!(u32::from(bytes[at]), MODEL_VERSION, "the model version's byte");
+    bytes[at] += 1;
+    let checksum = fnv(&bytes[124..frames_start(&bytes)]);
+    bytes[116..124].copy_from_slice(&checksum.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(stored_target(&bytes, &path).unwrap().0.model_version, MODEL_VERSION + 1);
+
+    let run = morello(cache.path(), &small(&["--db", db]));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let expected = format!(
+        "was written with model version {}, and this morello has model version {MODEL_VERSION}",
+        MODEL_VERSION + 1
+    );
+    assert!(run.stderr.contains(&expected), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("build a table for version {MODEL_VERSION} with `morello precompute`"))
+            && run.stderr.contains("--no-db"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "a table of another version is never written");
+    // db stats says what it is and that this morello cannot use it.
+    let stats = ok(cache.path(), &["db", "stats", db]);
+    assert!(stats.stdout.contains(&format!("usable:      no: the table {expected}")), "{}", stats.stdout);
+}
+
 #[test]
 fn db_stats_verify_and_merge() {
     let cache = tempfile::tempdir().unwrap();

@@ -77,8 +77,8 @@ fn two_shards_merged_equal_one_precompute_and_a_killed_shard_resumes() {
     shard0.kill().unwrap();
     shard0.wait().unwrap();
     assert!(shard1.wait().unwrap().success());
+    let partial = load(&parts[0]).len();
     if killed {
-        let partial = load(&parts[0]).len();
         println!("shard 0 killed with {partial} specs saved");
     } else {
         println!("note: shard 0 finished before it could be killed");
@@ -86,8 +86,12 @@ fn two_shards_merged_equal_one_precompute_and_a_killed_shard_resumes() {
     // Run again, it resumes from what was saved.
     let rerun: Vec<String> = args(&parts[0], &["--shard", "0/2"]).into_iter().filter(|a| a != "-q").collect();
     let rerun: Vec<&str> = rerun.iter().map(String::as_str).collect();
-    let out = ok(dir, &rerun);
+    let run = morello(dir, &rerun);
+    let (out, err) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert!(run.status.success(), "{err}");
     assert!(out.starts_with("shard 0/2: 14 goals of 27 matmuls up to 4x4x4"), "{out}");
+    let opened = format!("table {}: {partial} specs, opened in", parts[0].display());
+    assert!(partial > 0 && err.contains(&opened), "the rerun starts from the saved specs: {err}");
 
     let single: Vec<String> = args(&one, &[]);
     ok(dir, &single.iter().map(String::as_str).collect::<Vec<_>>());
