@@ -2,15 +2,25 @@
 //!
 //! A spec's implementations trade cost against peak memory per level. The frontier keeps every
 //! implementation that no other beats on both: `a` dominates `b` when `a.cost <= b.cost` and
-//! `a.peaks <= b.peaks` at every level. The best implementation under limits `L` is the cheapest
-//! entry whose peaks fit `L` (ties: smaller peaks, compared slowest level first, then shallower,
-//! then the earlier action), so one frontier answers every memory-limit query: memory limits are
-//! not part of the memo key, and each spec is solved once.
+//! `a.peaks <= b.peaks` at every level the spec's frontier keeps apart (its relevant levels under
+//! the search's limits, [`Frontier::from_candidates_on`] and `crate::projection`). The best
+//! implementation under the limits `L` is the cheapest entry whose peaks fit `L` (ties: smaller
+//! peaks, compared slowest level first, then shallower, then the earlier action), so one frontier
+//! answers every budget the spec can be given under `L`: budgets are not part of the memo key,
+//! and each spec is solved once.
 
 use serde::{Deserialize, Serialize};
 
+use crate::grid::{self, Grid};
 use crate::peaks::Peaks;
 use morello_core::cost::Cost;
+
+/// Candidate lists at least this long are filtered on the grid of their peak codes
+/// ([`grid::union`]) when it has at most [`GRID_CELLS_PER_CANDIDATE`] cells per candidate.
+const GRID_ABOVE: usize = 64;
+
+/// See [`GRID_ABOVE`].
+const GRID_CELLS_PER_CANDIDATE: usize = 16;
 
 /// One implementation summarised: its cost, peaks, depth and the action at its root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -31,6 +41,12 @@ impl Entry {
         (self.cost, self.peaks, self.depth, self.action)
     }
 
+    /// The order of [`Frontier::from_candidates_on`] for the levels of `relevant`: cost, peaks
+    /// there, then all peaks, depth and action.
+    pub fn rank_on(&self, relevant: Peaks) -> (Cost, Peaks, Peaks, u32, u16) {
+        (self.cost, self.peaks.on(relevant), self.peaks, self.depth, self.action)
+    }
+
     /// Whether `self` is at least as good as `other` on cost and on every level's peak.
     pub fn dominates(&self, other: &Entry) -> bool {
         self.cost <= other.cost && self.peaks.fits(other.peaks)
@@ -49,17 +65,24 @@ pub struct Frontier {
 
 impl Frontier {
     /// A frontier of candidate entries: dominated ones are dropped.
-    pub fn from_candidates(mut candidates: Vec<Entry>) -> Frontier {
-        candidates.sort_unstable_by_key(Entry::rank);
-        let mut entries: Vec<Entry> = Vec::with_capacity(candidates.len().min(16));
-        for c in candidates {
-            // Everything already kept ranks before `c`, so has cost <= c.cost: `c` survives only
-            // if no kept entry also fits inside its peaks.
-            if !entries.iter().any(|e| e.peaks.fits(c.peaks)) {
-                entries.push(c);
+    pub fn from_candidates(candidates: Vec<Entry>) -> Frontier {
+        Frontier::from_candidates_on(candidates, Peaks::ALL)
+    }
+
+    /// A frontier of candidate entries compared on the levels of `relevant` only (a mask of
+    /// [`Peaks`] bytes): one candidate dominates another when it costs no more and its peaks at
+    /// those levels are no larger. Of candidates equal there, the smaller peaks elsewhere, then the
+    /// shallower, then the earlier action wins.
+    pub fn from_candidates_on(candidates: Vec<Entry>, relevant: Peaks) -> Frontier {
+        // The pairwise filter compares each candidate with up to every kept entry; the grid
+        // visits each cell a few times.
+        if candidates.len() >= GRID_ABOVE && candidates.iter().all(|c| c.cost < Cost::MAX) {
+            let masked = candidates.iter().map(|c| c.peaks.on(relevant));
+            if let Some(grid) = Grid::spanning(masked, candidates.len() * GRID_CELLS_PER_CANDIDATE) {
+                return Frontier { entries: grid::union(&grid, &candidates, relevant) };
             }
         }
-        Frontier { entries }
+        Frontier { entries: filter_pairwise(candidates, relevant) }
     }
 
     /// Entries already sorted by rank (strictly ascending), as a table stores them; the caller
@@ -106,6 +129,25 @@ impl Frontier {
     }
 }
 
+/// The candidates that survive [`Frontier::from_candidates_on`], by comparing each with the
+/// entries kept so far (best-ranked first), in [`Entry::rank`] order.
+fn filter_pairwise(mut candidates: Vec<Entry>, relevant: Peaks) -> Vec<Entry> {
+    candidates.sort_unstable_by_key(|c| c.rank_on(relevant));
+    let mut entries: Vec<Entry> = Vec::with_capacity(candidates.len().min(16));
+    for c in candidates {
+        // Everything already kept ranks before `c`, so has cost <= c.cost: `c` survives only
+        // if no kept entry also fits inside its peaks.
+        let peaks = c.peaks.on(relevant);
+        if !entries.iter().any(|e| e.peaks.on(relevant).fits(peaks)) {
+            entries.push(c);
+        }
+    }
+    if relevant != Peaks::ALL {
+        entries.sort_unstable_by_key(Entry::rank);
+    }
+    entries
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +186,25 @@ mod tests {
         assert_eq!(costs(&f.thinned(3)), [0, 4, 9]);
         assert_eq!(costs(&f.thinned(1)), [0]);
         assert_eq!(costs(&f.thinned(20)), costs(&f));
+    }
+
+    /// Random candidates: costs and peak codes from small ranges, so that ties and dominance
+    /// are common, over four levels (the first always 0, as main memory's usually is).
+    fn candidates() -> impl Strategy<Value = Vec<Entry>> {
+        prop::collection::vec((0u64..40, [0u64..1, 0u64..6, 0u64..5, 0u64..4], 1u32..4, 0u16..5), 0..160)
+            .prop_map(|v| v.into_iter().map(|(c, p, d, a)| Entry { depth: d, ..entry(c, &p, a) }).collect())
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The grid filter keeps exactly what the pairwise filter keeps, for every projection.
+        #[test]
+        fn grid_union_equals_the_pairwise_filter(candidates in candidates(), levels in 0u8..16) {
+            let relevant = Peaks((0..4).filter(|i| levels & (1 << i) != 0).fold(0, |m, i| m | (0xff << (56 - 8 * i))));
+            let relevant = if levels == 15 { Peaks::ALL } else { relevant };
+            let grid = Grid::spanning(candidates.iter().map(|c| c.peaks.on(relevant)), usize::MAX).unwrap();
+            prop_assert_eq!(grid::union(&grid, &candidates, relevant), filter_pairwise(candidates, relevant));
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The memo table: a concurrent map from canonical spec to its Pareto frontier, optionally backed by
 //! a read-only source (a table on disk) that it consults for specs it does not hold.
 //!
-//! The table holds no memory limits: a frontier answers every limit (see [`crate::frontier`]).
+//! The table holds no memory limits: its frontiers answer the target's capacities (see
+//! [`crate::frontier`]; a search under tighter limits solves into a memo of its own).
 //! It is shared by searches (pass one `Arc<Memo>` to several [`crate::Search`]es) and is what the
 //! database persists.
 //!

@@ -26,6 +26,14 @@ impl Peaks {
     /// Nothing at any level.
     pub const ZERO: Peaks = Peaks(0);
 
+    /// Every level: the mask that keeps all of a peak vector.
+    pub const ALL: Peaks = Peaks(u64::MAX);
+
+    /// The levels of `self` that `mask` keeps (a byte of ones per kept level), the others zero.
+    pub fn on(self, mask: Peaks) -> Peaks {
+        Peaks(self.0 & mask.0)
+    }
+
     /// Whether every level of `self` is at most the level of `limits`.
     pub fn fits(self, limits: Peaks) -> bool {
         ((limits.0 | HIGH).wrapping_sub(self.0)) & HIGH == HIGH
@@ -60,6 +68,11 @@ impl PeakCodec {
             registers[i] = !matches!(l.kind, LevelKind::Cache | LevelKind::Memory);
         }
         PeakCodec { levels: target.levels().len(), registers }
+    }
+
+    /// The mask of the levels in `levels` (a bit per level id).
+    pub fn mask(&self, levels: u8) -> Peaks {
+        Peaks((0..self.levels).filter(|&i| levels & (1 << i) != 0).fold(0, |m, i| m | (0xff << shift(i))))
     }
 
     /// Encodes peaks (cache and memory amounts must be 0 or powers of two; registers at most 127).

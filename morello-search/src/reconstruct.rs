@@ -177,6 +177,28 @@ impl<'a> Rebuild<'a> {
         plan.children.iter().map(|child| self.best(child, child_limits).map(|(imp, _)| imp)).collect()
     }
 
+    /// `plan`'s node (an action of `spec`) over the best implementation of each child within
+    /// `limits` less what the action holds, if every child has one and the node fits `limits`.
+    ///
+    /// # Errors
+    /// [`SearchError::Inconsistent`] as [`Rebuild::best`] does for a child.
+    pub(crate) fn best_for_plan(
+        &self,
+        spec: &CanonicalSpec,
+        plan: &Plan,
+        limits: &MemVec,
+    ) -> Result<Option<Impl>, SearchError> {
+        let own = plan.combine.linear(plan.children.len(), self.target).own;
+        let Some(budget) = limits.checked_sub(&own) else { return Ok(None) };
+        let children = match self.children(plan, &budget) {
+            Ok(children) => children,
+            Err(SearchError::NoImplementation { .. }) => return Ok(None),
+            Err(other) => return Err(other),
+        };
+        let imp = plan.build(spec.clone(), children, self.target);
+        Ok(imp.peaks.fits(limits).then_some(imp))
+    }
+
     /// `plan`'s node over `children`, checked to fit `limits`.
     ///
     /// # Errors

@@ -15,8 +15,9 @@
 //! println!("cost {}: {}", solution.cost, solution.report);
 //! ```
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use morello_core::cost::Cost;
@@ -29,6 +30,7 @@ use crate::control::{CancelToken, Checkpoint};
 use crate::error::SearchError;
 use crate::feasible::Feasibility;
 use crate::memo::Memo;
+use crate::peaks::{PeakCodec, Peaks};
 use crate::reconstruct::Rebuild;
 use crate::report::{Progress, SearchReport, StopReason};
 use crate::solve::{Counters, Solver};
@@ -63,6 +65,9 @@ pub struct Search<'t> {
     limits: Option<MemVec>,
     top_k: usize,
     memo: Arc<Memo>,
+    /// Memos of calls under limits tighter than the target's capacities, by encoded limits
+    /// (frontiers answer the limits they were solved for: see [`crate::projection`]).
+    limited: Arc<Mutex<HashMap<Peaks, Arc<Memo>>>>,
     cancel: Option<CancelToken>,
     progress: Option<ProgressFn<'t>>,
     checkpoint: Option<Checkpoint<'t>>,
@@ -98,6 +103,7 @@ impl<'t> Search<'t> {
             limits: None,
             top_k: 1,
             memo: Arc::new(Memo::new()),
+            limited: Arc::default(),
             cancel: None,
             progress: None,
             checkpoint: None,
@@ -134,7 +140,10 @@ impl<'t> Search<'t> {
         self
     }
 
-    /// Memory limits per level for the goal (default: the target's capacities).
+    /// Memory limits per level for the goal (default: the target's capacities). The memo table
+    /// ([`Search::memo`]) holds frontiers for the capacities; under tighter limits each call
+    /// solves into a memo of this search's own for those limits (kept across its calls and
+    /// clones), since a frontier answers the limits it was solved for.
     pub fn limits(mut self, limits: MemVec) -> Self {
         self.limits = Some(limits);
         self
@@ -158,7 +167,8 @@ impl<'t> Search<'t> {
         self
     }
 
-    /// Reuse a memo table (shared with other searches or loaded from a database).
+    /// Reuse a memo table (shared with other searches or loaded from a database): frontiers
+    /// solved under the target's capacities.
     pub fn memo(mut self, memo: Arc<Memo>) -> Self {
         self.memo = memo;
         self
@@ -188,9 +198,21 @@ impl<'t> Search<'t> {
         self
     }
 
-    /// The memo table this search fills.
+    /// The memo table this search fills under the target's capacities.
     pub fn memo_table(&self) -> &Arc<Memo> {
         &self.memo
+    }
+
+    /// The memo table for this search's limits: [`Search::memo_table`] under the capacities,
+    /// otherwise this search's own table for its limits.
+    pub fn limits_memo_table(&self) -> Arc<Memo> {
+        let codec = PeakCodec::new(self.target);
+        let within = codec.encode_limits(&self.solve_limits());
+        if within == codec.encode_limits(&self.target.capacities()) {
+            return Arc::clone(&self.memo);
+        }
+        let mut limited = self.limited.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(limited.entry(within).or_insert_with(|| Arc::new(Memo::new())))
     }
 
     /// The action configuration.
@@ -203,7 +225,15 @@ impl<'t> Search<'t> {
         self.limits.unwrap_or_else(|| self.target.capacities())
     }
 
-    /// Solves every sub-spec `spec` needs into the memo table, without building an implementation.
+    /// The limits the frontiers are solved for: [`Search::effective_limits`] within the target's
+    /// capacities (nothing larger fits the target).
+    fn solve_limits(&self) -> MemVec {
+        let (limits, capacities) = (self.effective_limits(), self.target.capacities());
+        MemVec::from_fn(self.target.levels().len(), |i| limits.0[i].min(capacities.0[i]))
+    }
+
+    /// Solves every sub-spec `spec` needs into the memo table for this search's limits
+    /// ([`Search::limits_memo_table`]), without building an implementation.
     ///
     /// # Errors
     /// [`SearchError::Stopped`] if a limit or the cancel flag stopped it.
@@ -226,12 +256,14 @@ impl<'t> Search<'t> {
         };
         let feasibility = Feasibility::new(self.target);
         let (imp, entry) =
-            self.after_rebuild(self.rebuild(&feasibility).best(spec, &self.effective_limits()))?;
+            self.after_rebuild(self.rebuild(&run, &feasibility).best(spec, &self.effective_limits()))?;
         Ok(Solution { cost: entry.cost, imp, report: self.report(&run, StopReason::Solved) })
     }
 
     /// The `k` best implementations of `spec` within the limits that differ in their root action,
-    /// cheapest first (fewer if fewer actions lead to an implementation).
+    /// cheapest first (fewer if fewer actions lead to an implementation): the best, then for
+    /// every other root action its node over the best implementation of each sub-spec within the
+    /// limits less what the action holds (the root variants of [`crate::variants`]).
     ///
     /// # Errors
     /// As [`Search::solve`].
@@ -244,23 +276,21 @@ impl<'t> Search<'t> {
         };
         let limits = self.effective_limits();
         let feasibility = Feasibility::new(self.target);
-        let rebuild = self.rebuild(&feasibility);
-        // Fails as a search does when nothing fits (or the spec is missing from the memo).
-        self.after_rebuild(rebuild.best_entry(spec, &limits))?;
-        let frontier = self.memo.get(spec).unwrap_or_default();
-        let encoded = rebuild.codec().encode_limits(&limits);
-        let mut solutions = self.after_rebuild(
-            (0..rebuild.actions(spec).len())
-                .filter_map(|index| u16::try_from(index).ok())
-                .filter_map(|action| frontier.best_for_action(action, encoded))
-                .map(|entry| rebuild.entry(spec, entry, &limits))
-                .collect::<Result<Vec<_>, _>>(),
-        )?;
-        solutions.sort_by_key(|imp| (imp.cost, imp.peaks, imp.depth()));
-        solutions.truncate(k.max(1));
+        let rebuild = self.rebuild(&run, &feasibility);
+        let (best, entry) = self.after_rebuild(rebuild.best(spec, &limits))?;
+        let mut others = Vec::new();
+        for (index, (_, plan)) in rebuild.actions(spec).iter().enumerate() {
+            if index != usize::from(entry.action) {
+                if let Some(imp) = self.after_rebuild(rebuild.best_for_plan(spec, plan, &limits))? {
+                    others.push(imp);
+                }
+            }
+        }
+        others.sort_by_key(|imp| (imp.cost, imp.peaks, imp.depth()));
         let report = self.report(&run, StopReason::Solved);
-        Ok(solutions
-            .into_iter()
+        Ok(std::iter::once(best)
+            .chain(others)
+            .take(k.max(1))
             .map(|imp| Solution { cost: imp.cost, imp, report: report.clone() })
             .collect())
     }
@@ -287,7 +317,7 @@ impl<'t> Search<'t> {
         let feasibility = Feasibility::new(self.target);
         let request = VariantRequest { max: k.max(1) - 1, costs };
         let (best, variants) = self.after_rebuild(best_and_variants(
-            &self.rebuild(&feasibility),
+            &self.rebuild(&run, &feasibility),
             spec,
             &self.effective_limits(),
             request,
@@ -299,24 +329,28 @@ impl<'t> Search<'t> {
             .collect())
     }
 
-    /// How this search rebuilds implementations from its memo table.
-    fn rebuild<'a>(&'a self, feasibility: &'a Feasibility<'a>) -> Rebuild<'a> {
-        Rebuild::new(&self.memo, self.target, &self.actions, feasibility)
+    /// How this search rebuilds implementations from the memo table a run solved into.
+    fn rebuild<'a>(&'a self, run: &'a SolverRun, feasibility: &'a Feasibility<'a>) -> Rebuild<'a> {
+        Rebuild::new(&run.memo, self.target, &self.actions, feasibility)
     }
 
-    /// Solves `spec` into the memo table.
+    /// Solves `spec` into the memo table for this search's limits.
     ///
     /// # Errors
     /// [`SearchError::Stopped`] (with the report so far) if a limit or the cancel token stopped
     /// it; [`SearchError::ThreadPool`] if the threads could not start.
     fn run_solver(&self, spec: &CanonicalSpec) -> Result<SolverRun, SearchError> {
-        let run = SolverRun { start: Instant::now(), counters: Counters::default() };
+        let run = SolverRun {
+            start: Instant::now(),
+            counters: Counters::default(),
+            memo: self.limits_memo_table(),
+        };
         let feasibility = Feasibility::new(self.target);
         let solver = Solver {
             target: self.target,
             config: self.actions,
             feasibility: &feasibility,
-            memo: &self.memo,
+            memo: &run.memo,
             cancel: self.cancel.as_ref(),
             deadline: match (self.time_limit.map(|d| run.start + d), self.deadline) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -327,6 +361,7 @@ impl<'t> Search<'t> {
             checkpoint: self.checkpoint.as_ref(),
             counters: &run.counters,
             thin_to: None,
+            limits: self.solve_limits(),
         };
         let outcome = self.in_pool(|| solver.solve(spec))?;
         self.check_table()?;
@@ -386,6 +421,7 @@ impl<'t> Search<'t> {
             checkpoint: None,
             counters: &counters,
             thin_to: Some(FALLBACK_ENTRIES),
+            limits: self.solve_limits(),
         };
         if let Err(reason) = self.in_pool(|| solver.solve(spec))? {
             return Err(SearchError::Stopped { reason, report: stopped });
@@ -413,8 +449,9 @@ impl<'t> Search<'t> {
     }
 }
 
-/// One run of the solver: when it started and what it counted.
+/// One run of the solver: when it started, what it counted, and the memo it solved into.
 struct SolverRun {
     start: Instant,
     counters: Counters,
+    memo: Arc<Memo>,
 }

@@ -31,8 +31,10 @@ use crate::actions::{ActionConfig, Linear, actions};
 use crate::control::{CancelToken, Checkpoint};
 use crate::feasible::Feasibility;
 use crate::frontier::{Entry, Frontier};
+use crate::grid::{self, Grid, Partial};
 use crate::memo::Memo;
 use crate::peaks::{PeakCodec, Peaks};
+use crate::projection::Projection;
 use crate::report::{Phase, Progress, StopReason};
 
 /// One action of a spec in the graph: its index, its sub-specs, and how they combine.
@@ -67,6 +69,8 @@ pub(crate) struct Solver<'a> {
     pub counters: &'a Counters,
     /// Keep at most this many entries per frontier ([`Frontier::thinned`]): fast, not exact.
     pub thin_to: Option<usize>,
+    /// The limits the frontiers answer (within the target's capacities; see [`crate::projection`]).
+    pub limits: MemVec,
 }
 
 impl Solver<'_> {
@@ -118,6 +122,7 @@ impl Solver<'_> {
         let mut edges: Vec<Vec<Edge>> = vec![Vec::new()];
         let mut wave: Vec<u32> = vec![0];
         let mut expanded = 0u64;
+        let projection = Projection::new(self.target);
         while !wave.is_empty() {
             if let Some(reason) = self.stop_reason(expanded) {
                 return (Graph { specs, known, edges }, Some(reason));
@@ -133,6 +138,11 @@ impl Solver<'_> {
                         .enumerate()
                         .map(|(index, (_, plan))| {
                             let linear = plan.combine.linear(plan.children.len(), self.target);
+                            debug_assert!(
+                                plan.children.iter().all(|c| projection.keeps(spec, &linear.own, c)),
+                                "an action of {} breaks the projection's facts (see projection.rs)",
+                                spec.display(self.target)
+                            );
                             let children = plan
                                 .children
                                 .into_iter()
@@ -204,10 +214,13 @@ impl Solver<'_> {
             .collect();
         let total: u64 = buckets.iter().map(|b| b.len() as u64).sum();
         let codec = PeakCodec::new(self.target);
+        let capacities = self.target.capacities();
+        let limits = MemVec::from_fn(self.target.levels().len(), |i| self.limits.0[i].min(capacities.0[i]));
         let cx = NodeContext {
             frontiers: &frontiers,
-            capacities: codec.encode_limits(&self.target.capacities()),
+            limits: codec.encode_limits(&limits),
             codec,
+            projection: Projection::new(self.target),
             target: self.target,
             thin_to: self.thin_to,
         };
@@ -220,7 +233,8 @@ impl Solver<'_> {
             }
             self.report(Phase::Solve, done, total);
             bucket.par_iter().for_each(|&id| {
-                let frontier = solve_node(&edges[id as usize], &cx);
+                let spec = specs[id as usize].as_ref().expect("explored specs are recorded");
+                let frontier = solve_node(&edges[id as usize], cx.projection.mask(spec), &cx);
                 let _ = frontiers[id as usize].set(Arc::new(frontier));
             });
             // Everything solved, even when stopping early, is correct and goes to the memo as
@@ -265,6 +279,7 @@ pub fn explore_only(
         checkpoint: None,
         counters: &counters,
         thin_to: None,
+        limits: target.capacities(),
     };
     let (graph, _) = solver.explore(goal);
     graph.specs.into_iter().flatten().collect()
@@ -327,19 +342,13 @@ fn heights(edges: &[Vec<Edge>], known: &[Option<Arc<Frontier>>]) -> Vec<u32> {
     height
 }
 
-/// A partial combination of some children: summed weighted cost, maximal peaks, maximal depth.
-#[derive(Debug, Clone, Copy)]
-struct Partial {
-    cost: Cost,
-    peaks: Peaks,
-    depth: u32,
-}
-
-/// What solving one node needs besides its edges: the frontiers so far and the target's limits.
+/// What solving one node needs besides its edges: the frontiers so far, the limits they answer
+/// and which levels each keeps apart.
 struct NodeContext<'a> {
     frontiers: &'a [OnceLock<Arc<Frontier>>],
-    capacities: Peaks,
+    limits: Peaks,
     codec: PeakCodec,
+    projection: Projection,
     target: &'a Target,
     thin_to: Option<usize>,
 }
@@ -350,63 +359,33 @@ struct NodeContext<'a> {
 /// costs a quarter of the time; large ones dominate searches like `100x3x50`, where it saves 95%.
 const MERGE_ABOVE: usize = 256;
 
-/// The frontier of one spec from its actions and its children's frontiers.
-fn solve_node(edges: &[Edge], cx: &NodeContext<'_>) -> Frontier {
+/// A product of frontiers is made on the grid of their peak codes ([`grid::product`]) when its
+/// cells times the work per cell are at most the pairs of entries over this (the pairs are an
+/// upper bound: `undominated_prefix` skips many).
+const GRID_GAIN: usize = 2;
+
+/// The frontier of one spec from its actions and its children's frontiers, keeping the levels of
+/// `relevant` apart (see [`crate::projection`]).
+fn solve_node(edges: &[Edge], relevant: Peaks, cx: &NodeContext<'_>) -> Frontier {
     let mut candidates = Vec::new();
     'actions: for edge in edges {
-        let mut partials = vec![Partial { cost: 0, peaks: Peaks::ZERO, depth: 0 }];
-        for (index, (child, &weight)) in edge.children.iter().zip(&edge.linear.weights).enumerate() {
+        let mut children: Vec<(&[Entry], u64)> = Vec::with_capacity(edge.children.len());
+        for (child, &weight) in edge.children.iter().zip(&edge.linear.weights) {
             let frontier = cx.frontiers[*child as usize].get().expect("children are solved before parents");
             if frontier.is_empty() {
                 continue 'actions;
             }
-            let combinations = partials.iter().flat_map(|p| {
-                let entries = frontier.entries();
-                entries[..undominated_prefix(entries, p.peaks)].iter().filter_map(move |e| {
-                    let peaks = p.peaks.max(e.peaks);
-                    peaks.fits(cx.capacities).then(|| Partial {
-                        cost: p.cost.saturating_add(weight.saturating_mul(e.cost)),
-                        peaks,
-                        depth: p.depth.max(e.depth),
-                    })
-                })
-            });
-            partials = if index == 0 {
-                // One child's frontier, scaled, is already free of dominated entries.
-                combinations.collect()
-            } else if partials.len() * frontier.entries().len() <= MERGE_ABOVE {
-                prune(combinations.collect())
-            } else {
-                // Of the combinations with equal peaks only the cheapest (then shallowest) can
-                // survive, so large products are merged as they are made: the product of two
-                // frontiers has far fewer distinct peak vectors than pairs.
-                let mut next: HashMap<Peaks, Partial, FxBuildHasher> = HashMap::default();
-                next.reserve(partials.len().max(frontier.entries().len()));
-                for candidate in combinations {
-                    next.entry(candidate.peaks)
-                        .and_modify(|kept| {
-                            if (candidate.cost, candidate.depth) < (kept.cost, kept.depth) {
-                                *kept = candidate;
-                            }
-                        })
-                        .or_insert(candidate);
-                }
-                // `prune` sorts, so the map's order does not matter.
-                prune(next.into_values().collect())
-            };
-            if partials.is_empty() {
-                continue 'actions;
-            }
+            children.push((frontier.entries(), weight));
         }
         let own = edge.linear.own;
-        for p in partials {
+        for p in combine(&children, cx.limits) {
             let peaks = if own == MemVec::ZERO {
                 p.peaks
             } else {
                 let total = own.saturating_add(&cx.codec.decode(p.peaks));
                 cx.codec.encode_peaks(&snap_peaks(total, cx.target))
             };
-            if peaks.fits(cx.capacities) {
+            if peaks.fits(cx.limits) {
                 candidates.push(Entry {
                     cost: edge.linear.base.saturating_add(p.cost),
                     peaks,
@@ -416,11 +395,83 @@ fn solve_node(edges: &[Edge], cx: &NodeContext<'_>) -> Frontier {
             }
         }
     }
-    let frontier = Frontier::from_candidates(candidates);
+    let frontier = Frontier::from_candidates_on(candidates, relevant);
     match cx.thin_to {
         Some(k) => frontier.thinned(k),
         None => frontier,
     }
+}
+
+/// The frontier of the weighted product of non-empty `children` (see [`grid::product`] for what
+/// is kept), within `capacities`: on the grid of their peak codes when that is much smaller than
+/// the pairs, otherwise by pairing entries.
+fn combine(children: &[(&[Entry], u64)], capacities: Peaks) -> Vec<Partial> {
+    if children.len() >= 2 {
+        let pairs = children.iter().fold(1usize, |n, (entries, _)| n.saturating_mul(entries.len()));
+        let saturated = || children.iter().any(|(entries, _)| entries.iter().any(|e| e.cost == Cost::MAX));
+        // Per cell: a down-minimum pass per axis and child, a sum per child, a check per axis.
+        let work_per_cell = 2 * children.len() + 4;
+        let limit = pairs / (GRID_GAIN * work_per_cell);
+        if limit >= 16 && !saturated() {
+            let peaks = children.iter().flat_map(|(entries, _)| entries.iter().map(|e| e.peaks));
+            if let Some(grid) = Grid::spanning(peaks, limit) {
+                let mut partials = grid::product(&grid, children);
+                partials.retain(|p| p.peaks.fits(capacities));
+                return partials;
+            }
+        }
+    }
+    combine_pairs(children, capacities)
+}
+
+/// [`combine`] by pairing entries child by child, pruning partial combinations as it goes.
+///
+/// Until the last child, a partial is dropped only when another is cheaper with peaks at most its
+/// own, or as cheap, with peaks and depth at most its own (`prune_partials`): a partial of equal
+/// cost and smaller peaks but a greater depth may still combine into the same final peaks, where
+/// the smaller depth wins. So the survivors are exactly [`grid::product`]'s.
+fn combine_pairs(children: &[(&[Entry], u64)], capacities: Peaks) -> Vec<Partial> {
+    let mut partials = vec![Partial { cost: 0, peaks: Peaks::ZERO, depth: 0 }];
+    for (index, &(entries, weight)) in children.iter().enumerate() {
+        let combinations = partials.iter().flat_map(|p| {
+            entries[..undominated_prefix(entries, p.peaks)].iter().filter_map(move |e| {
+                let peaks = p.peaks.max(e.peaks);
+                peaks.fits(capacities).then(|| Partial {
+                    cost: p.cost.saturating_add(weight.saturating_mul(e.cost)),
+                    peaks,
+                    depth: p.depth.max(e.depth),
+                })
+            })
+        });
+        let last = index + 1 == children.len();
+        partials = if index == 0 {
+            // One child's frontier, scaled, is already free of dominated entries.
+            combinations.collect()
+        } else if partials.len() * entries.len() <= MERGE_ABOVE {
+            prune(combinations.collect(), last)
+        } else {
+            // Of the combinations with equal peaks only the cheapest (then shallowest) can
+            // survive, so large products are merged as they are made: the product of two
+            // frontiers has far fewer distinct peak vectors than pairs.
+            let mut next: HashMap<Peaks, Partial, FxBuildHasher> = HashMap::default();
+            next.reserve(partials.len().max(entries.len()));
+            for candidate in combinations {
+                next.entry(candidate.peaks)
+                    .and_modify(|kept| {
+                        if (candidate.cost, candidate.depth) < (kept.cost, kept.depth) {
+                            *kept = candidate;
+                        }
+                    })
+                    .or_insert(candidate);
+            }
+            // `prune` sorts, so the map's order does not matter.
+            prune(next.into_values().collect(), last)
+        };
+        if partials.is_empty() {
+            break;
+        }
+    }
+    partials
 }
 
 /// How many of `entries` (sorted by cost) a partial with `peaks` needs pairing with.
@@ -438,16 +489,71 @@ fn undominated_prefix(entries: &[Entry], peaks: Peaks) -> usize {
 }
 
 /// Drops partial combinations that another beats on cost and every peak (ties: smaller depth).
-fn prune(mut partials: Vec<Partial>) -> Vec<Partial> {
+/// Before the `last` child, one of equal cost and smaller peaks beats a partial only if it is also
+/// as shallow (see [`combine_pairs`]).
+fn prune(mut partials: Vec<Partial>, last: bool) -> Vec<Partial> {
     if partials.len() <= 1 {
         return partials;
     }
     partials.sort_unstable_by_key(|p| (p.cost, p.peaks, p.depth));
     let mut kept: Vec<Partial> = Vec::with_capacity(partials.len().min(16));
     for p in partials {
-        if !kept.iter().any(|k| k.peaks.fits(p.peaks)) {
+        let beaten = |k: &Partial| k.peaks.fits(p.peaks) && (last || k.cost < p.cost || k.depth <= p.depth);
+        if !kept.iter().any(beaten) {
             kept.push(p);
         }
     }
     kept
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A frontier from random entries over four levels (the first always 0).
+    fn frontier() -> impl Strategy<Value = Frontier> {
+        prop::collection::vec((0u64..30, [0u64..1, 0u64..5, 0u64..4, 0u64..4], 1u32..4), 1..40).prop_map(
+            |v| {
+                Frontier::from_candidates(
+                    v.into_iter()
+                        .map(|(cost, p, depth)| Entry {
+                            cost,
+                            peaks: Peaks(
+                                p.iter().enumerate().fold(0, |acc, (i, c)| acc | (c << (56 - 8 * i))),
+                            ),
+                            depth,
+                            action: 0,
+                        })
+                        .collect(),
+                )
+            },
+        )
+    }
+
+    fn sorted(mut partials: Vec<Partial>) -> Vec<(u64, u64, u32)> {
+        let mut out: Vec<_> = partials.drain(..).map(|p| (p.cost, p.peaks.0, p.depth)).collect();
+        out.sort_unstable();
+        out
+    }
+
+    proptest! {
+        /// The product on the grid keeps exactly the partials that pairing keeps (cost, peaks and
+        /// depth), for two to four children with weights.
+        #[test]
+        fn grid_product_equals_pairing(
+            children in prop::collection::vec((frontier(), 1u64..5), 2..5),
+            limit in 0u64..6,
+        ) {
+            let children: Vec<(&[Entry], u64)> = children.iter().map(|(f, w)| (f.entries(), *w)).collect();
+            // The second level limited, the others not (codes stay below 128).
+            let limits = Peaks(0x0000_7f7f_7f7f_7f7f | (limit << 48));
+            let peaks = children.iter().flat_map(|(entries, _)| entries.iter().map(|e| e.peaks));
+            let grid = Grid::spanning(peaks, usize::MAX).unwrap();
+            let mut on_grid = grid::product(&grid, &children);
+            on_grid.retain(|p| p.peaks.fits(limits));
+            prop_assert_eq!(sorted(on_grid), sorted(combine_pairs(&children, limits)));
+        }
+    }
 }
