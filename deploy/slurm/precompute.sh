@@ -9,6 +9,7 @@
 #   MORELLO    the morello binary, on a path every node sees [morello]
 #   CPUS       cores per shard (--cpus-per-task, and the shard's -j) [4]
 #   SBATCH     extra sbatch options for every job, such as "--partition=cpu --time=1-0" []
+#   ARRAY      which shards to submit, as sbatch's --array takes them, such as "3" or "1,5-6" [all]
 #
 # The precompute arguments name the goals and the target the table is for, the same for every
 # shard, for example
@@ -16,10 +17,10 @@
 # (name the target and processor count of the machines that will search with the table: a table
 # answers only searches for the exact target it was computed for).
 #
-# Shard I writes OUT_DIR/part-I.mdb; the merge writes OUT_DIR/table.mdb and checks it. A shard that
-# failed or was killed resumes from what it saved: resubmit it alone with
-#   sbatch --array=I deploy/slurm/shard.sbatch
-# (with the same environment), then the merge.
+# Shard I writes OUT_DIR/part-I.mdb and appends to OUT_DIR/part-I.log; the merge writes
+# OUT_DIR/table.mdb, checks it, and appends to OUT_DIR/merge.log. If a shard fails or is killed, the
+# merge is cancelled; run the same command again (ARRAY=I to submit only the shards that did not
+# finish): each shard resumes from what it saved, and a finished one has nothing left to do.
 set -eu
 if [ $# -lt 2 ]; then
     echo "usage: $0 OUT_DIR precompute-arguments..." >&2
@@ -29,15 +30,17 @@ OUT_DIR=$1
 shift
 SHARDS=${SHARDS:-8}
 CPUS=${CPUS:-4}
+ARRAY=${ARRAY:-0-$((SHARDS - 1))}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(cd "$OUT_DIR" && pwd)
 export MORELLO="${MORELLO:-morello}" OUT_DIR SHARDS PRECOMPUTE_ARGS="$*"
 # shellcheck disable=SC2086 # SBATCH holds several options
-array=$(sbatch --parsable ${SBATCH:-} --array="0-$((SHARDS - 1))" --cpus-per-task="$CPUS" \
-    --job-name=morello-shard --output="$OUT_DIR/part-%a.log" --export=ALL "$HERE/shard.sbatch")
+array=$(sbatch --parsable ${SBATCH:-} --array="$ARRAY" --cpus-per-task="$CPUS" --job-name=morello-shard \
+    --output="$OUT_DIR/part-%a.log" --open-mode=append --export=ALL "$HERE/shard.sbatch")
 array=${array%%;*}
+# A failed shard cancels the merge (without --kill-on-invalid-dep it would stay pending for ever).
 # shellcheck disable=SC2086
-merge=$(sbatch --parsable ${SBATCH:-} --dependency="afterok:$array" --job-name=morello-merge \
-    --output="$OUT_DIR/merge.log" --export=ALL "$HERE/merge.sbatch")
-echo "submitted shards as job $array (array 0-$((SHARDS - 1))) and the merge as job ${merge%%;*}; table: $OUT_DIR/table.mdb"
+merge=$(sbatch --parsable ${SBATCH:-} --dependency="afterok:$array" --kill-on-invalid-dep=yes \
+    --job-name=morello-merge --output="$OUT_DIR/merge.log" --open-mode=append --export=ALL "$HERE/merge.sbatch")
+echo "submitted shards as job $array (array $ARRAY of $SHARDS) and the merge as job ${merge%%;*}; table: $OUT_DIR/table.mdb"
