@@ -1643,3 +1643,32 @@ fn gather_maps_as_xla_gives_them() {
     assert_eq!(code, 0);
     assert!(stdout.contains("unknown"), "{stdout}");
 }
+
+#[test]
+fn physical_maps_as_xla_gives_them() {
+    // XLA's PhysicalLayoutTestOutputPermutation (indexing_analysis_test.cc).
+    let text = "HloModule m\nENTRY e {\n  p0 = f32[10, 20, 30] parameter(0)\n  \
+                ROOT add0 = f32[10, 20, 30]{1, 0, 2} exponential(p0)\n}";
+    let (code, stdout, stderr) = indexing(text, &["--physical"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("physical output-to-input maps of `add0`"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "output 0 `add0` [30, 10, 20] -> operand 0 `p0` [10, 20, 30]:\n  (d0, d1, d2) -> (d1, d2, d0)\n  domain:\n  \
+             d0 in [0, 29]\n  d1 in [0, 9]\n  d2 in [0, 19]"
+        ),
+        "{stdout}"
+    );
+    let (code, stdout, _) = indexing(text, &["--physical", "--direction", "in-to-out", "--json"]);
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        json[0]["map"],
+        "(d0, d1, d2) -> (d2, d0, d1), domain: d0 in [0, 9], d1 in [0, 19], d2 in [0, 29]"
+    );
+    assert_eq!(json[0]["to"]["shape"], serde_json::json!([30, 10, 20]));
+    assert_eq!(
+        run_err(text, &["--physical", "--computation", "e"]),
+        "error: --physical needs one instruction: add --instruction NAME"
+    );
+}

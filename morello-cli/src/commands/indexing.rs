@@ -9,6 +9,7 @@ use morello_xla::hlo::{ComputationId, HloComputation, HloModule, HloShape, Instr
 use morello_xla::indexing::{
     Completeness, EnumerationLimits, IndexPair, IndexingError, IndexingMap, OperandMaps, OutputMaps,
     computation_output_to_parameters, computation_parameter_to_outputs, input_to_output, output_to_input,
+    physical_input_to_output, physical_output_to_input,
 };
 use serde_json::json;
 
@@ -23,15 +24,16 @@ Examples:
   morello indexing module.hlo --computation fused      a computation's root to its parameters
   morello indexing module.hlo --direction in-to-out --operand 1
   morello indexing module.hlo --json --enumerate       every (source, target) pair, as JSON
+  morello indexing module.hlo --physical               between indices in memory order
 
 The file is XLA's HLO module text (`HloModule m`, computations `name { ... }`, one marked ENTRY,
 instructions `[ROOT] name = shape opcode(operands), attributes`), or a bare list of
 instructions. Opcodes with maps: parameter, constant, iota, every elementwise op (add, ...,
 select and clamp with scalar operands, compare, convert, copy, bitcast-convert of one width),
 map, broadcast, transpose, reverse, reduce, slice, dynamic-slice, dynamic-update-slice, reshape,
-bitcast, concatenate, dot, pad, reduce-window, convolution (out-to-in), fusion, tuple,
-get-tuple-element. Every other XLA opcode (gather, call, custom-call, ...) is read too; the maps
-through it are `unknown`.
+bitcast, concatenate, dot, pad, reduce-window, convolution and gather (out-to-in), fusion,
+tuple, get-tuple-element. Every other XLA opcode (scatter, sort, call, custom-call, ...) is read
+too; the maps through it are `unknown`.
 An operand a fusion never reads has the map `KNOWN EMPTY`.
 
 A map `(d0, d1)[s0] -> (d0, s0), domain: ...` relates a source index d to the target indices
@@ -52,7 +54,8 @@ operand or parameter, \"tuple_index\":
                      name = the operand's instruction;
   kind \"parameter\": index = the parameter number (with --computation), name = the parameter.
 SOURCE and TARGET are indices (arrays of integers; [] for a scalar): SOURCE in `from`, TARGET in
-`to`. Pairs are sorted and unique within a map; the union over a (from, to) pair's maps is
+`to`. With --physical, indices and shapes are in memory order: each array's dimensions most
+major first, the reverse of its layout's minor_to_major (XLA's use_physical_layout). Pairs are sorted and unique within a map; the union over a (from, to) pair's maps is
 everything it relates. --enumerate refuses a map that relates more than 1000000 pairs.";
 
 /// Which way the maps go.
@@ -90,6 +93,11 @@ pub struct Args {
     /// Also list every (source index, target index) pair each map relates.
     #[arg(long)]
     enumerate: bool,
+    /// Maps between indices in memory order (each array's dimensions most major first, as its
+    /// layout stores them) instead of logical indices, as XLA's use_physical_layout. Needs one
+    /// instruction (not --computation alone).
+    #[arg(long)]
+    physical: bool,
 }
 
 /// The most pairs `--enumerate` lists for one map.
@@ -186,7 +194,7 @@ pub fn run(args: &Args) -> Result<()> {
     if args.json {
         output::print(&json_text(&entries, pairs.as_deref()))
     } else {
-        output::print(&plain_text(&module, subject, args.direction, &entries, pairs.as_deref()))
+        output::print(&plain_text(&module, subject, args, &entries, pairs.as_deref()))
     }
 }
 
@@ -298,11 +306,14 @@ fn entries(module: &HloModule, subject: Subject, args: &Args) -> Result<Vec<Entr
     let source_names: Vec<&str> =
         sources.iter().map(|id| computation.instructions[id.0].name.as_str()).collect();
     let positions = selected(args.operand.as_deref(), &source_names, &owner, source_kind)?;
+    if args.physical && matches!(subject, Subject::Computation(_)) {
+        return Err(bad_input("--physical needs one instruction: add --instruction NAME"));
+    }
     let output = |index: usize| Endpoint {
         kind: "output",
         index,
         name: result.name.clone(),
-        shape: array_dims(&result.shape, index),
+        shape: array_dims(&result.shape, index, args.physical),
         tuple_index: None,
     };
     let source = |position: usize, element: usize| {
@@ -311,7 +322,7 @@ fn entries(module: &HloModule, subject: Subject, args: &Args) -> Result<Vec<Entr
             kind: source_kind,
             index: position,
             name: instr.name.clone(),
-            shape: array_dims(&instr.shape, element),
+            shape: array_dims(&instr.shape, element, args.physical),
             tuple_index: matches!(instr.shape, HloShape::Tuple(_)).then_some(element),
         }
     };
@@ -320,6 +331,9 @@ fn entries(module: &HloModule, subject: Subject, args: &Args) -> Result<Vec<Entr
         Direction::OutToIn => {
             for index in 0..result.shape.arrays().len() {
                 let maps: Vec<OperandMaps> = match subject {
+                    Subject::Instruction(_, id) if args.physical => {
+                        physical_output_to_input(module, computation_id, id, index)
+                    }
                     Subject::Instruction(_, id) => output_to_input(module, computation_id, id, index),
                     Subject::Computation(c) => computation_output_to_parameters(module, c, index),
                 }
@@ -335,6 +349,9 @@ fn entries(module: &HloModule, subject: Subject, args: &Args) -> Result<Vec<Entr
         Direction::InToOut => {
             for &position in &positions {
                 let maps: Vec<OutputMaps> = match subject {
+                    Subject::Instruction(_, id) if args.physical => {
+                        physical_input_to_output(module, computation_id, id, position)
+                    }
                     Subject::Instruction(_, id) => input_to_output(module, computation_id, id, position),
                     Subject::Computation(c) => {
                         let arrays = computation.instructions[sources[position].0].shape.arrays().len();
@@ -361,10 +378,14 @@ fn entries(module: &HloModule, subject: Subject, args: &Args) -> Result<Vec<Entr
     Ok(entries)
 }
 
-/// The dims of one array of a shape (empty if there is no such array, which a validated module
-/// never asks for).
-fn array_dims(shape: &HloShape, element: usize) -> Vec<i64> {
-    shape.arrays().get(element).map(|a| a.dims.clone()).unwrap_or_default()
+/// The dims of one array of a shape, in dimension-number order or (`physical`) in memory order
+/// (empty if there is no such array, which a validated module never asks for).
+fn array_dims(shape: &HloShape, element: usize, physical: bool) -> Vec<i64> {
+    match shape.arrays().get(element) {
+        Some(a) if physical => a.major_to_minor().iter().map(|&k| a.dims[k]).collect(),
+        Some(a) => a.dims.clone(),
+        None => Vec::new(),
+    }
 }
 
 fn analysis_error(error: IndexingError, computation: &str) -> anyhow::Error {
@@ -428,13 +449,16 @@ fn json_text(entries: &[Entry], pairs: Option<&[Option<Vec<IndexPair>>]>) -> Str
 fn plain_text(
     module: &HloModule,
     subject: Subject,
-    direction: Direction,
+    args: &Args,
     entries: &[Entry],
     pairs: Option<&[Option<Vec<IndexPair>>]>,
 ) -> String {
-    let way = match direction {
-        Direction::OutToIn => "output-to-input",
-        Direction::InToOut => "input-to-output",
+    let direction = args.direction;
+    let way = match (direction, args.physical) {
+        (Direction::OutToIn, false) => "output-to-input",
+        (Direction::InToOut, false) => "input-to-output",
+        (Direction::OutToIn, true) => "physical output-to-input",
+        (Direction::InToOut, true) => "physical input-to-output",
     };
     let mut out = match subject {
         Subject::Instruction(c, id) => {
