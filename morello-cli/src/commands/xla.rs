@@ -25,7 +25,7 @@ f4e2m1fn, c64, c128, or token[] / opaque[] alone. A size is N, <=N (bounded dyna
 holds N) or ? (unbounded: no buffer size until run time). The layout block is optional (default:
 major to minor). ITEMS: T(..)(..) tilings applied in order (a * entry combines a dimension with
 the next more minor one), L(N) tail padding alignment in elements, E(N) element size in bits
-(packed), S(N) memory space (0 device HBM, 1 VMEM, 5 host), SC(D:I,..) split configurations,
+(packed), S(N) memory space (0 device HBM, 1 VMEM, 5 host), SC(D:I,..)(D:I,..) split configurations,
 M(N) dynamic-shape metadata bytes, #(TYPE) and *(TYPE) index and pointer types, pad(W,...) the
 older padded_dimensions (a width per dimension). A tuple is (SHAPE, SHAPE, ...); each of its
 arrays has its own buffer.";
