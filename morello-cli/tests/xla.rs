@@ -329,6 +329,17 @@ fn morello_layout_or_the_reason() {
 }
 
 #[test]
+fn sparse_arrays_are_read_and_have_no_buffer() {
+    let v = json("f32[4,4]{1,0:D(D,C+)}");
+    assert_eq!(v["kind"], "sparse array");
+    assert_eq!(v["shape"], "f32[4,4]{1,0:D(D,C+)}");
+    assert!(v.get("buffer_bytes").is_none(), "{v}");
+    let (code, stdout, _) = morello(&["xla", "f32[4,4]{1,0:D(D,C+)}"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("buffer:          none: D(D,C+) makes it a sparse array"), "{stdout}");
+}
+
+#[test]
 fn tuples_list_their_arrays() {
     let v = json("(f32[2]{0}, (s4[3], pred[]))");
     assert_eq!(v["kind"], "tuple");
@@ -358,7 +369,7 @@ fn bad_input_exits_2_with_one_line() {
         ("f32[9223372036854775808]", "above the limit of 2^63 - 1"),
         ("s4[4294967296,4294967296]", "exceeds 2^63 - 1"),
         ("f32[2]{0:E(4)}", "E(4) is narrower than f32, which needs 32 bits"),
-        ("f32[2]{0:D(D)}", "describes a sparse array, which morello does not support"),
+        ("f32[2,2]{1,0:D(C)}", "D(..) has 1 dimension level types, but the shape has 2 dimensions"),
         ("f32[2]\n{0}x", "`x` at column 11: unexpected text after the shape"),
         ("", "expected an element type"),
     ];

@@ -1,7 +1,7 @@
 //! `morello xla SHAPE`: read an XLA shape and show its layout, buffer and morello equivalent.
 
 use anyhow::Result;
-use morello_xla::xla::{ArrayShape, BufferPosition, ElementType, UnboundedArrayShape, XlaShape};
+use morello_xla::xla::{ArrayShape, BufferPosition, BufferlessArrayShape, ElementType, XlaShape};
 use serde_json::{Value, json};
 
 use crate::failure::{Failure, bad_input};
@@ -26,8 +26,10 @@ holds N) or ? (unbounded: no buffer size until run time). The layout block is op
 major to minor). ITEMS: T(..)(..) tilings applied in order (a * entry combines a dimension with
 the next more minor one), L(N) tail padding alignment in elements, E(N) element size in bits
 (packed), S(N) memory space (0 device HBM, 1 VMEM, 5 host), SC(D:I,..)(D:I,..) split configurations,
-M(N) dynamic-shape metadata bytes, #(TYPE) and *(TYPE) index and pointer types, pad(W,...) the
-older padded_dimensions (a width per dimension). A tuple is (SHAPE, SHAPE, ...); each of its
+M(N) dynamic-shape metadata bytes, #(TYPE) and *(TYPE) index and pointer types, D(L,..) dimension
+level types (D dense, C compressed, S singleton, H loose compressed, + not unique, ~ not ordered;
+any but D makes a sparse array, which has no dense buffer), P(SHAPE) physical shape, pad(W,...)
+the older padded_dimensions (a width per dimension). A tuple is (SHAPE, SHAPE, ...); each of its
 arrays has its own buffer.";
 
 /// The most elements `--json` lists offsets for (all arrays of a tuple together).
@@ -62,7 +64,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let text = match &shape {
         XlaShape::Array(array) => describe(array, ""),
-        XlaShape::Unbounded(array) => describe_unbounded(array, ""),
+        XlaShape::Bufferless(array) => describe_bufferless(array, ""),
         XlaShape::Tuple(_) => {
             let arrays = shape.arrays();
             let mut text = format!("{:<17}{shape}\n", "shape:");
@@ -103,8 +105,8 @@ fn join<T: ToString>(values: &[T], separator: &str) -> String {
 fn shape_json(shape: &XlaShape) -> Value {
     match shape {
         XlaShape::Array(array) => array_json(array),
-        XlaShape::Unbounded(array) => json!({
-            "kind": "unbounded array",
+        XlaShape::Bufferless(array) => json!({
+            "kind": if array.layout().is_sparse() { "sparse array" } else { "unbounded array" },
             "shape": array.to_string(),
             "element_type": array.element_type().name(),
             "dimensions": array.dims().iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -218,16 +220,28 @@ fn element_text(element: ElementType, element_size_in_bits: u64) -> String {
     }
 }
 
-/// The text report of an array with an unbounded dimension.
-fn describe_unbounded(array: &UnboundedArrayShape, indent: &str) -> String {
+/// The text report of an array without a buffer (an unbounded dimension or a sparse layout).
+fn describe_bufferless(array: &BufferlessArrayShape, indent: &str) -> String {
     let lines = [
         ("shape", array.to_string()),
         ("element type", element_text(array.element_type(), array.layout().element_size_in_bits())),
         ("dimensions", format!("[{}]", join(array.dims(), ","))),
         ("minor-to-major", format!("[{}]", join(array.layout().minor_to_major(), ","))),
-        ("buffer", "unknown until run time: `?` dimensions are unbounded".to_string()),
+        ("buffer", no_buffer_text(array)),
     ];
     lines.iter().map(|(name, value)| format!("{indent}{:<17}{value}\n", format!("{name}:"))).collect()
+}
+
+/// Why an array has no buffer to describe.
+fn no_buffer_text(array: &BufferlessArrayShape) -> String {
+    if array.layout().is_sparse() {
+        format!(
+            "none: D({}) makes it a sparse array, stored as index and value buffers, not a dense one",
+            join(array.layout().dim_level_types(), ",")
+        )
+    } else {
+        "unknown until run time: `?` dimensions are unbounded".to_string()
+    }
 }
 
 /// What each buffer position holds, in buffer order: an element's index or `-` for padding.

@@ -18,18 +18,7 @@ use std::path::PathBuf;
 use super::{BufferPosition, XlaShape};
 
 /// Cases morello refuses on purpose, by name prefix, with the reason (also in `docs/xla.md`).
-const KNOWN_REFUSALS: &[(&str, &str)] = &[
-    (
-        "Layout.ToStringForDimensionAttributes compressed",
-        "sparse layouts: D(..) dimension level types describe sparse arrays, which morello does not model",
-    ),
-    ("Layout.ToStringForDimensionAttributes singleton", "sparse layouts (D(..))"),
-    ("Layout.ToStringForDimensionAttributes loose compressed", "sparse layouts (D(..))"),
-    ("Layout.ToStringForDimensionAttributes not ordered", "sparse layouts (D(..))"),
-    ("Layout.ToStringForDimensionAttributes not unique", "sparse layouts (D(..))"),
-    ("Layout.ToStringForDimensionAttributes dense and compressed", "sparse layouts (D(..))"),
-    ("Layout.ToStringForPhysicalShape", "P(..) is the physical shape of a sparse array"),
-];
+const KNOWN_REFUSALS: &[(&str, &str)] = &[];
 
 #[derive(Debug)]
 enum Check {

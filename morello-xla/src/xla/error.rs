@@ -111,6 +111,17 @@ pub enum XlaError {
         /// Which dimension.
         dimension: usize,
     },
+    /// A sparse array (a `D(..)` entry other than dense) where a dense buffer is needed.
+    #[error("the layout's D(..) makes this a sparse array, which has no dense buffer or offsets")]
+    Sparse,
+    /// `D(..)` with a number of entries other than the shape's rank (the user's input).
+    #[error("D(..) has {len} dimension level types, but the shape has {rank} dimensions")]
+    DimLevelTypesRank {
+        /// The number of entries given.
+        len: usize,
+        /// The shape's number of dimensions.
+        rank: usize,
+    },
     /// `padded_dimensions` with a length other than the shape's rank (the user's input).
     #[error("padded_dimensions has {len} entries, but the shape has {rank} dimensions")]
     PaddedDimensionsRank {

@@ -121,6 +121,59 @@ pub struct SplitConfig {
     pub split_indices: Vec<u64>,
 }
 
+/// How one dimension of a sparse array is stored, one letter of `D(..)` in a layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DimLevel {
+    /// `D`: every index is stored (a dense dimension).
+    Dense,
+    /// `C`: compressed, only the indices present are stored.
+    Compressed,
+    /// `S`: singleton, one index per parent entry.
+    Singleton,
+    /// `H`: loose compressed, compressed with room between segments.
+    LooseCompressed,
+}
+
+impl DimLevel {
+    /// The letter XLA writes for it.
+    pub fn letter(self) -> char {
+        match self {
+            DimLevel::Dense => 'D',
+            DimLevel::Compressed => 'C',
+            DimLevel::Singleton => 'S',
+            DimLevel::LooseCompressed => 'H',
+        }
+    }
+
+    /// The level a letter names, if any.
+    pub fn from_letter(letter: char) -> Option<DimLevel> {
+        match letter {
+            'D' => Some(DimLevel::Dense),
+            'C' => Some(DimLevel::Compressed),
+            'S' => Some(DimLevel::Singleton),
+            'H' => Some(DimLevel::LooseCompressed),
+            _ => None,
+        }
+    }
+}
+
+/// One entry of `D(..)`: a dimension's level type and whether its indices are unique (written
+/// `+` when not) and ordered (written `~` when not), as XLA's `dim_unique` and `dim_ordered`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DimLevelType {
+    /// How the dimension is stored.
+    pub level: DimLevel,
+    /// Whether each index appears at most once (`+` when false).
+    pub unique: bool,
+    /// Whether indices are stored in order (`~` when false).
+    pub ordered: bool,
+}
+
+impl DimLevelType {
+    /// A dense dimension, unique and ordered (`D`).
+    pub const DENSE: DimLevelType = DimLevelType { level: DimLevel::Dense, unique: true, ordered: true };
+}
+
 /// Where an array lives, written `S(n)` in a layout; `S(0)` (device HBM) is the default.
 ///
 /// # Invariants
@@ -177,7 +230,12 @@ impl MemorySpace {
 /// pointer_primitive_type              *(type): the integer type of sparse pointers (no effect here)
 /// split_configs                       SC(d:i,...): separate allocations (no effect on offsets)
 /// dynamic_shape_metadata_prefix_bytes M(n): bytes of dynamic sizes before the data (no effect)
+/// dim_level_types                     D(..): how each dimension of a sparse array is stored
+/// physical_shape                      P(shape): the buffers of a sparse array (no effect here)
 /// ```
+///
+/// A layout with a `D(..)` entry other than dense describes a sparse array, which has no dense
+/// buffer ([`XlaLayout::is_sparse`]): such arrays are read and printed, with no offsets.
 ///
 /// # Invariants
 /// `tail_padding_alignment_in_elements >= 1` and every tile is valid ([`Tile::new`]). Whether the
@@ -194,6 +252,9 @@ pub struct XlaLayout {
     pointer_primitive_type: Option<super::ElementType>,
     split_configs: Vec<SplitConfig>,
     dynamic_shape_metadata_prefix_bytes: u64,
+    dim_level_types: Vec<DimLevelType>,
+    /// `P(..)`, kept as its canonical text (it is a shape, read and checked when parsed).
+    physical_shape: Option<String>,
 }
 
 impl XlaLayout {
@@ -210,6 +271,8 @@ impl XlaLayout {
             pointer_primitive_type: None,
             split_configs: Vec::new(),
             dynamic_shape_metadata_prefix_bytes: 0,
+            dim_level_types: Vec::new(),
+            physical_shape: None,
         }
     }
 
@@ -301,6 +364,36 @@ impl XlaLayout {
         }
         self.dynamic_shape_metadata_prefix_bytes = bytes;
         Ok(self)
+    }
+
+    /// This layout with these dimension level types (`D(..)`: one per dimension, in the order
+    /// XLA writes them; empty clears it). The count is checked against the shape's rank when an
+    /// array is built.
+    pub fn with_dim_level_types(mut self, dim_level_types: Vec<DimLevelType>) -> XlaLayout {
+        self.dim_level_types = dim_level_types;
+        self
+    }
+
+    /// This layout with a physical shape (`P(..)`), given as a shape.
+    pub fn with_physical_shape(mut self, physical_shape: Option<&super::XlaShape>) -> XlaLayout {
+        self.physical_shape = physical_shape.map(ToString::to_string);
+        self
+    }
+
+    /// `D(..)`: the dimension level types; empty when not set.
+    pub fn dim_level_types(&self) -> &[DimLevelType] {
+        &self.dim_level_types
+    }
+
+    /// Whether the layout describes a sparse array: some `D(..)` entry is not dense (XLA's
+    /// `LayoutUtil::IsSparse`). A sparse array has no dense buffer.
+    pub fn is_sparse(&self) -> bool {
+        self.dim_level_types.iter().any(|t| t.level != DimLevel::Dense)
+    }
+
+    /// `P(..)`: the physical shape as XLA prints it, if set.
+    pub fn physical_shape(&self) -> Option<&str> {
+        self.physical_shape.as_deref()
     }
 
     /// `E(n)`: the bits each element takes in the buffer, packed; 0 when not set.

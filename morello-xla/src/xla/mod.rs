@@ -52,6 +52,6 @@ pub use bridge::{BridgeError, MorelloArray};
 pub use element::ElementType;
 pub use error::XlaError;
 pub(crate) use error::fragment_of;
-pub use layout::{MemorySpace, SplitConfig, Tile, TileDim, XlaLayout};
-pub use shape::{ArrayShape, DimSize, UnboundedArrayShape, XlaShape};
+pub use layout::{DimLevel, DimLevelType, MemorySpace, SplitConfig, Tile, TileDim, XlaLayout};
+pub use shape::{ArrayShape, BufferlessArrayShape, DimSize, XlaShape};
 pub use tiling::{BufferPosition, PaddingKind, XlaIndexer};

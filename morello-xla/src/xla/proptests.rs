@@ -96,6 +96,24 @@ fn divisible_array() -> impl Strategy<Value = ArrayShape> {
     })
 }
 
+/// A sparse (or all-dense) array as text: a `D(..)` entry per dimension, maybe a `P(..)`.
+fn sparse_text() -> impl Strategy<Value = String> {
+    let level = (select(vec!['D', 'C', 'S', 'H']), any::<bool>(), any::<bool>());
+    (prop::collection::vec(level, 1..4), any::<bool>()).prop_map(|(levels, physical)| {
+        let rank = levels.len();
+        let dims = vec!["3"; rank].join(",");
+        let minor_to_major: Vec<String> = (0..rank).rev().map(|d| d.to_string()).collect();
+        let levels: Vec<String> = levels
+            .iter()
+            .map(|&(l, unique, ordered)| {
+                format!("{l}{}{}", if unique { "" } else { "+" }, if ordered { "" } else { "~" })
+            })
+            .collect();
+        let physical = if physical { format!("P(s32[{}]{{0}})", rank * 9) } else { String::new() };
+        format!("f32[{dims}]{{{}:D({}){physical}}}", minor_to_major.join(","), levels.join(","))
+    })
+}
+
 fn any_shape() -> impl Strategy<Value = XlaShape> {
     (any_array(), any::<bool>())
         .prop_map(|(array, bounded)| {
@@ -173,7 +191,7 @@ fn mutated_text() -> impl Strategy<Value = String> {
     let edit = (
         any::<prop::sample::Index>(),
         0u8..3,
-        select("0123456789,:[](){}TLS*-padf32bf16 ".chars().collect::<Vec<_>>()),
+        select("0123456789,:[](){}TLS*-padf32bf16DCHP+~ ".chars().collect::<Vec<_>>()),
     );
     (any_shape(), prop::collection::vec(edit, 1..4)).prop_map(|(shape, edits)| {
         let mut chars: Vec<char> = shape.to_string().chars().collect();
@@ -212,6 +230,15 @@ fn exercise(shape: &XlaShape) {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn sparse_text_round_trips(text in sparse_text()) {
+        let shape: XlaShape = text.parse().unwrap();
+        prop_assert_eq!(shape.to_string(), text.clone());
+        let sparse = text.contains(['C', 'S', 'H']);
+        prop_assert_eq!(matches!(shape, XlaShape::Bufferless(_)), sparse);
+        exercise(&shape);
+    }
 
     #[test]
     fn text_round_trips(shape in any_shape()) {
@@ -288,7 +315,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2048))]
 
     #[test]
-    fn parser_never_panics_on_random_text(text in "[ -~]{0,40}|[0-9,:\\[\\](){}TLS*pad fbsu-]{0,40}|\\PC{0,20}") {
+    fn parser_never_panics_on_random_text(text in "[ -~]{0,40}|[0-9,:\\[\\](){}TLS*pad fbsuDCHP+~-]{0,40}|\\PC{0,20}") {
         if let Ok(shape) = text.parse::<XlaShape>() {
             exercise(&shape);
         }

@@ -208,25 +208,33 @@ pub enum DimSize {
     Unbounded,
 }
 
-/// An array with at least one unbounded dimension (`?`): no buffer size or offsets until run
-/// time, so it is read, checked and printed, but has no geometry.
+/// An array that has no dense buffer to lay out: one with an unbounded dimension (`?`), whose
+/// size is known only at run time, or a sparse one (a `D(..)` entry other than dense, whose
+/// storage is index and value buffers). It is read, checked and printed, but has no geometry.
 ///
 /// # Invariants
-/// At least one dimension is [`DimSize::Unbounded`]; the layout's `minor_to_major` is a
-/// permutation of the dimensions and its split configurations name existing ones.
+/// At least one dimension is [`DimSize::Unbounded`] or the layout is sparse; the layout's
+/// `minor_to_major` is a permutation of the dimensions, its split configurations name existing
+/// ones and its `D(..)`, if any, has one entry per dimension.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnboundedArrayShape {
+pub struct BufferlessArrayShape {
     element_type: ElementType,
     dims: Vec<DimSize>,
     layout: XlaLayout,
 }
 
-impl UnboundedArrayShape {
-    /// An array with these sizes, at least one unbounded.
+impl BufferlessArrayShape {
+    /// An array with these sizes and layout, at least one size unbounded or the layout sparse.
+    ///
+    /// The reader calls it only for such arrays; the others are [`ArrayShape`]s.
     ///
     /// # Errors
-    /// [`XlaError`] naming the broken rule; [`XlaError::Unbounded`] is never returned.
-    pub fn new(element_type: ElementType, dims: Vec<DimSize>, layout: XlaLayout) -> Result<Self, XlaError> {
+    /// [`XlaError`] naming the broken rule.
+    pub(crate) fn new(
+        element_type: ElementType,
+        dims: Vec<DimSize>,
+        layout: XlaLayout,
+    ) -> Result<Self, XlaError> {
         if !element_type.is_array_element() {
             return Err(XlaError::NotAnArrayElement { element_type });
         }
@@ -239,7 +247,8 @@ impl UnboundedArrayShape {
             }
         }
         tiling::check_layout_for_rank(&layout, dims.len())?;
-        Ok(UnboundedArrayShape { element_type, dims, layout })
+        debug_assert!(layout.is_sparse() || dims.contains(&DimSize::Unbounded), "a dense array has a buffer");
+        Ok(BufferlessArrayShape { element_type, dims, layout })
     }
 
     /// The element type.
@@ -257,9 +266,13 @@ impl UnboundedArrayShape {
         &self.layout
     }
 
-    /// The first unbounded dimension.
-    pub fn first_unbounded(&self) -> usize {
-        self.dims.iter().position(|d| *d == DimSize::Unbounded).unwrap_or(0)
+    /// Why the array has no buffer: [`XlaError::Unbounded`] naming the first unbounded
+    /// dimension, or [`XlaError::Sparse`].
+    pub fn why_no_buffer(&self) -> XlaError {
+        match self.dims.iter().position(|d| *d == DimSize::Unbounded) {
+            Some(dimension) => XlaError::Unbounded { dimension },
+            None => XlaError::Sparse,
+        }
     }
 }
 
@@ -270,8 +283,8 @@ pub enum XlaShape {
     Array(ArrayShape),
     /// A tuple of shapes.
     Tuple(Vec<XlaShape>),
-    /// An array with an unbounded dimension (`?`).
-    Unbounded(UnboundedArrayShape),
+    /// An array without a dense buffer: an unbounded dimension (`?`) or a sparse layout.
+    Bufferless(BufferlessArrayShape),
 }
 
 impl XlaShape {
@@ -279,13 +292,13 @@ impl XlaShape {
     pub fn as_array(&self) -> Option<&ArrayShape> {
         match self {
             XlaShape::Array(array) => Some(array),
-            XlaShape::Tuple(_) | XlaShape::Unbounded(_) => None,
+            XlaShape::Tuple(_) | XlaShape::Bufferless(_) => None,
         }
     }
 
     /// Every array in the shape with its shape index (the path of tuple positions leading to
     /// it, as XLA's `ShapeIndex`), depth first in tuple order; an array alone has index `[]`.
-    /// Arrays with an unbounded dimension are not listed: they have no buffer yet.
+    /// Arrays without a buffer (an unbounded dimension, a sparse layout) are not listed.
     pub fn arrays(&self) -> Vec<(Vec<usize>, &ArrayShape)> {
         let mut out = Vec::new();
         collect_arrays(self, &mut Vec::new(), &mut out);
@@ -300,7 +313,7 @@ fn collect_arrays<'a>(
 ) {
     match shape {
         XlaShape::Array(array) => out.push((path.clone(), array)),
-        XlaShape::Unbounded(_) => {}
+        XlaShape::Bufferless(_) => {}
         XlaShape::Tuple(elements) => {
             for (i, element) in elements.iter().enumerate() {
                 path.push(i);

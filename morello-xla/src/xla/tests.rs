@@ -337,10 +337,12 @@ fn bad_input_is_located() {
         ("token[2]", "token is not an array element type; it is written `token[]` alone"),
         ("f32[2]{0:SC(1:4)}", "SC(1:...) splits dimension 1, but the shape has dim 0"),
         ("f32[2]{0:#(q7)}", "unknown element type `q7`"),
-        (
-            "f32[2]{0:D(D)}",
-            "`D` at column 10: the layout item dimension level types `D(...)` describes a sparse array",
-        ),
+        ("f32[2,2]{1,0:D(C)}", "D(..) has 1 dimension level types, but the shape has 2 dimensions"),
+        ("f32[2]{0:D(X)}", "`X` at column 12: expected a dimension level type"),
+        ("f32[2]{0:D()}", "`)` at column 12: expected a dimension level type"),
+        ("f32[2]{0:D(C)D(C)}", "`D` at column 14: dimension level types `D(...)` given twice"),
+        ("f32[2]{0:P(f32[2]{0:P(f32[3]{1})})}", "minor_to_major [1] is not a permutation"),
+        ("f32[2]{0:P(f32[2]}", "expected `)` closing `P(`"),
         ("f32[2]{0:L(0)}", "`0` at column 12: tail_padding_alignment_in_elements must be at least 1"),
         ("f32[2]{0:E(4)}", "`f32[2]{0:E(4)}` at column 1: E(4) is narrower than f32, which needs 32 bits"),
         ("f32[2]{0:Q(4)}", "`Q` at column 10: expected a layout item"),
@@ -539,6 +541,30 @@ fn dynamic_dimensions_read_and_print() {
     assert_eq!(unbounded.to_string(), "f32[?,<=3,4]{2,1,0}");
     assert!(unbounded.arrays().is_empty());
     assert_eq!("f32[?]".parse::<ArrayShape>().unwrap_err(), XlaError::Unbounded { dimension: 0 });
+}
+
+#[test]
+fn sparse_layouts_read_and_print_without_a_buffer() {
+    let sparse: XlaShape = "f32[4,8]{1,0:D(D,C+~)#(s32)*(u16)}".parse().unwrap();
+    assert_eq!(sparse.to_string(), "f32[4,8]{1,0:D(D,C+~)#(s32)*(u16)}");
+    let XlaShape::Bufferless(array) = &sparse else { panic!("a sparse array has no buffer: {sparse:?}") };
+    assert!(array.layout().is_sparse());
+    let levels: Vec<DimLevel> = array.layout().dim_level_types().iter().map(|t| t.level).collect();
+    assert_eq!(levels, [DimLevel::Dense, DimLevel::Compressed]);
+    assert!(!array.layout().dim_level_types()[1].unique && !array.layout().dim_level_types()[1].ordered);
+    assert!(sparse.arrays().is_empty());
+    assert_eq!("f32[4]{0:D(S)}".parse::<ArrayShape>().unwrap_err(), XlaError::Sparse);
+    // All dense is a dense array with a buffer, as XLA's `IsDenseArray`.
+    let dense: ArrayShape = "f32[2,3]{1,0:D(D,D)}".parse().unwrap();
+    assert_eq!((dense.buffer_bytes(), dense.to_string().as_str()), (24, "f32[2,3]{1,0:D(D,D)}"));
+    // `P(..)` is kept as printed and changes no offsets; items print in XLA's order.
+    let physical: ArrayShape = "s32[10,20]{0,1:M(8)P( s32[10,20] )D(D,D)}".parse().unwrap();
+    assert_eq!(physical.to_string(), "s32[10,20]{0,1:D(D,D)P(s32[10,20]{1,0})M(8)}");
+    assert_eq!(physical.layout().physical_shape(), Some("s32[10,20]{1,0}"));
+    assert_eq!((physical.buffer_bytes(), physical.linear_index(&[1, 0]).unwrap()), (800, 1));
+    // Nesting physical shapes is bounded like nesting tuples.
+    let deep = format!("{}f32[1]{}", "f32[1]{0:P(".repeat(100), ")}".repeat(100));
+    assert!(deep.parse::<XlaShape>().unwrap_err().to_string().contains("nest deeper than 64"));
 }
 
 #[test]

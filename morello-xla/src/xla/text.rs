@@ -14,22 +14,27 @@
 //!        | "S(" n ")"                                 memory space
 //!        | "SC" ("(" n ":" [n ("," n)*] ")")+          split configurations (the item may repeat)
 //!        | "M(" n ")"                                 dynamic_shape_metadata_prefix_bytes
+//!        | "D(" level ("," level)* ")"                dimension level types (sparse arrays)
+//!        | "P(" shape ")"                             physical shape (of a sparse array)
 //!        | "pad(" [n ("," n)*] ")"                    padded_dimensions (a morello extension)
 //! tile   = "(" entry ("," entry)* ")"                 entry: a size or "*" (combine)
+//! level  = ("D" | "C" | "S" | "H") ["+"] ["~"]        dense, compressed, singleton, loose
+//!                                                     compressed; + not unique, ~ not ordered
 //! type   = pred | s1 | s2 | s4 | ... | f8e4m3fn | ... | c64 | c128 | token | opaque
 //! ```
 //!
 //! Spaces are allowed between tokens (also between an array and its layout) and element types
 //! are read in any ASCII case (`F32`). Each layout item but `SC` may appear once, in any order.
 //! XLA has no text for the older `padded_dimensions`; `pad(3,5)` gives the width of every
-//! dimension in dimension-number order. The sparse-array items `D(...)` (dimension level types)
-//! and `P(...)` (physical shape) are rejected with a message saying so: morello has no sparse
-//! arrays.
+//! dimension in dimension-number order. A layout with a `D(..)` entry other than `D` describes a
+//! sparse array: it is read, checked and printed, but has no dense buffer (a
+//! [`BufferlessArrayShape`], like an array with a `?` dimension). `P(..)` is kept as it is
+//! printed and changes no offsets.
 //!
 //! Printing is canonical and follows XLA's `Layout::ToString` order: lower-case type, no spaces
 //! except `, ` between tuple elements, the layout always written for arrays with dimensions
 //! (the default `{N-1,...,0}` included) and omitted for a scalar whose layout is the default,
-//! items in the order `pad T L # * E S SC M`, and `L(1)`, `E(0)`, `S(0)`, `M(0)` omitted. Every
+//! items in the order `D pad T L # * E S SC P M`, and `L(1)`, `E(0)`, `S(0)`, `M(0)` omitted. Every
 //! printed shape parses back to the same value.
 
 use std::fmt;
@@ -39,8 +44,8 @@ use morello_core::text::{Cursor, Span};
 
 use super::error::fragment_of;
 use super::{
-    ArrayShape, DimSize, ElementType, MemorySpace, SplitConfig, Tile, TileDim, UnboundedArrayShape, XlaError,
-    XlaLayout, XlaShape,
+    ArrayShape, BufferlessArrayShape, DimLevel, DimLevelType, DimSize, ElementType, MemorySpace, SplitConfig,
+    Tile, TileDim, XlaError, XlaLayout, XlaShape,
 };
 
 /// How deep tuples may nest in text (deeper text is rejected rather than risking the stack).
@@ -79,6 +84,19 @@ impl fmt::Display for DimSize {
     }
 }
 
+impl fmt::Display for DimLevelType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.level.letter())?;
+        if !self.unique {
+            f.write_str("+")?;
+        }
+        if !self.ordered {
+            f.write_str("~")?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for MemorySpace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "S({})", self.id())
@@ -90,6 +108,9 @@ impl fmt::Display for XlaLayout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{{{}", join(self.minor_to_major(), ","))?;
         let mut items = String::new();
+        if !self.dim_level_types().is_empty() {
+            items += &format!("D({})", join(self.dim_level_types(), ","));
+        }
         if let Some(padded) = self.padded_dimensions() {
             items += &format!("pad({})", join(padded, ","));
         }
@@ -120,6 +141,9 @@ impl fmt::Display for XlaLayout {
                 items += &format!("({}:{})", split.dimension, join(&split.split_indices, ","));
             }
         }
+        if let Some(physical) = self.physical_shape() {
+            items += &format!("P({physical})");
+        }
         if self.dynamic_shape_metadata_prefix_bytes() != 0 {
             items += &format!("M({})", self.dynamic_shape_metadata_prefix_bytes());
         }
@@ -136,7 +160,7 @@ impl fmt::Display for ArrayShape {
     }
 }
 
-impl fmt::Display for UnboundedArrayShape {
+impl fmt::Display for BufferlessArrayShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write_array(f, self.element_type(), self.dims(), self.layout())
     }
@@ -159,7 +183,7 @@ impl fmt::Display for XlaShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             XlaShape::Array(array) => write!(f, "{array}"),
-            XlaShape::Unbounded(array) => write!(f, "{array}"),
+            XlaShape::Bufferless(array) => write!(f, "{array}"),
             XlaShape::Tuple(elements) => {
                 f.write_str("(")?;
                 for (i, element) in elements.iter().enumerate() {
@@ -211,7 +235,7 @@ impl FromStr for ArrayShape {
             tuple @ XlaShape::Tuple(_) => {
                 Err(XlaError::NotAnArray { shape: fragment_of(&tuple.to_string()) })
             }
-            XlaShape::Unbounded(array) => Err(XlaError::Unbounded { dimension: array.first_unbounded() }),
+            XlaShape::Bufferless(array) => Err(array.why_no_buffer()),
         }
     }
 }
@@ -305,7 +329,7 @@ impl Reader<'_> {
     fn shape(&mut self, depth: usize) -> Result<XlaShape, XlaError> {
         match self.peek() {
             Some('(') => self.tuple(depth),
-            _ => self.array(),
+            _ => self.array(depth),
         }
     }
 
@@ -327,7 +351,7 @@ impl Reader<'_> {
         Ok(XlaShape::Tuple(elements))
     }
 
-    fn array(&mut self) -> Result<XlaShape, XlaError> {
+    fn array(&mut self, depth: usize) -> Result<XlaShape, XlaError> {
         let name_span = self.cursor.take_while_after_space(|c| c.is_ascii_alphanumeric());
         let start = name_span.start;
         if name_span.is_empty() {
@@ -357,7 +381,7 @@ impl Reader<'_> {
                 self.expect(',', "`,` or `]` in the dimensions")?;
             }
         }
-        let layout = if self.peek() == Some('{') { Some(self.layout(dims.len())?) } else { None };
+        let layout = if self.peek() == Some('{') { Some(self.layout(dims.len(), depth)?) } else { None };
         let whole = Span::new(start, self.cursor.offset());
         let (layout, spans) = match layout {
             Some(text) => {
@@ -374,10 +398,10 @@ impl Reader<'_> {
                 (XlaLayout::default_for_rank(dims.len()), spans)
             }
         };
-        if dims.contains(&DimSize::Unbounded) {
+        if dims.contains(&DimSize::Unbounded) || layout.is_sparse() {
             let array =
-                UnboundedArrayShape::new(element_type, dims, layout).map_err(|e| self.locate(&spans, e))?;
-            return Ok(XlaShape::Unbounded(array));
+                BufferlessArrayShape::new(element_type, dims, layout).map_err(|e| self.locate(&spans, e))?;
+            return Ok(XlaShape::Bufferless(array));
         }
         let dynamic = dims.iter().map(|d| matches!(d, DimSize::Bounded(_))).collect();
         let sizes = dims
@@ -406,7 +430,7 @@ impl Reader<'_> {
         self.invalid_at(span.unwrap_or(spans.whole), error)
     }
 
-    fn layout(&mut self, rank: usize) -> Result<LayoutText, XlaError> {
+    fn layout(&mut self, rank: usize, depth: usize) -> Result<LayoutText, XlaError> {
         self.expect('{', "`{`")?;
         let open = self.cursor.offset() - 1;
         let mut minor_to_major = Vec::new();
@@ -430,7 +454,7 @@ impl Reader<'_> {
         let mut items = LayoutItems::default();
         if self.eat(':') {
             while !matches!(self.peek(), Some('}') | None) {
-                self.item(&mut items)?;
+                self.item(&mut items, depth)?;
             }
         }
         self.expect('}', "`}` closing the layout")?;
@@ -449,7 +473,9 @@ impl Reader<'_> {
             .with_element_size_in_bits(items.element_bits.unwrap_or(0))
             .expect("the element size was checked when read")
             .with_dynamic_shape_metadata_prefix_bytes(items.metadata_bytes.unwrap_or(0))
-            .expect("the prefix was checked when read");
+            .expect("the prefix was checked when read")
+            .with_dim_level_types(items.dim_level_types.unwrap_or_default())
+            .with_physical_shape(items.physical_shape.as_ref());
         if let Some(alignment) = items.alignment {
             layout =
                 layout.with_tail_padding_alignment(alignment).expect("the alignment was checked when read");
@@ -458,7 +484,7 @@ impl Reader<'_> {
     }
 
     /// One layout item after the `:`.
-    fn item(&mut self, items: &mut LayoutItems) -> Result<(), XlaError> {
+    fn item(&mut self, items: &mut LayoutItems, depth: usize) -> Result<(), XlaError> {
         self.cursor.skip_space();
         let start = self.cursor.offset();
         let name_span = self.cursor.token_at(start, |c| c.is_ascii_alphanumeric());
@@ -523,6 +549,45 @@ impl Reader<'_> {
                 items.metadata_bytes = Some(self.size("a dynamic shape metadata prefix in bytes")?.0);
                 self.expect(')', "`)` closing `M(`")?;
             }
+            "D" => {
+                if items.dim_level_types.is_some() {
+                    return Err(twice(self, "dimension level types `D(...)`"));
+                }
+                self.cursor.advance(1);
+                self.expect('(', "`(` after `D`")?;
+                let mut levels = Vec::new();
+                loop {
+                    self.cursor.skip_space();
+                    let Some(level) = self.peek().and_then(DimLevel::from_letter) else {
+                        return Err(self.unexpected(
+                            "expected a dimension level type: `D` (dense), `C` (compressed), `S` (singleton) \
+                             or `H` (loose compressed)",
+                        ));
+                    };
+                    self.cursor.advance(1);
+                    let unique = !self.eat('+');
+                    let ordered = !self.eat('~');
+                    levels.push(DimLevelType { level, unique, ordered });
+                    if self.eat(')') {
+                        break;
+                    }
+                    self.expect(',', "`,` or `)` in `D(...)`")?;
+                }
+                items.dim_level_types = Some(levels);
+            }
+            "P" => {
+                if items.physical_shape.is_some() {
+                    return Err(twice(self, "physical shape `P(...)`"));
+                }
+                if depth >= MAX_TUPLE_DEPTH {
+                    return Err(self.unexpected(format!("shapes nest deeper than {MAX_TUPLE_DEPTH} levels")));
+                }
+                self.cursor.advance(1);
+                self.expect('(', "`(` after `P`")?;
+                let shape = self.shape(depth + 1)?;
+                self.expect(')', "`)` closing `P(`")?;
+                items.physical_shape = Some(shape);
+            }
             "SC" => {
                 // XLA writes every split configuration after one `SC`: `SC(0:3)(1:0,4)`.
                 self.cursor.advance(2);
@@ -586,18 +651,10 @@ impl Reader<'_> {
                 items.padded = Some((widths, Span::new(start, self.cursor.offset())));
             }
             _ => {
-                let unsupported = match name {
-                    "D" => Some("dimension level types `D(...)`"),
-                    "P" => Some("physical shape `P(...)`"),
-                    _ => None,
-                };
-                let message = match unsupported {
-                    Some(what) => format!("the layout item {what} describes a sparse array, which morello does not support"),
-                    None => "expected a layout item: `T(...)`, `L(...)`, `E(...)`, `S(...)`, `SC(...)`, `M(...)`, \
-                             `#(...)`, `*(...)`, `pad(...)` or `}`"
-                        .to_string(),
-                };
-                return Err(self.unexpected(message));
+                return Err(self.unexpected(
+                    "expected a layout item: `T(...)`, `L(...)`, `E(...)`, `S(...)`, `SC(...)`, `M(...)`, \
+                     `#(...)`, `*(...)`, `D(...)`, `P(...)`, `pad(...)` or `}`",
+                ));
             }
         }
         Ok(())
@@ -659,4 +716,6 @@ struct LayoutItems {
     split_configs: Vec<SplitConfig>,
     index_type: Option<ElementType>,
     pointer_type: Option<ElementType>,
+    dim_level_types: Option<Vec<DimLevelType>>,
+    physical_shape: Option<XlaShape>,
 }

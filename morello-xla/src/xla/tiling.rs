@@ -82,6 +82,9 @@ impl Geometry {
             }
         }
         check_layout_for_rank(layout, rank)?;
+        if layout.is_sparse() {
+            return Err(XlaError::Sparse);
+        }
         let bits = layout.element_size_in_bits();
         if bits != 0 && bits < u64::from(element_type.bits()) {
             return Err(XlaError::ElementSizeTooSmall { bits, element_type, needed: element_type.bits() });
@@ -163,6 +166,10 @@ pub(crate) fn check_layout_for_rank(layout: &XlaLayout, rank: usize) -> Result<(
         if usize::try_from(split.dimension).map_or(true, |d| d >= rank) {
             return Err(XlaError::SplitDimensionOutOfRange { dimension: split.dimension, rank });
         }
+    }
+    let levels = layout.dim_level_types().len();
+    if levels != 0 && levels != rank {
+        return Err(XlaError::DimLevelTypesRank { len: levels, rank });
     }
     Ok(())
 }

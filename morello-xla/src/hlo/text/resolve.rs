@@ -148,11 +148,8 @@ fn computation(
 fn hlo_shape(shape: &XlaShape) -> Result<HloShape, HloTextErrorKind> {
     match shape {
         XlaShape::Array(array) => Ok(HloShape::Array(hlo_array(array))),
-        XlaShape::Unbounded(array) => Err(HloTextErrorKind::UnsupportedShape {
-            message: format!(
-                "`{}` has an unbounded dimension `?`, whose size is known only at run time",
-                xla::fragment_of(&array.to_string())
-            ),
+        XlaShape::Bufferless(array) => Err(HloTextErrorKind::UnsupportedShape {
+            message: format!("`{}`: {}", xla::fragment_of(&array.to_string()), array.why_no_buffer()),
         }),
         XlaShape::Tuple(elements) => elements
             .iter()

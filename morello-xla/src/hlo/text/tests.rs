@@ -325,7 +325,11 @@ fn malformed_modules() {
         ),
         (
             "p = f32[?] parameter(0)",
-            "line 1, column 5, instruction `p` in computation `main`: `f32[?]{0}` has an unbounded dimension `?`, whose size is known only at run time",
+            "line 1, column 5, instruction `p` in computation `main`: `f32[?]{0}`: dimension 0 is unbounded (`?`): its size is known only at run time",
+        ),
+        (
+            "p = f32[4]{0:D(C)} parameter(0)",
+            "line 1, column 5, instruction `p` in computation `main`: `f32[4]{0:D(C)}`: the layout's D(..) makes this a sparse array, which has no dense buffer or offsets",
         ),
     ];
     for (text, expected) in cases {
