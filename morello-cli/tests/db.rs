@@ -53,6 +53,14 @@ fn default_table(cache: &Path) -> PathBuf {
     tables[0].clone()
 }
 
+/// A file's bytes, inode and modification time: equal before and after means it was neither
+/// written in place nor replaced, not even by the same bytes.
+fn snapshot(path: &Path) -> (Vec<u8>, u64, std::time::SystemTime) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).expect("the file exists");
+    (std::fs::read(path).expect("readable"), meta.ino(), meta.modified().expect("an mtime"))
+}
+
 #[test]
 fn a_second_search_hits_the_default_table() {
     let cache = tempfile::tempdir().unwrap();
@@ -64,12 +72,13 @@ fn a_second_search_hits_the_default_table() {
         format!("-f{}-m{}.mdb", morello_search::db::FORMAT_VERSION, morello_search::db::MODEL_VERSION);
     assert!(name.starts_with("x86-avx2-") && name.ends_with(&versions), "{name}");
     let before = std::fs::read(&table).unwrap();
+    let untouched = snapshot(&table);
     let warm = json(cache.path(), &small(&["--emit", "json"]));
     assert_eq!(warm["stats"]["specs_solved"], 0);
     assert_eq!(warm["stats"]["memo_hits"], 1);
     assert_eq!(warm["cost"], cold["cost"]);
     assert_eq!(warm["impl"], cold["impl"]);
-    assert_eq!(std::fs::read(&table).unwrap(), before, "nothing new, nothing written");
+    assert!(snapshot(&table) == untouched, "nothing new, nothing written (nor replaced)");
     // A larger search reuses the smaller one's sub-problems and adds its own.
     let bigger = json(
         cache.path(),
@@ -264,6 +273,7 @@ fn db_stats_verify_and_merge() {
         ],
     );
 
+    let (a_before, b_before) = (snapshot(&a), snapshot(&b));
     let stats = ok(dir, &["db", "stats", a.to_str().unwrap()]).stdout;
     for expected in
         ["target:      x86-avx2", "usable:      yes", "bytes per entry", "MatmulAccum", "FillZero"]
@@ -279,6 +289,10 @@ fn db_stats_verify_and_merge() {
             .stdout;
     assert!(merged.contains("already held and equal"), "{merged}");
     ok(dir, &["db", "verify", out.to_str().unwrap()]);
+    assert!(
+        snapshot(&a) == a_before && snapshot(&b) == b_before,
+        "stats, verify and merge only read their inputs"
+    );
     // The merged table answers both searches without solving anything.
     for size in ["4x2x2", "2x2x4"] {
         let v = json(
@@ -321,6 +335,10 @@ fn precompute_fills_the_table_and_resumes() {
     let first = ok(dir, &args);
     assert!(first.stdout.contains("8 matmuls up to 2x2x2"), "{}", first.stdout);
     let table = default_table(dir);
+    // Its stages made several commits; a finished precompute leaves one run.
+    assert!(first.stderr.contains("runs compacted into one"), "{}", first.stderr);
+    let stats = ok(dir, &["db", "stats", table.to_str().unwrap()]).stdout;
+    assert!(stats.contains("layout:      1 commits; 1 runs of"), "{stats}");
     let bytes = std::fs::read(&table).unwrap();
     let again = ok(dir, &args);
     assert!(again.stdout.contains("8 matmuls"), "{}", again.stdout);

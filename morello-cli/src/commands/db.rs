@@ -260,6 +260,35 @@ fn replace(path: &Path, table: &Table) -> Result<usize> {
 
 fn compact(which: &Which) -> Result<()> {
     let path = table_path(which)?;
+    let done = compact_file(&path, which.target.as_deref(), false)?;
+    output::print(&format!(
+        "{}: {} specs; {} runs and {} bytes before, 1 run and {} bytes after\n",
+        path.display(),
+        done.specs,
+        done.runs_before,
+        done.bytes_before,
+        done.bytes_after
+    ))
+}
+
+/// What [`compact_file`] did.
+pub struct Compacted {
+    /// Specs in the table.
+    pub specs: usize,
+    /// Runs before.
+    pub runs_before: u64,
+    /// The file's size before.
+    pub bytes_before: u64,
+    /// The file's size after (the same when it was not rewritten).
+    pub bytes_after: u64,
+    /// Whether the file was rewritten.
+    pub rewritten: bool,
+}
+
+/// Rewrites the table at `path` whole, as one run without dead space, under the writer lock (the
+/// new file replaces the old atomically). With `only_if_needed`, a table that is one run without
+/// dead space already is left as it is.
+pub fn compact_file(path: &Path, target: Option<&str>, only_if_needed: bool) -> Result<Compacted> {
     // Read under the lock, so no save between reading and replacing is lost.
     let mut on_wait = |lock: &Path| {
         eprint_line(&format!(
@@ -267,22 +296,30 @@ fn compact(which: &Which) -> Result<()> {
             lock.display()
         ));
     };
-    let lock = TableLock::acquire(&path, &mut on_wait).map_err(table_error)?;
-    let bytes = read_file(&path)?;
-    let (target, actions) = target_for(&bytes, &path, which.target.as_deref())?;
+    let lock = TableLock::acquire(path, &mut on_wait).map_err(table_error)?;
+    let bytes = read_file(path)?;
+    let (target, actions) = target_for(&bytes, path, target)?;
     let schema = Schema::new(&target, actions);
-    let before = TableStats::of_bytes(&bytes, &path).map_err(table_error)?;
-    let table = Table::from_bytes(&bytes, &path, &schema, Validation::Structure).map_err(table_error)?;
+    let before = TableStats::of_bytes(&bytes, path).map_err(table_error)?;
+    if only_if_needed && before.runs <= 1 && before.dead_bytes == 0 {
+        return Ok(Compacted {
+            specs: usize::try_from(before.specs).unwrap_or(usize::MAX),
+            runs_before: before.runs,
+            bytes_before: before.file_bytes,
+            bytes_after: before.file_bytes,
+            rewritten: false,
+        });
+    }
+    let table = Table::from_bytes(&bytes, path, &schema, Validation::Structure).map_err(table_error)?;
     drop(bytes);
     let encoded = table.to_bytes();
-    write_atomically(&path, &encoded).map_err(table_error)?;
+    write_atomically(path, &encoded).map_err(table_error)?;
     drop(lock);
-    let after = encoded.len();
-    output::print(&format!(
-        "{}: {} specs; {} runs and {} bytes before, 1 run and {after} bytes after\n",
-        path.display(),
-        table.len(),
-        before.runs,
-        before.file_bytes
-    ))
+    Ok(Compacted {
+        specs: table.len(),
+        runs_before: before.runs,
+        bytes_before: before.file_bytes,
+        bytes_after: encoded.len() as u64,
+        rewritten: true,
+    })
 }

@@ -29,6 +29,7 @@ use morello_core::target::Target;
 use morello_search::{ActionConfig, Search, SearchError, StopReason};
 use rayon::prelude::*;
 
+use crate::commands::db::compact_file;
 use crate::commands::search::positive_seconds;
 use crate::database::{self, DbArgs, eprint_line};
 use crate::failure::{Failure, bad_input};
@@ -267,6 +268,7 @@ pub fn run(args: &Args) -> Result<()> {
     let done = AtomicU64::new(0);
     let mut stopped = None;
     let mut held = table.lock().unwrap_or_else(PoisonError::into_inner).opened();
+    let mut wrote = false;
     for (index, stage) in stages.iter().enumerate() {
         bar.set_message(format!("stage {}/{}", index + 1, stages.len()));
         let failures: Vec<SearchError> = pool.install(|| {
@@ -282,6 +284,7 @@ pub fn run(args: &Args) -> Result<()> {
         let saved = database::save(&mut table.lock().unwrap_or_else(PoisonError::into_inner), true)?;
         if let Some(s) = &saved {
             held = s.entries;
+            wrote |= s.written;
         }
         if let (false, Some(s)) = (args.quiet, saved.filter(|s| s.written)) {
             bar.suspend(|| {
@@ -303,19 +306,31 @@ pub fn run(args: &Args) -> Result<()> {
     bar.finish_and_clear();
     drop(search);
     let table = table.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let path = table.path().map(|p| p.display().to_string()).unwrap_or_default();
+    let file = table.path().map(PathBuf::from);
+    drop(table);
+    let path = file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
     let shard = args.shard.map(|s| format!("shard {s}: {total} goals of ")).unwrap_or_default();
     match (stopped, signals::received()) {
-        (None, _) => output::print(&format!(
-            "{shard}{description} ({dtype}, {target}) solved in {:.1} s; table {path} holds {held} specs\n",
-            start.elapsed().as_secs_f64(),
-            target = target.name(),
-        )),
+        (None, _) => {
+            // A finished precompute leaves its table as one run, as `db compact` does, so that a
+            // lookup reads one block (the stages' commits made several runs).
+            if let (true, Some(file)) = (wrote, &file) {
+                let done = compact_file(file, None, true)?;
+                if done.rewritten && !args.quiet {
+                    eprint_line(&format!(
+                        "table {path}: {} runs compacted into one ({} bytes)",
+                        done.runs_before, done.bytes_after
+                    ));
+                }
+            }
+            output::print(&format!(
+                "{shard}{description} ({dtype}, {target}) solved in {:.1} s; table {path} holds {held} specs\n",
+                start.elapsed().as_secs_f64(),
+                target = target.name(),
+            ))
+        }
         (Some(SearchError::Stopped { reason: StopReason::Cancelled, .. }), Some(signal)) => {
-            Err(anyhow::Error::new(signals::Interrupted {
-                signal,
-                saved_in: table.path().map(PathBuf::from),
-            }))
+            Err(anyhow::Error::new(signals::Interrupted { signal, saved_in: file }))
         }
         (Some(SearchError::Stopped { reason, .. }), _) if reason != StopReason::TableError => {
             Err(anyhow::anyhow!(
