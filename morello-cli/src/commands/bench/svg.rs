@@ -40,7 +40,7 @@ const BOTTOM: f64 = 410.0;
 
 /// The colour of a series: fixed for the known implementations, from a palette otherwise.
 fn colour(name: &str, index: usize) -> &'static str {
-    const PALETTE: [&str; 6] = ["#8c564b", "#e377c2", "#17becf", "#bcbd22", "#393b79", "#637939"];
+    const PALETTE: [&str; 4] = ["#8c564b", "#393b79", "#637939", "#843c39"];
     match name {
         "morello" => "#d62728",
         "naive" => "#7f7f7f",
@@ -48,6 +48,9 @@ fn colour(name: &str, index: usize) -> &'static str {
         "blis" => "#2ca02c",
         "libxsmm" => "#9467bd",
         "gemm" => "#ff7f0e",
+        "mkl" => "#17becf",
+        "onednn" => "#e377c2",
+        "xnnpack" => "#bcbd22",
         _ => PALETTE[index % PALETTE.len()],
     }
 }
