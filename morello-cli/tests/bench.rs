@@ -54,6 +54,42 @@ fn bench_json_has_named_results_with_gflops_and_seconds_per_call() {
 }
 
 #[test]
+fn a_padded_strided_nhwc_conv_is_timed_beside_a_checked_baseline() {
+    if !have_compiler() {
+        return;
+    }
+    // NHWC input 5x5x2, HWIO 3x3 filters to 2 channels, stride 2, "same" (output 3x3): the spec
+    // maps to the baselines' conv problem with its layouts, stride and padding, and `naive` (which
+    // needs only a C compiler) is checked against the reference on the same inputs and timed.
+    let args = with_quick(&[
+        "bench",
+        "conv",
+        "1x5x5x2",
+        "3x3x2x2",
+        "--layout",
+        "nhwc",
+        "--pad",
+        "same",
+        "--stride",
+        "2",
+        "--baseline",
+        "naive",
+        "--json",
+        "-q",
+    ]);
+    let (code, stdout, stderr) = morello(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    // 2 x N K OH OW C R S.
+    assert_eq!(v["work"]["flops"], 2.0 * 2.0 * 9.0 * 2.0 * 9.0, "{v}");
+    assert_eq!(v["skipped"].as_array().map(Vec::len), Some(0), "{v}");
+    let names: Vec<&str> =
+        v["results"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["morello", "naive"], "{v}");
+    assert_eq!(v["results"][0]["max_abs_error"], 0.0, "{v}");
+}
+
+#[test]
 fn a_missing_library_is_skipped_with_an_install_hint() {
     if !have_compiler() {
         return;
