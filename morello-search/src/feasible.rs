@@ -13,13 +13,13 @@
 
 use dashmap::DashMap;
 use morello_core::dtype::Dtype;
-use morello_core::spec::{CanonicalSpec, FillValue, PrimitiveKind};
+use morello_core::spec::{CanonicalSpec, PrimitiveKind};
 use morello_core::target::{LevelId, LevelKind, Target};
 use rustc_hash::FxBuildHasher;
 use smallvec::SmallVec;
 
 /// The abstract state of a spec (operands beyond [`MAX_OPERANDS`] are not expected: primitives
-/// have at most three).
+/// have at most four).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct State {
     kind: PrimitiveKind,
@@ -27,7 +27,7 @@ struct State {
     dtypes: SmallVec<[Dtype; MAX_OPERANDS]>,
 }
 
-const MAX_OPERANDS: usize = 3;
+const MAX_OPERANDS: usize = 4;
 
 /// Memoised feasibility of abstract states for one target.
 #[derive(Debug)]
@@ -56,7 +56,7 @@ impl<'t> Feasibility<'t> {
         let in_vectors =
             spec.operands.iter().any(|o| self.target.level(o.level).kind == LevelKind::VectorRegisters);
         // A convolution reaches its kernels as a matmul: the kernels' tiling rules apply there.
-        let conv = matches!(spec.kind, PrimitiveKind::Conv { .. });
+        let conv = matches!(spec.kind, PrimitiveKind::Conv { .. } | PrimitiveKind::MatmulBias { .. });
         levels_ok
             && (!in_vectors
                 || conv
@@ -83,6 +83,31 @@ impl<'t> Feasibility<'t> {
         if target.kernels().iter().any(|k| k.could_apply(s.kind, &kinds, &s.dtypes, target)) {
             return true;
         }
+        if s.kind == PrimitiveKind::Softmax {
+            // Its passes, with the temporaries wherever they can be (their own moves aside).
+            let (x, y) = (s.levels[0], s.levels[1]);
+            let f = s.dtypes[0];
+            for t in target
+                .level_ids()
+                .filter(|&l| target.level(l).allocates && target.level(l).kind != LevelKind::VectorRegisters)
+            {
+                if self.levels(PrimitiveKind::Max { accum: false }, &[x, t], &[f, f])
+                    && self.levels(PrimitiveKind::SoftmaxExp { accum: false }, &[x, t, y, t], &[f; 4])
+                    && self.levels(PrimitiveKind::SoftmaxScale, &[t, y], &[f, f])
+                {
+                    return true;
+                }
+            }
+        }
+        if let PrimitiveKind::MatmulBias { activation } = s.kind {
+            let l = &s.levels;
+            let d = &s.dtypes;
+            if self.levels(PrimitiveKind::Matmul { accum: false }, &[l[0], l[1], l[3]], &[d[0], d[1], d[3]])
+                && self.levels(PrimitiveKind::AddBias { activation }, &[l[2], l[3]], &[d[2], d[3]])
+            {
+                return true;
+            }
+        }
         if let PrimitiveKind::Conv { accum, geometry } = s.kind {
             // Padded: split into unpadded regions at the same levels. Unpadded: a matmul at them.
             let next = if geometry.is_padded() {
@@ -101,7 +126,7 @@ impl<'t> Feasibility<'t> {
             let out = s.levels.len() - 1;
             if self.levels(accum, &s.levels, &s.dtypes)
                 && self.levels(
-                    PrimitiveKind::Fill { value: FillValue::Zero },
+                    PrimitiveKind::Fill { value: s.kind.accum_init() },
                     &[s.levels[out]],
                     &[s.dtypes[out]],
                 )

@@ -12,8 +12,9 @@
 //! F_U(S) = the entries of S's implementations whose peaks fit U, of which one entry survives
 //!          for each (cost, peaks on R(S)) that no other beats on cost and on R(S)
 //! R(S)   = { L : the level of some operand of S can be reached from L by moves }
-//!                                  (matmuls and convolutions: their sub-specs keep every operand)
-//!        = every level             (moves, fills and other kinds)
+//!                                  (matmuls, with or without an epilogue, and convolutions:
+//!                                  their sub-specs keep every operand)
+//!        = every level             (moves, fills and other kinds: epilogues, softmax and its passes)
 //! ```
 //!
 //! Why this loses no optimum under `U` (by induction from the kernels up): take an
@@ -25,7 +26,9 @@
 //!
 //! 1. `R(P) ⊆ R(S_i)` for every child: tiles keep the operands' levels, a move's body has the
 //!    moved operand at a level reachable from its old one, and moves and fills (copies, and the
-//!    zero fill of zero-then-accumulate) keep every level.
+//!    zero fill of zero-then-accumulate) keep every level. An epilogue is split off its matmul
+//!    only when the bias adds no level to the matmul's (`actions/epilogue.rs`); its pass, like
+//!    softmax and softmax's passes, keeps every level.
 //! 2. The own memory `o` of an action lies at levels in every child's `R(S_i)`: a move holds its
 //!    destination, where the body's moved operand lives (and its copies are moves); loops and
 //!    blocks hold nothing; kernels have no children.
@@ -45,7 +48,7 @@
 //! search explores in debug builds, so a new action or kind that breaks them fails the tests.
 
 use morello_core::spec::{CanonicalSpec, PrimitiveKind};
-use morello_core::target::{MAX_LEVELS, MemVec, Target};
+use morello_core::target::{LevelId, MAX_LEVELS, MemVec, Target};
 
 use crate::peaks::{PeakCodec, Peaks};
 
@@ -94,11 +97,22 @@ impl Projection {
     /// The levels `spec`'s frontier keeps apart, as a bit per level id.
     pub fn levels(&self, spec: &CanonicalSpec) -> u8 {
         match spec.kind {
-            PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => {
-                spec.operands.iter().fold(0, |m, o| m | self.reached_from[o.level.index()])
+            PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } | PrimitiveKind::MatmulBias { .. } => {
+                self.operand_levels(spec.operands.iter().map(|o| o.level))
             }
-            PrimitiveKind::Move | PrimitiveKind::Fill { .. } => u8::MAX,
+            PrimitiveKind::Move
+            | PrimitiveKind::Fill { .. }
+            | PrimitiveKind::AddBias { .. }
+            | PrimitiveKind::Softmax
+            | PrimitiveKind::Max { .. }
+            | PrimitiveKind::SoftmaxExp { .. }
+            | PrimitiveKind::SoftmaxScale => u8::MAX,
         }
+    }
+
+    /// The levels from which any of `levels` can be reached by moves, as a bit per level id.
+    pub fn operand_levels(&self, levels: impl IntoIterator<Item = LevelId>) -> u8 {
+        levels.into_iter().fold(0, |m, l| m | self.reached_from[l.index()])
     }
 
     /// [`Projection::levels`] as a mask of [`Peaks`] bytes.

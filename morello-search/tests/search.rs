@@ -34,6 +34,30 @@ fn matmul(n: u32, dtype: &str, t: &Target) -> CanonicalSpec {
 }
 
 #[test]
+fn the_epilogue_is_fused_into_register_blocks_and_beats_the_separate_pass() {
+    let t = Target::builtin("x86-avx2", 1).unwrap();
+    let s = spec(
+        "MatmulBiasRelu(1x16x16x16, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+        &t,
+    );
+    let memo = Arc::new(Memo::new());
+    let best = Search::new(&t).memo(Arc::clone(&memo)).solve(&s).unwrap();
+    assert!(best.imp.kernels().contains(&KernelKind::VectorAddBias), "{}", best.imp.render(&t));
+    let vrf = t.level_id("VRF").unwrap();
+    let mut on_registers = false;
+    best.imp.visit(&mut |node| {
+        if matches!(node.spec.kind, morello_core::spec::PrimitiveKind::AddBias { .. }) {
+            on_registers |= node.spec.operands[1].level == vrf;
+        }
+    });
+    assert!(on_registers, "the epilogue runs on the output in memory:\n{}", best.imp.render(&t));
+    let (matmul, epilogue) = s.split_epilogue(&t).unwrap().unwrap();
+    let unfused = Search::new(&t).memo(Arc::clone(&memo)).solve(&matmul).unwrap().cost
+        + Search::new(&t).memo(memo).solve(&epilogue).unwrap().cost;
+    assert!(best.cost < unfused, "fused {} against unfused {unfused}", best.cost);
+}
+
+#[test]
 fn implementations_compute_their_specs() {
     for name in ["x86-avx2", "x86-avx512"] {
         let t = target(name);

@@ -19,6 +19,85 @@ pub enum Helper {
     HsumM128,
     /// `morello_hsum_m256(v)`: the sum of the eight lanes of an `__m256`.
     HsumM256,
+    /// `morello_exp_m128(v)`: `e^x` lane by lane (the polynomial of `exp_definition`).
+    ExpM128,
+    /// `morello_exp_m256(v)`.
+    ExpM256,
+    /// `morello_exp_m512(v)`.
+    ExpM512,
+    /// `morello_gelu_m128(v)`: GELU (tanh form) lane by lane, `x / (1 + e^(-2y))` with
+    /// `y = sqrt(2 / pi) (x + 0.044715 x^3)`.
+    GeluM128,
+    /// `morello_gelu_m256(v)`.
+    GeluM256,
+    /// `morello_gelu_m512(v)`.
+    GeluM512,
+    /// `morello_gelu_f32(x)`: the 4-lane GELU on one float.
+    GeluF32,
+}
+
+/// The intrinsic prefix, vector type, integer vector type and integer-to-float cast of a width.
+fn width_names(bits: u32) -> (&'static str, &'static str, &'static str, &'static str) {
+    match bits {
+        128 => ("_mm", "__m128", "__m128i", "_mm_castsi128_ps"),
+        256 => ("_mm256", "__m256", "__m256i", "_mm256_castsi256_ps"),
+        _ => ("_mm512", "__m512", "__m512i", "_mm512_castsi512_ps"),
+    }
+}
+
+/// `morello_exp_m<bits>`: `e^x` for f32 lanes.
+///
+/// ```text
+/// x := clamp(x, -87, 88)                        (e^-87 is above the smallest normal float)
+/// k := round(x log2 e),  r := x - k ln2         (ln2 in two parts, Cody-Waite: |r| <= ln2 / 2)
+/// e^r ~ Σ_{i <= 7} r^i / i!                     (Horner, fused multiply-adds)
+/// e^x = e^r 2^k                                 (2^k built in the exponent bits: k + 127 << 23)
+/// ```
+///
+/// The truncated series is within `0.347^8 / 8! * e^0.347 < 1e-8` relative of `e^r`; with the
+/// roundings the result is within `8 u` (4.8e-7, `u = 2^-24`) relative of `e^x` on `[-87, 88]` (the bound the
+/// softmax tolerance uses).
+fn exp_definition(bits: u32) -> String {
+    let (p, t, ti, cast) = width_names(bits);
+    let c = |v: &str| format!("{p}_set1_ps({v})");
+    let mut poly = format!("  {t} q = {};\n", c("1.98412698e-4f"));
+    for coefficient in
+        ["1.38888889e-3f", "8.33333333e-3f", "4.16666667e-2f", "1.66666667e-1f", "0.5f", "1.0f", "1.0f"]
+    {
+        poly += &format!("  q = {p}_fmadd_ps(q, r, {});\n", c(coefficient));
+    }
+    format!(
+        "#ifndef MORELLO_HELPER_EXP_M{bits}\n#define MORELLO_HELPER_EXP_M{bits}\n\
+         static inline __attribute__((unused)) {t} morello_exp_m{bits}({t} x) {{\n\
+         \x20 x = {p}_min_ps({p}_max_ps(x, {lo}), {hi});\n\
+         \x20 {ti} k = {p}_cvtps_epi32({p}_mul_ps(x, {log2e}));\n\
+         \x20 {t} n = {p}_cvtepi32_ps(k);\n\
+         \x20 {t} r = {p}_fnmadd_ps(n, {ln2hi}, x);\n\
+         \x20 r = {p}_fnmadd_ps(n, {ln2lo}, r);\n\
+         {poly}\
+         \x20 {ti} scale = {p}_slli_epi32({p}_add_epi32(k, {p}_set1_epi32(127)), 23);\n\
+         \x20 return {p}_mul_ps(q, {cast}(scale));\n\
+         }}\n#endif\n",
+        lo = c("-87.0f"),
+        hi = c("88.0f"),
+        log2e = c("1.44269504f"),
+        ln2hi = c("0.693359375f"),
+        ln2lo = c("-2.12194440e-4f"),
+    )
+}
+
+/// `morello_gelu_m<bits>`: GELU, tanh form, as `x / (1 + e^(-2y))`.
+fn gelu_definition(bits: u32) -> String {
+    let (p, t, _, _) = width_names(bits);
+    format!(
+        "#ifndef MORELLO_HELPER_GELU_M{bits}\n#define MORELLO_HELPER_GELU_M{bits}\n\
+         static inline __attribute__((unused)) {t} morello_gelu_m{bits}({t} x) {{\n\
+         \x20 {t} cube = {p}_mul_ps({p}_mul_ps(x, x), x);\n\
+         \x20 {t} y = {p}_mul_ps({p}_set1_ps(0.797884561f), {p}_fmadd_ps({p}_set1_ps(0.044715f), cube, x));\n\
+         \x20 {t} e = morello_exp_m{bits}({p}_mul_ps(y, {p}_set1_ps(-2.0f)));\n\
+         \x20 return {p}_div_ps(x, {p}_add_ps({p}_set1_ps(1.0f), e));\n\
+         }}\n#endif\n"
+    )
 }
 
 impl Helper {
@@ -26,13 +105,33 @@ impl Helper {
     fn dependencies(self) -> &'static [Helper] {
         match self {
             Helper::HsumM256 => &[Helper::HsumM128],
+            Helper::GeluM128 => &[Helper::ExpM128],
+            Helper::GeluM256 => &[Helper::ExpM256],
+            Helper::GeluM512 => &[Helper::ExpM512],
+            Helper::GeluF32 => &[Helper::ExpM128, Helper::GeluM128],
             _ => &[],
         }
     }
 
     /// The guarded C definition.
-    fn definition(self) -> &'static str {
+    fn definition(self) -> std::borrow::Cow<'static, str> {
         match self {
+            Helper::ExpM128 => return exp_definition(128).into(),
+            Helper::ExpM256 => return exp_definition(256).into(),
+            Helper::ExpM512 => return exp_definition(512).into(),
+            Helper::GeluM128 => return gelu_definition(128).into(),
+            Helper::GeluM256 => return gelu_definition(256).into(),
+            Helper::GeluM512 => return gelu_definition(512).into(),
+            Helper::GeluF32 => {
+                return "#ifndef MORELLO_HELPER_GELU_F32\n#define MORELLO_HELPER_GELU_F32\n\
+                        static inline __attribute__((unused)) float morello_gelu_f32(float x) {\n\
+                        \x20 return _mm_cvtss_f32(morello_gelu_m128(_mm_set_ss(x)));\n\
+                        }\n#endif\n"
+                    .into();
+            }
+            _ => {}
+        }
+        std::borrow::Cow::Borrowed(match self {
             Helper::FloorDiv => {
                 "#ifndef MORELLO_HELPER_FLOORDIV\n\
                  #define MORELLO_HELPER_FLOORDIV\n\
@@ -92,7 +191,8 @@ impl Helper {
                  }\n\
                  #endif\n"
             }
-        }
+            _ => "",
+        })
     }
 }
 

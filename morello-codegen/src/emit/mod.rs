@@ -201,6 +201,12 @@ pub fn emit_kernel(imp: &Impl, target: &Target, config: &EmitConfig) -> Result<E
 pub fn kernel_signature(spec: &LogicalSpec, name: &str) -> Result<KernelSignature, CodegenError> {
     let names: &[&str] = match spec.kind {
         PrimitiveKind::Matmul { .. } => &["lhs", "rhs", "out"],
+        PrimitiveKind::MatmulBias { .. } => &["lhs", "rhs", "bias", "out"],
+        PrimitiveKind::AddBias { .. } => &["bias", "out"],
+        PrimitiveKind::Softmax => &["x", "y"],
+        PrimitiveKind::Max { .. } => &["x", "out"],
+        PrimitiveKind::SoftmaxExp { .. } => &["x", "max", "y", "sum"],
+        PrimitiveKind::SoftmaxScale => &["sum", "y"],
         PrimitiveKind::Conv { .. } => &["image", "filters", "out"],
         PrimitiveKind::Move => &["src", "dst"],
         PrimitiveKind::Fill { .. } => &["out"],

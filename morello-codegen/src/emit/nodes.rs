@@ -60,7 +60,18 @@ impl Emitter<'_> {
                     [prologue.as_deref(), Some(body.as_ref()), epilogue.as_deref()],
                 ),
             },
-            Node::Block { stages } => {
+            Node::Block { stages, temporaries } => {
+                let scoped = !temporaries.is_empty();
+                if scoped {
+                    self.out.open("{");
+                }
+                let mut views = views.to_vec();
+                let mut heaps = Vec::new();
+                for t in temporaries {
+                    let (view, heap) = self.declare_buffer(t)?;
+                    views.push(view);
+                    heaps.extend(heap);
+                }
                 for stage in stages {
                     let mut stage_views = Vec::with_capacity(stage.operands.len());
                     for (k, &i) in stage.operands.iter().enumerate() {
@@ -74,6 +85,12 @@ impl Emitter<'_> {
                         });
                     }
                     self.node(&stage.body, &stage_views)?;
+                }
+                for name in heaps {
+                    self.out.line(format!("free({name});"));
+                }
+                if scoped {
+                    self.out.close();
                 }
                 Ok(())
             }
@@ -177,11 +194,34 @@ impl Emitter<'_> {
         destination: &TensorSpec,
         [prologue, body, epilogue]: [Option<&Impl>; 3],
     ) -> Result<(), CodegenError> {
+        self.out.open("{");
+        let (new, heap) = self.declare_buffer(destination)?;
+        let old = views[operand].clone();
+        if let Some(p) = prologue {
+            self.node(p, &[old.clone(), new.clone()])?;
+        }
+        if let Some(b) = body {
+            let mut inner = views.to_vec();
+            inner[operand] = new.clone();
+            self.node(b, &inner)?;
+        }
+        if let Some(e) = epilogue {
+            self.node(e, &[new, old])?;
+        }
+        if let Some(name) = heap {
+            self.out.line(format!("free({name});"));
+        }
+        self.out.close();
+        Ok(())
+    }
+
+    /// Declares a buffer for `destination` (registers, a stack array, or a heap array whose name is
+    /// returned to free) and returns the view of all of it.
+    fn declare_buffer(&mut self, destination: &TensorSpec) -> Result<(View, Option<String>), CodegenError> {
         let id = self.fresh();
         let dtype = destination.dtype;
         let volume = destination.shape.volume();
         let c_name = c_type(dtype).c_name();
-        self.out.open("{");
         let mut heap = None;
         let storage = match self.level_kind(destination) {
             LevelKind::VectorRegisters => {
@@ -218,24 +258,8 @@ impl Emitter<'_> {
                 Storage::Memory { name }
             }
         };
-        let new = self.add_buffer(BufferInfo::new(storage, &destination.shape, &destination.layout)?);
-        let old = views[operand].clone();
-        if let Some(p) = prologue {
-            self.node(p, &[old.clone(), new.clone()])?;
-        }
-        if let Some(b) = body {
-            let mut inner = views.to_vec();
-            inner[operand] = new.clone();
-            self.node(b, &inner)?;
-        }
-        if let Some(e) = epilogue {
-            self.node(e, &[new, old])?;
-        }
-        if let Some(name) = heap {
-            self.out.line(format!("free({name});"));
-        }
-        self.out.close();
-        Ok(())
+        let view = self.add_buffer(BufferInfo::new(storage, &destination.shape, &destination.layout)?);
+        Ok((view, heap))
     }
 
     /// Declares `count` variables `<prefix>_<j>` of a C type, a few per line.

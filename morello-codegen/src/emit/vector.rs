@@ -183,6 +183,41 @@ impl VectorType {
         format!("{}_add_ps({a}, {b})", self.prefix())
     }
 
+    /// `max(a, b)` for f32 vectors.
+    pub fn max_f32(self, a: &str, b: &str) -> String {
+        format!("{}_max_ps({a}, {b})", self.prefix())
+    }
+
+    /// `a * b` for f32 vectors.
+    pub fn mul_f32(self, a: &str, b: &str) -> String {
+        format!("{}_mul_ps({a}, {b})", self.prefix())
+    }
+
+    /// `a - b` for f32 vectors.
+    pub fn sub_f32(self, a: &str, b: &str) -> String {
+        format!("{}_sub_ps({a}, {b})", self.prefix())
+    }
+
+    /// GELU (tanh form) of an f32 vector, and the helper it calls.
+    pub fn gelu(self, v: &str) -> (String, super::helpers::Helper) {
+        use super::helpers::Helper;
+        match self.w() {
+            Width::W128 => (format!("morello_gelu_m128({v})"), Helper::GeluM128),
+            Width::W256 => (format!("morello_gelu_m256({v})"), Helper::GeluM256),
+            Width::W512 => (format!("morello_gelu_m512({v})"), Helper::GeluM512),
+        }
+    }
+
+    /// `e^x` of an f32 vector, and the helper it calls.
+    pub fn exp(self, v: &str) -> (String, super::helpers::Helper) {
+        use super::helpers::Helper;
+        match self.w() {
+            Width::W128 => (format!("morello_exp_m128({v})"), Helper::ExpM128),
+            Width::W256 => (format!("morello_exp_m256({v})"), Helper::ExpM256),
+            Width::W512 => (format!("morello_exp_m512({v})"), Helper::ExpM512),
+        }
+    }
+
     /// The sum of an f32 vector's lanes (a float), and the helper it needs.
     pub fn horizontal_sum(self, v: &str) -> (String, Option<super::helpers::Helper>) {
         use super::helpers::Helper;

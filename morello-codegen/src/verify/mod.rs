@@ -204,7 +204,7 @@ pub fn check_outputs(
                 });
             };
             let tolerance = match &expected.magnitudes[i] {
-                Some(m) => scale * m[at],
+                Some(m) => tolerance(spec, scale, m[at], reference::as_f64(&w)),
                 None => 0.0,
             };
             let (gf, wf) = (reference::as_f64(&g), reference::as_f64(&w));
@@ -238,6 +238,29 @@ pub fn check_outputs(
         }
     }
     Ok(verification)
+}
+
+/// The tolerance of one float element: for softmax and its passes, a relative bound per element
+/// (see `reference::softmax_factors`); `2 (n + 1) u M` for reductions (`scale` is `2 (n + 1) u`);
+/// for an epilogue `act(s + bias)`, the error of its argument (`2 (n + 2) u M` with `M` including
+/// `|bias|`) times the activation's slope bound, plus for gelu `16 u |want|` and `2^-120` (the
+/// polynomial exp and the divide; an underflowing tail).
+fn tolerance(spec: &LogicalSpec, scale: f64, magnitude: f64, want: f64) -> f64 {
+    if reference::is_softmax_family(spec.kind) {
+        // `magnitude` is the element's relative bound (`reference::softmax_factors`); results
+        // below 2^-120 (an exp that underflows) may be off by that much.
+        return magnitude * want.abs() + 2f64.powi(-120);
+    }
+    let Some(activation) = spec.kind.activation() else { return scale * magnitude };
+    let u = unit_roundoff(spec.output().dtype);
+    let n = reduction_length(spec) as f64;
+    let argument = 2.0 * (n + 2.0) * u * magnitude;
+    let gelu = if activation == morello_core::spec::Activation::Gelu {
+        16.0 * u * want.abs() + 2f64.powi(-120)
+    } else {
+        0.0
+    };
+    activation.slope_bound() * argument + gelu
 }
 
 /// Emits, builds, runs and checks one implementation.

@@ -16,7 +16,7 @@
 //! same computation on absolute values.
 
 use morello_core::interp::{Buffer as InterpBuffer, Interpreter, Value, wrap};
-use morello_core::spec::{LogicalSpec, PrimitiveKind};
+use morello_core::spec::{Activation, LogicalSpec, PrimitiveKind};
 use morello_core::target::Target;
 
 use crate::error::CodegenError;
@@ -88,7 +88,7 @@ pub(crate) fn reference(
     target: &Target,
     initial: &[Vec<Value>],
 ) -> Result<Reference, CodegenError> {
-    let matmul = matches!(spec.kind, PrimitiveKind::Matmul { .. });
+    let matmul = matches!(spec.kind, PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulBias { .. });
     if matmul && spec.shape.volume() > INTERPRETER_LIMIT {
         return fast_matmul(spec, initial);
     }
@@ -96,10 +96,16 @@ pub(crate) fn reference(
         return fast_conv(spec, initial);
     }
     let values = interpret(spec, target, initial)?;
+    if let Some(factors) = softmax_factors(spec, initial) {
+        return Ok(Reference { values, magnitudes: factors, method: ReferenceMethod::Interpreter });
+    }
     let reduces = !spec.kind.reduction_dims().is_empty();
-    let magnitudes = if reduces && spec.output().dtype.is_float() {
+    let epilogue = spec.kind.activation().is_some();
+    let magnitudes = if (reduces || epilogue) && spec.output().dtype.is_float() {
         let abs: Vec<Vec<Value>> = initial.iter().map(|v| absolute(v)).collect();
-        let m = interpret(spec, target, &abs)?;
+        // The magnitude of an epilogue's argument: the same sum without the activation.
+        let plain = LogicalSpec { kind: without_activation(spec.kind), ..spec.clone() };
+        let m = interpret(&plain, target, &abs)?;
         m.into_iter()
             .enumerate()
             .map(|(i, values)| (i == spec.output_index()).then(|| values.iter().map(as_f64).collect()))
@@ -127,6 +133,80 @@ fn interpret(
     Ok(buffers.into_iter().map(|b| b.values).collect())
 }
 
+/// The relative error bound of the polynomial exp (`e^x` within `8 u` of the exact value on
+/// `[-87, 88]`; see the helper in `emit/helpers.rs`).
+pub(crate) const EXP_RELATIVE_ERROR: f64 = 8.0 / 16_777_216.0;
+
+/// For the softmax family, each written element's relative tolerance (its `magnitudes`): with
+/// `u = 2^-24`, `e` the exp bound, `n` the row length and `D` the row's largest `|x - max|`:
+///
+/// ```text
+/// Softmax        y:    2 (e + D u) + (n + 3) u    (exp of a rounded difference, the sum, 1 / sum)
+/// SoftmaxExp     y:    e                          (the reference takes exp of the same difference)
+///                sum:  e + (n + 1) u
+/// SoftmaxScale   y:    3 u                        (times a rounded reciprocal)
+/// Max            out:  0                          (exact)
+/// ```
+fn softmax_factors(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Option<Vec<Option<Vec<f64>>>> {
+    let u = 1.0 / 16_777_216.0;
+    let e = EXP_RELATIVE_ERROR;
+    let [rows, cols] = *spec.shape.dims() else { return None };
+    let n = f64::from(cols);
+    let per_element = |operand: usize, factor: &dyn Fn(u32) -> f64| -> Option<Vec<f64>> {
+        let tensor = &spec.operands[operand];
+        let indexer = tensor.layout.indexer(&tensor.shape).ok()?;
+        let mut out = vec![0.0; tensor.shape.volume() as usize];
+        for point in tensor.shape.points() {
+            out[indexer.offset(&point) as usize] = factor(point[0]);
+        }
+        Some(out)
+    };
+    let mut factors = vec![None; spec.operands.len()];
+    match spec.kind {
+        PrimitiveKind::Softmax => {
+            let x = &spec.operands[0];
+            let indexer = x.layout.indexer(&x.shape).ok()?;
+            let spread: Vec<f64> = (0..rows)
+                .map(|r| {
+                    let row: Vec<f64> =
+                        (0..cols).map(|c| as_f64(&initial[0][indexer.offset(&[r, c]) as usize])).collect();
+                    let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    row.iter().map(|v| (v - max).abs()).fold(0.0, f64::max)
+                })
+                .collect();
+            factors[1] = per_element(1, &|r| 2.0 * (e + spread[r as usize] * u) + (n + 3.0) * u);
+        }
+        PrimitiveKind::SoftmaxExp { .. } => {
+            factors[2] = per_element(2, &|_| e);
+            factors[3] = per_element(3, &|_| e + (n + 1.0) * u);
+        }
+        PrimitiveKind::SoftmaxScale => factors[1] = per_element(1, &|_| 3.0 * u),
+        PrimitiveKind::Max { .. } => factors[1] = per_element(1, &|_| 0.0),
+        _ => return None,
+    }
+    Some(factors)
+}
+
+/// Whether the kind is softmax or one of its passes (whose tolerances are relative).
+pub(crate) fn is_softmax_family(kind: PrimitiveKind) -> bool {
+    matches!(
+        kind,
+        PrimitiveKind::Softmax
+            | PrimitiveKind::SoftmaxExp { .. }
+            | PrimitiveKind::SoftmaxScale
+            | PrimitiveKind::Max { .. }
+    )
+}
+
+/// The kind with its epilogue's activation replaced by the identity.
+fn without_activation(kind: PrimitiveKind) -> PrimitiveKind {
+    match kind {
+        PrimitiveKind::MatmulBias { .. } => PrimitiveKind::MatmulBias { activation: Activation::Identity },
+        PrimitiveKind::AddBias { .. } => PrimitiveKind::AddBias { activation: Activation::Identity },
+        other => other,
+    }
+}
+
 /// A value as f64.
 pub(crate) fn as_f64(v: &Value) -> f64 {
     match *v {
@@ -138,9 +218,12 @@ pub(crate) fn as_f64(v: &Value) -> f64 {
 /// The matmul `out (+)= lhs * rhs` with f64 or wrapping i64 accumulation, through the operands'
 /// layouts.
 pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<Reference, CodegenError> {
-    let PrimitiveKind::Matmul { accum } = spec.kind else {
-        return Err(CodegenError::Internal { reason: "the fast reference only does matmuls".into() });
+    let (accum, epilogue) = match spec.kind {
+        PrimitiveKind::Matmul { accum } => (accum, None),
+        PrimitiveKind::MatmulBias { activation } => (false, Some(activation)),
+        _ => return Err(CodegenError::Internal { reason: "the fast reference only does matmuls".into() }),
     };
+    let out_index = spec.output_index();
     let &[b, m, k, n] = spec.shape.dims() else {
         return Err(CodegenError::Internal { reason: "a matmul's iteration shape has rank 4".into() });
     };
@@ -161,6 +244,8 @@ pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<
     // Plain numbers, so the inner loop vectorises.
     let (lhs, rhs) = (gather(0)?, gather(1)?);
     let init: Vec<Value> = if accum { gather(2)? } else { vec![Value::Int(0); b * m * n] };
+    let bias: Vec<f64> =
+        if epilogue.is_some() { gather(2)?.iter().map(as_f64).collect() } else { Vec::new() };
     let (lhs_f, rhs_f): (Vec<f64>, Vec<f64>) = if float {
         (lhs.iter().map(as_f64).collect(), rhs.iter().map(as_f64).collect())
     } else {
@@ -187,6 +272,13 @@ pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<
                     let product = a * b;
                     *acc += product;
                     *mag += product.abs();
+                }
+            }
+            if let Some(activation) = epilogue {
+                for (j, (acc, mag)) in acc.iter_mut().zip(mag.iter_mut()).enumerate() {
+                    // The kernel rounds the sum to f32 before adding the bias.
+                    *acc = activation.apply(f64::from((*acc as f32) + (bias[j] as f32)));
+                    *mag += bias[j].abs();
                 }
             }
             (acc.into_iter().map(|x| Value::Float(x as f32)).collect(), mag)
@@ -232,10 +324,10 @@ pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<
         }
     }
     let mut all_values = initial.to_vec();
-    all_values[2] = values;
-    let mut all_magnitudes = vec![None, None, None];
+    all_values[out_index] = values;
+    let mut all_magnitudes = vec![None; spec.operands.len()];
     if float {
-        all_magnitudes[2] = Some(magnitudes);
+        all_magnitudes[out_index] = Some(magnitudes);
     }
     Ok(Reference { values: all_values, magnitudes: all_magnitudes, method: ReferenceMethod::FastMatmul })
 }

@@ -151,6 +151,9 @@ pub enum Node {
     Block {
         /// The stages.
         stages: Vec<Stage>,
+        /// Tensors the block allocates for its stages (softmax's row maxima and sums); a stage
+        /// operand index `operands.len() + j` is temporary `j`.
+        temporaries: Vec<TensorSpec>,
     },
     /// A convolution computed as the matmul it is, on the same buffers.
     AsMatmul {
@@ -240,7 +243,24 @@ impl Impl {
     pub fn block(spec: CanonicalSpec, stages: Vec<Stage>) -> Impl {
         let cost = stages.iter().fold(0, |acc: Cost, s| acc.saturating_add(s.body.cost));
         let peaks = stages.iter().fold(MemVec::ZERO, |acc, s| acc.elementwise_max(&s.body.peaks));
-        Impl { spec, cost, peaks, node: Node::Block { stages } }
+        Impl { spec, cost, peaks, node: Node::Block { stages, temporaries: Vec::new() } }
+    }
+
+    /// Stages run one after another on the spec's operands and `temporaries`, which the block
+    /// allocates (their units add to the stages' peaks, as an allocation's do).
+    pub fn block_with(
+        spec: CanonicalSpec,
+        temporaries: Vec<TensorSpec>,
+        stages: Vec<Stage>,
+        target: &Target,
+    ) -> Impl {
+        let cost = stages.iter().fold(0, |acc: Cost, s| acc.saturating_add(s.body.cost));
+        let child = stages.iter().fold(MemVec::ZERO, |acc, s| acc.elementwise_max(&s.body.peaks));
+        let own = temporaries.iter().fold(MemVec::ZERO, |acc, t| {
+            acc.saturating_add(&MemVec::single(t.level, memory_units(t, target)))
+        });
+        let peaks = snap_peaks(own.saturating_add(&child), target);
+        Impl { spec, cost, peaks, node: Node::Block { stages, temporaries } }
     }
 
     /// A convolution computed as a matmul (`body` implements `spec.as_matmul()`).
@@ -260,7 +280,7 @@ impl Impl {
                     .flatten()
                     .collect()
             }
-            Node::Block { stages } => stages.iter().map(|s| &s.body).collect(),
+            Node::Block { stages, .. } => stages.iter().map(|s| &s.body).collect(),
             Node::AsMatmul { body } => vec![body.as_ref()],
             Node::Kernel(_) | Node::SpecApp { .. } => Vec::new(),
         }

@@ -69,7 +69,7 @@ impl Impl {
                     e.collect_rows(target, depth + 1, "[out] ", rows);
                 }
             }
-            Node::Block { stages } => {
+            Node::Block { stages, .. } => {
                 for s in stages {
                     let label = match &s.origins {
                         Some(origins) => {
@@ -100,6 +100,11 @@ impl Impl {
             Node::Alloc { operand, kind, destination, .. } => {
                 let what = if *kind == AllocKind::CacheView { "cache" } else { "move" };
                 format!("{what} operand {operand} to {}", destination.display(target))
+            }
+            Node::Block { temporaries, .. } if !temporaries.is_empty() => {
+                let t: Vec<String> =
+                    temporaries.iter().map(|t| format!("{} {}", t.shape, t.display(target))).collect();
+                format!("block with {}", t.join(", "))
             }
             Node::Block { .. } => "block".to_string(),
             Node::AsMatmul { .. } => "as matmul".to_string(),

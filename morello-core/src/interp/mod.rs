@@ -281,7 +281,24 @@ impl<'a> Interpreter<'a> {
                 arena.pop();
                 Ok(())
             }
-            Node::Block { stages } => {
+            Node::Block { stages, temporaries } => {
+                let mut views = views.to_vec();
+                for (j, t) in temporaries.iter().enumerate() {
+                    let indexer = t.layout.indexer(&t.shape).map_err(|e| InterpError::BadBuffer {
+                        operand: spec.operands.len() + j,
+                        message: e.to_string(),
+                    })?;
+                    arena.push(Stored {
+                        buffer: Buffer {
+                            dtype: t.dtype,
+                            values: vec![poison(t.dtype); t.shape.volume() as usize],
+                        },
+                        shape: t.shape.clone(),
+                        layout: t.layout.clone(),
+                        indexer,
+                    });
+                    views.push(View::plain(arena.len() - 1, t.shape.rank()));
+                }
                 for stage in stages {
                     let stage_views: Vec<View> = stage
                         .operands
@@ -293,6 +310,9 @@ impl<'a> Interpreter<'a> {
                         })
                         .collect();
                     self.run_impl(&stage.body, &stage_views, arena)?;
+                }
+                for _ in temporaries {
+                    arena.pop();
                 }
                 Ok(())
             }
@@ -373,6 +393,25 @@ fn give_back(arena: Vec<Stored>, operands: &mut [Buffer]) {
     }
 }
 
+fn as_f32(v: Value) -> f32 {
+    match v {
+        Value::Float(x) => x,
+        Value::Int(i) => i as f32,
+    }
+}
+
+fn float(v: Value) -> f64 {
+    f64::from(as_f32(v))
+}
+
+/// `act(v + bias)`: the sum rounded to f32, the activation exact in f64 then rounded.
+fn epilogue(v: Value, bias: Value, activation: crate::spec::Activation) -> Value {
+    match (v, bias) {
+        (Value::Float(v), Value::Float(b)) => Value::Float(activation.apply(f64::from(v + b)) as f32),
+        (v, _) => v,
+    }
+}
+
 fn offset_views(kind: PrimitiveKind, views: &[View], origin: &[u32]) -> Vec<View> {
     kind.operand_origins(origin).into_iter().zip(views).map(|(o, v)| v.shifted(&o)).collect()
 }
@@ -404,7 +443,62 @@ fn run_spec(spec: &LogicalSpec, views: &[View], arena: &mut [Stored]) {
                 write(arena, &views[0], &p, v);
             }
         }
-        PrimitiveKind::Matmul { accum } | PrimitiveKind::Conv { accum, .. } => {
+        PrimitiveKind::Softmax => {
+            let [rows, cols] = [spec.shape.dim(0), spec.shape.dim(1)];
+            for r in 0..rows {
+                let x: Vec<f64> = (0..cols).map(|c| float(read(arena, &views[0], &[r, c]))).collect();
+                let max = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let e: Vec<f64> = x.iter().map(|v| (v - max).exp()).collect();
+                let sum: f64 = e.iter().sum();
+                for (c, e) in (0..cols).zip(e) {
+                    write(arena, &views[1], &[r, c], Value::Float((e / sum) as f32));
+                }
+            }
+        }
+        PrimitiveKind::Max { accum } => {
+            let [rows, cols] = [spec.shape.dim(0), spec.shape.dim(1)];
+            for r in 0..rows {
+                let start = if accum { float(read(arena, &views[1], &[r])) } else { f64::NEG_INFINITY };
+                let max = (0..cols).map(|c| float(read(arena, &views[0], &[r, c]))).fold(start, f64::max);
+                write(arena, &views[1], &[r], Value::Float(max as f32));
+            }
+        }
+        PrimitiveKind::SoftmaxExp { accum } => {
+            let [rows, cols] = [spec.shape.dim(0), spec.shape.dim(1)];
+            for r in 0..rows {
+                let max = read(arena, &views[1], &[r]);
+                let mut sum = if accum { float(read(arena, &views[3], &[r])) } else { 0.0 };
+                for c in 0..cols {
+                    let x = read(arena, &views[0], &[r, c]);
+                    // The difference in f32 (as the kernel takes it), its exp exact, rounded.
+                    let y = f64::from(as_f32(x) - as_f32(max)).exp() as f32;
+                    write(arena, &views[2], &[r, c], Value::Float(y));
+                    sum += f64::from(y);
+                }
+                write(arena, &views[3], &[r], Value::Float(sum as f32));
+            }
+        }
+        PrimitiveKind::SoftmaxScale => {
+            let [rows, cols] = [spec.shape.dim(0), spec.shape.dim(1)];
+            for r in 0..rows {
+                let sum = float(read(arena, &views[0], &[r]));
+                for c in 0..cols {
+                    let y = float(read(arena, &views[1], &[r, c]));
+                    write(arena, &views[1], &[r, c], Value::Float((y / sum) as f32));
+                }
+            }
+        }
+        PrimitiveKind::AddBias { activation } => {
+            let bias_dim = spec.shape.rank() - 1;
+            for p in spec.shape.points() {
+                let bias = read(arena, &views[0], &[p[bias_dim]]);
+                let v = read(arena, &views[1], &p);
+                write(arena, &views[1], &p, epilogue(v, bias, activation));
+            }
+        }
+        PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } | PrimitiveKind::MatmulBias { .. } => {
+            let accum = spec.kind.accumulates();
+            let out = spec.output_index();
             // Iterate the output, then the reduction dims in row-major order.
             let rank = spec.shape.rank();
             let reductions = spec.kind.reduction_dims();
@@ -427,9 +521,9 @@ fn run_spec(spec: &LogicalSpec, views: &[View], arena: &mut [Stored]) {
                 for &d in reductions {
                     full[d] = 0;
                 }
-                let out_point = project(&full, 2).expect("output points are never padding");
+                let out_point = project(&full, out).expect("output points are never padding");
                 let mut acc = if accum {
-                    read(arena, &views[2], &out_point)
+                    read(arena, &views[out], &out_point)
                 } else {
                     convert(Value::Int(0), out_dtype)
                 };
@@ -442,7 +536,12 @@ fn run_spec(spec: &LogicalSpec, views: &[View], arena: &mut [Stored]) {
                     let b = read(arena, &views[1], &b);
                     acc = mul_add(acc, a, b, out_dtype);
                 }
-                write(arena, &views[2], &out_point, acc);
+                if let PrimitiveKind::MatmulBias { activation } = spec.kind {
+                    let bias =
+                        read(arena, &views[2], &project(&full, 2).expect("bias points are never padding"));
+                    acc = epilogue(acc, bias, activation);
+                }
+                write(arena, &views[out], &out_point, acc);
             }
         }
     }

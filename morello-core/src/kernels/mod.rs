@@ -18,10 +18,15 @@ mod dot_product_bf16;
 mod dot_product_loop;
 mod memset_zero;
 mod mult_add;
+mod value_add_bias;
 mod value_assign;
 mod value_fill;
+mod vector_add_bias;
 mod vector_assign;
 mod vector_fill;
+mod vector_max;
+mod vector_scale;
+mod vector_softmax_exp;
 
 use std::fmt;
 use std::str::FromStr;
@@ -57,6 +62,16 @@ pub enum KernelKind {
     /// `out[v] += f32(s) * f32(x[v])`: a bf16 scalar broadcast times a bf16 row widened to f32,
     /// accumulated into f32 vectors.
     BroadcastVecMultAddBf16,
+    /// `out[v] = act(out[v] + bias[v])` on f32 vector registers (a fused epilogue).
+    VectorAddBias,
+    /// `out = act(out + bias)` on one f32 scalar.
+    ValueAddBias,
+    /// The maximum of one f32 row in memory (a vector loop).
+    VectorMax,
+    /// Softmax's middle pass on one row: `y = exp(x - max)` (a polynomial) and `sum = Σ y`.
+    VectorSoftmaxExp,
+    /// Softmax's last pass on one row: `y = y * (1 / sum)`.
+    VectorScale,
 }
 
 /// A kernel name that is not in the catalogue.
@@ -66,7 +81,7 @@ pub struct UnknownKernel(pub String);
 
 impl KernelKind {
     /// Every kernel, in the fixed order the search tries them.
-    pub const ALL: [KernelKind; 10] = [
+    pub const ALL: [KernelKind; 15] = [
         KernelKind::MultAdd,
         KernelKind::BroadcastVecMultAdd,
         KernelKind::VectorAssign,
@@ -77,6 +92,11 @@ impl KernelKind {
         KernelKind::DotProductLoop,
         KernelKind::DotProductBf16,
         KernelKind::BroadcastVecMultAddBf16,
+        KernelKind::VectorAddBias,
+        KernelKind::ValueAddBias,
+        KernelKind::VectorMax,
+        KernelKind::VectorSoftmaxExp,
+        KernelKind::VectorScale,
     ];
 
     /// The kernel's catalogue entry: everything core knows about it, from its own file.
@@ -92,6 +112,11 @@ impl KernelKind {
             KernelKind::DotProductLoop => &dot_product_loop::DEFINITION,
             KernelKind::DotProductBf16 => &dot_product_bf16::DEFINITION,
             KernelKind::BroadcastVecMultAddBf16 => &broadcast_vec_mult_add_bf16::DEFINITION,
+            KernelKind::VectorAddBias => &vector_add_bias::DEFINITION,
+            KernelKind::ValueAddBias => &value_add_bias::DEFINITION,
+            KernelKind::VectorMax => &vector_max::DEFINITION,
+            KernelKind::VectorSoftmaxExp => &vector_softmax_exp::DEFINITION,
+            KernelKind::VectorScale => &vector_scale::DEFINITION,
         }
     }
 

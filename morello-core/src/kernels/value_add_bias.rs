@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! applies:  AddBias of volume 1, f32, no operand in vector registers
-//! cost:     fixed + per_unit * (1, or 8 for gelu) + Σ move_cost(operand)
+//! cost:     fixed * (1, or 8 for gelu) + Σ move_cost(operand)
 //! ```
 
 use super::vector_add_bias::activation_weight;
@@ -14,9 +14,12 @@ use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
 /// The catalogue entry.
-pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("ValueAddBias", KernelCost { fixed: 1, per_unit: 1 }, "1 (8 for gelu)")
-        .rules(applies, could_apply, cost);
+pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
+    "ValueAddBias",
+    KernelCost { fixed: 1, per_unit: 0 },
+    "none",
+)
+.rules(applies, could_apply, cost);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::AddBias { .. })
@@ -34,7 +37,5 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     let weight = spec.kind.activation().map_or(1, activation_weight);
     spec.operands
         .iter()
-        .fold(c.fixed.saturating_add(c.per_unit.saturating_mul(weight)), |acc, o| {
-            acc.saturating_add(move_cost(o, target))
-        })
+        .fold(c.fixed.saturating_mul(weight), |acc, o| acc.saturating_add(move_cost(o, target)))
 }

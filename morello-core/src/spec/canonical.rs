@@ -174,6 +174,48 @@ fn check_dtypes(kind: PrimitiveKind, operands: &[TensorSpec]) -> Result<(), Spec
                 )));
             }
         }
+        PrimitiveKind::MatmulBias { .. } => {
+            if d[0] != d[1] || (d[3] != d[0] && !d[0].widens_to(d[3])) {
+                return Err(SpecError::Dtypes(format!(
+                    "{} inputs must have one dtype and the output the same (or f32 for bf16), found {}, {} and {}",
+                    kind.name(),
+                    d[0],
+                    d[1],
+                    d[3]
+                )));
+            }
+            if d[3] != Dtype::F32 || d[2] != d[3] {
+                return Err(SpecError::Dtypes(format!(
+                    "{} needs an f32 output and an f32 bias, found {} and {}",
+                    kind.name(),
+                    d[3],
+                    d[2]
+                )));
+            }
+        }
+        PrimitiveKind::AddBias { .. } => {
+            if d[1] != Dtype::F32 || d[0] != d[1] {
+                return Err(SpecError::Dtypes(format!(
+                    "{} needs f32 operands, found {} and {}",
+                    kind.name(),
+                    d[0],
+                    d[1]
+                )));
+            }
+        }
+        PrimitiveKind::Softmax
+        | PrimitiveKind::Max { .. }
+        | PrimitiveKind::SoftmaxExp { .. }
+        | PrimitiveKind::SoftmaxScale => {
+            if d.iter().any(|&t| t != Dtype::F32) {
+                let names: Vec<&str> = d.iter().map(|t| t.name()).collect();
+                return Err(SpecError::Dtypes(format!(
+                    "{} needs f32 operands, found {}",
+                    kind.name(),
+                    names.join(", ")
+                )));
+            }
+        }
         PrimitiveKind::Fill { .. } => {}
     }
     Ok(())

@@ -163,6 +163,40 @@ impl CanonicalSpec {
 }
 
 impl CanonicalSpec {
+    /// A `MatmulBias` split into its matmul `Matmul(lhs, rhs, out)` and its epilogue
+    /// `AddBias(bias, out)` over `[b, m, n]`; `None` for other kinds.
+    ///
+    /// # Errors
+    /// [`SpecError`] if a part is invalid (it cannot be, for a valid spec).
+    pub fn split_epilogue(
+        &self,
+        target: &Target,
+    ) -> Option<Result<(CanonicalSpec, CanonicalSpec), SpecError>> {
+        let PrimitiveKind::MatmulBias { activation } = self.kind else { return None };
+        let o = &self.operands;
+        let [b, m, _, n] = *self.shape.dims() else { return None };
+        let split = || {
+            let matmul = LogicalSpec {
+                kind: PrimitiveKind::Matmul { accum: false },
+                shape: self.shape.clone(),
+                operands: vec![o[0].clone(), o[1].clone(), o[3].clone()],
+                serial_only: self.serial_only,
+            }
+            .canonicalize(target)?;
+            let shape =
+                Shape::new(vec![b, m, n]).map_err(|source| SpecError::OperandShape { operand: 3, source })?;
+            let epilogue = LogicalSpec {
+                kind: PrimitiveKind::AddBias { activation },
+                shape,
+                operands: vec![o[2].clone(), o[3].clone()],
+                serial_only: self.serial_only,
+            }
+            .canonicalize(target)?;
+            Ok((matmul, epilogue))
+        };
+        Some(split())
+    }
+
     /// `Move(source -> destination)` over the tensors' shape.
     ///
     /// # Errors

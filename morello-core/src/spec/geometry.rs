@@ -79,6 +79,14 @@ fn matmul_dims() -> Vec<Vec<OperandDim>> {
     ]
 }
 
+fn rows_cols() -> Vec<OperandDim> {
+    vec![OperandDim::one(0), OperandDim::one(1)]
+}
+
+fn rows() -> Vec<OperandDim> {
+    vec![OperandDim::one(0)]
+}
+
 fn conv_dims(g: &ConvGeometry) -> Vec<Vec<OperandDim>> {
     vec![
         vec![
@@ -96,9 +104,13 @@ impl PrimitiveKind {
     /// The iteration rank the kind requires, or `None` for any rank (moves and fills).
     pub const fn required_rank(self) -> Option<usize> {
         match self {
-            PrimitiveKind::Matmul { .. } => Some(4),
+            PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulBias { .. } => Some(4),
             PrimitiveKind::Conv { .. } => Some(7),
-            PrimitiveKind::Move | PrimitiveKind::Fill { .. } => None,
+            PrimitiveKind::Softmax
+            | PrimitiveKind::Max { .. }
+            | PrimitiveKind::SoftmaxExp { .. }
+            | PrimitiveKind::SoftmaxScale => Some(2),
+            PrimitiveKind::Move | PrimitiveKind::Fill { .. } | PrimitiveKind::AddBias { .. } => None,
         }
     }
 
@@ -106,7 +118,20 @@ impl PrimitiveKind {
     pub fn operand_dims(self, rank: usize) -> Vec<Vec<OperandDim>> {
         match self {
             PrimitiveKind::Matmul { .. } => matmul_dims(),
+            PrimitiveKind::MatmulBias { .. } => {
+                let mut dims = matmul_dims();
+                dims.insert(2, vec![OperandDim::one(3)]);
+                dims
+            }
+            PrimitiveKind::AddBias { .. } => {
+                let identity: Vec<OperandDim> = (0..rank).map(OperandDim::one).collect();
+                vec![vec![OperandDim::one(rank.saturating_sub(1))], identity]
+            }
             PrimitiveKind::Conv { geometry, .. } => conv_dims(&geometry),
+            PrimitiveKind::Softmax => vec![rows_cols(); 2],
+            PrimitiveKind::Max { .. } => vec![rows_cols(), rows()],
+            PrimitiveKind::SoftmaxExp { .. } => vec![rows_cols(), rows(), rows_cols(), rows()],
+            PrimitiveKind::SoftmaxScale => vec![rows(), rows_cols()],
             PrimitiveKind::Move | PrimitiveKind::Fill { .. } => {
                 let identity: Vec<OperandDim> = (0..rank).map(OperandDim::one).collect();
                 vec![identity; self.operand_count()]

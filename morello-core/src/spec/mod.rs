@@ -10,6 +10,12 @@
 //!                                    filters [f, c, fh, fw], out [b, f, h, w]
 //!                                    (logical NCHW and FCHW; any layout, e.g. NHWC and HWIO;
 //!                                    strides s, dilations d and padding: [`ConvGeometry`])
+//! MatmulBias [b, m, k, n]:           lhs, rhs, bias [n], out [b, m, n]: out = act(lhs rhs + bias)
+//! AddBias S:                         bias [S_last], out S (read and written): out = act(out + bias)
+//! Softmax [m, n]:                    x [m, n], y [m, n]: y = exp(x - max_row) / Σ_row exp(x - max_row)
+//! Max [m, n]:                        x [m, n], out [m]: the row maxima
+//! SoftmaxExp [m, n]:                 x, max [m], y [m, n], sum [m]: y = exp(x - max), sum = Σ_row y
+//! SoftmaxScale [m, n]:               sum [m], y [m, n] (read and written): y = y / sum
 //! Move   S:                          source S, destination S
 //! Fill   S:                          out S
 //! ```
@@ -61,6 +67,67 @@ pub enum FillValue {
     Min,
 }
 
+/// The function an epilogue applies after adding the bias.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Activation {
+    /// None: the sum itself.
+    Identity,
+    /// `max(x, 0)`.
+    Relu,
+    /// GELU, tanh form: `x / 2 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`, which equals
+    /// `x sigmoid(2 sqrt(2 / pi) (x + 0.044715 x^3))`.
+    Gelu,
+}
+
+impl Activation {
+    /// Every activation.
+    pub const ALL: [Activation; 3] = [Activation::Identity, Activation::Relu, Activation::Gelu];
+
+    /// The suffix of kind names (`Relu`, `Gelu`, empty for the identity).
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            Activation::Identity => "",
+            Activation::Relu => "Relu",
+            Activation::Gelu => "Gelu",
+        }
+    }
+
+    /// The exact function (in f64), for references.
+    pub fn apply(self, x: f64) -> f64 {
+        match self {
+            Activation::Identity => x,
+            Activation::Relu => x.max(0.0),
+            Activation::Gelu => {
+                let y = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+                0.5 * x * (1.0 + y.tanh())
+            }
+        }
+    }
+
+    /// A bound on the slope of the function, by which errors in its argument grow.
+    pub const fn slope_bound(self) -> f64 {
+        match self {
+            Activation::Identity | Activation::Relu => 1.0,
+            Activation::Gelu => 1.13,
+        }
+    }
+}
+
+/// Parses an epilogue: `bias`, `bias,relu` or `bias,gelu` (`gelu-tanh` too).
+///
+/// # Errors
+/// A message saying what is accepted.
+pub fn parse_epilogue(text: &str) -> Result<Activation, String> {
+    let parts: Vec<String> = text.split(',').map(|p| p.trim().to_ascii_lowercase()).collect();
+    let expected = || format!("invalid epilogue `{text}`: expected bias, bias,relu or bias,gelu");
+    match parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["bias"] => Ok(Activation::Identity),
+        ["bias", "relu"] => Ok(Activation::Relu),
+        ["bias", "gelu" | "gelu-tanh"] => Ok(Activation::Gelu),
+        _ => Err(expected()),
+    }
+}
+
 /// The computation a spec describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum PrimitiveKind {
@@ -69,6 +136,33 @@ pub enum PrimitiveKind {
         /// Whether the output is accumulated into instead of overwritten.
         accum: bool,
     },
+    /// `out = act(lhs * rhs + bias)`: a matmul with a per-column bias and an activation (an
+    /// epilogue), which the search may apply while the output is in registers or as a pass after.
+    MatmulBias {
+        /// The activation.
+        activation: Activation,
+    },
+    /// `out = act(out + bias)` with the bias along the last dim: the epilogue alone.
+    AddBias {
+        /// The activation.
+        activation: Activation,
+    },
+    /// Softmax along the last dim of a 2-D tensor, numerically stable (the row maximum
+    /// subtracted before `exp`).
+    Softmax,
+    /// The maximum of each row (`MaxAccum`: the maximum of it and the output's old value).
+    Max {
+        /// Whether the output is combined with its old value instead of overwritten.
+        accum: bool,
+    },
+    /// `y = exp(x - max)` and `sum = Σ_row y` (accumulated into with `accum`): softmax's middle
+    /// pass. It writes two operands; the sum is its output (last).
+    SoftmaxExp {
+        /// Whether the sum is accumulated into instead of overwritten.
+        accum: bool,
+    },
+    /// `y = y / sum` per row: softmax's last pass.
+    SoftmaxScale,
     /// Copy `source` into `destination` (levels, layouts and dtypes may differ; dtypes only widen).
     Move,
     /// Set every element of the output to a value.
@@ -122,11 +216,23 @@ impl PrimitiveKind {
             PrimitiveKind::Fill { value: FillValue::Min } => "FillMin",
             PrimitiveKind::Conv { accum: false, .. } => "Conv",
             PrimitiveKind::Conv { accum: true, .. } => "ConvAccum",
+            PrimitiveKind::MatmulBias { activation: Activation::Identity } => "MatmulBias",
+            PrimitiveKind::MatmulBias { activation: Activation::Relu } => "MatmulBiasRelu",
+            PrimitiveKind::MatmulBias { activation: Activation::Gelu } => "MatmulBiasGelu",
+            PrimitiveKind::AddBias { activation: Activation::Identity } => "AddBias",
+            PrimitiveKind::AddBias { activation: Activation::Relu } => "AddBiasRelu",
+            PrimitiveKind::AddBias { activation: Activation::Gelu } => "AddBiasGelu",
+            PrimitiveKind::Softmax => "Softmax",
+            PrimitiveKind::Max { accum: false } => "Max",
+            PrimitiveKind::Max { accum: true } => "MaxAccum",
+            PrimitiveKind::SoftmaxExp { accum: false } => "SoftmaxExp",
+            PrimitiveKind::SoftmaxExp { accum: true } => "SoftmaxExpAccum",
+            PrimitiveKind::SoftmaxScale => "SoftmaxScale",
         }
     }
 
     /// Every kind, in a fixed order (convolutions with the unit geometry).
-    pub const ALL: [PrimitiveKind; 8] = [
+    pub const ALL: [PrimitiveKind; 20] = [
         PrimitiveKind::Matmul { accum: false },
         PrimitiveKind::Matmul { accum: true },
         PrimitiveKind::Move,
@@ -135,6 +241,18 @@ impl PrimitiveKind {
         PrimitiveKind::Fill { value: FillValue::Min },
         PrimitiveKind::Conv { accum: false, geometry: ConvGeometry::UNIT },
         PrimitiveKind::Conv { accum: true, geometry: ConvGeometry::UNIT },
+        PrimitiveKind::MatmulBias { activation: Activation::Identity },
+        PrimitiveKind::MatmulBias { activation: Activation::Relu },
+        PrimitiveKind::MatmulBias { activation: Activation::Gelu },
+        PrimitiveKind::AddBias { activation: Activation::Identity },
+        PrimitiveKind::AddBias { activation: Activation::Relu },
+        PrimitiveKind::AddBias { activation: Activation::Gelu },
+        PrimitiveKind::Softmax,
+        PrimitiveKind::Max { accum: false },
+        PrimitiveKind::Max { accum: true },
+        PrimitiveKind::SoftmaxExp { accum: false },
+        PrimitiveKind::SoftmaxExp { accum: true },
+        PrimitiveKind::SoftmaxScale,
     ];
 
     /// The kind with parameters that do not change its name reset (a convolution's geometry):
@@ -150,7 +268,12 @@ impl PrimitiveKind {
     pub const fn operand_count(self) -> usize {
         match self {
             PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => 3,
-            PrimitiveKind::Move => 2,
+            PrimitiveKind::MatmulBias { .. } | PrimitiveKind::SoftmaxExp { .. } => 4,
+            PrimitiveKind::Move
+            | PrimitiveKind::AddBias { .. }
+            | PrimitiveKind::Softmax
+            | PrimitiveKind::Max { .. }
+            | PrimitiveKind::SoftmaxScale => 2,
             PrimitiveKind::Fill { .. } => 1,
         }
     }
@@ -162,6 +285,15 @@ impl PrimitiveKind {
             PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => {
                 vec![Direction::In, Direction::In, out]
             }
+            PrimitiveKind::MatmulBias { .. } => {
+                vec![Direction::In, Direction::In, Direction::In, Direction::Out]
+            }
+            PrimitiveKind::AddBias { .. } | PrimitiveKind::SoftmaxScale => {
+                vec![Direction::In, Direction::InOut]
+            }
+            PrimitiveKind::Softmax => vec![Direction::In, Direction::Out],
+            PrimitiveKind::Max { .. } => vec![Direction::In, out],
+            PrimitiveKind::SoftmaxExp { .. } => vec![Direction::In, Direction::In, Direction::Out, out],
             PrimitiveKind::Move => vec![Direction::In, Direction::Out],
             PrimitiveKind::Fill { .. } => vec![Direction::Out],
         }
@@ -169,7 +301,13 @@ impl PrimitiveKind {
 
     /// Whether the output is accumulated into.
     pub const fn accumulates(self) -> bool {
-        matches!(self, PrimitiveKind::Matmul { accum: true } | PrimitiveKind::Conv { accum: true, .. })
+        matches!(
+            self,
+            PrimitiveKind::Matmul { accum: true }
+                | PrimitiveKind::Conv { accum: true, .. }
+                | PrimitiveKind::Max { accum: true }
+                | PrimitiveKind::SoftmaxExp { accum: true }
+        )
     }
 
     /// The accumulating twin of a non-accumulating reduction (`Matmul` -> `MatmulAccum`).
@@ -186,16 +324,31 @@ impl PrimitiveKind {
     /// Iteration dims that are reductions (summed over, not in the output).
     pub const fn reduction_dims(self) -> &'static [usize] {
         match self {
-            PrimitiveKind::Matmul { .. } => &[2],
+            PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulBias { .. } => &[2],
             PrimitiveKind::Conv { .. } => &[2, 5, 6],
-            PrimitiveKind::Move | PrimitiveKind::Fill { .. } => &[],
+            PrimitiveKind::Softmax | PrimitiveKind::Max { .. } | PrimitiveKind::SoftmaxExp { .. } => &[1],
+            PrimitiveKind::Move
+            | PrimitiveKind::Fill { .. }
+            | PrimitiveKind::AddBias { .. }
+            | PrimitiveKind::SoftmaxScale => &[],
+        }
+    }
+
+    /// The value an accumulating twin's output starts from: zero, or negative infinity for a
+    /// maximum.
+    pub const fn accum_init(self) -> FillValue {
+        match self {
+            PrimitiveKind::Max { .. } => FillValue::NegInf,
+            _ => FillValue::Zero,
         }
     }
 
     /// Names of the iteration dims, for messages (`b, m, k, n` for matmul).
     pub fn dim_names(self, rank: usize) -> Vec<String> {
         match self {
-            PrimitiveKind::Matmul { .. } => ["b", "m", "k", "n"].map(String::from).to_vec(),
+            PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulBias { .. } => {
+                ["b", "m", "k", "n"].map(String::from).to_vec()
+            }
             PrimitiveKind::Conv { .. } => ["b", "f", "c", "h", "w", "fh", "fw"].map(String::from).to_vec(),
             _ => (0..rank).map(|i| format!("d{i}")).collect(),
         }
@@ -204,8 +357,26 @@ impl PrimitiveKind {
     /// Floating-point (or integer) operations the spec performs, for GFLOP/s figures.
     pub fn flops(self, shape: &Shape) -> u64 {
         match self {
-            PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => 2 * shape.volume(),
-            PrimitiveKind::Move | PrimitiveKind::Fill { .. } => shape.volume(),
+            PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } | PrimitiveKind::MatmulBias { .. } => {
+                2 * shape.volume()
+            }
+            PrimitiveKind::Softmax => 5 * shape.volume(),
+            PrimitiveKind::Move
+            | PrimitiveKind::Fill { .. }
+            | PrimitiveKind::AddBias { .. }
+            | PrimitiveKind::Max { .. }
+            | PrimitiveKind::SoftmaxExp { .. }
+            | PrimitiveKind::SoftmaxScale => shape.volume(),
+        }
+    }
+
+    /// An epilogue's activation (`None` for kinds without an epilogue).
+    pub fn activation(self) -> Option<Activation> {
+        match self {
+            PrimitiveKind::MatmulBias { activation } | PrimitiveKind::AddBias { activation } => {
+                Some(activation)
+            }
+            _ => None,
         }
     }
 

@@ -4,6 +4,7 @@
 //! matmul MxKxN            lhs [b, M, K], rhs [b, K, N], out [b, M, N]   (batch b, default 1)
 //! move SHAPE              source and destination of SHAPE                (layouts: from, to)
 //! zero SHAPE              a fill with zeros of SHAPE
+//! softmax MxN             softmax along the rows of an MxN tensor (x and y row-major)
 //! conv IMAGE FILTERS     a 2-D convolution; the shapes in the order of its layouts
 //!                         (ConvOptions: NCHW and OIHW by default, NHWC with HWIO or OHWI;
 //!                         strides, dilations, padding `N`, `T,B,L,R`, `valid` or `same`)
@@ -35,7 +36,8 @@ use crate::dtype::Dtype;
 use crate::layout::{Layout, LayoutParseError};
 use crate::shape::{Shape, ShapeError};
 use crate::spec::{
-    CanonicalSpec, ConvGeometry, FillValue, LogicalSpec, PrimitiveKind, SpecError, SpecParseError, TensorSpec,
+    Activation, CanonicalSpec, ConvGeometry, FillValue, LogicalSpec, PrimitiveKind, SpecError,
+    SpecParseError, TensorSpec,
 };
 use crate::target::Target;
 
@@ -43,13 +45,13 @@ use crate::target::Target;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShorthandError {
     /// The first word is not a form.
-    #[error("unknown spec `{word}`: use matmul, move, zero, conv, or the full spec text")]
+    #[error("unknown spec `{word}`: use matmul, move, zero, conv, softmax, or the full spec text")]
     UnknownForm {
         /// The word.
         word: String,
     },
     /// Nothing was given.
-    #[error("no spec given: use matmul, move, zero, conv, or the full spec text")]
+    #[error("no spec given: use matmul, move, zero, conv, softmax, or the full spec text")]
     Empty,
     /// A form is missing its shape(s).
     #[error("{form} needs {what}, e.g. `{example}`")]
@@ -160,6 +162,13 @@ pub enum Shorthand {
         /// The shape.
         shape: Shape,
     },
+    /// `softmax MxN`: softmax along the last dim.
+    Softmax {
+        /// Rows.
+        m: u32,
+        /// Columns (the softmax's length).
+        n: u32,
+    },
     /// `conv IMAGE FILTERS`, in the order of the [`ConvOptions`] layouts (NCHW and OIHW by default).
     Conv {
         /// The image, e.g. NxCxHxW.
@@ -207,6 +216,20 @@ impl Shorthand {
                 exactly(2)?;
                 Ok(Shorthand::Move { shape: shape(text, "move shape")? })
             }
+            "softmax" => {
+                let size =
+                    words.get(1).ok_or_else(|| missing("softmax", "its size", "softmax 32x1024 (MxN)"))?;
+                exactly(2)?;
+                let dims = shape(size, "softmax size")?;
+                let [m, n] = *dims.dims() else {
+                    return Err(ShorthandError::Rank {
+                        what: "softmax size",
+                        text: (*size).to_string(),
+                        expected: "MxN, e.g. 32x1024",
+                    });
+                };
+                Ok(Shorthand::Softmax { m, n })
+            }
             "zero" => {
                 let text = words.get(1).ok_or_else(|| missing("zero", "a shape", "zero 64x64"))?;
                 exactly(2)?;
@@ -243,6 +266,7 @@ impl fmt::Display for Shorthand {
             Shorthand::Matmul { m, k, n } => write!(f, "matmul {m}x{k}x{n}"),
             Shorthand::Move { shape } => write!(f, "move {shape}"),
             Shorthand::Zero { shape } => write!(f, "zero {shape}"),
+            Shorthand::Softmax { m, n } => write!(f, "softmax {m}x{n}"),
             Shorthand::Conv { image, filters } => write!(f, "conv {image} {filters}"),
             Shorthand::Text(text) => f.write_str(text),
         }
@@ -391,6 +415,7 @@ pub struct SpecBuilder {
     from: Option<String>,
     to: Option<String>,
     conv: ConvOptions,
+    epilogue: Option<Activation>,
 }
 
 impl SpecBuilder {
@@ -404,6 +429,7 @@ impl SpecBuilder {
             from: None,
             to: None,
             conv: ConvOptions::default(),
+            epilogue: None,
         }
     }
 
@@ -456,6 +482,12 @@ impl SpecBuilder {
         self
     }
 
+    /// A matmul followed by a per-column bias and `activation` (`MatmulBias`).
+    pub fn epilogue(mut self, activation: Activation) -> Self {
+        self.epilogue = Some(activation);
+        self
+    }
+
     /// The shorthand being built.
     pub fn shorthand(&self) -> &Shorthand {
         &self.shorthand
@@ -485,16 +517,19 @@ impl SpecBuilder {
                 let dims = |d: &[u32]| {
                     Shape::new(d.to_vec()).map_err(|source| ShorthandError::Dims { what: what(), source })
                 };
-                LogicalSpec {
-                    kind: PrimitiveKind::Matmul { accum: self.accum },
-                    shape: dims(&[b, *m, *k, *n])?,
-                    operands: vec![
-                        operand(dims(&[b, *m, *k])?, dtype, row(3)),
-                        operand(dims(&[b, *k, *n])?, dtype, row(3)),
-                        operand(dims(&[b, *m, *n])?, out_dtype, row(3)),
-                    ],
-                    serial_only: false,
-                }
+                let mut operands = vec![
+                    operand(dims(&[b, *m, *k])?, dtype, row(3)),
+                    operand(dims(&[b, *k, *n])?, dtype, row(3)),
+                    operand(dims(&[b, *m, *n])?, out_dtype, row(3)),
+                ];
+                let kind = match self.epilogue {
+                    Some(activation) => {
+                        operands.insert(2, operand(dims(&[*n])?, out_dtype, row(1)));
+                        PrimitiveKind::MatmulBias { activation }
+                    }
+                    None => PrimitiveKind::Matmul { accum: self.accum },
+                };
+                LogicalSpec { kind, shape: dims(&[b, *m, *k, *n])?, operands, serial_only: false }
             }
             Shorthand::Move { shape } => {
                 let layout = |text: &Option<String>, which| {
@@ -510,6 +545,16 @@ impl SpecBuilder {
                     kind: PrimitiveKind::Move,
                     shape: shape.clone(),
                     operands: vec![operand(shape.clone(), dtype, from), operand(shape.clone(), dtype, to)],
+                    serial_only: false,
+                }
+            }
+            Shorthand::Softmax { m, n } => {
+                let shape = Shape::new(vec![*m, *n])
+                    .map_err(|source| ShorthandError::Dims { what: format!("softmax {m}x{n}"), source })?;
+                LogicalSpec {
+                    kind: PrimitiveKind::Softmax,
+                    shape: shape.clone(),
+                    operands: vec![operand(shape.clone(), dtype, row(2)), operand(shape, dtype, row(2))],
                     serial_only: false,
                 }
             }
@@ -683,6 +728,7 @@ mod tests {
             "Matmul(1x2x3x4, f32 GL row-major, f32 GL row-major, f32 GL row-major)"
         );
         assert_eq!(text("zero 4x4"), "FillZero(4x4, f32 GL row-major)");
+        assert_eq!(text("softmax 2x8"), "Softmax(2x8, f32 GL row-major, f32 GL row-major)");
         assert_eq!(text("conv 1x2x5x5 3x2x3x3"), {
             let target = target();
             let spec = SpecBuilder::parse("conv 1x2x5x5 3x2x3x3").unwrap().logical(&target).unwrap();
@@ -749,6 +795,17 @@ mod tests {
     }
 
     #[test]
+    fn an_epilogue_makes_a_matmul_with_a_bias() {
+        let target = target();
+        let spec = SpecBuilder::matmul(4, 8, 16).epilogue(Activation::Gelu).build(&target).unwrap();
+        assert_eq!(
+            spec.display(&target).to_string(),
+            "MatmulBiasGelu(1x4x8x16, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)"
+        );
+        assert_eq!(spec.operands[2].shape.dims(), &[16]);
+    }
+
+    #[test]
     fn settings_reach_the_spec() {
         let target = target();
         let spec =
@@ -761,7 +818,7 @@ mod tests {
 
     #[test]
     fn shorthand_prints_and_parses_back() {
-        for text in ["matmul 64x64x64", "move 8x8", "zero 4x4x4", "conv 1x4x8x8 8x4x3x3"] {
+        for text in ["matmul 64x64x64", "move 8x8", "zero 4x4x4", "conv 1x4x8x8 8x4x3x3", "softmax 7x33"] {
             assert_eq!(Shorthand::parse(text).unwrap().to_string(), text);
         }
         assert_eq!(Shorthand::parse("MATMUL 2x2x2").unwrap(), Shorthand::Matmul { m: 2, k: 2, n: 2 });

@@ -261,6 +261,11 @@ pub(crate) fn kernel_suite(target: &Target, size: SuiteSize) -> Result<Suite, Ca
             KernelKind::DotProductLoop => b.dot_product_loop()?,
             KernelKind::DotProductBf16 => b.dot_product_bf16()?,
             KernelKind::BroadcastVecMultAddBf16 => b.broadcast_vec_mult_add_bf16()?,
+            KernelKind::VectorAddBias => b.vector_add_bias()?,
+            KernelKind::ValueAddBias => b.value_add_bias()?,
+            KernelKind::VectorMax => b.softmax_pass(KernelKind::VectorMax)?,
+            KernelKind::VectorSoftmaxExp => b.softmax_pass(KernelKind::VectorSoftmaxExp)?,
+            KernelKind::VectorScale => b.softmax_pass(KernelKind::VectorScale)?,
         }
         if b.benches.len() == before {
             unmeasured.push((kind, "its operands need levels this target does not have".to_string()));
@@ -554,6 +559,145 @@ impl<'t> Builder<'t> {
                 ROUNDS * u64::from(per_round),
                 &c,
                 Measures::Kernel { kind: KernelKind::VectorFill, spec },
+            );
+        }
+        Ok(())
+    }
+
+    /// `VectorAddBias` (relu) on 1, 2 and 4 widest f32 vectors, the bias in L1: each vector
+    /// `max(v + bias, 0)`, the registers carried from round to round.
+    fn vector_add_bias(&mut self) -> Result<(), CalibrationError> {
+        let (vrf, l1) = (self.levels.vector.0, self.levels.nearest);
+        let vt = self.vector(self.levels.widest())?;
+        let (lanes, ty) = (vt.lanes, vt.c_type());
+        for v in [1u32, 2, 4] {
+            let n = v * lanes;
+            let text = format!(
+                "AddBiasRelu(1x{n}, f32 {} row-major, f32 {} row-major v{lanes}, serial)",
+                self.name(l1),
+                self.name(vrf)
+            );
+            let spec = self.kernel_spec(KernelKind::VectorAddBias, &text)?;
+            let mut c = String::new();
+            for i in 0..v {
+                let _ = writeln!(c, "  {ty} x{i} = {};", vt.load(&format!("data + {}", i * lanes)));
+            }
+            let _ = writeln!(c, "  for (int r = 0; r < {ROUNDS}; r++) {{");
+            for i in 0..v {
+                let bias = vt.load(&format!("data + {}", REGISTERS as u32 + i * lanes));
+                let _ = writeln!(
+                    c,
+                    "    x{i} = {};\n    CALIB_OPAQUE(x{i});",
+                    vt.max_f32(&vt.add_f32(&format!("x{i}"), &bias), &vt.zero())
+                );
+            }
+            c.push_str("  }\n");
+            for i in 0..v {
+                let _ = writeln!(
+                    c,
+                    "  {};",
+                    vt.store(&format!("out + {}", SINK as u32 + i * lanes), &format!("x{i}"))
+                );
+            }
+            self.push(
+                format!("VectorAddBias.v{v}"),
+                format!("{v} vectors of {lanes} f32: max(x + bias, 0), the bias in {}", self.name(l1)),
+                ROUNDS,
+                &c,
+                Measures::Kernel { kind: KernelKind::VectorAddBias, spec },
+            );
+        }
+        Ok(())
+    }
+
+    /// `ValueAddBias` (relu) on one f32 in a register, the bias in L1.
+    fn value_add_bias(&mut self) -> Result<(), CalibrationError> {
+        let (Some(rf), l1) = (self.levels.scalar, self.levels.nearest) else { return Ok(()) };
+        let text = format!(
+            "AddBiasRelu(1, f32 {} row-major, f32 {} row-major, serial)",
+            self.name(l1),
+            self.name(rf)
+        );
+        let spec = self.kernel_spec(KernelKind::ValueAddBias, &text)?;
+        let k = self.scalar_accumulators();
+        let mut c = String::new();
+        for i in 0..k {
+            let _ = writeln!(c, "  float x{i} = data[{}];", REGISTERS as u32 + i);
+        }
+        let _ = writeln!(c, "  for (int r = 0; r < {ROUNDS}; r++) {{");
+        for i in 0..k {
+            let _ = writeln!(
+                c,
+                "    {{ float s = x{i} + data[{i}]; x{i} = s > 0.0f ? s : 0.0f; }}\n    CALIB_OPAQUE(x{i});"
+            );
+        }
+        c.push_str("  }\n");
+        for i in 0..k {
+            let _ = writeln!(c, "  out[{}] = x{i};", SINK as u32 + i);
+        }
+        self.push(
+            "ValueAddBias".into(),
+            format!("f32 max(x + bias, 0) in {}, the bias in {}", self.name(rf), self.name(l1)),
+            ROUNDS * u64::from(k),
+            &c,
+            Measures::Kernel { kind: KernelKind::ValueAddBias, spec },
+        );
+        Ok(())
+    }
+
+    /// A softmax pass (`VectorMax`, `VectorSoftmaxExp`, `VectorScale`) on one row of 64 and 256
+    /// f32 in L1 with the widest vectors, its scalars in registers, written as the emitter writes
+    /// it (one vector per step here), one invocation per round.
+    fn softmax_pass(&mut self, kind: KernelKind) -> Result<(), CalibrationError> {
+        let (Some(rf), l1) = (self.levels.scalar, self.levels.nearest) else { return Ok(()) };
+        let vt = self.vector(self.levels.widest())?;
+        let (lanes, ty) = (vt.lanes, vt.c_type());
+        let (rf, l1) = (self.name(rf).to_string(), self.name(l1).to_string());
+        for n in [64u32, 256] {
+            let text = match kind {
+                KernelKind::VectorMax => {
+                    format!("Max(1x{n}, f32 {l1} row-major, f32 {rf} row-major, serial)")
+                }
+                KernelKind::VectorSoftmaxExp => format!(
+                    "SoftmaxExp(1x{n}, f32 {l1} row-major, f32 {rf} row-major, f32 {l1} row-major, f32 {rf} row-major, serial)"
+                ),
+                _ => format!("SoftmaxScale(1x{n}, f32 {rf} row-major, f32 {l1} row-major, serial)"),
+            };
+            let spec = self.kernel_spec(kind, &text)?;
+            let load = |at: &str| vt.load(at);
+            let mut c = format!(
+                "  {ty} acc = {};\n  float scalar = data[{}];\n  (void)scalar;\n",
+                vt.zero(),
+                REGISTERS
+            );
+            let _ = writeln!(c, "  for (int r = 0; r < {ROUNDS}; r++) {{");
+            let _ = writeln!(c, "    for (int i = 0; i < {n}; i += {lanes}) {{");
+            match kind {
+                KernelKind::VectorMax => {
+                    let _ = writeln!(c, "      acc = {};", vt.max_f32("acc", &load("data + i")));
+                }
+                KernelKind::VectorSoftmaxExp => {
+                    let (exp, helper) = vt.exp(&vt.sub_f32(&load("data + i"), &vt.splat("scalar")));
+                    self.helpers.insert(helper);
+                    let _ = writeln!(c, "      {ty} e = {exp};\n      {};", vt.store("out + i", "e"));
+                    let _ = writeln!(c, "      acc = {};", vt.add_f32("acc", "e"));
+                }
+                _ => {
+                    let _ = writeln!(
+                        c,
+                        "      {};",
+                        vt.store("out + i", &vt.mul_f32(&load("out + i"), &vt.splat("scalar")))
+                    );
+                }
+            }
+            c.push_str("    }\n    CALIB_OPAQUE(acc);\n    CALIB_CLOBBER();\n  }\n");
+            let _ = writeln!(c, "  {};", vt.store(&format!("out + {SINK}"), "acc"));
+            self.push(
+                format!("{}.{n}", kind.name()),
+                format!("{kind} on a row of {n} f32 in {l1}"),
+                ROUNDS,
+                &c,
+                Measures::Kernel { kind, spec },
             );
         }
         Ok(())

@@ -32,7 +32,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
         let plan = Plan {
             children: regions.into_iter().map(|r| r.spec).collect(),
             combine: Combine::Block,
-            shape: PlanShape::Block { stage_operands, stage_origins },
+            shape: PlanShape::Block { stage_operands, stage_origins, temporaries: Vec::new() },
         };
         out.push((Action::PaddingRegions, plan));
     }

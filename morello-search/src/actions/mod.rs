@@ -12,14 +12,18 @@
 //! 4. zero-then-accumulate (non-accumulating matmul and convolution);
 //! 5. convolutions: a padded one split into unpadded regions (its only action), a one-row 1x1
 //!    one computed as a matmul;
-//! 6. kernels, in the target's order.
+//! 6. a matmul's epilogue split into a pass of its own (fused when the output is in registers);
+//! 7. softmax as its three passes (row maxima, exp and sums, scale), per level of its temporaries;
+//! 8. kernels, in the target's order.
 //!
 //! Every action strictly shrinks the spec (a smaller iteration space, an operand on a faster
 //! level, or an accumulating kind), so the sub-spec graph is acyclic.
 
 mod conv;
+mod epilogue;
 mod moves;
 mod parallel_tile;
+mod softmax;
 mod tile;
 mod to_accum;
 
@@ -34,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::feasible::Feasibility;
 
+pub use epilogue::STAGE_OPERANDS;
 pub use moves::candidate_layouts;
 
 /// Which tile sizes the tiling actions try.
@@ -200,6 +205,13 @@ pub enum Action {
     PaddingRegions,
     /// Compute a one-row convolution with a 1x1 window as a matmul.
     AsMatmul,
+    /// Split a matmul's epilogue into a pass of its own (on the output where it is).
+    SplitEpilogue,
+    /// Softmax as its three passes, the row maxima and sums allocated at `level`.
+    SoftmaxParts {
+        /// Where the temporaries live.
+        level: morello_core::target::LevelId,
+    },
     /// Select a kernel.
     Kernel(KernelKind),
 }
@@ -318,6 +330,8 @@ pub enum PlanShape {
         stage_operands: Vec<Vec<usize>>,
         /// Where each stage's operands start in the parent's (`None`: whole operands).
         stage_origins: Vec<Option<Vec<Vec<u32>>>>,
+        /// Tensors the block allocates (stage operand `operands + j` is temporary `j`).
+        temporaries: Vec<TensorSpec>,
     },
     /// A convolution computed as a matmul; the one child is the matmul.
     AsMatmul,
@@ -354,7 +368,7 @@ impl Plan {
                 };
                 Impl::alloc(spec, parts, target)
             }
-            PlanShape::Block { stage_operands, stage_origins } => {
+            PlanShape::Block { stage_operands, stage_origins, temporaries } => {
                 let stages = stage_operands
                     .iter()
                     .cloned()
@@ -362,7 +376,11 @@ impl Plan {
                     .zip(children)
                     .map(|((operands, origins), body)| Stage { operands, origins, body })
                     .collect();
-                Impl::block(spec, stages)
+                if temporaries.is_empty() {
+                    Impl::block(spec, stages)
+                } else {
+                    Impl::block_with(spec, temporaries.clone(), stages, target)
+                }
             }
             PlanShape::AsMatmul => {
                 let body = children.pop().expect("an as-matmul plan has one child");
@@ -390,6 +408,8 @@ pub fn actions(
         parallel_tile::enumerate(spec, target, config, &mut out);
         to_accum::enumerate(spec, target, &mut out);
         conv::enumerate(spec, target, &mut out);
+        epilogue::enumerate(spec, target, &mut out);
+        softmax::enumerate(spec, target, &mut out);
         kernels(spec, target, &mut out);
     }
     if config.prune_infeasible {

@@ -12,10 +12,15 @@ mod dot_product_bf16;
 mod dot_product_loop;
 mod memset_zero;
 mod mult_add;
+mod value_add_bias;
 mod value_assign;
 mod value_fill;
+mod vector_add_bias;
 mod vector_assign;
 mod vector_fill;
+mod vector_max;
+mod vector_scale;
+mod vector_softmax_exp;
 
 use std::collections::BTreeMap;
 
@@ -48,6 +53,11 @@ pub(super) fn emit(
         KernelKind::DotProductLoop => dot_product_loop::emit(e, spec, views),
         KernelKind::DotProductBf16 => dot_product_bf16::emit(e, spec, views),
         KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::emit(e, spec, views),
+        KernelKind::VectorAddBias => vector_add_bias::emit(e, spec, views),
+        KernelKind::ValueAddBias => value_add_bias::emit(e, spec, views),
+        KernelKind::VectorMax => vector_max::emit(e, spec, views),
+        KernelKind::VectorSoftmaxExp => vector_softmax_exp::emit(e, spec, views),
+        KernelKind::VectorScale => vector_scale::emit(e, spec, views),
     }
 }
 

@@ -49,6 +49,17 @@ fn every_tree_computes_its_spec() {
         let mut by_spec = by_impl.clone();
         interp.execute_impl(&case.imp, &mut by_impl).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         interp.execute_spec(&case.imp.spec, &mut by_spec).expect("spec runs");
+        if case.imp.spec.kind == PrimitiveKind::Softmax {
+            // The passes round their intermediates (the maximum, each exp, the sum) to f32; the
+            // spec is computed in f64 and rounded once: a few ulp apart.
+            for (a, b) in by_impl.iter().zip(&by_spec) {
+                for (x, y) in a.values.iter().zip(&b.values) {
+                    let (Value::Float(x), Value::Float(y)) = (x, y) else { panic!("f32 softmax") };
+                    assert!((x - y).abs() <= 4.0 * f32::EPSILON * y.abs(), "{}: {x} against {y}", case.name);
+                }
+            }
+            continue;
+        }
         assert_eq!(by_impl, by_spec, "{}", case.name);
     }
 }

@@ -76,6 +76,23 @@ impl Builder {
         )
     }
 
+    /// A matmul's epilogue split off: the matmul on `lhs, rhs, out`, then the epilogue on `bias, out`.
+    pub fn epilogue(
+        &self,
+        s: &CanonicalSpec,
+        matmul: impl FnOnce(CanonicalSpec) -> Impl,
+        epilogue: impl FnOnce(CanonicalSpec) -> Impl,
+    ) -> Impl {
+        let (plain, bias) = s.split_epilogue(&self.t).expect("an epilogue").expect("valid");
+        Impl::block(
+            s.clone(),
+            vec![
+                Stage { origins: None, operands: vec![0, 1, 3], body: matmul(plain) },
+                Stage { origins: None, operands: vec![2, 3], body: epilogue(bias) },
+            ],
+        )
+    }
+
     /// `o` moved to `level` as a whole, dense tensor (in `layout`, default its own), with a vector
     /// size in vector registers.
     pub fn dest(&self, o: &TensorSpec, level: &str, layout: Option<&str>, vector: Option<u32>) -> TensorSpec {
@@ -211,6 +228,66 @@ fn avx2_cases() -> Vec<Case> {
         })
     });
     cases.push(case("broadcast_vec_mult_add_row", t, true, imp));
+
+    // A fused epilogue: the output row in a register, the matmul, then bias and relu on the
+    // register before it is stored.
+    let s = b.spec(
+        "MatmulBiasRelu(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+    );
+    let imp = b.alloc(&s, 3, vrf(&s.operands[3]), vector_copy, |s| {
+        b.epilogue(
+            &s,
+            |m| {
+                b.zero_then(
+                    &m,
+                    |z| b.kernel(z, K::VectorFill),
+                    |a| {
+                        b.tiles(&a, &[1, 1, 1, 8], Parallelism::Serial, |step| {
+                            b.alloc(&step, 1, vrf(&step.operands[1]), vector_copy, |fma| {
+                                b.kernel(fma, K::BroadcastVecMultAdd)
+                            })
+                        })
+                    },
+                )
+            },
+            |e| b.kernel(e, K::VectorAddBias),
+        )
+    });
+    cases.push(case("vector_add_bias_relu_fused", t, true, imp));
+
+    // Gelu on registers (the polynomial exp helper) and on scalars (the helper on one lane).
+    let s = b.spec("AddBiasGelu(2x8, f32 GL row-major, f32 GL row-major)");
+    let imp = b.alloc(&s, 1, vrf(&s.operands[1]), vector_copy, |s| b.kernel(s, K::VectorAddBias));
+    cases.push(case("vector_add_bias_gelu", t, true, imp));
+    let s = b.spec("AddBiasGelu(2x3, f32 GL row-major, f32 GL row-major)");
+    cases.push(case("value_add_bias_gelu", t, true, b.each(&s, K::ValueAddBias)));
+
+    // Softmax of one row of 12 (a vector and a tail): the maximum and the sum in scalar registers,
+    // the three passes.
+    let s = b.spec("Softmax(1x12, f32 GL row-major, f32 GL row-major)");
+    let temporary = b.dest(&b.spec("FillZero(1, f32 GL row-major)").operands[0], "RF", None, None);
+    let stages = vec![
+        Stage {
+            origins: None,
+            operands: vec![0, 2],
+            body: b.kernel(b.spec("Max(1x12, f32 GL row-major, f32 RF row-major)"), K::VectorMax),
+        },
+        Stage {
+            origins: None,
+            operands: vec![0, 2, 1, 3],
+            body: b.kernel(
+                b.spec("SoftmaxExp(1x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)"),
+                K::VectorSoftmaxExp,
+            ),
+        },
+        Stage {
+            origins: None,
+            operands: vec![3, 1],
+            body: b.kernel(b.spec("SoftmaxScale(1x12, f32 RF row-major, f32 GL row-major)"), K::VectorScale),
+        },
+    ];
+    let imp = Impl::block_with(s, vec![temporary.clone(), temporary], stages, &b.t);
+    cases.push(case("softmax_row", t, true, imp));
 
     // A dot product with four accumulators and a loop, into a scalar register.
     let s = b.spec("Matmul(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)");

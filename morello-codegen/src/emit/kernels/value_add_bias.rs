@@ -1,0 +1,36 @@
+//! `ValueAddBias`: `out = act(out + bias)` on one f32 scalar.
+//!
+//! ```text
+//! out = out + bias;                                         (identity)
+//! out = fmaxf(out + bias, 0.0f)  as  (s > 0.0f ? s : 0.0f)  (relu)
+//! out = morello_gelu_f32(out + bias);                       (gelu: the 4-lane helper on one lane)
+//! ```
+
+use morello_core::kernels::KernelKind;
+use morello_core::spec::{Activation, LogicalSpec};
+use morello_core::target::IsaFeature;
+
+use super::{unsupported, zeros};
+use crate::emit::Emitter;
+use crate::emit::buffers::View;
+use crate::emit::helpers::Helper;
+use crate::error::CodegenError;
+
+pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
+    let Some(activation) = spec.kind.activation() else {
+        return Err(unsupported(KernelKind::ValueAddBias, spec, e, "not an epilogue"));
+    };
+    let bias = e.element(&views[0], &zeros(spec, 0))?;
+    let out = e.element(&views[1], &zeros(spec, 1))?;
+    let line = match activation {
+        Activation::Identity => format!("{out} = {out} + {bias};"),
+        Activation::Relu => format!("{{ float s = {out} + {bias}; {out} = s > 0.0f ? s : 0.0f; }}"),
+        Activation::Gelu => {
+            e.require(IsaFeature::Fma, "the gelu epilogue")?;
+            e.helpers.insert(Helper::GeluF32);
+            format!("{out} = morello_gelu_f32({out} + {bias});")
+        }
+    };
+    e.out.line(line);
+    Ok(())
+}

@@ -1,0 +1,130 @@
+/* morello kernel `kernel` for target x86-avx2:
+ * Softmax(1x12, f32 GL row-major, f32 GL row-major)
+ *
+ *   cost  GL  L2  L1  VRF  RF  implementation
+ *    276   0   0   0    6   2  block with 1 f32 RF row-major, 1 f32 RF row-major  Softmax(1x12, f32 GL row-major, f32 GL row-major)
+ *     66   0   0   0    5   0    kernel VectorMax  Max(1x12, f32 GL row-major, f32 RF row-major, serial)
+ *    144   0   0   0    6   0    kernel VectorSoftmaxExp  SoftmaxExp(1x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major, serial)
+ *     66   0   0   0    2   0    kernel VectorScale  SoftmaxScale(1x12, f32 RF row-major, f32 GL row-major, serial)
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#ifndef MORELLO_HELPER_HSUM_M128
+#define MORELLO_HELPER_HSUM_M128
+static inline __attribute__((unused)) float morello_hsum_m128(__m128 v) {
+  __m128 pairs = _mm_add_ps(v, _mm_movehl_ps(v, v));
+  __m128 total = _mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 0x55));
+  return _mm_cvtss_f32(total);
+}
+#endif
+#ifndef MORELLO_HELPER_HSUM_M256
+#define MORELLO_HELPER_HSUM_M256
+static inline __attribute__((unused)) float morello_hsum_m256(__m256 v) {
+  return morello_hsum_m128(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
+}
+#endif
+#ifndef MORELLO_HELPER_EXP_M128
+#define MORELLO_HELPER_EXP_M128
+static inline __attribute__((unused)) __m128 morello_exp_m128(__m128 x) {
+  x = _mm_min_ps(_mm_max_ps(x, _mm_set1_ps(-87.0f)), _mm_set1_ps(88.0f));
+  __m128i k = _mm_cvtps_epi32(_mm_mul_ps(x, _mm_set1_ps(1.44269504f)));
+  __m128 n = _mm_cvtepi32_ps(k);
+  __m128 r = _mm_fnmadd_ps(n, _mm_set1_ps(0.693359375f), x);
+  r = _mm_fnmadd_ps(n, _mm_set1_ps(-2.12194440e-4f), r);
+  __m128 q = _mm_set1_ps(1.98412698e-4f);
+  q = _mm_fmadd_ps(q, r, _mm_set1_ps(1.38888889e-3f));
+  q = _mm_fmadd_ps(q, r, _mm_set1_ps(8.33333333e-3f));
+  q = _mm_fmadd_ps(q, r, _mm_set1_ps(4.16666667e-2f));
+  q = _mm_fmadd_ps(q, r, _mm_set1_ps(1.66666667e-1f));
+  q = _mm_fmadd_ps(q, r, _mm_set1_ps(0.5f));
+  q = _mm_fmadd_ps(q, r, _mm_set1_ps(1.0f));
+  q = _mm_fmadd_ps(q, r, _mm_set1_ps(1.0f));
+  __m128i scale = _mm_slli_epi32(_mm_add_epi32(k, _mm_set1_epi32(127)), 23);
+  return _mm_mul_ps(q, _mm_castsi128_ps(scale));
+}
+#endif
+#ifndef MORELLO_HELPER_EXP_M256
+#define MORELLO_HELPER_EXP_M256
+static inline __attribute__((unused)) __m256 morello_exp_m256(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+  __m256i k = _mm256_cvtps_epi32(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)));
+  __m256 n = _mm256_cvtepi32_ps(k);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 q = _mm256_set1_ps(1.98412698e-4f);
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.38888889e-3f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(8.33333333e-3f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(4.16666667e-2f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.66666667e-1f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.5f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f));
+  __m256i scale = _mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(q, _mm256_castsi256_ps(scale));
+}
+#endif
+
+void kernel(const float *restrict x, float *restrict y) {
+  {
+    float r0_0;
+    float r1_0;
+    {
+      const float *x2 = x;
+      __m256 m2_0 = _mm256_set1_ps(-INFINITY), m2_1 = m2_0, m2_2 = m2_0, m2_3 = m2_0;
+      int64_t i2 = 0;
+      for (; i2 + 32 <= 12; i2 += 32) {
+        m2_0 = _mm256_max_ps(m2_0, _mm256_loadu_ps(x2 + i2 + 0));
+        m2_1 = _mm256_max_ps(m2_1, _mm256_loadu_ps(x2 + i2 + 8));
+        m2_2 = _mm256_max_ps(m2_2, _mm256_loadu_ps(x2 + i2 + 16));
+        m2_3 = _mm256_max_ps(m2_3, _mm256_loadu_ps(x2 + i2 + 24));
+      }
+      for (; i2 + 8 <= 12; i2 += 8) m2_0 = _mm256_max_ps(m2_0, _mm256_loadu_ps(x2 + i2));
+      m2_0 = _mm256_max_ps(_mm256_max_ps(m2_0, m2_1), _mm256_max_ps(m2_2, m2_3));
+      float r2_lanes[8];
+      _mm256_storeu_ps(r2_lanes, m2_0);
+      float r2 = r2_lanes[0];
+      for (int r2_j = 1; r2_j < 8; r2_j++) r2 = r2_lanes[r2_j] > r2 ? r2_lanes[r2_j] : r2;
+      for (; i2 < 12; i2++) r2 = x2[i2] > r2 ? x2[i2] : r2;
+      r0_0 = r2;
+    }
+    {
+      const float *x3 = x;
+      float *y3 = y;
+      const float mx3_s = r0_0;
+      __m256 mx3 = _mm256_set1_ps(mx3_s), s3_0 = _mm256_setzero_ps(), s3_1 = s3_0;
+      int64_t i3 = 0;
+      for (; i3 + 16 <= 12; i3 += 16) {
+        __m256 t3_0 = morello_exp_m256(_mm256_sub_ps(_mm256_loadu_ps(x3 + i3 + 0), mx3));
+        _mm256_storeu_ps(y3 + i3 + 0, t3_0);
+        s3_0 = _mm256_add_ps(s3_0, t3_0);
+        __m256 t3_1 = morello_exp_m256(_mm256_sub_ps(_mm256_loadu_ps(x3 + i3 + 8), mx3));
+        _mm256_storeu_ps(y3 + i3 + 8, t3_1);
+        s3_1 = _mm256_add_ps(s3_1, t3_1);
+      }
+      for (; i3 + 8 <= 12; i3 += 8) {
+        __m256 t3_0 = morello_exp_m256(_mm256_sub_ps(_mm256_loadu_ps(x3 + i3 + 0), mx3));
+        _mm256_storeu_ps(y3 + i3 + 0, t3_0);
+        s3_0 = _mm256_add_ps(s3_0, t3_0);
+      }
+      float t3 = morello_hsum_m256(_mm256_add_ps(s3_0, s3_1));
+      for (; i3 < 12; i3++) {
+        float t3_e = _mm_cvtss_f32(morello_exp_m128(_mm_set_ss(x3[i3] - mx3_s)));
+        y3[i3] = t3_e;
+        t3 += t3_e;
+      }
+      r1_0 = t3;
+    }
+    {
+      float *y4 = y;
+      const float r4 = 1.0f / r1_0;
+      __m256 r4_v = _mm256_set1_ps(r4);
+      int64_t i4 = 0;
+      for (; i4 + 8 <= 12; i4 += 8) _mm256_storeu_ps(y4 + i4, _mm256_mul_ps(_mm256_loadu_ps(y4 + i4), r4_v));
+      for (; i4 < 12; i4++) y4[i4] *= r4;
+    }
+  }
+}

@@ -1,0 +1,60 @@
+//! `VectorMax`: the maximum of one row, a loop of vector maxima over the row in memory.
+//!
+//! ```text
+//! applies:  Max or MaxAccum [1, n], f32; the row not in registers, one contiguous run; the
+//!           output one scalar not in vector registers
+//! memory:   5 vector registers (four partial maxima and a load)
+//! cost:     fixed + per_unit * ceil(n / lanes) + vector_move_cost(row) + move_cost(out)
+//! ```
+
+use super::{KernelDefinition, KernelFacts};
+use super::{in_memory, scalar_accessible, widest_vector_level};
+use crate::cost::{Cost, move_cost, vector_move_cost};
+use crate::dtype::Dtype;
+use crate::spec::{LogicalSpec, PrimitiveKind};
+use crate::target::LevelKind;
+use crate::target::{KernelCost, MemVec, Target};
+
+/// The catalogue entry.
+pub(super) const DEFINITION: KernelDefinition =
+    KernelFacts::new("VectorMax", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")
+        .rules(applies, could_apply, cost)
+        .memory(memory);
+
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
+    matches!(kind, PrimitiveKind::Max { .. })
+        && !levels.contains(&LevelKind::VectorRegisters)
+        && matches!(levels[0], LevelKind::Cache | LevelKind::Memory)
+        && dtypes.iter().all(|d| *d == Dtype::F32)
+}
+
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    matches!(spec.kind, PrimitiveKind::Max { .. })
+        && spec.shape.dim(0) == 1
+        && spec.operands.iter().all(|o| o.dtype == Dtype::F32)
+        && in_memory(&spec.operands[0], target)
+        && spec.operands[0].is_fully_contiguous()
+        && scalar_accessible(&spec.operands[1], target)
+}
+
+/// Vector registers the loop uses, at the widest vector level.
+pub(super) fn loop_memory(target: &Target, registers: u64) -> MemVec {
+    widest_vector_level(target).map_or(MemVec::ZERO, |(level, _)| MemVec::single(level, registers))
+}
+
+/// Vectors in a row of `n` f32 at the target's widest width.
+pub(super) fn row_vectors(target: &Target, n: u32) -> u64 {
+    let lanes = widest_vector_level(target).map_or(1, |(_, bytes)| bytes / 4).max(1);
+    u64::from(n.div_ceil(lanes))
+}
+
+fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
+    loop_memory(target, 5)
+}
+
+fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+    c.fixed
+        .saturating_add(c.per_unit.saturating_mul(row_vectors(target, spec.shape.dim(1))))
+        .saturating_add(vector_move_cost(&spec.operands[0], target))
+        .saturating_add(move_cost(&spec.operands[1], target))
+}
