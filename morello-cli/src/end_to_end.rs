@@ -17,36 +17,7 @@ use crate::spec_args::{SpecArgs, resolve};
 
 /// The canonical spec of a shorthand (`matmul 4x4x4`, `move 8x8 --from ...`) for a target.
 fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
-    let mut args = SpecArgs {
-        spec: Vec::new(),
-        target: target.to_string(),
-        dtype: dtype.to_string(),
-        batch: 1,
-        accum: false,
-        from: None,
-        to: None,
-        layout: None,
-        filter_layout: None,
-        stride: None,
-        pad: None,
-        dilation: None,
-        memory: None,
-        processors: None,
-    };
-    let mut words = words.split_whitespace();
-    while let Some(word) = words.next() {
-        match word {
-            "--from" => args.from = words.next().map(String::from),
-            "--to" => args.to = words.next().map(String::from),
-            "--accum" => args.accum = true,
-            "--layout" => args.layout = words.next().map(String::from),
-            "--filter-layout" => args.filter_layout = words.next().map(String::from),
-            "--stride" => args.stride = words.next().map(String::from),
-            "--pad" => args.pad = words.next().map(String::from),
-            "--dilation" => args.dilation = words.next().map(String::from),
-            w => args.spec.push(w.to_string()),
-        }
-    }
+    let args = SpecArgs::from_words(words, target, dtype).expect("valid words");
     let resolved = resolve(&args).expect("a valid spec");
     (resolved.target, resolved.spec)
 }
@@ -136,6 +107,21 @@ fn convolutions_in_both_layouts_with_padding_strides_and_dilations() {
         "conv 2x5x5x3 4x3x3x3 --layout nhwc --filter-layout ohwi --pad 1 --stride 2",
         "conv 1x7x7x8 1x1x8x8 --layout nhwc --stride 2",
         "conv 1x8x8x2 3x3x2x8 --layout nhwc --dilation 2 --pad 2",
+    ];
+    let target = spec("zero 1", "f32", "x86-avx2").0;
+    let specs: Vec<CanonicalSpec> = words.iter().map(|w| spec(w, "f32", "x86-avx2").1).collect();
+    check(&target, &specs, Vec::new());
+}
+
+#[test]
+fn epilogues_and_softmax() {
+    let words = [
+        "matmul 5x7x3 --epilogue bias,relu",
+        "matmul 4x16x24 --epilogue bias,gelu",
+        "matmul 3x4x9 --epilogue bias",
+        "softmax 7x33",
+        "softmax 1x100",
+        "softmax 4x64",
     ];
     let target = spec("zero 1", "f32", "x86-avx2").0;
     let specs: Vec<CanonicalSpec> = words.iter().map(|w| spec(w, "f32", "x86-avx2").1).collect();

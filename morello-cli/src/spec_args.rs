@@ -8,6 +8,7 @@
 //! matmul MxKxN [--batch B] [--accum]        lhs MxK, rhs KxN, out MxN, all row-major in the home level
 //! move SHAPE --from LAYOUT --to LAYOUT       a copy that changes the layout
 //! zero SHAPE                                 fill with zeros
+//! softmax MxN                                softmax along the rows
 //! conv IMAGE FILTERS [--layout nchw|nhwc] [--filter-layout oihw|hwio|ohwi]
 //!      [--stride N|HxW] [--pad N|T,B,L,R|valid|same] [--dilation N|HxW] [--accum]
 //!                                            a 2-D convolution, shapes in the layouts' order
@@ -18,7 +19,8 @@
 use anyhow::Result;
 use morello_core::dtype::Dtype;
 use morello_core::spec::{
-    CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, SpecBuilder, parse_limits, parse_pair,
+    CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, SpecBuilder, parse_epilogue, parse_limits,
+    parse_pair,
 };
 use morello_core::target::{MemVec, Target, resolve_target};
 
@@ -28,8 +30,10 @@ use crate::failure::{Failure, bad_input};
 pub const SPEC_FORMS: &str = "\
 Specs:
   matmul MxKxN [--batch B] [--accum]     lhs MxK times rhs KxN into out MxN, row-major
+  matmul MxKxN --epilogue bias,relu      ... then out = act(out + bias[column]): bias, bias,relu, bias,gelu
   move SHAPE --from LAYOUT --to LAYOUT   a copy that changes the layout (row-major, col-major, [1, 0, 1 p(4)], ...)
   zero SHAPE                             fill with zeros
+  softmax MxN                            softmax along each row of an MxN f32 tensor (max, exp, sum, divide)
   conv IMAGE FILTERS [--layout L] [--filter-layout F] [--stride S] [--pad P] [--dilation D] [--accum]
                                          2-D convolution, the shapes in the order of the layouts:
                                          NxCxHxW FxCxFHxFW (nchw, oihw: the default),
@@ -67,6 +71,10 @@ pub struct SpecArgs {
     /// Destination layout of a move.
     #[arg(long, value_name = "LAYOUT")]
     pub to: Option<String>,
+    /// A matmul's epilogue: bias, bias,relu or bias,gelu (the tanh form), applied to the output
+    /// (fused into the output's register blocks when the search finds that cheaper).
+    #[arg(long, value_name = "bias[,relu|gelu]")]
+    pub epilogue: Option<String>,
     /// Convolution image and output layout: nchw (default) or nhwc.
     #[arg(long, value_name = "LAYOUT")]
     pub layout: Option<String>,
@@ -90,6 +98,59 @@ pub struct SpecArgs {
     /// x86 targets, this machine's cores). `--processors 1` finds the best single-thread kernel.
     #[arg(long, value_name = "N")]
     pub processors: Option<u32>,
+}
+
+impl SpecArgs {
+    /// The arguments a command line of words would give (`conv 1x8x8x4 3x3x4x8 --layout nhwc
+    /// --pad same`), for a target and dtype: the spec words and the spec flags (`--accum`,
+    /// `--epilogue`, `--from`, `--to`, `--layout`, `--filter-layout`, `--stride`, `--pad`,
+    /// `--dilation`).
+    ///
+    /// # Errors
+    /// A flag that is not one of those, or one without its value.
+    pub fn from_words(words: &str, target: &str, dtype: &str) -> Result<SpecArgs, String> {
+        let mut args = SpecArgs {
+            spec: Vec::new(),
+            target: target.to_string(),
+            dtype: dtype.to_string(),
+            batch: 1,
+            accum: false,
+            from: None,
+            to: None,
+            epilogue: None,
+            layout: None,
+            filter_layout: None,
+            stride: None,
+            pad: None,
+            dilation: None,
+            memory: None,
+            processors: None,
+        };
+        let mut words = words.split_whitespace();
+        while let Some(word) = words.next() {
+            let slot = match word {
+                "--accum" => {
+                    args.accum = true;
+                    continue;
+                }
+                "--from" => &mut args.from,
+                "--to" => &mut args.to,
+                "--epilogue" => &mut args.epilogue,
+                "--layout" => &mut args.layout,
+                "--filter-layout" => &mut args.filter_layout,
+                "--stride" => &mut args.stride,
+                "--pad" => &mut args.pad,
+                "--dilation" => &mut args.dilation,
+                flag if flag.starts_with("--") => return Err(format!("`{flag}` is not a spec flag")),
+                w => {
+                    args.spec.push(w.to_string());
+                    continue;
+                }
+            };
+            *slot = Some(words.next().ok_or_else(|| format!("`{word}` needs a value"))?.to_string());
+        }
+        Ok(args)
+    }
 }
 
 /// A resolved spec, target and limits.
@@ -191,5 +252,11 @@ fn build_spec(args: &SpecArgs, target: &Target) -> Result<CanonicalSpec> {
         builder = builder.to_layout(to.clone());
     }
     builder = builder.conv(conv_options(args)?);
+    if let Some(text) = &args.epilogue {
+        if !matches!(args.spec.first().map(String::as_str), Some("matmul")) {
+            return Err(bad_input("--epilogue applies only to matmul".to_string()));
+        }
+        builder = builder.epilogue(parse_epilogue(text).map_err(bad_input)?);
+    }
     builder.build(target).map_err(|e| bad_input(e.to_string()))
 }

@@ -9,10 +9,11 @@
 
 use anyhow::{Result, anyhow};
 use morello_codegen::{Compiler, EmitConfig, ImplComment, emit_kernel};
-use morello_core::imp::Impl;
+use morello_core::imp::{Impl, Stage};
 use morello_core::target::Target;
 use morello_measure::correlation::spearman;
 use morello_measure::{BaselineKind, BenchConfig, CandidateResult, PeakReport};
+use morello_search::actions::STAGE_OPERANDS;
 use morello_search::{Solution, VariantCosts};
 use serde_json::{Value, json};
 
@@ -36,6 +37,9 @@ Examples:
   morello bench --top-k 10 matmul 64x64x64      (the model's 10 best; Spearman of cost against time)
   morello bench matmul 1x2048x16384 --samples 9 --min-sample-seconds 0.5
   morello bench matmul 8x8x8 --samples 2 --min-sample-seconds 0.01   (a quick check: noisy figures)
+  morello bench matmul 256x256x256 --epilogue bias,relu --unfused --baseline onednn
+  morello bench conv 1x56x56x64 3x3x64x64 --layout nhwc --pad same --baseline onednn
+  morello bench softmax 32x1024 --baseline onednn,xnnpack
 
 Baselines: naive (an -O3 -march=native loop), openblas, blis, libxsmm (apt-get install libopenblas-dev
 libblis-dev libxsmm-dev), mkl (pip install mkl mkl-devel into /opt/mklvenv, or MORELLO_MKL_DIR),
@@ -78,6 +82,10 @@ pub struct Args {
     /// Also print each timed kernel's implementation tree.
     #[arg(long)]
     impls: bool,
+    /// For a matmul with --epilogue: also time the unfused plan (the best matmul, then the best
+    /// separate pass of the epilogue over the output), labelled `morello-unfused`.
+    #[arg(long)]
+    unfused: bool,
     #[command(flatten)]
     options: SearchOptions,
     #[command(flatten)]
@@ -117,15 +125,41 @@ pub fn run(args: &Args) -> Result<()> {
                 search.solve_variants(spec, k.saturating_mul(4).saturating_add(8), costs)
             })?
         }
+        None if args.unfused => {
+            let target = &resolved.target;
+            if resolved.spec.split_epilogue(target).is_none() {
+                return Err(bad_input("--unfused applies only to a matmul with --epilogue"));
+            }
+            session.solve_with_table_by(&resolved, &args.db, |search, spec| {
+                let best = search.solve(spec)?;
+                let Some(Ok((matmul, epilogue))) = spec.split_epilogue(target) else { return Ok(vec![best]) };
+                let (matmul, epilogue) = (search.solve(&matmul)?, search.solve(&epilogue)?);
+                let cost = matmul.cost.saturating_add(epilogue.cost);
+                let stages = STAGE_OPERANDS
+                    .iter()
+                    .zip([matmul.imp, epilogue.imp])
+                    .map(|(operands, body)| Stage { operands: operands.to_vec(), origins: None, body })
+                    .collect();
+                let unfused =
+                    Solution { imp: Impl::block(spec.clone(), stages), cost, report: matmul.report };
+                Ok(vec![best, unfused])
+            })?
+        }
         None => session.solve_with_table(&resolved, &args.db, None)?,
     };
     crate::signals::check()?;
     let target = &resolved.target;
-    let chosen = choose(&solutions, target, args.top_k)?;
-    let labels: Vec<String> = match args.top_k {
+    let mut chosen = choose(&solutions, target, args.top_k)?;
+    let mut labels: Vec<String> = match args.top_k {
         None => vec!["morello".to_string()],
         Some(_) => (1..=chosen.kernels.len()).map(|rank| format!("morello-{rank}")).collect(),
     };
+    if args.unfused && args.top_k.is_none() {
+        if let Some(unfused) = solutions.get(1) {
+            chosen.kernels.push(unfused);
+            labels.push("morello-unfused".to_string());
+        }
+    }
     let kernels: Vec<KernelCandidate<'_>> = chosen
         .kernels
         .iter()

@@ -18,7 +18,7 @@ use morello_core::imp::Impl;
 use morello_core::layout::{Layout, LayoutDim};
 use morello_core::spec::{LogicalSpec, PrimitiveKind};
 use morello_core::target::Target;
-use morello_measure::baselines::{ActivationLayout, ConvPadding, FilterLayout};
+use morello_measure::baselines::{Activation, ActivationLayout, ConvPadding, FilterLayout, SoftmaxProblem};
 use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
 use morello_measure::{
     BaselineKind, BaselineOptions, BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate,
@@ -171,8 +171,10 @@ pub fn spec_work(spec: &LogicalSpec) -> Work {
     let bytes: f64 =
         spec.operands.iter().map(|o| o.shape.volume() as f64 * f64::from(o.dtype.size_bytes())).sum();
     let flops = match spec.kind {
-        PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => Some(2.0 * spec.shape.volume() as f64),
-        PrimitiveKind::Move | PrimitiveKind::Fill { .. } => None,
+        PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } | PrimitiveKind::MatmulBias { .. } => {
+            Some(2.0 * spec.shape.volume() as f64)
+        }
+        _ => None,
     };
     Work { flops, bytes: Some(bytes) }
 }
@@ -181,9 +183,11 @@ pub fn spec_work(spec: &LogicalSpec) -> Work {
 /// `N = 1`), or a move or fill (no arithmetic). Its GB/s is reported beside GFLOP/s.
 pub fn is_memory_bound(spec: &LogicalSpec) -> bool {
     match spec.kind {
-        PrimitiveKind::Matmul { .. } => matches!(spec.shape.dims(), [_, 1, _, _] | [_, _, _, 1]),
+        PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulBias { .. } => {
+            matches!(spec.shape.dims(), [_, 1, _, _] | [_, _, _, 1])
+        }
         PrimitiveKind::Conv { .. } => false,
-        PrimitiveKind::Move | PrimitiveKind::Fill { .. } => true,
+        _ => true,
     }
 }
 
@@ -200,7 +204,20 @@ pub fn peak_applies(spec: &LogicalSpec) -> bool {
 /// A sentence saying what about the spec the baselines do not do.
 pub fn baseline_problem(spec: &LogicalSpec) -> Result<Problem, String> {
     match spec.kind {
-        PrimitiveKind::Matmul { accum: false } => matmul_problem(spec).map(Problem::Matmul),
+        PrimitiveKind::Matmul { accum: false } | PrimitiveKind::MatmulBias { .. } => {
+            matmul_problem(spec).map(Problem::Matmul)
+        }
+        PrimitiveKind::Softmax => {
+            let [rows, cols] = *spec.shape.dims() else { return Err("the softmax is not 2-D".into()) };
+            plain_operands(spec)?;
+            Ok(Problem::Softmax(SoftmaxProblem { rows: size(rows)?, cols: size(cols)? }))
+        }
+        PrimitiveKind::AddBias { .. }
+        | PrimitiveKind::Max { .. }
+        | PrimitiveKind::SoftmaxExp { .. }
+        | PrimitiveKind::SoftmaxScale => {
+            Err("the spec is a part of a larger operator; the baselines compute whole operators".into())
+        }
         PrimitiveKind::Conv { accum: false, .. } => conv_problem(spec).map(Problem::Conv),
         PrimitiveKind::Matmul { accum: true } => {
             Err("the spec is an accumulating matmul (out += lhs * rhs); the baselines overwrite out".into())
@@ -245,9 +262,18 @@ fn size(d: u32) -> Result<usize, String> {
 /// # Errors
 /// A sentence saying what about the spec the baselines do not do.
 pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
-    if spec.kind != (PrimitiveKind::Matmul { accum: false }) {
-        return baseline_problem(spec).and_then(|_| Err("the spec is not a matmul".to_string()));
-    }
+    let epilogue = match spec.kind {
+        PrimitiveKind::Matmul { accum: false } => Epilogue::NONE,
+        PrimitiveKind::MatmulBias { activation } => Epilogue {
+            bias: true,
+            activation: match activation {
+                morello_core::spec::Activation::Identity => Activation::Identity,
+                morello_core::spec::Activation::Relu => Activation::Relu,
+                morello_core::spec::Activation::Gelu => Activation::GeluTanh,
+            },
+        },
+        _ => return baseline_problem(spec).and_then(|_| Err("the spec is not a matmul".to_string())),
+    };
     let &[batch, m, k, n] = spec.shape.dims() else {
         return Err("the matmul is not of rank 3".into());
     };
@@ -260,7 +286,7 @@ pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
         k: size(k)?,
         n: size(n)?,
         dtype: morello_codegen::emit::c_type(dtype),
-        epilogue: Epilogue::NONE,
+        epilogue,
     })
 }
 

@@ -30,13 +30,15 @@ pub enum Command {
     /// the kernel and each baseline on the same inputs in one run (alternating, pinned to one CPU):
     /// median and spread per call, GFLOP/s, GB/s, percent of the peak, and morello's speedup over each.
     #[command(after_help = format!("{}\n\n{}", kernel::EXAMPLES, SPEC_FORMS))]
-    Bench(kernel::Args),
+    Bench(Box<kernel::Args>),
     /// Run the kernel suite against the baselines; write docs/PERFORMANCE.md and docs/perf.svg.
     ///
     /// The suite: f32 matmul cubes 8 to 1024, the vector-matrix and matrix-vector products
-    /// 1x2048x16384 and 16384x2048x1, a bf16-to-f32 vector-matrix product, and a u32 64^3.
+    /// 1x2048x16384 and 16384x2048x1, a bf16-to-f32 vector-matrix product, a u32 64^3, and layers
+    /// of real networks (ResNet-50 convolutions, BERT-base's softmax and its matmul with bias and
+    /// GELU).
     #[command(after_help = suite::EXAMPLES)]
-    BenchSuite(suite::Args),
+    BenchSuite(Box<suite::Args>),
 }
 
 /// Runs a benchmarking subcommand.

@@ -1,6 +1,8 @@
 //! `morello bench-suite`: the kernel suite (f32 matmul cubes 8 to 1024, the vector-matrix and
-//! matrix-vector products 1x2048x16384 and 16384x2048x1, a bf16-to-f32 vector-matrix product, and
-//! a u32 64^3), each searched, verified and timed beside the baselines; the figures go into a
+//! matrix-vector products 1x2048x16384 and 16384x2048x1, a bf16-to-f32 vector-matrix product, a
+//! u32 64^3, and layers of real networks: ResNet-50's 3x3 convolutions 1x56x56x64 and 1x14x14x256,
+//! a 1x1 convolution 1x28x28x512 to 128 channels, BERT-base's softmax (12*128)x128 and its
+//! 128x768x3072 matmul with bias and GELU), each searched, verified and timed beside the baselines; the figures go into a
 //! Markdown table between markers in `docs/PERFORMANCE.md` and a plot in `docs/perf.svg`.
 //!
 //! The peak is measured once; each size is then one side-by-side run (`measure.rs`). A size that
@@ -35,12 +37,14 @@ Examples:
   morello bench-suite --sizes 64,u32:64,bf16:1x2048x16384 --no-write
   morello bench-suite --sizes 8,16 --samples 2 --min-sample-seconds 0.01 --markdown /tmp/p.md --svg /tmp/p.svg
 
-Sizes: N (an f32 NxNxN matmul), MxKxN, or DTYPE:SIZE (bf16 operands accumulate into f32). The default
-suite is 8,16,32,64,128,256,512,1024,1x2048x16384,16384x2048x1,bf16:1x2048x16384,u32:64.
+Sizes: N (an f32 NxNxN matmul), MxKxN, DTYPE:SIZE (bf16 operands accumulate into f32), or a spec in
+words as `morello bench` takes it (`conv 1x56x56x64 3x3x64x64 --layout nhwc --pad same`, `softmax
+1536x128`, `matmul 128x768x3072 --epilogue bias,gelu`). The default suite is 8,16,32,64,128,256,512,
+1024,1x2048x16384,16384x2048x1,bf16:1x2048x16384,u32:64 and those layers.
 Run it from the repository root (or pass --markdown and --svg); it takes several minutes.";
 
-/// The default suite, in order.
-pub const SUITE: [&str; 12] = [
+/// The default suite, in order: matmuls, then layers of real networks.
+pub const SUITE: [&str; 17] = [
     "8",
     "16",
     "32",
@@ -53,6 +57,11 @@ pub const SUITE: [&str; 12] = [
     "16384x2048x1",
     "bf16:1x2048x16384",
     "u32:64",
+    "conv 1x56x56x64 3x3x64x64 --layout nhwc --pad same",
+    "conv 1x14x14x256 3x3x256x256 --layout nhwc --pad same",
+    "conv 1x28x28x512 1x1x512x128 --layout nhwc",
+    "softmax 1536x128",
+    "matmul 128x768x3072 --epilogue bias,gelu",
 ];
 
 /// Arguments of `morello bench-suite`.
@@ -86,9 +95,11 @@ pub struct Args {
     db: DbArgs,
 }
 
-/// One size of the suite: an `MxKxN` row-major matmul of one input dtype.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One size of the suite: an `MxKxN` row-major matmul of one input dtype, or a spec in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// A spec in words with its flags (`softmax 1536x128`); the matmul fields are then unused.
+    pub words: Option<String>,
     /// The operands' dtype (bf16 accumulates into f32).
     pub dtype: Dtype,
     /// Rows of the output.
@@ -106,6 +117,9 @@ impl Entry {
     /// A sentence naming the bad part.
     pub fn parse(text: &str) -> Result<Entry, String> {
         let text = text.trim();
+        if text.starts_with(|c: char| c.is_ascii_alphabetic()) && text.contains(' ') {
+            return Ok(Entry { words: Some(text.to_string()), dtype: Dtype::F32, m: 0, k: 0, n: 0 });
+        }
         let (dtype, size) = match text.split_once(':') {
             Some((dtype, size)) => {
                 (dtype.trim().parse::<Dtype>().map_err(|e| format!("size `{text}`: {e}"))?, size.trim())
@@ -118,20 +132,24 @@ impl Entry {
             .collect::<Option<_>>()
             .ok_or_else(|| format!("size `{text}` must be N or MxKxN with positive integers"))?;
         match dims[..] {
-            [n] => Ok(Entry { dtype, m: n, k: n, n }),
-            [m, k, n] => Ok(Entry { dtype, m, k, n }),
+            [n] => Ok(Entry { words: None, dtype, m: n, k: n, n }),
+            [m, k, n] => Ok(Entry { words: None, dtype, m, k, n }),
             _ => Err(format!("size `{text}` must be N or MxKxN")),
         }
     }
 
     /// `f32 64x64x64`.
     pub fn label(&self) -> String {
-        format!("{} {}x{}x{}", self.dtype, self.m, self.k, self.n)
+        match &self.words {
+            Some(words) => words.clone(),
+            None => format!("{} {}x{}x{}", self.dtype, self.m, self.k, self.n),
+        }
     }
 
     /// The edge of an f32 cube (the plot's x axis), if it is one.
     pub fn cube(&self) -> Option<u32> {
-        (self.dtype == Dtype::F32 && self.m == self.k && self.k == self.n).then_some(self.m)
+        (self.words.is_none() && self.dtype == Dtype::F32 && self.m == self.k && self.k == self.n)
+            .then_some(self.m)
     }
 }
 
@@ -165,21 +183,16 @@ pub fn run(args: &Args) -> Result<()> {
     let mut outcomes = Vec::new();
     for entry in &entries {
         bar.set_message(format!("{}: searching, verifying, timing", entry.label()));
-        let spec_args = SpecArgs {
-            spec: vec!["matmul".into(), format!("{}x{}x{}", entry.m, entry.k, entry.n)],
-            target: args.target.clone(),
-            dtype: entry.dtype.name().into(),
-            batch: 1,
-            accum: false,
-            from: None,
-            to: None,
-            layout: None,
-            filter_layout: None,
-            stride: None,
-            pad: None,
-            dilation: None,
-            memory: None,
-            processors: u32::try_from(config.threads).ok(),
+        let words = match &entry.words {
+            Some(words) => words.clone(),
+            None => format!("matmul {}x{}x{}", entry.m, entry.k, entry.n),
+        };
+        let spec_args = match SpecArgs::from_words(&words, &args.target, entry.dtype.name()) {
+            Ok(mut spec_args) => {
+                spec_args.processors = u32::try_from(config.threads).ok();
+                spec_args
+            }
+            Err(e) => return Err(bad_input(format!("size `{words}`: {e}"))),
         };
         let (spec, result) = match run_entry(args, &spec_args, &compiler, &baselines, &config) {
             Ok((spec, m)) => (Some(spec), Ok(m)),
@@ -188,7 +201,7 @@ pub fn run(args: &Args) -> Result<()> {
                 (None, Err(format!("{e:#}")))
             }
         };
-        outcomes.push(Outcome { entry: *entry, spec, result });
+        outcomes.push(Outcome { entry: entry.clone(), spec, result });
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -515,7 +528,9 @@ mod tests {
 
     #[test]
     fn sizes_parse_with_an_optional_dtype() {
-        assert_eq!(Entry::parse("64"), Ok(Entry { dtype: Dtype::F32, m: 64, k: 64, n: 64 }));
+        assert_eq!(Entry::parse("64"), Ok(Entry { words: None, dtype: Dtype::F32, m: 64, k: 64, n: 64 }));
+        let layer = Entry::parse("softmax 1536x128").unwrap();
+        assert_eq!((layer.label(), layer.cube()), ("softmax 1536x128".to_string(), None));
         assert_eq!(Entry::parse("1x2048x16384").map(|e| (e.m, e.k, e.n)), Ok((1, 2048, 16384)));
         let bf16 = Entry::parse("bf16:1x2048x16384").unwrap();
         assert_eq!((bf16.dtype, bf16.label()), (Dtype::Bf16, "bf16 1x2048x16384".to_string()));
