@@ -13,6 +13,7 @@ mod database;
 #[cfg(test)]
 mod end_to_end;
 mod failure;
+mod memory;
 mod output;
 mod progress;
 mod signals;

@@ -461,3 +461,41 @@ fn a_read_only_table_is_read_and_used_never_replaced() {
     assert_eq!(std::fs::read(&path).unwrap(), before, "never replaced");
     assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o444);
 }
+
+#[test]
+fn a_search_stopped_by_its_memory_budget_saves_a_valid_table_that_a_larger_budget_resumes() {
+    let cache = tempfile::tempdir().unwrap();
+    let path = cache.path().join("t.mdb");
+    let path_text = path.to_str().unwrap();
+    let search = |budget: &str| {
+        morello(
+            cache.path(),
+            &[
+                "search",
+                "matmul",
+                "8x8x16",
+                "--target",
+                "x86-avx2",
+                "--db",
+                path_text,
+                "--max-memory",
+                budget,
+            ],
+        )
+    };
+    let stopped = search("4MiB");
+    assert_eq!(stopped.code, 1, "work that ran and failed: {}", stopped.stderr);
+    assert!(stopped.stdout.is_empty(), "{}", stopped.stdout);
+    assert!(
+        stopped.stderr.contains("error: the search needs more memory than --max-memory 4.0 MiB")
+            && stopped.stderr.contains(&format!("specs it solved are saved in {path_text}"))
+            && stopped.stderr.contains("run it again with a larger --max-memory"),
+        "{}",
+        stopped.stderr
+    );
+    ok(cache.path(), &["db", "verify", path_text]);
+    let resumed = search("1GiB");
+    assert_eq!(resumed.code, 0, "{}", resumed.stderr);
+    let loaded = resumed.stderr.lines().find(|l| l.starts_with("table ")).expect("a summary line");
+    assert!(!loaded.contains(": 0 specs loaded"), "resumes from the saved specs: {loaded}");
+}

@@ -60,5 +60,6 @@ pub use harness::{
 pub use host::{host_features, require_features};
 pub use termination::Termination;
 pub use verify::{
-    Mismatch, Verification, VerifiedKernel, VerifyOptions, check_outputs, verify_impl, verify_impls,
+    Mismatch, Verification, VerifiedKernel, VerifyOptions, check_outputs, verification_bytes, verify_impl,
+    verify_impls,
 };

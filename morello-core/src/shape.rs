@@ -104,6 +104,11 @@ impl Shape {
         &self.0
     }
 
+    /// Bytes the shape holds on the heap: 0 up to four dims (stored inline), else its buffer.
+    pub fn heap_bytes(&self) -> usize {
+        if self.0.spilled() { self.0.capacity() * size_of::<u32>() } else { 0 }
+    }
+
     /// The number of dimensions.
     pub fn rank(&self) -> usize {
         self.0.len()

@@ -113,6 +113,11 @@ impl Frontier {
         &self.entries
     }
 
+    /// Bytes the frontier holds on the heap (its entries' buffer).
+    pub fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * size_of::<Entry>()
+    }
+
     /// Whether no implementation exists.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()

@@ -9,7 +9,8 @@
 //! - [`variants`]: the cheapest implementations that differ from the best at one node;
 //! - [`Search`]: the embedding API ([`Search::solve`], [`Search::solve_top_k`],
 //!   [`Search::solve_variants`]) with a [`SearchReport`], steered by a [`CancelToken`], a progress
-//!   callback ([`Search::on_progress`]) and periodic checkpoints ([`Search::checkpoint`]);
+//!   callback ([`Search::on_progress`]), periodic checkpoints ([`Search::checkpoint`]) and a memory
+//!   budget ([`Search::max_memory`], against the estimates of `memory`);
 //! - [`db`]: memo tables on disk ([`db::OpenTable`] opens the default table of a target or a
 //!   file, and saves it).
 //!
@@ -24,6 +25,7 @@ mod feasible;
 pub mod frontier;
 mod grid;
 pub mod memo;
+mod memory;
 pub mod peaks;
 mod projection;
 mod reconstruct;

@@ -4,7 +4,8 @@
 //! The table holds no memory limits: its frontiers answer the target's capacities (see
 //! [`crate::frontier`]; a search under tighter limits solves into a memo of its own).
 //! It is shared by searches (pass one `Arc<Memo>` to several [`crate::Search`]es) and is what the
-//! database persists.
+//! database persists. It keeps an estimate of the memory it holds ([`Memo::estimated_bytes`]:
+//! what it solved and what it read from the source), which a search's memory budget counts.
 //!
 //! ```text
 //! get(spec)   in memory?  yes -> its frontier
@@ -17,7 +18,7 @@
 //! sub-spec once and treats a hit as a leaf, and reconstruction asks for the specs of the tree.
 
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use dashmap::DashMap;
@@ -25,6 +26,7 @@ use morello_core::spec::CanonicalSpec;
 use rustc_hash::FxBuildHasher;
 
 use crate::frontier::Frontier;
+use crate::memory::{frontier_bytes, memo_entry_bytes};
 
 /// Where a memo looks up the specs it does not hold: a read-only store of solved specs (such as
 /// a table file, [`crate::db::OpenTable`]).
@@ -38,7 +40,7 @@ pub trait MemoSource: Send + Sync + fmt::Debug {
 
 /// A frontier in memory and whether the memo's source (or a save) already holds it.
 #[derive(Debug, Clone)]
-struct Slot {
+pub(crate) struct Slot {
     frontier: Arc<Frontier>,
     saved: bool,
 }
@@ -50,6 +52,8 @@ pub struct Memo {
     source: Option<Arc<dyn MemoSource>>,
     unsaved: AtomicUsize,
     failure: OnceLock<String>,
+    /// The estimate of [`Memo::estimated_bytes`].
+    bytes: AtomicU64,
 }
 
 impl Memo {
@@ -71,11 +75,13 @@ impl Memo {
         let source = self.source.as_ref()?;
         match source.lookup(spec) {
             Ok(Some(frontier)) => {
-                let slot = self
-                    .map
-                    .entry(spec.clone())
-                    .or_insert(Slot { frontier: Arc::clone(&frontier), saved: true });
-                Some(Arc::clone(&slot.frontier))
+                let entry = self.map.entry(spec.clone());
+                if let dashmap::Entry::Occupied(held) = &entry {
+                    return Some(Arc::clone(&held.get().frontier));
+                }
+                self.bytes.fetch_add(memo_entry_bytes(spec, &frontier), Ordering::Relaxed);
+                entry.or_insert(Slot { frontier: Arc::clone(&frontier), saved: true });
+                Some(frontier)
             }
             Ok(None) => None,
             Err(message) => {
@@ -87,10 +93,28 @@ impl Memo {
 
     /// Records a spec's frontier (solved by a search: unsaved until [`Memo::mark_saved`]).
     pub fn insert(&self, spec: CanonicalSpec, frontier: Arc<Frontier>) {
+        let entry = memo_entry_bytes(&spec, &frontier);
+        let added = frontier_bytes(&frontier);
         let previous = self.map.insert(spec, Slot { frontier, saved: false });
-        if previous.is_none_or(|p| p.saved) {
+        if previous.as_ref().is_none_or(|p| p.saved) {
             self.unsaved.fetch_add(1, Ordering::Relaxed);
         }
+        match previous {
+            None => self.bytes.fetch_add(entry, Ordering::Relaxed),
+            // The map keeps its key; only the frontier changes (the old one was counted, so the
+            // total stays above what is subtracted).
+            Some(old) => {
+                self.bytes.fetch_add(added, Ordering::Relaxed);
+                self.bytes.fetch_sub(frontier_bytes(&old.frontier), Ordering::Relaxed)
+            }
+        };
+    }
+
+    /// An estimate of the bytes the table holds in memory: its specs, frontiers and map slots
+    /// (see the `memory` module; frontiers shared with other tables are counted here too, the
+    /// source's own caches are not).
+    pub fn estimated_bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
     }
 
     /// Whether a spec is solved (held in memory, or found in the source).

@@ -39,6 +39,9 @@ pub enum StopReason {
     SpecLimit,
     /// The memo's table could not be read (a damaged file: [`crate::Memo::failure`] says where).
     TableError,
+    /// The memo table and the search's graph would take more memory than the budget
+    /// ([`crate::Search::max_memory`]).
+    MemoryLimit,
 }
 
 impl fmt::Display for StopReason {
@@ -49,6 +52,7 @@ impl fmt::Display for StopReason {
             StopReason::Cancelled => "cancelled",
             StopReason::SpecLimit => "spec limit reached",
             StopReason::TableError => "the table could not be read",
+            StopReason::MemoryLimit => "memory budget reached",
         })
     }
 }
@@ -64,6 +68,11 @@ pub struct SearchReport {
     pub actions: u64,
     /// Wall-clock time.
     pub wall_time: Duration,
+    /// The largest estimate of the memory the memo table and the search's graph held, in bytes
+    /// (what [`crate::Search::max_memory`] is compared with; see `docs/search.md` for how it
+    /// relates to the process's resident memory).
+    #[serde(default)]
+    pub estimated_memory: u64,
     /// Why the search ended.
     pub stop: StopReason,
 }

@@ -16,7 +16,7 @@
 //! ```
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -62,6 +62,7 @@ pub struct Search<'t> {
     time_limit: Option<Duration>,
     deadline: Option<Instant>,
     max_specs: Option<u64>,
+    max_memory: Option<u64>,
     limits: Option<MemVec>,
     top_k: usize,
     memo: Arc<Memo>,
@@ -71,6 +72,9 @@ pub struct Search<'t> {
     cancel: Option<CancelToken>,
     progress: Option<ProgressFn<'t>>,
     checkpoint: Option<Checkpoint<'t>>,
+    /// The estimated bytes of the graphs of this search's calls in flight (shared by clones, so
+    /// parallel goals share the memory budget).
+    graphs: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Search<'_> {
@@ -82,6 +86,7 @@ impl std::fmt::Debug for Search<'_> {
             .field("time_limit", &self.time_limit)
             .field("deadline", &self.deadline)
             .field("max_specs", &self.max_specs)
+            .field("max_memory", &self.max_memory)
             .field("top_k", &self.top_k)
             .field("memo_entries", &self.memo.len())
             .field("checkpoint", &self.checkpoint)
@@ -100,6 +105,7 @@ impl<'t> Search<'t> {
             time_limit: None,
             deadline: None,
             max_specs: None,
+            max_memory: None,
             limits: None,
             top_k: 1,
             memo: Arc::new(Memo::new()),
@@ -107,6 +113,7 @@ impl<'t> Search<'t> {
             cancel: None,
             progress: None,
             checkpoint: None,
+            graphs: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -137,6 +144,19 @@ impl<'t> Search<'t> {
     /// Stop when exploring more than this many new specs (a bound on the search's memory).
     pub fn max_specs(mut self, max: u64) -> Self {
         self.max_specs = Some(max);
+        self
+    }
+
+    /// A memory budget in bytes for the memo table and the search's graph together (default: none),
+    /// as estimated from their sizes ([`Memo::estimated_bytes`] and the graph's; the process's
+    /// resident memory is larger: see `docs/search.md`). A call that would exceed it stops with
+    /// [`SearchError::Stopped`] and [`StopReason::MemoryLimit`], after solving the part of the
+    /// sub-spec graph it explored to the leaves: that is in the memo, so saving it and calling
+    /// again (with the table loaded) goes further each time. A memo that alone exceeds the
+    /// budget stops every call at once. Calls in flight at once (clones of this search solving
+    /// goals in parallel) share the budget.
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = Some(bytes);
         self
     }
 
@@ -246,7 +266,8 @@ impl<'t> Search<'t> {
     ///
     /// # Errors
     /// [`SearchError::NoImplementation`] if nothing fits; [`SearchError::Stopped`] if cancelled
-    /// or stopped by the spec limit (a time limit returns the fallback: see [`Search::time_limit`]).
+    /// or stopped by the spec limit or the memory budget (a time limit returns the fallback: see
+    /// [`Search::time_limit`]).
     pub fn solve(&self, spec: &CanonicalSpec) -> Result<Solution, SearchError> {
         let run = match self.run_solver(spec) {
             Err(SearchError::Stopped { reason: StopReason::TimeLimit, report }) => {
@@ -362,6 +383,8 @@ impl<'t> Search<'t> {
             counters: &run.counters,
             thin_to: None,
             limits: self.solve_limits(),
+            max_memory: self.max_memory,
+            graphs: &self.graphs,
         };
         let outcome = self.in_pool(|| solver.solve(spec))?;
         self.check_table()?;
@@ -409,6 +432,7 @@ impl<'t> Search<'t> {
         let feasibility = Feasibility::new(self.target);
         let memo = Memo::new();
         let counters = Counters::default();
+        let graphs = AtomicU64::new(0);
         let solver = Solver {
             target: self.target,
             config,
@@ -422,6 +446,8 @@ impl<'t> Search<'t> {
             counters: &counters,
             thin_to: Some(FALLBACK_ENTRIES),
             limits: self.solve_limits(),
+            max_memory: None,
+            graphs: &graphs,
         };
         if let Err(reason) = self.in_pool(|| solver.solve(spec))? {
             return Err(SearchError::Stopped { reason, report: stopped });
@@ -444,6 +470,7 @@ impl<'t> Search<'t> {
             memo_hits: counters.memo_hits.load(Ordering::Relaxed),
             actions: counters.actions.load(Ordering::Relaxed),
             wall_time: run.start.elapsed(),
+            estimated_memory: counters.peak_bytes.load(Ordering::Relaxed),
             stop,
         }
     }

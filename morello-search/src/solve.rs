@@ -9,6 +9,12 @@
 //!              then keep the Pareto frontier of all actions' results within the target's capacity.
 //! ```
 //!
+//! A memory budget (`max_memory`) is checked between waves and buckets and before each spec is
+//! expanded, against the estimate of the memo and the graph (see the `memory` module). When it
+//! stops the exploration, the part of the graph already explored to its leaves (every spec whose
+//! sub-specs were all expanded) is solved before stopping, once the exploration's id map is
+//! freed, so each run under a budget adds to the memo and the next one starts from there.
+//!
 //! A spec's frontier depends only on its sub-specs' frontiers, so the result is the same for
 //! every thread count. Frontiers are exact: no pruning can lose an optimum, except dropping
 //! results whose peaks exceed a level's capacity, which no memory limit could admit. (The quick
@@ -33,6 +39,7 @@ use crate::feasible::Feasibility;
 use crate::frontier::{Entry, Frontier};
 use crate::grid::{self, Grid, Partial};
 use crate::memo::Memo;
+use crate::memory::{map_entry_bytes, spec_heap_bytes, vec_slots_bytes};
 use crate::peaks::{PeakCodec, Peaks};
 use crate::projection::Projection;
 use crate::report::{Phase, Progress, StopReason};
@@ -53,6 +60,39 @@ pub(crate) struct Counters {
     pub specs_solved: AtomicU64,
     pub actions: AtomicU64,
     pub memo_hits: AtomicU64,
+    /// The estimated bytes of this call's graph being explored or solved (see the `memory`
+    /// module).
+    pub graph_bytes: AtomicU64,
+    /// The largest estimate of the memo and the graph seen at a check.
+    pub peak_bytes: AtomicU64,
+}
+
+/// Bytes one node of the graph takes in the node tables besides its spec's heap: the slots of
+/// `specs`, `known` and `edges` (growing vectors) and, while solving, of `frontiers`, heights and
+/// buckets.
+const NODE_SLOT_BYTES: usize = size_of::<Option<CanonicalSpec>>()
+    + size_of::<Option<Arc<Frontier>>>()
+    + size_of::<Vec<Edge>>()
+    + size_of::<bool>();
+
+/// Bytes one node takes while the graph is solved, besides the tables of exploring.
+const SOLVE_SLOT_BYTES: usize = size_of::<OnceLock<Arc<Frontier>>>() + 2 * size_of::<u32>();
+
+/// Bytes one spec takes in the id map of exploring (its slot and its heap; the map is freed when
+/// exploring ends).
+fn id_map_bytes(spec: &CanonicalSpec) -> u64 {
+    map_entry_bytes(size_of::<(CanonicalSpec, u32)>()) + spec_heap_bytes(spec)
+}
+
+/// Bytes a spec's actions take in the graph.
+#[allow(clippy::ptr_arg, reason = "the vector's capacity is counted")]
+fn edges_bytes(edges: &Vec<Edge>) -> u64 {
+    let own = edges.capacity() * size_of::<Edge>();
+    let inner: usize = edges
+        .iter()
+        .map(|e| e.children.capacity() * size_of::<u32>() + e.linear.weights.capacity() * size_of::<u64>())
+        .sum();
+    (own + inner) as u64
 }
 
 /// Everything a solve needs besides the goal.
@@ -71,6 +111,11 @@ pub(crate) struct Solver<'a> {
     pub thin_to: Option<usize>,
     /// The limits the frontiers answer (within the target's capacities; see [`crate::projection`]).
     pub limits: MemVec,
+    /// Stop when the memo and the graphs are estimated to hold more than this many bytes.
+    pub max_memory: Option<u64>,
+    /// The estimated bytes of the graphs of every call of the search in flight (parallel goals
+    /// share a budget), this call's included.
+    pub graphs: &'a AtomicU64,
 }
 
 impl Solver<'_> {
@@ -87,7 +132,28 @@ impl Solver<'_> {
         if self.max_specs.is_some_and(|m| specs_seen > m) {
             return Some(StopReason::SpecLimit);
         }
+        if self.over_memory() {
+            return Some(StopReason::MemoryLimit);
+        }
         None
+    }
+
+    /// Whether the memo and the graph are estimated to hold more than the budget (and records
+    /// the estimate's peak).
+    fn over_memory(&self) -> bool {
+        let bytes = self.memo.estimated_bytes() + self.graphs.load(Ordering::Relaxed);
+        self.counters.peak_bytes.fetch_max(bytes, Ordering::Relaxed);
+        self.max_memory.is_some_and(|max| bytes > max)
+    }
+
+    fn add_graph_bytes(&self, bytes: u64) {
+        self.counters.graph_bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.graphs.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn remove_graph_bytes(&self, bytes: u64) {
+        self.counters.graph_bytes.fetch_sub(bytes, Ordering::Relaxed);
+        self.graphs.fetch_sub(bytes, Ordering::Relaxed);
     }
 
     fn report(&self, phase: Phase, done: u64, total: u64) {
@@ -101,15 +167,49 @@ impl Solver<'_> {
     /// # Errors
     /// The reason, if the solve stopped early; frontiers finished before that are in the memo.
     pub fn solve(&self, goal: &CanonicalSpec) -> Result<(), StopReason> {
+        let result = self.solve_goal(goal);
+        self.release_graph();
+        result
+    }
+
+    /// Takes the estimate of this call's graph, which is gone, out of the shared total.
+    fn release_graph(&self) {
+        let left = self.counters.graph_bytes.swap(0, Ordering::Relaxed);
+        self.graphs.fetch_sub(left, Ordering::Relaxed);
+    }
+
+    /// Solves `goal`; when its graph does not fit the memory budget, solves what was explored to
+    /// the leaves, then each unsolved sub-spec of `goal` the same way (smallest first), then
+    /// `goal` again, which then needs one level of graph. Sub-specs are strictly smaller, so this
+    /// ends; it stops with [`StopReason::MemoryLimit`] when a spec whose sub-specs are all solved
+    /// still does not fit (the memo alone is near the budget).
+    fn solve_goal(&self, goal: &CanonicalSpec) -> Result<(), StopReason> {
         if self.memo.contains(goal) {
             self.counters.memo_hits.fetch_add(1, Ordering::Relaxed);
             return Ok(());
         }
         let (graph, stop) = self.explore(goal);
-        if let Some(reason) = stop {
-            return Err(reason);
+        match stop {
+            None => self.solve_graph(graph),
+            Some(StopReason::MemoryLimit) => {
+                let subgoals = graph.unsolved_children(0);
+                let (closed, freed) = graph.closed();
+                self.remove_graph_bytes(freed);
+                match self.solve_graph(closed) {
+                    Ok(()) | Err(StopReason::MemoryLimit) => {}
+                    Err(other) => return Err(other),
+                }
+                self.release_graph();
+                if subgoals.is_empty() {
+                    return Err(StopReason::MemoryLimit);
+                }
+                for subgoal in &subgoals {
+                    self.solve_goal(subgoal)?;
+                }
+                self.solve_goal(goal)
+            }
+            Some(reason) => Err(reason),
         }
-        self.solve_graph(graph)
     }
 
     /// Explores the graph; on a stop, returns what was explored so far and the reason.
@@ -120,17 +220,31 @@ impl Solver<'_> {
         let mut specs: Vec<Option<CanonicalSpec>> = vec![Some(goal.clone())];
         let mut known: Vec<Option<Arc<Frontier>>> = vec![None];
         let mut edges: Vec<Vec<Edge>> = vec![Vec::new()];
+        let mut is_expanded: Vec<bool> = vec![false];
+        let id_bytes = AtomicU64::new(id_map_bytes(goal));
+        self.add_graph_bytes(
+            id_bytes.load(Ordering::Relaxed) + spec_heap_bytes(goal) + vec_slots_bytes(1, NODE_SLOT_BYTES),
+        );
+        let graph_done = |specs, known, edges, expanded, stop| {
+            // The id map is freed when exploring returns.
+            self.remove_graph_bytes(id_bytes.load(Ordering::Relaxed));
+            (Graph { specs, known, edges, expanded }, stop)
+        };
         let mut wave: Vec<u32> = vec![0];
         let mut expanded = 0u64;
         let projection = Projection::new(self.target);
         while !wave.is_empty() {
             if let Some(reason) = self.stop_reason(expanded) {
-                return (Graph { specs, known, edges }, Some(reason));
+                return graph_done(specs, known, edges, is_expanded, Some(reason));
             }
             self.report(Phase::Explore, expanded, expanded + wave.len() as u64);
             let results: Vec<Expansion> = wave
                 .par_iter()
-                .map(|&id| {
+                .filter_map(|&id| {
+                    // Over the budget, the rest of the wave stays unexpanded.
+                    if self.max_memory.is_some() && self.over_memory() {
+                        return None;
+                    }
                     let spec = specs[id as usize].as_ref().expect("specs of a wave are recorded");
                     let mut discovered = Vec::new();
                     let spec_edges: Vec<Edge> = actions(spec, self.target, &self.config, self.feasibility)
@@ -163,18 +277,28 @@ impl Solver<'_> {
                             }
                         })
                         .collect();
-                    (id, spec_edges, discovered)
+                    let new_ids: u64 = discovered.iter().map(|(_, spec)| id_map_bytes(spec)).sum();
+                    let new_nodes: u64 = discovered
+                        .iter()
+                        .map(|(_, spec)| spec_heap_bytes(spec) + vec_slots_bytes(1, NODE_SLOT_BYTES))
+                        .sum();
+                    id_bytes.fetch_add(new_ids, Ordering::Relaxed);
+                    self.add_graph_bytes(new_ids + new_nodes + edges_bytes(&spec_edges));
+                    Some((id, spec_edges, discovered))
                 })
                 .collect();
-            expanded += wave.len() as u64;
+            expanded += results.len() as u64;
             let total = next.load(Ordering::Relaxed) as usize;
             specs.resize(total, None);
             known.resize(total, None);
             edges.resize_with(total, Vec::new);
+            is_expanded.resize(total, false);
+            let unexpanded = wave.len() > results.len();
             let mut next_wave = Vec::new();
             for (id, spec_edges, discovered) in results {
                 self.counters.actions.fetch_add(spec_edges.len() as u64, Ordering::Relaxed);
                 edges[id as usize] = spec_edges;
+                is_expanded[id as usize] = true;
                 for (child_id, child) in discovered {
                     match self.memo.get(&child) {
                         Some(frontier) => {
@@ -187,21 +311,26 @@ impl Solver<'_> {
                 }
             }
             next_wave.sort_unstable();
+            if unexpanded {
+                return graph_done(specs, known, edges, is_expanded, Some(StopReason::MemoryLimit));
+            }
             wave = next_wave;
         }
-        (Graph { specs, known, edges }, None)
+        graph_done(specs, known, edges, is_expanded, None)
     }
 
     fn solve_graph(&self, graph: Graph) -> Result<(), StopReason> {
-        let Graph { specs, known, edges } = graph;
-        let heights = heights(&edges, &known);
-        let max_height = heights.iter().copied().max().unwrap_or(0);
+        let Graph { mut specs, known, edges, expanded } = graph;
+        let heights = heights(&edges, &known, &expanded);
+        let max_height = heights.iter().copied().filter(|&h| h != OPEN).max().unwrap_or(0);
         let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); max_height as usize + 1];
         for (id, &h) in heights.iter().enumerate() {
-            if known[id].is_none() {
+            if known[id].is_none() && h != OPEN {
                 buckets[h as usize].push(id as u32);
             }
         }
+        let solve_bytes = vec_slots_bytes(1, SOLVE_SLOT_BYTES) * specs.len() as u64;
+        self.add_graph_bytes(solve_bytes);
         let frontiers: Vec<OnceLock<Arc<Frontier>>> = known
             .iter()
             .map(|k| {
@@ -238,11 +367,15 @@ impl Solver<'_> {
                 let _ = frontiers[id as usize].set(Arc::new(frontier));
             });
             // Everything solved, even when stopping early, is correct and goes to the memo as
-            // soon as its bucket is done, so a checkpoint or a stop keeps it.
+            // soon as its bucket is done, so a checkpoint or a stop keeps it. The spec moves
+            // there: solving needs only the edges and frontiers.
             for &id in bucket {
-                if let (Some(frontier), Some(spec)) = (frontiers[id as usize].get(), &specs[id as usize]) {
+                if let (Some(frontier), Some(spec)) =
+                    (frontiers[id as usize].get(), specs[id as usize].take())
+                {
                     self.counters.specs_solved.fetch_add(1, Ordering::Relaxed);
-                    self.memo.insert(spec.clone(), Arc::clone(frontier));
+                    self.remove_graph_bytes(spec_heap_bytes(&spec));
+                    self.memo.insert(spec, Arc::clone(frontier));
                 }
             }
             done += bucket.len() as u64;
@@ -251,6 +384,8 @@ impl Solver<'_> {
             }
         }
         self.report(Phase::Solve, done, total);
+        self.over_memory();
+        self.remove_graph_bytes(solve_bytes);
         result
     }
 }
@@ -266,6 +401,7 @@ pub fn explore_only(
 ) -> Vec<CanonicalSpec> {
     let memo = Memo::new();
     let counters = Counters::default();
+    let graphs = AtomicU64::new(0);
     let feasibility = Feasibility::new(target);
     let solver = Solver {
         target,
@@ -280,29 +416,71 @@ pub fn explore_only(
         counters: &counters,
         thin_to: None,
         limits: target.capacities(),
+        max_memory: None,
+        graphs: &graphs,
     };
     let (graph, _) = solver.explore(goal);
     graph.specs.into_iter().flatten().collect()
 }
 
-/// The explored graph: specs by id, frontiers already known (from the memo), actions by id.
+/// The explored graph: specs by id, frontiers already known (from the memo), actions by id, and
+/// whether each spec's actions were enumerated (all were, unless exploring stopped early).
 struct Graph {
     specs: Vec<Option<CanonicalSpec>>,
     known: Vec<Option<Arc<Frontier>>>,
     edges: Vec<Vec<Edge>>,
+    expanded: Vec<bool>,
 }
 
-/// Height of every node: 0 for known frontiers and specs without unknown children.
+impl Graph {
+    /// The sub-specs of spec `id` that are neither known nor solved, smallest first (by volume,
+    /// then spec order), each once.
+    fn unsolved_children(&self, id: usize) -> Vec<CanonicalSpec> {
+        let mut children: Vec<u32> = self.edges[id].iter().flat_map(|e| e.children.iter().copied()).collect();
+        children.sort_unstable();
+        children.dedup();
+        let mut specs: Vec<CanonicalSpec> = children
+            .into_iter()
+            .filter(|&c| self.known[c as usize].is_none())
+            .filter_map(|c| self.specs[c as usize].clone())
+            .collect();
+        specs.sort_by(|a, b| a.shape.volume().cmp(&b.shape.volume()).then_with(|| a.cmp(b)));
+        specs
+    }
+
+    /// The graph without what cannot be solved yet: specs not expanded, and every spec that
+    /// needs one (their `heights` are [`OPEN`]; `solve_graph` leaves them out). Their specs and
+    /// edges are dropped here, to make room for solving the rest; returns the bytes freed.
+    fn closed(mut self) -> (Graph, u64) {
+        let heights = heights(&self.edges, &self.known, &self.expanded);
+        let mut freed = 0;
+        for (id, &h) in heights.iter().enumerate() {
+            if h == OPEN {
+                freed += self.specs[id].take().map_or(0, |spec| spec_heap_bytes(&spec));
+                freed += edges_bytes(&std::mem::take(&mut self.edges[id]));
+            }
+        }
+        (self, freed)
+    }
+}
+
+/// The height of a spec that cannot be solved: it was not expanded, or a sub-spec was not.
+const OPEN: u32 = u32::MAX - 2;
+
+/// Height of every node: 0 for known frontiers and specs without unknown children; [`OPEN`] for
+/// a spec not expanded (neither known nor `expanded`) and every spec that needs one.
 ///
 /// # Panics
 /// If the graph has a cycle: every action shrinks its spec, so that is a bug in an action.
-fn heights(edges: &[Vec<Edge>], known: &[Option<Arc<Frontier>>]) -> Vec<u32> {
+fn heights(edges: &[Vec<Edge>], known: &[Option<Arc<Frontier>>], expanded: &[bool]) -> Vec<u32> {
     const UNSET: u32 = u32::MAX;
     const IN_PROGRESS: u32 = u32::MAX - 1;
     let mut height = vec![UNSET; edges.len()];
     for (id, k) in known.iter().enumerate() {
         if k.is_some() {
             height[id] = 0;
+        } else if !expanded[id] {
+            height[id] = OPEN;
         }
     }
     // Iterative post-order: a node is finished once all its children are.
@@ -315,8 +493,8 @@ fn heights(edges: &[Vec<Edge>], known: &[Option<Arc<Frontier>>]) -> Vec<u32> {
         while let Some((id, children_done)) = stack.pop() {
             let children = edges[id as usize].iter().flat_map(|e| e.children.iter().copied());
             if children_done {
-                let h = children.map(|c| height[c as usize] + 1).max().unwrap_or(0);
-                height[id as usize] = h;
+                let h = children.map(|c| height[c as usize].saturating_add(1)).max().unwrap_or(0);
+                height[id as usize] = if h > OPEN { OPEN } else { h };
                 continue;
             }
             if height[id as usize] != UNSET {

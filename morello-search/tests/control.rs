@@ -126,3 +126,56 @@ fn a_time_limit_returns_the_best_implementation_found() {
         ));
     }
 }
+
+#[test]
+fn a_memory_budget_bounds_the_search_and_stops_it_when_the_memo_fills_it() {
+    let t = target();
+    let spec = SpecBuilder::matmul(8, 8, 16).build(&t).unwrap();
+    let full = Arc::new(Memo::new());
+    let unbounded = Search::new(&t).memo(Arc::clone(&full)).solve(&spec).unwrap();
+    let (peak, solved) = (unbounded.report.estimated_memory, full.estimated_bytes());
+    assert!(peak > solved, "the graph counts too: {peak} vs {solved}");
+
+    // Room for the finished memo, not for the whole graph on top of it: the search solves
+    // sub-specs first and stays within the budget (checked before each spec is expanded, so it
+    // may pass it by one spec's actions).
+    let budget = solved + (peak - solved) / 4;
+    let memo = Arc::new(Memo::new());
+    let bounded = Search::new(&t).memo(Arc::clone(&memo)).max_memory(budget).solve(&spec).unwrap();
+    assert_eq!(bounded.cost, unbounded.cost);
+    assert!(
+        bounded.report.estimated_memory < budget + budget / 20,
+        "{} of {budget}",
+        bounded.report.estimated_memory
+    );
+    for (spec, frontier) in memo.entries() {
+        assert_eq!(full.get(&spec).as_deref(), Some(&*frontier), "a partial frontier was stored");
+    }
+    check_with_interpreter(&bounded.imp, &t);
+
+    // A budget the memo outgrows stops the search; what it solved is kept, and a search with
+    // more memory resumes from it.
+    let memo = Arc::new(Memo::new());
+    match Search::new(&t).memo(Arc::clone(&memo)).max_memory(solved / 2).solve(&spec) {
+        Err(SearchError::Stopped { reason: StopReason::MemoryLimit, report }) => {
+            assert!(report.specs_solved > 0 && report.specs_solved as usize == memo.len(), "{report}");
+            assert!(report.estimated_memory > solved / 2, "{report:?}");
+        }
+        other => panic!("expected the memory budget, got {other:?}"),
+    }
+    for (spec, frontier) in memo.entries() {
+        assert_eq!(full.get(&spec).as_deref(), Some(&*frontier), "a partial frontier was stored");
+    }
+    let resumed = Search::new(&t).memo(Arc::clone(&memo)).solve(&spec).unwrap();
+    assert_eq!(resumed.cost, unbounded.cost);
+    assert!(resumed.report.memo_hits > 0);
+
+    // A memo that alone takes more than the budget stops every search before it starts.
+    let bigger = SpecBuilder::matmul(16, 8, 16).build(&t).unwrap();
+    match Search::new(&t).memo(Arc::clone(&memo)).max_memory(memo.estimated_bytes() / 2).solve(&bigger) {
+        Err(SearchError::Stopped { reason: StopReason::MemoryLimit, report }) => {
+            assert_eq!(report.specs_solved, 0);
+        }
+        other => panic!("expected the memory budget, got {other:?}"),
+    }
+}

@@ -33,6 +33,7 @@ use crate::commands::db::compact_file;
 use crate::commands::search::positive_seconds;
 use crate::database::{self, DbArgs, eprint_line};
 use crate::failure::{Failure, bad_input};
+use crate::memory::MemorySize;
 use crate::spec_args::{load_target, with_processors};
 use crate::{output, progress, signals};
 
@@ -131,6 +132,11 @@ pub struct Args {
     /// Print neither the progress bar nor the per-stage lines.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Memory the search may hold (the table of solved specs and the graphs it explores, by its
+    /// own estimate): bytes such as 4GiB, or a share of this machine's memory such as 25%
+    /// [default: 50%]. When the table alone fills it, precompute stops and saves (status 1).
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_memory_size)]
+    max_memory: Option<MemorySize>,
 }
 
 /// The goals of a precompute and how to describe them.
@@ -259,6 +265,9 @@ pub fn run(args: &Args) -> Result<()> {
     if let Some(seconds) = args.time_limit {
         search = search.deadline(Instant::now() + positive_seconds("--time-limit", seconds)?);
     }
+    if let Some(bytes) = crate::memory::budget(args.max_memory) {
+        search = search.max_memory(bytes);
+    }
     let bar = progress::bar(
         progress::shown(args.progress, args.quiet),
         Some(total),
@@ -334,8 +343,9 @@ pub fn run(args: &Args) -> Result<()> {
         }
         (Some(SearchError::Stopped { reason, .. }), _) if reason != StopReason::TableError => {
             Err(anyhow::anyhow!(
-                "precompute stopped ({reason}) after {} of {total} goals; what was solved is saved in {path}: run the same command again to go on",
-                done.load(Ordering::Relaxed)
+                "precompute stopped ({reason}) after {} of {total} goals; what was solved is saved in {path}: run the same command again{} to go on",
+                done.load(Ordering::Relaxed),
+                if reason == StopReason::MemoryLimit { " with a larger --max-memory" } else { "" }
             ))
         }
         (Some(e @ SearchError::Table { .. }), _) => {

@@ -44,6 +44,7 @@ pub struct Args {
 /// Runs `morello run`.
 pub fn run(args: &Args) -> Result<()> {
     let resolved = resolve(&args.spec)?;
+    crate::memory::check_runnable(&resolved, "run")?;
     let target = &resolved.target;
     let session = Session::start(&resolved, &args.options, false)?;
     let solution = session

@@ -10,11 +10,12 @@ use morello_codegen::{BenchEntry, EmitConfig, bench_program_source, emit_kernel,
 use morello_core::imp::Impl;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
-use morello_search::{Search, SearchError, Solution, StopReason, TileSizes};
+use morello_search::{Search, SearchError, SearchReport, Solution, StopReason, TileSizes};
 use serde_json::json;
 
 use crate::database::{self, DbArgs};
 use crate::failure::bad_input;
+use crate::memory::{Bytes, MemorySize};
 use crate::spec_args::{Resolved, SpecArgs, resolve};
 use crate::{output, signals};
 
@@ -26,6 +27,7 @@ Examples:
   morello search move 64x64 --from row-major --to col-major
   morello search matmul 16x16x16 --memory L1=4KiB,VRF=8 --top-k 3
   morello search matmul 64x64x64 --db ./x86.mdb      (or --no-db: nothing loaded or saved)
+  morello search matmul 4096x4096x4096 --db big.mdb --max-memory 4GiB
   morello search 'Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)'";
 
 /// What `search` prints.
@@ -92,6 +94,13 @@ pub struct SearchOptions {
     /// killed process loses at most that much work (SIGINT, SIGTERM and SIGHUP save in any case).
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub checkpoint: f64,
+    /// Memory the search may hold (its table of solved specs and the graph it explores, by its
+    /// own estimate): bytes such as 4GiB or 512MiB, or a share of this machine's memory such as
+    /// 25% [default: 50%]. Near it the search solves smaller sub-problems first; when the table
+    /// alone fills it, the search stops, saves what it solved, and exits with status 1 (run again
+    /// with more to go on from there).
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_memory_size)]
+    pub max_memory: Option<MemorySize>,
 }
 
 /// Runs `morello search`: load the table, search, save what is new (also when interrupted), print.
@@ -116,6 +125,8 @@ pub struct Session<'t> {
     quiet: bool,
     checkpoint: Duration,
     note: Option<String>,
+    /// The memory budget in bytes, and whether it is the default.
+    budget: Option<(u64, bool)>,
 }
 
 impl<'t> Session<'t> {
@@ -126,10 +137,14 @@ impl<'t> Session<'t> {
         options: &SearchOptions,
         all_tile_sizes: bool,
     ) -> Result<Session<'t>> {
-        let SearchOptions { jobs, time_limit, progress, quiet, checkpoint } = *options;
+        let SearchOptions { jobs, time_limit, progress, quiet, checkpoint, max_memory } = *options;
         let checkpoint = positive_seconds("--checkpoint", checkpoint)?;
         let mut search =
             Search::new(&resolved.target).limits(resolved.limits).cancel(signals::cancel_token());
+        let budget = crate::memory::budget(max_memory).map(|bytes| (bytes, max_memory.is_none()));
+        if let Some((bytes, _)) = budget {
+            search = search.max_memory(bytes);
+        }
         if let Some(j) = jobs {
             if j == 0 {
                 return Err(bad_input("--jobs must be at least 1"));
@@ -144,7 +159,7 @@ impl<'t> Session<'t> {
         }
         let (bar, report) = crate::progress::search_bar(crate::progress::shown(progress, quiet));
         search = search.on_progress(report);
-        Ok(Session { search, bar, quiet, checkpoint, note: resolved.note.clone() })
+        Ok(Session { search, bar, quiet, checkpoint, note: resolved.note.clone(), budget })
     }
 
     /// Loads the memo table `db` names, solves the spec (its `top_k` best when asked), saves what
@@ -171,7 +186,7 @@ impl<'t> Session<'t> {
     ) -> Result<Vec<Solution>> {
         let table =
             database::SearchTable::open(db, &resolved.target, *self.search.action_config(), self.quiet)?;
-        let Session { search, bar, quiet, checkpoint, note } = self;
+        let Session { search, bar, quiet, checkpoint, note, budget } = self;
         let memo = table.memo();
         // Checkpoints save from a search thread; a save still running when the next one is due
         // is not waited for.
@@ -214,10 +229,50 @@ impl<'t> Session<'t> {
                 let saved_in = table.saved_in().filter(|_| solved_any).map(Path::to_path_buf);
                 anyhow::Error::new(signals::Interrupted { signal, saved_in })
             }
+            (SearchError::Stopped { reason: StopReason::MemoryLimit, report }, _) => {
+                out_of_memory(report, budget, table.saved_in().filter(|_| !table.memo().is_empty()))
+            }
             _ => database::explain(&table, search_error(e), stopped),
         })?;
         Ok(solutions)
     }
+}
+
+/// A search stopped by its memory budget (`budget`: bytes, and whether it is the default), as the
+/// CLI reports it: how much it held, where what it solved is, and what to do.
+fn out_of_memory(
+    report: &SearchReport,
+    budget: Option<(u64, bool)>,
+    saved_in: Option<&Path>,
+) -> anyhow::Error {
+    let (bytes, default) = budget.unwrap_or((0, false));
+    let flag = if default {
+        format!(
+            "--max-memory (by default {}% of this machine's memory, {})",
+            crate::memory::DEFAULT_PERCENT,
+            Bytes(bytes)
+        )
+    } else {
+        format!("--max-memory {}", Bytes(bytes))
+    };
+    let machine = crate::memory::physical_memory()
+        .map(|total| format!(" (this machine has {})", Bytes(total)))
+        .unwrap_or_default();
+    let next = match saved_in {
+        Some(path) => format!(
+            "the {} specs it solved are saved in {}: run it again with a larger --max-memory{machine} to go on from there",
+            report.specs_solved,
+            path.display()
+        ),
+        None => format!(
+            "nothing was saved (no table): run it again with a larger --max-memory{machine}, and --db PATH to keep what it solves"
+        ),
+    };
+    anyhow::anyhow!(
+        "the search needs more memory than {flag}: its table of solved specs and search graph reached {} \
+         by its estimate; {next}",
+        Bytes(report.estimated_memory)
+    )
 }
 
 /// A search error as the CLI reports it.
@@ -286,6 +341,7 @@ fn print_solutions(
                             "memo_hits": s.report.memo_hits,
                             "actions": s.report.actions,
                             "seconds": s.report.wall_time.as_secs_f64(),
+                            "estimated_memory_bytes": s.report.estimated_memory,
                             "stop": s.report.stop.to_string(),
                         },
                     })

@@ -263,6 +263,33 @@ fn tolerance(spec: &LogicalSpec, scale: f64, magnitude: f64, want: f64) -> f64 {
     activation.slope_bound() * argument + gelu
 }
 
+/// The most memory verifying a kernel with this signature takes at once, in bytes (an estimate
+/// from below), so that a command can refuse up front what this machine cannot run:
+///
+/// ```text
+/// harness   every parameter's buffer, in the C program
+/// morello   after the program ends: the buffers read back, and per element of every parameter
+///           its initial value, the reference's value and (reductions) its magnitude as `Value`s,
+///           plus per written element the value read back and the f64 tolerance
+/// ```
+///
+/// The two do not overlap in time, so the estimate is the larger (saturating at `u64::MAX`).
+pub fn verification_bytes(signature: &KernelSignature) -> u64 {
+    let value = size_of::<Value>() as u128;
+    let mut harness: u128 = 0;
+    let mut morello: u128 = 0;
+    for param in &signature.params {
+        let elements = param.elements as u128;
+        let bytes = elements * param.c_type.size_bytes() as u128;
+        harness += bytes;
+        morello += bytes + 3 * value * elements;
+        if param.role.is_written() {
+            morello += (value + size_of::<f64>() as u128) * elements;
+        }
+    }
+    u64::try_from(harness.max(morello)).unwrap_or(u64::MAX)
+}
+
 /// Emits, builds, runs and checks one implementation.
 ///
 /// # Errors

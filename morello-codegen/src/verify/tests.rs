@@ -148,3 +148,19 @@ fn moves_compare_bits() {
     let wrong = check_outputs(&s, &t, &signature, &after, 9).expect("checks");
     assert_eq!(wrong.mismatch.expect("mismatch").tolerance, 0.0);
 }
+
+#[test]
+fn verification_memory_counts_the_buffers_and_the_values_compared() {
+    let t = avx2();
+    let signature = |text: &str| kernel_signature(&spec(text, &t), "kernel").expect("signature");
+    // A 4x4 f32 fill: a 64-byte buffer; morello holds it, and per element three values, one read
+    // back and a tolerance.
+    let fill = signature("FillZero(4x4, f32 GL row-major)");
+    let value = size_of::<Value>() as u64;
+    assert_eq!(verification_bytes(&fill), 64 + 16 * (3 * value + value + 8));
+    // More elements take more; a huge fill saturates instead of overflowing.
+    let matmul = signature("Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    assert!(verification_bytes(&matmul) > 3 * verification_bytes(&fill));
+    let huge = signature("FillZero(2147483648x2147483647, f32 GL row-major)");
+    assert_eq!(verification_bytes(&huge), u64::MAX);
+}

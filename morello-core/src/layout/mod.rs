@@ -278,6 +278,12 @@ impl Layout {
         &self.dims
     }
 
+    /// Bytes the layout holds on the heap: 0 up to five physical dims (stored inline), else its
+    /// buffer.
+    pub fn heap_bytes(&self) -> usize {
+        if self.dims.spilled() { self.dims.capacity() * size_of::<LayoutDim>() } else { 0 }
+    }
+
     /// The number of physical dims.
     pub fn len(&self) -> usize {
         self.dims.len()

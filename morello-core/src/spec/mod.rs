@@ -457,6 +457,15 @@ impl LogicalSpec {
     pub fn output_index(&self) -> usize {
         self.operands.len() - 1
     }
+
+    /// Bytes the spec holds on the heap (its operands, and any shape or layout too long to be
+    /// stored inline), for estimating the memory of tables of specs: a spec takes
+    /// `size_of::<LogicalSpec>() + heap_bytes()`.
+    pub fn heap_bytes(&self) -> usize {
+        let operands = self.operands.capacity() * size_of::<TensorSpec>();
+        let inner: usize = self.operands.iter().map(|o| o.shape.heap_bytes() + o.layout.heap_bytes()).sum();
+        self.shape.heap_bytes() + operands + inner
+    }
 }
 
 /// A validated, canonical [`LogicalSpec`]: the only kind of spec the search and memo accept.

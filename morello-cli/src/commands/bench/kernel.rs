@@ -108,6 +108,7 @@ pub fn run(args: &Args) -> Result<()> {
     let mut spec_args = args.spec.clone();
     spec_args.processors = spec_args.processors.or(u32::try_from(config.threads).ok());
     let resolved = resolve(&spec_args)?;
+    crate::memory::check_runnable(&resolved, "bench")?;
     if args.top_k == Some(0) {
         return Err(bad_input("--top-k must be at least 1"));
     }

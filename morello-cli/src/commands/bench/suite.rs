@@ -276,6 +276,7 @@ fn run_entry(
     config: &BenchConfig,
 ) -> Result<(String, Measurement)> {
     let resolved = resolve(spec_args)?;
+    crate::memory::check_runnable(&resolved, "bench-suite")?;
     let session =
         Session::start(&resolved, &SearchOptions { progress: false, quiet: true, ..args.options }, false)?;
     let solution = session
