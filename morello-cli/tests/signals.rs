@@ -1,6 +1,7 @@
-//! End-to-end tests of stopping a search from outside: SIGTERM and SIGHUP save like SIGINT and
-//! exit with 128 + the signal, periodic checkpoints bound what SIGKILL loses, and every run
-//! resumes from the table the previous one left (which `db verify` accepts).
+//! End-to-end tests of stopping a search from outside: SIGTERM, SIGHUP and SIGINT save and exit
+//! with 128 + the signal (143, 129, 130: not 1, and no error chain), periodic checkpoints bound
+//! what SIGKILL loses, and every run resumes from the table the previous one left (which
+//! `db verify` accepts).
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -67,7 +68,7 @@ fn loaded(stderr: &str) -> usize {
 
 #[test]
 #[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
-fn kill_loses_at_most_a_checkpoint_and_term_and_hup_save_and_resume() {
+fn kill_loses_at_most_a_checkpoint_and_term_hup_and_int_save_and_resume() {
     if Command::new("kill").arg("-l").output().is_err() {
         println!("skipped: no kill command to send signals with");
         return;
@@ -84,7 +85,7 @@ fn kill_loses_at_most_a_checkpoint_and_term_and_hup_save_and_resume() {
     verify(cache.path(), &table);
 
     let mut previous = 0;
-    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
         let mut child = spawn_search(cache.path(), &table);
         wait_for_checkpoint(&mut child, &table);
         send(&child, signal);
