@@ -18,7 +18,6 @@
 //! partial products of one node being solved, and the program itself; `docs/search.md` gives the
 //! measured ratio of the estimate to the resident set size.
 
-
 use morello_core::spec::CanonicalSpec;
 
 use crate::frontier::Frontier;
@@ -53,9 +52,7 @@ pub(crate) fn frontier_bytes(frontier: &Frontier) -> u64 {
 
 /// Bytes one memo entry takes: its map slot, the spec's heap and the frontier.
 pub(crate) fn memo_entry_bytes(spec: &CanonicalSpec, frontier: &Frontier) -> u64 {
-    map_entry_bytes(size_of::<(CanonicalSpec, Slot)>())
-        + spec_heap_bytes(spec)
-        + frontier_bytes(frontier)
+    map_entry_bytes(size_of::<(CanonicalSpec, Slot)>()) + spec_heap_bytes(spec) + frontier_bytes(frontier)
 }
 
 #[cfg(test)]
