@@ -450,7 +450,8 @@ impl Graph {
 
     /// The graph without what cannot be solved yet: specs not expanded, and every spec that
     /// needs one (their `heights` are [`OPEN`]; `solve_graph` leaves them out). Their specs and
-    /// edges are dropped here, to make room for solving the rest; returns the bytes freed.
+    /// edges are dropped here, to make room for solving the rest, and they count as not expanded
+    /// (so they stay open); returns the bytes freed.
     fn closed(mut self) -> (Graph, u64) {
         let heights = heights(&self.edges, &self.known, &self.expanded);
         let mut freed = 0;
@@ -458,6 +459,8 @@ impl Graph {
             if h == OPEN {
                 freed += self.specs[id].take().map_or(0, |spec| spec_heap_bytes(&spec));
                 freed += edges_bytes(&std::mem::take(&mut self.edges[id]));
+                // Without its edges it must stay open, not become a leaf.
+                self.expanded[id] = false;
             }
         }
         (self, freed)
@@ -733,5 +736,35 @@ mod tests {
             on_grid.retain(|p| p.peaks.fits(limits));
             prop_assert_eq!(sorted(on_grid), sorted(combine_pairs(&children, limits)));
         }
+    }
+
+    /// A graph cut short by the memory budget: 0 -> 1 -> 2, with 2 not expanded, and 0 -> 3, a
+    /// leaf. `closed` drops 0 and 1 (they need 2) and they must stay open, not become leaves
+    /// because their edges are gone: solving would otherwise reach a node without its spec.
+    #[test]
+    fn a_closed_graph_keeps_what_needs_an_unexpanded_spec_open() {
+        let target = Target::builtin("x86-avx2", 1).expect("a built-in target");
+        let spec = morello_core::spec::SpecBuilder::matmul(2, 2, 2).build(&target).expect("a spec");
+        let edge = |children: Vec<u32>| Edge {
+            action: 0,
+            linear: Linear { base: 1, weights: vec![1; children.len()], own: MemVec::ZERO },
+            children,
+        };
+        let graph = Graph {
+            specs: vec![Some(spec.clone()); 4],
+            known: vec![None; 4],
+            edges: vec![
+                vec![edge(vec![1]), edge(vec![3])],
+                vec![edge(vec![2])],
+                Vec::new(),
+                vec![edge(vec![])],
+            ],
+            expanded: vec![true, true, false, true],
+        };
+        let (closed, freed) = graph.closed();
+        assert!(freed > 0);
+        let heights = heights(&closed.edges, &closed.known, &closed.expanded);
+        assert_eq!(heights, vec![OPEN, OPEN, OPEN, 0]);
+        assert!(closed.specs[0].is_none() && closed.specs[1].is_none() && closed.specs[3].is_some());
     }
 }
