@@ -56,3 +56,19 @@ fn long_inputs_are_not_echoed_in_full() {
     );
     assert!(stderr.len() < 400, "{} bytes: {stderr}", stderr.len());
 }
+
+#[test]
+fn run_and_bench_refuse_up_front_what_no_machine_could_verify() {
+    // 2^60 elements: exabytes of buffers; refused before any search or compile, so at once.
+    for command in ["run", "bench"] {
+        let start = std::time::Instant::now();
+        let stderr =
+            bad_input(&[command, "zero", "1073741824x1073741824", "--no-db"], "of memory to run and verify");
+        assert!(
+            stderr.contains(&format!("`morello {command}` of FillZero(1073741824x1073741824"))
+                && stderr.contains("search it without running it (`morello search`)"),
+            "{stderr}"
+        );
+        assert!(start.elapsed().as_secs() < 20, "{command} searched first: {:?}", start.elapsed());
+    }
+}
