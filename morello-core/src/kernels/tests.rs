@@ -188,3 +188,56 @@ fn the_cost_model_document_states_each_definition() {
         assert!(cells[3].starts_with(&format!("{fixed}, {per_unit}")), "{name}: defaults in {row}");
     }
 }
+
+#[test]
+fn vector_add_bias() {
+    check(
+        &avx2(),
+        KernelKind::VectorAddBias,
+        &[
+            "AddBiasRelu(2x16, f32 L1 row-major, f32 VRF row-major v8)",
+            "AddBiasGelu(1x8, f32 GL row-major, f32 VRF row-major v8)",
+        ],
+        &[
+            // The bias is loaded as vectors: never from scalar registers.
+            "AddBiasRelu(1x8, f32 RF row-major, f32 VRF row-major v8)",
+            "AddBiasRelu(1x8, f32 L1 row-major, f32 L1 row-major)",
+            "AddBias(8x1, f32 L1 row-major, f32 VRF row-major v8)",
+        ],
+    );
+}
+
+#[test]
+fn softmax_passes() {
+    let t = avx2();
+    check(
+        &t,
+        KernelKind::VectorMax,
+        &[
+            "Max(1x12, f32 GL row-major, f32 RF row-major)",
+            "MaxAccum(1x8, f32 L1 row-major, f32 L1 row-major)",
+        ],
+        &[
+            "Max(2x12, f32 GL row-major, f32 RF row-major)",
+            "Max(1x8, f32 VRF row-major v8, f32 RF row-major)",
+        ],
+    );
+    check(
+        &t,
+        KernelKind::VectorSoftmaxExp,
+        &["SoftmaxExp(1x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)"],
+        &[
+            "SoftmaxExp(2x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)",
+            "SoftmaxExp(1x12, f32 RF row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)",
+        ],
+    );
+    check(
+        &t,
+        KernelKind::VectorScale,
+        &["SoftmaxScale(1x12, f32 RF row-major, f32 GL row-major)"],
+        &[
+            "SoftmaxScale(1x12, f32 RF row-major, f32 RF row-major)",
+            "SoftmaxScale(3x4, f32 L1 row-major, f32 L1 row-major)",
+        ],
+    );
+}

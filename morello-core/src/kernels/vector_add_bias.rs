@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! applies:  AddBias (any activation); out f32 in vector registers, whole vectors whose lanes run
-//!           along the last dim; bias not in vector registers, one contiguous run
+//!           along the last dim; bias in memory or a cache (it is loaded as vectors), one
+//!           contiguous run
 //! memory:   2 vector registers (the bias vector and a temporary; gelu's exp needs 2 more)
 //! cost:     fixed + per_unit * vectors * (1, or 8 for gelu) + move_cost(bias)
 //! ```
@@ -12,7 +13,7 @@
 //! exp of the code generator (`docs/codegen.md`).
 
 use super::{KernelDefinition, KernelFacts};
-use super::{in_vector_registers, output_vectors, vectors_along};
+use super::{in_memory, in_vector_registers, output_vectors, vectors_along};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{Activation, LogicalSpec, PrimitiveKind};
@@ -37,7 +38,7 @@ pub(super) fn activation_weight(activation: Activation) -> u64 {
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::AddBias { .. })
         && levels[1] == LevelKind::VectorRegisters
-        && levels[0] != LevelKind::VectorRegisters
+        && matches!(levels[0], LevelKind::Cache | LevelKind::Memory)
         && dtypes.iter().all(|d| *d == Dtype::F32)
 }
 
@@ -45,7 +46,7 @@ fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
     let rank = spec.shape.rank();
     matches!(spec.kind, PrimitiveKind::AddBias { .. })
         && in_vector_registers(&spec.operands[1], target)
-        && !in_vector_registers(&spec.operands[0], target)
+        && in_memory(&spec.operands[0], target)
         && vectors_along(&spec.operands[1], rank - 1)
 }
 
@@ -55,7 +56,7 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     out.dtype == Dtype::F32
         && bias.dtype == Dtype::F32
         && in_vector_registers(out, target)
-        && !in_vector_registers(bias, target)
+        && in_memory(bias, target)
         && bias.is_fully_contiguous()
         && vectors_along(out, spec.shape.rank() - 1)
 }
