@@ -8,10 +8,22 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-/// A search long enough to be stopped in the middle, with frequent checkpoints.
+/// A search long enough to be stopped in the middle four times, with frequent checkpoints. (64^3
+/// became too quick: its last runs could finish between a checkpoint and the signal. 100^3 takes
+/// about 5 s on one thread, most of it solving, which is when checkpoints write.)
 fn spawn_search(cache: &Path, table: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_morello"))
-        .args(["search", "matmul", "64x64x64", "--target", "x86-avx2", "--jobs", "1", "--checkpoint", "0.2"])
+        .args([
+            "search",
+            "matmul",
+            "100x100x100",
+            "--target",
+            "x86-avx2",
+            "--jobs",
+            "1",
+            "--checkpoint",
+            "0.2",
+        ])
         .arg("--db")
         .arg(table)
         .env("XDG_CACHE_HOME", cache)
