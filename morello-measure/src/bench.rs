@@ -494,7 +494,9 @@ fn measure_all(
         .collect())
 }
 
-/// One warm-up call, then repetitions grown until one sample takes at least `min_seconds`.
+/// One warm-up call, then repetitions grown until one sample takes at least `min_seconds`. A
+/// sample that reaches it is timed again and the shorter counts, so one preempted timing cannot
+/// fix a count of repetitions far too small for the samples that follow.
 fn calibrate(
     candidate: &mut Timed,
     mut client: Option<&mut ServeClient>,
@@ -503,7 +505,10 @@ fn calibrate(
     time_calls(candidate, client.as_deref_mut(), 1)?;
     let mut reps: u64 = 1;
     loop {
-        let total = time_calls(candidate, client.as_deref_mut(), reps)? * reps as f64;
+        let mut total = time_calls(candidate, client.as_deref_mut(), reps)? * reps as f64;
+        if total >= min_seconds {
+            total = total.min(time_calls(candidate, client.as_deref_mut(), reps)? * reps as f64);
+        }
         if total >= min_seconds || reps >= 1 << 40 {
             return Ok(reps);
         }
