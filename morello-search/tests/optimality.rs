@@ -104,6 +104,30 @@ fn tiny_spec() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Softmax, matmuls with a fused epilogue and convolutions (with stride and padding), small
+/// enough to enumerate; f32 only, the one type their kernels take. Widths reach 8 so the vector
+/// kernels (8 f32 lanes on AVX2) apply.
+fn operators_beyond_gemm() -> impl Strategy<Value = String> {
+    const M: &str = "f32 GL row-major";
+    prop_oneof![
+        (1u32..=2, prop::sample::select(vec![1u32, 3, 8]))
+            .prop_map(|(rows, cols)| format!("Softmax({rows}x{cols}, {M}, {M})")),
+        (
+            1u32..=2,
+            1u32..=3,
+            prop::sample::select(vec![1u32, 2, 8]),
+            prop::sample::select(vec!["", "Relu", "Gelu"])
+        )
+            .prop_map(|(rows, k, cols, act)| format!(
+                "MatmulBias{act}(1x{rows}x{k}x{cols}, {M}, {M}, {M}, {M})"
+            )),
+        (1u32..=2, 1u32..=2, 1u32..=2, 1u32..=2, prop::sample::select(vec!["", ":s2x1", ":p1x0x0x0"]))
+            .prop_map(|(f, c, h, w, geometry)| {
+                format!("Conv{geometry}(1x{f}x{c}x{h}x{w}x2x1, {M}, {M}, {M})")
+            }),
+    ]
+}
+
 fn limits_strategy() -> impl Strategy<Value = Vec<u64>> {
     // GL, L2, L1 in bytes; VRF, RF in registers.
     (
@@ -116,31 +140,50 @@ fn limits_strategy() -> impl Strategy<Value = Vec<u64>> {
         .prop_map(|(a, b, c, d, e)| vec![a, b, c, d, e])
 }
 
+/// The search's cost equals the reference minimum with the target's capacities and under each of
+/// `limits`, and what it returns fits the limits, is complete and (unlimited) computes what the spec
+/// says.
+fn check_optimal(text: &str, limits: &[Vec<u64>]) -> Result<(), TestCaseError> {
+    let t = avx2();
+    let s = spec(text, &t);
+    let mut memo = HashMap::new();
+    let all = outcomes(&s, &t, &mut memo);
+    let table = Arc::new(Memo::new());
+    let full = Search::new(&t).threads(1).memo(Arc::clone(&table)).solve(&s);
+    prop_assert_eq!(full.as_ref().ok().map(|x| x.cost), reference_best(&all, &t.capacities()), "{}", text);
+    if let Ok(full) = &full {
+        check_with_interpreter(&full.imp, &t);
+    }
+    for l in limits {
+        let limits = MemVec::from_fn(5, |i| l[i]);
+        let found = Search::new(&t).threads(1).memo(Arc::clone(&table)).limits(limits).solve(&s);
+        let expected = reference_best(&all, &limits);
+        prop_assert_eq!(
+            found.as_ref().ok().map(|x| x.cost),
+            expected,
+            "{} under {}",
+            text,
+            limits.display(&t)
+        );
+        if let Ok(found) = found {
+            prop_assert!(found.imp.peaks.fits(&limits));
+            prop_assert!(found.imp.is_complete());
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
     fn search_cost_equals_the_minimum_over_every_implementation(text in tiny_spec(), limits in proptest::collection::vec(limits_strategy(), 4)) {
-        let t = avx2();
-        let s = spec(&text, &t);
-        let mut memo = HashMap::new();
-        let all = outcomes(&s, &t, &mut memo);
-        let table = Arc::new(Memo::new());
-        let full = Search::new(&t).threads(1).memo(Arc::clone(&table)).solve(&s);
-        prop_assert_eq!(full.as_ref().ok().map(|x| x.cost), reference_best(&all, &t.capacities()), "{}", text);
-        if let Ok(full) = &full {
-            check_with_interpreter(&full.imp, &t);
-        }
-        for l in limits {
-            let limits = MemVec::from_fn(5, |i| l[i]);
-            let found = Search::new(&t).threads(1).memo(Arc::clone(&table)).limits(limits).solve(&s);
-            let expected = reference_best(&all, &limits);
-            prop_assert_eq!(found.as_ref().ok().map(|x| x.cost), expected, "{} under {}", text, limits.display(&t));
-            if let Ok(found) = found {
-                prop_assert!(found.imp.peaks.fits(&limits));
-                prop_assert!(found.imp.is_complete());
-            }
-        }
+        check_optimal(&text, &limits)?;
+    }
+
+    #[test]
+    fn softmax_epilogues_and_convs_are_searched_optimally(text in operators_beyond_gemm(), limits in proptest::collection::vec(limits_strategy(), 4)) {
+        check_optimal(&text, &limits)?;
     }
 }
 

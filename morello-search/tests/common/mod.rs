@@ -27,5 +27,20 @@ pub fn check_with_interpreter(imp: &Impl, t: &Target) {
     let (mut by_impl, mut by_spec) = (buffers.clone(), buffers);
     interp.execute_impl(imp, &mut by_impl).unwrap_or_else(|e| panic!("{e}\n{}", imp.render(t)));
     interp.execute_spec(&imp.spec, &mut by_spec).unwrap();
-    assert_eq!(by_impl, by_spec, "{}", imp.render(t));
+    let agree = by_impl.iter().zip(&by_spec).all(|(got, want)| {
+        got.dtype == want.dtype
+            && got.values.len() == want.values.len()
+            && got.values.iter().zip(&want.values).all(|(g, w)| close(*g, *w))
+    });
+    assert!(agree, "{}\n got: {by_impl:?}\nwant: {by_spec:?}", imp.render(t));
+}
+
+/// Integers exactly; floats within a relative 1e-5 (and 1e-30 absolute): kernels evaluate `exp`
+/// and GELU's `tanh` by polynomials and sum in their own order, while every result of the integer
+/// valued inputs above that involves neither is exact, so a wrong kernel is off by far more.
+fn close(got: Value, want: Value) -> bool {
+    match (got, want) {
+        (Value::Float(g), Value::Float(w)) => (g - w).abs() <= 1e-5 * w.abs() + 1e-30,
+        (g, w) => g == w,
+    }
 }
