@@ -119,3 +119,85 @@ fn kill_loses_at_most_a_checkpoint_and_term_hup_and_int_save_and_resume() {
         verify(cache.path(), &table);
     }
 }
+
+/// The CPU time (user and system) process `pid` has used, from `/proc` (None where there is none,
+/// or once it has ended). Linux counts it in ticks of 1/100 s for every process.
+fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// The number before `label` in a line of `stderr` (e.g. `12 new specs` for "new specs").
+fn count_before(stderr: &str, label: &str) -> Option<usize> {
+    let (before, _) = stderr.split_once(&format!(" {label}"))?;
+    before.rsplit([' ', ':']).next()?.parse().ok()
+}
+
+/// A search of matmul 1024^3 on one thread, which explores its graph for about 3 CPU-seconds on
+/// a Zen 3 core before it solves anything (so no checkpoint can write before that).
+fn spawn_long_exploration(cache: &Path, table: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_morello"))
+        .args(["search", "matmul", "1024x1024x1024", "--target", "x86-avx2", "--jobs", "1"])
+        .arg("--db")
+        .arg(table)
+        .env("XDG_CACHE_HOME", cache)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("morello starts")
+}
+
+/// SIGTERM while the search explores its graph, before it has solved anything: it solves the part
+/// explored to the leaves and saves it (exit 143), the table verifies, and the next run starts
+/// from it and solves only the rest. The signal is sent once the search has used some CPU time
+/// (a state, not a wall-clock delay, so a loaded machine only makes it slower); if that was too
+/// early for anything to be explored to the leaves, it is tried again with twice the time.
+#[test]
+#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
+fn term_while_exploring_saves_what_was_explored_and_the_next_run_resumes() {
+    if Command::new("kill").arg("-l").output().is_err() || cpu_time(std::process::id()).is_none() {
+        println!("skipped: no kill command to send signals with, or no /proc to read CPU time from");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let table = cache.path().join("t.mdb");
+    let mut cpu = Duration::from_millis(500);
+    let saved = loop {
+        let mut child = spawn_long_exploration(cache.path(), &table);
+        while cpu_time(child.id()).is_some_and(|used| used < cpu) {
+            if let Some(status) = child.try_wait().expect("the child can be waited for") {
+                panic!("the search ended ({status}) before the signal: make it longer");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        send(&child, "TERM");
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(143), "{stderr}");
+        assert!(out.stdout.is_empty(), "no answer yet: {stderr}");
+        if let Some(saved) = count_before(&stderr, "new specs written").filter(|&n| n > 0) {
+            assert!(
+                stderr.contains(&format!(
+                    "stopped by SIGTERM; what was solved is saved in {}",
+                    table.display()
+                )),
+                "{stderr}"
+            );
+            break saved;
+        }
+        assert!(cpu < Duration::from_secs(8), "nothing saved after {cpu:?} of CPU time: {stderr}");
+        cpu *= 2;
+    };
+    verify(cache.path(), &table);
+
+    // The next run loads what was saved and solves only the rest.
+    let out = spawn_long_exploration(cache.path(), &table).wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(loaded(&stderr), saved, "{stderr}");
+    let solved = count_before(&stderr, "specs solved").expect("a report line");
+    assert_eq!(count_before(&stderr, "new specs written"), Some(solved), "{stderr}");
+    verify(cache.path(), &table);
+}

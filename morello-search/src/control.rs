@@ -2,8 +2,11 @@
 //!
 //! ```text
 //! CancelToken   a shared flag: cancel() from any thread (a signal handler, a UI, a timer); the
-//!               search polls it between waves and height buckets and stops with
-//!               StopReason::Cancelled, keeping what it solved in the memo
+//!               search polls it between waves, height buckets and specs and stops with
+//!               StopReason::Cancelled, keeping what it solved in the memo. Cancelled while
+//!               exploring, it first solves the part explored to its leaves (for at most
+//!               FINAL_SOLVE_LIMIT), so the work of exploring is kept too; abort() (a second
+//!               Ctrl-C) stops that final solve as well
 //! Checkpoint    a callback the search calls with the memo, at most once per interval, between
 //!               height buckets (every spec in the memo then is solved): save it, and a killed
 //!               process loses at most one interval of work
@@ -31,7 +34,14 @@ use crate::memo::Memo;
 #[derive(Debug, Clone, Default)]
 pub struct CancelToken {
     flag: Arc<AtomicBool>,
+    /// Set by [`CancelToken::abort`]: do not finish solving what was explored either.
+    aborted: Arc<AtomicBool>,
 }
+
+/// How long a search cancelled while exploring may go on solving the part of its graph explored
+/// to the leaves (so that it is kept), unless [`CancelToken::abort`] stops it sooner. Checked
+/// between specs: a spec being solved is finished.
+pub const FINAL_SOLVE_LIMIT: Duration = Duration::from_secs(3);
 
 impl CancelToken {
     /// A token that is not cancelled.
@@ -39,9 +49,23 @@ impl CancelToken {
         CancelToken::default()
     }
 
-    /// Stops the searches that poll this token (and every later poll says cancelled).
+    /// Stops the searches that poll this token (and every later poll says cancelled). A search
+    /// still exploring its graph first solves the part explored to the leaves, for at most
+    /// [`FINAL_SOLVE_LIMIT`], so that it is kept in the memo.
     pub fn cancel(&self) {
         self.flag.store(true, Ordering::SeqCst);
+    }
+
+    /// Cancels, and stops the final solve of what was explored as well (for example on a second
+    /// Ctrl-C): the searches return as soon as the specs being solved are done, keeping those.
+    pub fn abort(&self) {
+        self.aborted.store(true, Ordering::SeqCst);
+        self.flag.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`CancelToken::abort`] was called.
+    pub fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::Relaxed)
     }
 
     /// Whether [`CancelToken::cancel`] was called (or the flag set).
@@ -123,5 +147,8 @@ mod tests {
         assert!(!token.is_cancelled());
         token.flag().store(true, Ordering::SeqCst);
         assert!(token.clone().is_cancelled());
+        assert!(!token.is_aborted(), "cancelling is not aborting");
+        token.abort();
+        assert!(token.is_aborted() && token.is_cancelled());
     }
 }

@@ -35,7 +35,7 @@ mod solve;
 pub mod variants;
 
 pub use actions::{Action, ActionConfig, Remainders, TileSizes};
-pub use control::CancelToken;
+pub use control::{CancelToken, FINAL_SOLVE_LIMIT};
 pub use error::SearchError;
 pub use feasible::Feasibility;
 pub use frontier::{Entry, Frontier};

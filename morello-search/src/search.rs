@@ -26,7 +26,7 @@ use morello_core::spec::CanonicalSpec;
 use morello_core::target::{MemVec, Target};
 
 use crate::actions::{ActionConfig, TileSizes};
-use crate::control::{CancelToken, Checkpoint};
+use crate::control::{CancelToken, Checkpoint, FINAL_SOLVE_LIMIT};
 use crate::error::SearchError;
 use crate::feasible::Feasibility;
 use crate::memo::Memo;
@@ -196,7 +196,9 @@ impl<'t> Search<'t> {
 
     /// A token that stops the search when cancelled (for example from a signal handler); the
     /// search then returns [`SearchError::Stopped`] with [`StopReason::Cancelled`], and what it
-    /// solved is in the memo.
+    /// solved is in the memo. Cancelled while exploring its graph, it first solves the part
+    /// explored to the leaves, for at most [`FINAL_SOLVE_LIMIT`] (or until
+    /// [`CancelToken::abort`]), so a caller that saves the memo keeps the exploring's work.
     pub fn cancel(mut self, token: CancelToken) -> Self {
         self.cancel = Some(token);
         self
@@ -385,6 +387,7 @@ impl<'t> Search<'t> {
             limits: self.solve_limits(),
             max_memory: self.max_memory,
             graphs: &self.graphs,
+            final_solve: Some(FINAL_SOLVE_LIMIT),
         };
         let outcome = self.in_pool(|| solver.solve(spec))?;
         self.check_table()?;
@@ -448,6 +451,8 @@ impl<'t> Search<'t> {
             limits: self.solve_limits(),
             max_memory: None,
             graphs: &graphs,
+            // The fallback's memo is never kept.
+            final_solve: None,
         };
         if let Err(reason) = self.in_pool(|| solver.solve(spec))? {
             return Err(SearchError::Stopped { reason, report: stopped });

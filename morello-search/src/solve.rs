@@ -15,15 +15,20 @@
 //! sub-specs were all expanded) is solved before stopping, once the exploration's id map is
 //! freed, so each run under a budget adds to the memo and the next one starts from there.
 //!
+//! A cancel while exploring does the same: the closed part of the graph is solved into the memo
+//! before the search returns (the caller saves it, so the next run starts from there), in a final
+//! solve that does not stop on the cancel flag but on [`CancelToken::abort`] and after
+//! `final_solve` (checked between specs, so it ends within that plus one spec's solve).
+//!
 //! A spec's frontier depends only on its sub-specs' frontiers, so the result is the same for
 //! every thread count. Frontiers are exact: no pruning can lose an optimum, except dropping
 //! results whose peaks exceed a level's capacity, which no memory limit could admit. (The quick
 //! fallback of a search stopped by its time limit thins frontiers instead: see `thin_to`.)
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry as MapEntry;
@@ -116,6 +121,9 @@ pub(crate) struct Solver<'a> {
     /// The estimated bytes of the graphs of every call of the search in flight (parallel goals
     /// share a budget), this call's included.
     pub graphs: &'a AtomicU64,
+    /// Cancelled while exploring, solve the part explored to the leaves for at most this long
+    /// before returning (`None`: return at once, e.g. for a memo that is never kept).
+    pub final_solve: Option<Duration>,
 }
 
 impl Solver<'_> {
@@ -136,6 +144,26 @@ impl Solver<'_> {
             return Some(StopReason::MemoryLimit);
         }
         None
+    }
+
+    /// Why the final solve after a cancel (see [`Solver::final_solve`]) stops, if it must: not
+    /// the cancel flag, but an abort, the end of its time `until`, the table or the memory budget.
+    fn final_stop_reason(&self, until: Instant) -> Option<StopReason> {
+        if self.memo.failure().is_some() {
+            return Some(StopReason::TableError);
+        }
+        if self.final_solve_ends(until) {
+            return Some(StopReason::Cancelled);
+        }
+        if self.over_memory() {
+            return Some(StopReason::MemoryLimit);
+        }
+        None
+    }
+
+    /// Whether the final solve (ending at `until`) must stop now: aborted or out of time.
+    fn final_solve_ends(&self, until: Instant) -> bool {
+        self.cancel.is_some_and(CancelToken::is_aborted) || Instant::now() >= until
     }
 
     /// Whether the memo and the graph are estimated to hold more than the budget (and records
@@ -190,12 +218,23 @@ impl Solver<'_> {
         }
         let (graph, stop) = self.explore(goal);
         match stop {
-            None => self.solve_graph(graph),
+            None => self.solve_graph(graph, None),
+            Some(StopReason::Cancelled) => match self.final_solve {
+                Some(limit) => {
+                    let (closed, freed) = graph.closed();
+                    self.remove_graph_bytes(freed);
+                    match self.solve_graph(closed, Some(Instant::now() + limit)) {
+                        Err(StopReason::TableError) => Err(StopReason::TableError),
+                        _ => Err(StopReason::Cancelled),
+                    }
+                }
+                None => Err(StopReason::Cancelled),
+            },
             Some(StopReason::MemoryLimit) => {
                 let subgoals = graph.unsolved_children(0);
                 let (closed, freed) = graph.closed();
                 self.remove_graph_bytes(freed);
-                match self.solve_graph(closed) {
+                match self.solve_graph(closed, None) {
                     Ok(()) | Err(StopReason::MemoryLimit) => {}
                     Err(other) => return Err(other),
                 }
@@ -241,8 +280,11 @@ impl Solver<'_> {
             let results: Vec<Expansion> = wave
                 .par_iter()
                 .filter_map(|&id| {
-                    // Over the budget, the rest of the wave stays unexpanded.
+                    // Over the budget or cancelled, the rest of the wave stays unexpanded.
                     if self.max_memory.is_some() && self.over_memory() {
+                        return None;
+                    }
+                    if self.cancel.is_some_and(CancelToken::is_cancelled) {
                         return None;
                     }
                     let spec = specs[id as usize].as_ref().expect("specs of a wave are recorded");
@@ -312,14 +354,18 @@ impl Solver<'_> {
             }
             next_wave.sort_unstable();
             if unexpanded {
-                return graph_done(specs, known, edges, is_expanded, Some(StopReason::MemoryLimit));
+                let reason = self.stop_reason(expanded).unwrap_or(StopReason::MemoryLimit);
+                return graph_done(specs, known, edges, is_expanded, Some(reason));
             }
             wave = next_wave;
         }
         graph_done(specs, known, edges, is_expanded, None)
     }
 
-    fn solve_graph(&self, graph: Graph) -> Result<(), StopReason> {
+    /// Solves `graph` bucket by bucket into the memo, stopping between buckets for the search's
+    /// reasons; with `until` (the final solve after a cancel), for [`Solver::final_stop_reason`]
+    /// instead. Either way a stop also skips the specs of the bucket in flight not yet begun.
+    fn solve_graph(&self, graph: Graph, until: Option<Instant>) -> Result<(), StopReason> {
         let Graph { mut specs, known, edges, expanded } = graph;
         let heights = heights(&edges, &known, &expanded);
         let max_height = heights.iter().copied().filter(|&h| h != OPEN).max().unwrap_or(0);
@@ -355,13 +401,26 @@ impl Solver<'_> {
         };
         let mut done = 0u64;
         let mut result = Ok(());
+        let must_stop = || match until {
+            None => self.cancel.is_some_and(CancelToken::is_cancelled),
+            Some(until) => self.final_solve_ends(until),
+        };
+        let stop_reason = || match until {
+            None => self.stop_reason(0),
+            Some(until) => self.final_stop_reason(until),
+        };
         for bucket in &buckets {
-            if let Some(reason) = self.stop_reason(0) {
+            if let Some(reason) = stop_reason() {
                 result = Err(reason);
                 break;
             }
             self.report(Phase::Solve, done, total);
+            let skipped = AtomicBool::new(false);
             bucket.par_iter().for_each(|&id| {
+                if must_stop() {
+                    skipped.store(true, Ordering::Relaxed);
+                    return;
+                }
                 let spec = specs[id as usize].as_ref().expect("explored specs are recorded");
                 let frontier = solve_node(&edges[id as usize], cx.projection.mask(spec), &cx);
                 let _ = frontiers[id as usize].set(Arc::new(frontier));
@@ -381,6 +440,11 @@ impl Solver<'_> {
             done += bucket.len() as u64;
             if let Some(checkpoint) = self.checkpoint {
                 checkpoint.maybe_run(self.memo);
+            }
+            if skipped.load(Ordering::Relaxed) {
+                // Even in the last bucket: the goal may be among the specs skipped.
+                result = Err(stop_reason().unwrap_or(StopReason::Cancelled));
+                break;
             }
         }
         self.report(Phase::Solve, done, total);
@@ -418,6 +482,7 @@ pub fn explore_only(
         limits: target.capacities(),
         max_memory: None,
         graphs: &graphs,
+        final_solve: None,
     };
     let (graph, _) = solver.explore(goal);
     graph.specs.into_iter().flatten().collect()

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use morello_core::spec::SpecBuilder;
 use morello_core::target::Target;
-use morello_search::{CancelToken, Memo, Search, SearchError, StopReason};
+use morello_search::{CancelToken, Memo, Phase, Progress, Search, SearchError, StopReason};
 
 mod common;
 use common::check_with_interpreter;
@@ -50,6 +50,112 @@ fn a_cancelled_search_stops_and_keeps_only_finished_frontiers() {
     // Resuming with the same memo finishes with the answer of an uninterrupted search.
     let resumed = Search::new(&t).memo(Arc::clone(&memo)).solve(&spec).unwrap();
     assert_eq!(resumed.cost, Search::new(&t).memo(full).solve(&spec).unwrap().cost);
+}
+
+/// Runs a search of `spec` cancelled at the start of exploring wave `wave` (1-based) and, if
+/// `abort`, aborted when the final solve begins; returns the outcome and the memo.
+fn cancel_at_wave(
+    t: &Target,
+    spec: &morello_core::spec::CanonicalSpec,
+    wave: usize,
+    abort: bool,
+) -> (Result<morello_search::Solution, SearchError>, Arc<Memo>) {
+    let token = CancelToken::new();
+    let memo = Arc::new(Memo::new());
+    let waves = AtomicUsize::new(0);
+    let from_progress = token.clone();
+    let search =
+        Search::new(t).memo(Arc::clone(&memo)).cancel(token).on_progress(move |p: Progress| match p.phase {
+            Phase::Explore if waves.fetch_add(1, Ordering::SeqCst) + 1 == wave => from_progress.cancel(),
+            Phase::Solve if abort && from_progress.is_cancelled() => from_progress.abort(),
+            _ => {}
+        });
+    (search.solve(spec), memo)
+}
+
+/// Cancelled while exploring, a search solves the part of its graph explored to the leaves
+/// before it returns: exact frontiers, in the memo (a caller saves them), so the next search starts
+/// from there and solves only the rest. An abort (a second Ctrl-C) skips that final solve.
+#[test]
+fn a_search_cancelled_while_exploring_keeps_what_it_explored_to_the_leaves() {
+    let t = target();
+    let spec = SpecBuilder::matmul(16, 16, 32).build(&t).unwrap();
+    let full = Arc::new(Memo::new());
+    let waves = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&waves);
+    let complete = Search::new(&t)
+        .memo(Arc::clone(&full))
+        .on_progress(move |p: Progress| {
+            if p.phase == Phase::Explore {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .solve(&spec)
+        .unwrap();
+    let waves = waves.load(Ordering::SeqCst);
+    assert!(waves > 3, "{waves} waves: too few to cancel in the middle");
+
+    // Cancelled at the start of the last wave: the waves before it are explored.
+    let (result, memo) = cancel_at_wave(&t, &spec, waves, false);
+    match result {
+        Err(SearchError::Stopped { reason: StopReason::Cancelled, report }) => {
+            assert_eq!(report.specs_solved as usize, memo.len());
+        }
+        other => panic!("expected a cancelled search, got {other:?}"),
+    }
+    assert!(!memo.is_empty() && memo.len() < full.len(), "{} of {}", memo.len(), full.len());
+    for (spec, frontier) in memo.entries() {
+        assert_eq!(full.get(&spec).as_deref(), Some(&*frontier), "the final solve stored a wrong frontier");
+    }
+    // The next search solves only the rest, to the same answer.
+    let kept = memo.len();
+    let resumed = Search::new(&t).memo(Arc::clone(&memo)).solve(&spec).unwrap();
+    assert_eq!(resumed.cost, complete.cost);
+    assert_eq!(resumed.report.specs_solved as usize + kept, full.len());
+
+    // Cancelled before the first wave: nothing explored, nothing solved.
+    let (result, memo) = cancel_at_wave(&t, &spec, 1, false);
+    assert!(matches!(result, Err(SearchError::Stopped { reason: StopReason::Cancelled, .. })));
+    assert!(memo.is_empty());
+
+    // Aborted as the final solve begins: it solves nothing.
+    let (result, memo) = cancel_at_wave(&t, &spec, waves, true);
+    assert!(matches!(result, Err(SearchError::Stopped { reason: StopReason::Cancelled, .. })));
+    assert!(memo.is_empty(), "an aborted final solve kept {} specs", memo.len());
+}
+
+/// Cancelled as the last height bucket (the goal's) begins, a search skips it and says it was
+/// cancelled: it never reports a goal it did not solve as solved.
+#[test]
+fn a_search_cancelled_in_its_last_bucket_is_not_solved() {
+    let t = target();
+    let spec = SpecBuilder::matmul(8, 8, 16).build(&t).unwrap();
+    let reports = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&reports);
+    Search::new(&t)
+        .on_progress(move |p: Progress| {
+            if p.phase == Phase::Solve {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .solve(&spec)
+        .unwrap();
+    // One report as each bucket begins, and one at the end.
+    let last_bucket = reports.load(Ordering::SeqCst) - 1;
+    let token = CancelToken::new();
+    let from_progress = token.clone();
+    let seen = AtomicUsize::new(0);
+    let memo = Arc::new(Memo::new());
+    let search = Search::new(&t).memo(Arc::clone(&memo)).cancel(token).on_progress(move |p: Progress| {
+        if p.phase == Phase::Solve && seen.fetch_add(1, Ordering::SeqCst) + 1 == last_bucket {
+            from_progress.cancel();
+        }
+    });
+    match search.solve(&spec) {
+        Err(SearchError::Stopped { reason: StopReason::Cancelled, .. }) => {}
+        other => panic!("expected a cancelled search, got {other:?}"),
+    }
+    assert!(!memo.is_empty() && memo.get(&spec).is_none());
 }
 
 #[test]
