@@ -32,6 +32,7 @@ mod buffers;
 mod cexpr;
 pub mod helpers;
 mod kernels;
+pub mod lone;
 mod nodes;
 #[cfg(test)]
 mod tests;

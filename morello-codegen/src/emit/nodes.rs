@@ -271,6 +271,17 @@ impl Emitter<'_> {
     }
 
     fn kernel(&mut self, kernel: KernelKind, imp: &Impl, views: &[View]) -> Result<(), CodegenError> {
+        self.kernel_on(kernel, &imp.spec, views)
+    }
+
+    /// A kernel applied to `spec` on the operand views: its emitter, after checking that the
+    /// target offers it and has the instructions it requires.
+    pub(super) fn kernel_on(
+        &mut self,
+        kernel: KernelKind,
+        spec: &morello_core::spec::LogicalSpec,
+        views: &[View],
+    ) -> Result<(), CodegenError> {
         if !self.target.kernels().contains(&kernel) {
             return Err(CodegenError::KernelUnavailable {
                 kernel: kernel.name().to_string(),
@@ -280,7 +291,7 @@ impl Emitter<'_> {
         for &feature in kernel.required_isa() {
             self.require(feature, kernel.name())?;
         }
-        super::kernels::emit(self, kernel, &imp.spec, views)
+        super::kernels::emit(self, kernel, spec, views)
     }
 }
 

@@ -12,7 +12,7 @@
 //! cost:     fixed + per_unit * vectors + move_cost(scalar)
 //! ```
 
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -25,7 +25,8 @@ pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("BroadcastVecMultAdd", KernelCost { fixed: 1, per_unit: 2 }, "output vectors")
         .rules(applies, could_apply, cost)
         .after_tiling(could_apply_after_tiling)
-        .memory(memory);
+        .memory(memory)
+    .calibration(calibration);
 
 /// The scalar operand and the vector operand, if the spec has this kernel's form.
 pub(crate) fn roles(spec: &LogicalSpec) -> Option<(&TensorSpec, &TensorSpec)> {
@@ -95,4 +96,22 @@ fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     let scalar_cost = roles(spec).map_or(0, |(scalar, _)| move_cost(scalar, target));
     c.fixed.saturating_add(c.per_unit.saturating_mul(output_vectors(spec))).saturating_add(scalar_cost)
+}
+
+/// Calibration: 1, 2, 4, ... widest f32 vectors, the scalar in L1, while half the registers (the
+/// accumulators) and the row fit.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let (lanes, (l1, vrf)) = (s.lanes(), (&s.l1, &s.vrf));
+    let accumulators = (s.vector_registers / 2).max(1);
+    let mut cases = Vec::new();
+    let mut v = 1;
+    while v <= accumulators && accumulators + v < s.vector_registers {
+        let n = v * u64::from(lanes);
+        cases.push(CalibrationCase::new(
+            format!("v{v}"),
+            format!("MatmulAccum(1x1x1x{n}, f32 {l1} row-major, f32 {vrf} row-major v{lanes}, f32 {vrf} row-major v{lanes}, serial)"),
+        ));
+        v *= 2;
+    }
+    cases
 }

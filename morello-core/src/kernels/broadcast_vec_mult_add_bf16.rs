@@ -15,7 +15,7 @@
 //! cost:     fixed + per_unit * vectors + move_cost(lhs) + vector_move_cost(rhs)
 //! ```
 
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use super::{
     in_index_order, in_memory, in_vector_registers, output_vectors, scalar_accessible, vectors_along,
     whole_vectors,
@@ -31,7 +31,8 @@ pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("BroadcastVecMultAddBf16", KernelCost { fixed: 1, per_unit: 3 }, "output vectors")
         .rules(applies, could_apply, cost)
         .after_tiling(could_apply_after_tiling)
-        .memory(memory);
+        .memory(memory)
+    .calibration(calibration);
 
 /// f32 lanes per output vector the kernel's code handles (256- and 512-bit vectors).
 pub const LANES: [u32; 2] = [8, 16];
@@ -90,4 +91,21 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     let inputs =
         move_cost(&spec.operands[0], target).saturating_add(vector_move_cost(&spec.operands[1], target));
     c.fixed.saturating_add(c.per_unit.saturating_mul(output_vectors(spec))).saturating_add(inputs)
+}
+
+/// Calibration: 1, 2 and 4 f32 vectors (at most 64 bytes), the bf16 scalar and rows in L1.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let (lanes, (l1, vrf)) = (s.widest().min(64) / 4, (&s.l1, &s.vrf));
+    [1u32, 2, 4]
+        .iter()
+        .map(|v| {
+            CalibrationCase::new(
+                format!("v{v}"),
+                format!(
+                    "MatmulAccum(1x1x1x{n}, bf16 {l1} row-major, bf16 {l1} row-major, f32 {vrf} row-major v{lanes}, serial)",
+                    n = v * lanes
+                ),
+            )
+        })
+        .collect()
 }

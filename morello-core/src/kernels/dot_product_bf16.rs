@@ -9,7 +9,7 @@
 //! cost:     fixed + per_unit * K / 32 + Σ move_cost(operand)
 //! ```
 
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use super::{in_index_order, in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -22,7 +22,8 @@ pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("DotProductBf16", KernelCost { fixed: 4, per_unit: 1 }, "K / 32")
         .rules(applies, could_apply, cost)
         .isa(&[IsaFeature::Avx512f, IsaFeature::Avx512bf16])
-        .memory(memory);
+        .memory(memory)
+    .calibration(calibration);
 
 /// bf16 pairs one `vdpbf16ps` consumes.
 pub const STEP: u32 = 32;
@@ -71,4 +72,18 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     spec.operands.iter().fold(c.fixed.saturating_add(c.per_unit.saturating_mul(steps)), |acc, o| {
         acc.saturating_add(move_cost(o, target))
     })
+}
+
+/// Calibration: K = 128, 512 and 2048 bf16 pairs in L1.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
+    [128u32, 512, 2048]
+        .iter()
+        .map(|k| {
+            CalibrationCase::new(
+                format!("k{k}"),
+                format!("MatmulAccum(1x1x{k}x1, bf16 {l1} row-major, bf16 {l1} row-major, f32 {rf} row-major, serial)"),
+            )
+        })
+        .collect()
 }

@@ -11,7 +11,7 @@
 //! cost:     fixed + per_unit * K / lanes + Σ move_cost(operand)
 //! ```
 
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use super::{in_index_order, in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -23,7 +23,8 @@ use crate::target::{KernelCost, MemVec, Target};
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("DotProductLoop", KernelCost { fixed: 4, per_unit: 1 }, "K / f32 lanes")
         .rules(applies, could_apply, cost)
-        .memory(memory);
+        .memory(memory)
+    .calibration(calibration);
 
 /// Vector accumulators the loop keeps.
 pub const ACCUMULATORS: u64 = 4;
@@ -72,4 +73,20 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     spec.operands.iter().fold(c.fixed.saturating_add(c.per_unit.saturating_mul(steps)), |acc, o| {
         acc.saturating_add(move_cost(o, target))
     })
+}
+
+/// Calibration: K = 4, 16 and 64 widest f32 vectors (at most 1024) in L1.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
+    [4u32, 16, 64]
+        .iter()
+        .map(|v| v * s.lanes())
+        .filter(|&k| k <= 1024)
+        .map(|k| {
+            CalibrationCase::new(
+                format!("k{k}"),
+                format!("MatmulAccum(1x1x{k}x1, f32 {l1} row-major, f32 {l1} row-major, f32 {rf} row-major, serial)"),
+            )
+        })
+        .collect()
 }

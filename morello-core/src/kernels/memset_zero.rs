@@ -6,7 +6,7 @@
 //! ```
 
 use super::in_memory;
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{FillValue, LogicalSpec, PrimitiveKind};
@@ -19,7 +19,8 @@ pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
-.rules(applies, could_apply, cost);
+.rules(applies, could_apply, cost)
+    .calibration(calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {
@@ -36,4 +37,19 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
 
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     c.fixed.saturating_add(move_cost(spec.output(), target))
+}
+
+/// Calibration: 1, 4, 16 and 64 cache lines (at most 4 KiB) in L1.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    [1u32, 4, 16, 64]
+        .iter()
+        .map(|lines| lines * s.line_bytes)
+        .filter(|&bytes| bytes <= 4096)
+        .map(|bytes| {
+            CalibrationCase::new(
+                format!("{bytes}B"),
+                format!("FillZero({}, f32 {} row-major, serial)", bytes / 4, s.l1),
+            )
+        })
+        .collect()
 }

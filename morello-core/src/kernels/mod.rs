@@ -6,27 +6,12 @@
 //! implements), `could_apply(kind, level kinds, dtypes, target)` (a necessary condition on levels
 //! and dtypes alone, used to prune the search), optionally `could_apply_after_tiling`, `memory(spec,
 //! target)` (registers it needs beyond its operands) and `cost(spec, target, constants)`. Adding a
-//! kernel: a file here, a variant of [`KernelKind`] with its line in [`KernelKind::definition`],
+//! kernel: a file here and its line in the `catalogue!` list below (which declares the module, the
+//! [`KernelKind`] variant, its place in [`KernelKind::ALL`] and its [`KernelKind::definition`]),
 //! and its C emitter in `morello-codegen` (see `docs/adding-a-kernel.md`).
 //!
 //! A kernel implements exactly its spec: the reference interpreter executes a kernel by executing
 //! the spec, and the emitted C must agree.
-
-mod broadcast_vec_mult_add;
-mod broadcast_vec_mult_add_bf16;
-mod dot_product_bf16;
-mod dot_product_loop;
-mod memset_zero;
-mod mult_add;
-mod value_add_bias;
-mod value_assign;
-mod value_fill;
-mod vector_add_bias;
-mod vector_assign;
-mod vector_fill;
-mod vector_max;
-mod vector_scale;
-mod vector_softmax_exp;
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,40 +23,66 @@ use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::{IsaFeature, KernelCost, LevelId, LevelKind, MemVec, Target};
 
-/// A kernel: a leaf of an implementation that the code generator emits directly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum KernelKind {
+/// Declares the catalogue from its one list: each kernel's module, the [`KernelKind`] variant,
+/// [`KernelKind::ALL`] (in list order) and [`KernelKind::definition`].
+macro_rules! catalogue {
+    ($($(#[doc = $doc:literal])* $kind:ident => $module:ident,)+) => {
+        $(mod $module;)+
+
+        /// A kernel: a leaf of an implementation that the code generator emits directly.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum KernelKind {
+            $($(#[doc = $doc])* $kind,)+
+        }
+
+        impl KernelKind {
+            /// Every kernel, in the fixed order the search tries them.
+            pub const ALL: [KernelKind; [$(stringify!($kind)),+].len()] = [$(KernelKind::$kind,)+];
+
+            /// The kernel's catalogue entry: everything core knows about it, from its own file.
+            pub fn definition(self) -> &'static KernelDefinition {
+                match self {
+                    $(KernelKind::$kind => &$module::DEFINITION,)+
+                }
+            }
+        }
+    };
+}
+
+// The catalogue: one line per kernel, `Variant => module` (the module's file holds its
+// `DEFINITION`). The order is the order the search tries kernels in: append, do not reorder.
+catalogue! {
     /// `out += lhs * rhs` on scalars (matmul or convolution of volume 1).
-    MultAdd,
+    MultAdd => mult_add,
     /// `out[v] += s * x[v]`: a scalar broadcast times vectors, accumulated into vectors.
-    BroadcastVecMultAdd,
+    BroadcastVecMultAdd => broadcast_vec_mult_add,
     /// Copies whole vectors between vector registers and memory or caches (loads and stores).
-    VectorAssign,
+    VectorAssign => vector_assign,
     /// Sets whole vectors in registers to a fill value.
-    VectorFill,
+    VectorFill => vector_fill,
     /// Sets a contiguous buffer to zero.
-    MemsetZero,
+    MemsetZero => memset_zero,
     /// Copies (or widens) one scalar.
-    ValueAssign,
+    ValueAssign => value_assign,
     /// Sets one scalar to a fill value.
-    ValueFill,
+    ValueFill => value_fill,
     /// A vectorised f32 dot product loop `out += Σ_k lhs[k] * rhs[k]` with several accumulators.
-    DotProductLoop,
+    DotProductLoop => dot_product_loop,
     /// The AVX-512 BF16 dot product (`vdpbf16ps`): bf16 inputs, f32 accumulator.
-    DotProductBf16,
+    DotProductBf16 => dot_product_bf16,
     /// `out[v] += f32(s) * f32(x[v])`: a bf16 scalar broadcast times a bf16 row widened to f32,
     /// accumulated into f32 vectors.
-    BroadcastVecMultAddBf16,
+    BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16,
     /// `out[v] = act(out[v] + bias[v])` on f32 vector registers (a fused epilogue).
-    VectorAddBias,
+    VectorAddBias => vector_add_bias,
     /// `out = act(out + bias)` on one f32 scalar.
-    ValueAddBias,
+    ValueAddBias => value_add_bias,
     /// The maximum of one f32 row in memory (a vector loop).
-    VectorMax,
+    VectorMax => vector_max,
     /// Softmax's middle pass on one row: `y = exp(x - max)` (a polynomial) and `sum = Σ y`.
-    VectorSoftmaxExp,
+    VectorSoftmaxExp => vector_softmax_exp,
     /// Softmax's last pass on one row: `y = y * (1 / sum)`.
-    VectorScale,
+    VectorScale => vector_scale,
 }
 
 /// A kernel name that is not in the catalogue.
@@ -80,46 +91,6 @@ pub enum KernelKind {
 pub struct UnknownKernel(pub String);
 
 impl KernelKind {
-    /// Every kernel, in the fixed order the search tries them.
-    pub const ALL: [KernelKind; 15] = [
-        KernelKind::MultAdd,
-        KernelKind::BroadcastVecMultAdd,
-        KernelKind::VectorAssign,
-        KernelKind::VectorFill,
-        KernelKind::MemsetZero,
-        KernelKind::ValueAssign,
-        KernelKind::ValueFill,
-        KernelKind::DotProductLoop,
-        KernelKind::DotProductBf16,
-        KernelKind::BroadcastVecMultAddBf16,
-        KernelKind::VectorAddBias,
-        KernelKind::ValueAddBias,
-        KernelKind::VectorMax,
-        KernelKind::VectorSoftmaxExp,
-        KernelKind::VectorScale,
-    ];
-
-    /// The kernel's catalogue entry: everything core knows about it, from its own file.
-    pub fn definition(self) -> &'static KernelDefinition {
-        match self {
-            KernelKind::MultAdd => &mult_add::DEFINITION,
-            KernelKind::BroadcastVecMultAdd => &broadcast_vec_mult_add::DEFINITION,
-            KernelKind::VectorAssign => &vector_assign::DEFINITION,
-            KernelKind::VectorFill => &vector_fill::DEFINITION,
-            KernelKind::MemsetZero => &memset_zero::DEFINITION,
-            KernelKind::ValueAssign => &value_assign::DEFINITION,
-            KernelKind::ValueFill => &value_fill::DEFINITION,
-            KernelKind::DotProductLoop => &dot_product_loop::DEFINITION,
-            KernelKind::DotProductBf16 => &dot_product_bf16::DEFINITION,
-            KernelKind::BroadcastVecMultAddBf16 => &broadcast_vec_mult_add_bf16::DEFINITION,
-            KernelKind::VectorAddBias => &vector_add_bias::DEFINITION,
-            KernelKind::ValueAddBias => &value_add_bias::DEFINITION,
-            KernelKind::VectorMax => &vector_max::DEFINITION,
-            KernelKind::VectorSoftmaxExp => &vector_softmax_exp::DEFINITION,
-            KernelKind::VectorScale => &vector_scale::DEFINITION,
-        }
-    }
-
     /// The kernel's name.
     pub fn name(self) -> &'static str {
         self.definition().name
@@ -180,6 +151,12 @@ impl KernelKind {
         (self.definition().memory)(spec, target)
     }
 
+    /// The specs calibration measures the kernel on, on a target with `sites` (empty when the
+    /// target lacks a level they need).
+    pub fn calibration(self, sites: &CalibrationSites) -> Vec<CalibrationCase> {
+        (self.definition().calibration)(sites)
+    }
+
     /// The kernel's cost on `spec` (which it must apply to).
     pub fn cost(self, spec: &LogicalSpec, target: &Target) -> Cost {
         (self.definition().cost)(spec, target, target.costs().kernel(self))
@@ -210,6 +187,9 @@ pub struct KernelDefinition {
     memory: fn(&LogicalSpec, &Target) -> MemVec,
     /// The cost, given the target's constants for the kernel.
     cost: fn(&LogicalSpec, &Target, KernelCost) -> Cost,
+    /// The specs calibration measures the kernel on (none: the kernel cannot be calibrated,
+    /// which a test of `morello-measure` refuses for the built-in targets).
+    calibration: fn(&CalibrationSites) -> Vec<CalibrationCase>,
 }
 
 /// What a kernel is before its rules: name, default constants and their units (the first half of
@@ -246,6 +226,7 @@ impl KernelFacts {
             after_tiling: None,
             memory: no_memory,
             cost,
+            calibration: no_calibration,
         }
     }
 }
@@ -265,6 +246,109 @@ impl KernelDefinition {
     const fn memory(self, memory: fn(&LogicalSpec, &Target) -> MemVec) -> Self {
         KernelDefinition { memory, ..self }
     }
+
+    /// The same kernel, calibrated on the specs `calibration` names.
+    const fn calibration(self, calibration: fn(&CalibrationSites) -> Vec<CalibrationCase>) -> Self {
+        KernelDefinition { calibration, ..self }
+    }
+}
+
+/// Where a target lets calibration put a kernel's operands: the levels and vector widths its
+/// calibration specs are written with ([`KernelKind::calibration`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CalibrationSites {
+    /// The vector-register level with the widest vectors.
+    pub vector: LevelId,
+    /// Its name.
+    pub vrf: String,
+    /// Its vector widths in bytes (those of 16, 32 and 64), in the target's order.
+    pub widths: Vec<u32>,
+    /// Its registers.
+    pub vector_registers: u64,
+    /// The scalar-register level, if any.
+    pub scalar: Option<LevelId>,
+    /// Its name.
+    pub rf: Option<String>,
+    /// The fastest cache or memory level that moves into the vector registers (L1).
+    pub nearest: LevelId,
+    /// Its name.
+    pub l1: String,
+    /// The cache line in bytes.
+    pub line_bytes: u32,
+}
+
+impl CalibrationSites {
+    /// Finds the levels of `target` that calibration measures kernels at.
+    ///
+    /// # Errors
+    /// Why the target cannot be calibrated: no vector registers, none of 16, 32 or 64 bytes, no
+    /// cache or memory level that moves into them, or a cache line outside 16 to 4096 bytes.
+    pub fn of(target: &Target) -> Result<Self, &'static str> {
+        let vector = target
+            .level_ids()
+            .filter(|&id| target.level(id).kind == LevelKind::VectorRegisters)
+            .max_by_key(|&id| target.level(id).vector_bytes.iter().max().copied().unwrap_or(0))
+            .ok_or("it has no vector-register level")?;
+        let widths: Vec<u32> =
+            target.level(vector).vector_bytes.iter().copied().filter(|w| [16, 32, 64].contains(w)).collect();
+        if widths.is_empty() {
+            return Err("its vector registers are not 16, 32 or 64 bytes wide");
+        }
+        let scalar = target.level_ids().find(|&id| target.level(id).kind == LevelKind::ScalarRegisters);
+        let nearest = target
+            .level_ids()
+            .filter(|&id| !target.level(id).kind.counts_registers())
+            .filter(|&id| target.level(id).moves_to.contains(&vector))
+            .last()
+            .ok_or("no cache or memory level moves into its vector registers")?;
+        let line_bytes = target.cache_line_bytes();
+        if !(16..=4096).contains(&line_bytes) {
+            return Err("its cache line is not between 16 and 4096 bytes");
+        }
+        let name = |id: LevelId| target.level(id).name.clone();
+        Ok(CalibrationSites {
+            vector,
+            vrf: name(vector),
+            widths,
+            vector_registers: target.level(vector).capacity,
+            scalar,
+            rf: scalar.map(name),
+            nearest,
+            l1: name(nearest),
+            line_bytes,
+        })
+    }
+
+    /// The widest vector width in bytes.
+    pub fn widest(&self) -> u32 {
+        self.widths.iter().copied().max().unwrap_or(16)
+    }
+
+    /// f32 lanes of the widest vectors.
+    pub fn lanes(&self) -> u32 {
+        self.widest() / 4
+    }
+}
+
+/// One spec calibration measures a kernel on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CalibrationCase {
+    /// What tells it apart from the kernel's other cases (`v4`, `load.w32.v2`; empty for a
+    /// kernel's only case): the measurement is labelled `Kernel.label`.
+    pub label: String,
+    /// The spec, in its text form.
+    pub spec: String,
+}
+
+impl CalibrationCase {
+    fn new(label: impl Into<String>, spec: String) -> Self {
+        CalibrationCase { label: label.into(), spec }
+    }
+}
+
+/// No calibration specs.
+fn no_calibration(_sites: &CalibrationSites) -> Vec<CalibrationCase> {
+    Vec::new()
 }
 
 impl fmt::Display for KernelKind {

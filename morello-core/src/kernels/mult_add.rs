@@ -7,7 +7,7 @@
 //! ```
 
 use super::scalar_accessible;
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
@@ -20,7 +20,8 @@ pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
-.rules(applies, could_apply, cost);
+.rules(applies, could_apply, cost)
+    .calibration(calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {
@@ -38,4 +39,13 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
 
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     spec.operands.iter().fold(c.fixed, |acc, o| acc.saturating_add(move_cost(o, target)))
+}
+
+/// Calibration: f32 scalars in registers.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let Some(rf) = &s.rf else { return Vec::new() };
+    vec![CalibrationCase::new(
+        "",
+        format!("MatmulAccum(1x1x1x1, f32 {rf} row-major, f32 {rf} row-major, f32 {rf} row-major, serial)"),
+    )]
 }

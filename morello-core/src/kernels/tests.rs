@@ -241,3 +241,27 @@ fn softmax_passes() {
         ],
     );
 }
+
+/// Every kernel of the built-in targets names calibration specs, with distinct labels, that parse
+/// and that it applies to: a kernel without a calibration case fails here.
+#[test]
+fn every_kernel_names_calibration_specs_it_applies_to() {
+    let mut calibrated = std::collections::BTreeSet::new();
+    for name in ["x86-avx2", "x86-avx512"] {
+        let target = Target::builtin(name, 2).unwrap();
+        let sites = CalibrationSites::of(&target).unwrap();
+        assert_eq!((sites.l1.as_str(), sites.vrf.as_str(), sites.rf.as_deref()), ("L1", "VRF", Some("RF")));
+        for &k in target.kernels() {
+            let cases = k.calibration(&sites);
+            assert!(!cases.is_empty(), "{name}: {k} names no calibration spec");
+            let labels: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.label.as_str()).collect();
+            assert_eq!(labels.len(), cases.len(), "{name}: {k} repeats a calibration label");
+            for case in &cases {
+                let spec = LogicalSpec::parse(&case.spec, &target).unwrap().canonicalize(&target).unwrap();
+                assert!(k.applies(&spec, &target), "{name}: {k} does not apply to its case {}", case.spec);
+            }
+            calibrated.insert(k);
+        }
+    }
+    assert_eq!(calibrated.len(), KernelKind::ALL.len(), "a kernel is in no built-in target");
+}

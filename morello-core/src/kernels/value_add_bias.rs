@@ -6,7 +6,7 @@
 //! ```
 
 use super::vector_add_bias::activation_weight;
-use super::{KernelDefinition, KernelFacts, scalar_accessible};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, scalar_accessible};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
@@ -19,7 +19,8 @@ pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
-.rules(applies, could_apply, cost);
+.rules(applies, could_apply, cost)
+    .calibration(calibration);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::AddBias { .. })
@@ -38,4 +39,10 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     spec.operands
         .iter()
         .fold(c.fixed.saturating_mul(weight), |acc, o| acc.saturating_add(move_cost(o, target)))
+}
+
+/// Calibration: relu on one f32 in a register, the bias in L1.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let Some(rf) = &s.rf else { return Vec::new() };
+    vec![CalibrationCase::new("", format!("AddBiasRelu(1, f32 {} row-major, f32 {rf} row-major, serial)", s.l1))]
 }

@@ -6,7 +6,7 @@
 //! ```
 
 use super::scalar_accessible;
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
@@ -19,7 +19,8 @@ pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
-.rules(applies, could_apply, cost);
+.rules(applies, could_apply, cost)
+    .calibration(calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {
@@ -34,4 +35,15 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
 
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     spec.operands.iter().fold(c.fixed, |acc, o| acc.saturating_add(move_cost(o, target)))
+}
+
+/// Calibration: one f32 loaded from L1 into a register, and stored back.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
+    [("load", l1, rf), ("store", rf, l1)]
+        .into_iter()
+        .map(|(label, from, to)| {
+            CalibrationCase::new(label, format!("Move(1, f32 {from} row-major, f32 {to} row-major, serial)"))
+        })
+        .collect()
 }

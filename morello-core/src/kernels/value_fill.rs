@@ -6,7 +6,7 @@
 //! ```
 
 use super::scalar_accessible;
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
@@ -19,7 +19,8 @@ pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
-.rules(applies, could_apply, cost);
+.rules(applies, could_apply, cost)
+    .calibration(calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {
@@ -34,4 +35,10 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
 
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     c.fixed.saturating_add(move_cost(spec.output(), target))
+}
+
+/// Calibration: one f32 register set to zero.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let Some(rf) = &s.rf else { return Vec::new() };
+    vec![CalibrationCase::new("", format!("FillZero(1, f32 {rf} row-major, serial)"))]
 }

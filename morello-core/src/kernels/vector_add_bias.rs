@@ -12,7 +12,7 @@
 //! Gelu is `x / (1 + exp(-2 y))` with `y = sqrt(2 / pi) (x + 0.044715 x^3)` and the polynomial
 //! exp of the code generator (`docs/codegen.md`).
 
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use super::{in_memory, in_vector_registers, output_vectors, vectors_along};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -25,7 +25,8 @@ pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorAddBias", KernelCost { fixed: 1, per_unit: 1 }, "output vectors (x8 for gelu)")
         .rules(applies, could_apply, cost)
         .after_tiling(could_apply_after_tiling)
-        .memory(memory);
+        .memory(memory)
+    .calibration(calibration);
 
 /// How many units of work one element costs for an activation (gelu's exp and divide).
 pub(super) fn activation_weight(activation: Activation) -> u64 {
@@ -71,4 +72,18 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     c.fixed
         .saturating_add(c.per_unit.saturating_mul(output_vectors(spec)).saturating_mul(weight))
         .saturating_add(move_cost(&spec.operands[0], target))
+}
+
+/// Calibration: relu on 1, 2 and 4 widest f32 vectors, the bias in L1.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let (lanes, (l1, vrf)) = (s.lanes(), (&s.l1, &s.vrf));
+    [1u32, 2, 4]
+        .iter()
+        .map(|v| {
+            CalibrationCase::new(
+                format!("v{v}"),
+                format!("AddBiasRelu(1x{}, f32 {l1} row-major, f32 {vrf} row-major v{lanes}, serial)", v * lanes),
+            )
+        })
+        .collect()
 }

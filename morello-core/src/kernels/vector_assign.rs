@@ -8,7 +8,7 @@
 //! cost:     per_unit * vectors + vector_move_cost(side in memory)
 //! ```
 
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use super::{in_memory, in_vector_registers, vectors_along, whole_vectors};
 use crate::cost::{Cost, vector_move_cost};
 use crate::dtype::Dtype;
@@ -20,7 +20,8 @@ use crate::target::{KernelCost, Target};
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorAssign", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
         .rules(applies, could_apply, cost)
-        .after_tiling(could_apply_after_tiling);
+        .after_tiling(could_apply_after_tiling)
+    .calibration(calibration);
 
 /// The vector size of the register side(s).
 fn lanes(spec: &LogicalSpec) -> Option<u32> {
@@ -79,4 +80,23 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
         .map(|o| vector_move_cost(o, target))
         .sum();
     c.fixed.saturating_add(c.per_unit.saturating_mul(vectors)).saturating_add(memory_side)
+}
+
+/// Calibration: 1, 2 and 4 consecutive vectors of every width, loaded from L1 and stored to it.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let mut cases = Vec::new();
+    for &w in &s.widths {
+        let lanes = w / 4;
+        for v in [1u32, 2, 4] {
+            let (memory, registers) =
+                (format!("f32 {} row-major", s.l1), format!("f32 {} row-major v{lanes}", s.vrf));
+            for (direction, from, to) in [("load", &memory, &registers), ("store", &registers, &memory)] {
+                cases.push(CalibrationCase::new(
+                    format!("{direction}.w{w}.v{v}"),
+                    format!("Move({}, {from}, {to}, serial)", v * lanes),
+                ));
+            }
+        }
+    }
+    cases
 }

@@ -5,7 +5,7 @@
 //! cost:     fixed + per_unit * vectors
 //! ```
 
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use super::{in_vector_registers, whole_vectors};
 use crate::cost::Cost;
 use crate::dtype::Dtype;
@@ -17,7 +17,8 @@ use crate::target::{KernelCost, Target};
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorFill", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
         .rules(applies, could_apply, cost)
-        .after_tiling(could_apply_after_tiling);
+        .after_tiling(could_apply_after_tiling)
+    .calibration(calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {
@@ -41,4 +42,18 @@ fn cost(spec: &LogicalSpec, _target: &Target, c: KernelCost) -> Cost {
 /// vectors at some tile.
 fn could_apply_after_tiling(spec: &LogicalSpec, _target: &Target) -> bool {
     matches!(spec.kind, PrimitiveKind::Fill { .. })
+}
+
+/// Calibration: 1, 2, 4 and 8 widest f32 vectors set to zero.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let lanes = s.lanes();
+    [1u32, 2, 4, 8]
+        .iter()
+        .map(|v| {
+            CalibrationCase::new(
+                format!("v{v}"),
+                format!("FillZero({}, f32 {} row-major v{lanes}, serial)", v * lanes, s.vrf),
+            )
+        })
+        .collect()
 }

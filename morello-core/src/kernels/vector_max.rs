@@ -7,7 +7,7 @@
 //! cost:     fixed + per_unit * ceil(n / lanes) + vector_move_cost(row) + move_cost(out)
 //! ```
 
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use super::{in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
@@ -19,7 +19,8 @@ use crate::target::{KernelCost, MemVec, Target};
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorMax", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")
         .rules(applies, could_apply, cost)
-        .memory(memory);
+        .memory(memory)
+    .calibration(calibration);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::Max { .. })
@@ -57,4 +58,13 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
         .saturating_add(c.per_unit.saturating_mul(row_vectors(target, spec.shape.dim(1))))
         .saturating_add(vector_move_cost(&spec.operands[0], target))
         .saturating_add(move_cost(&spec.operands[1], target))
+}
+
+/// Calibration: rows of 64 and 256 f32 in L1.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
+    [64u32, 256]
+        .iter()
+        .map(|n| CalibrationCase::new(format!("{n}"), format!("Max(1x{n}, f32 {l1} row-major, f32 {rf} row-major, serial)")))
+        .collect()
 }

@@ -8,7 +8,7 @@
 //! ```
 
 use super::vector_max::{loop_memory, row_vectors};
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use super::{in_memory, scalar_accessible};
 use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
@@ -20,7 +20,8 @@ use crate::target::{KernelCost, MemVec, Target};
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorScale", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")
         .rules(applies, could_apply, cost)
-        .memory(memory);
+        .memory(memory)
+    .calibration(calibration);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     kind == PrimitiveKind::SoftmaxScale
@@ -48,4 +49,15 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
         .saturating_add(c.per_unit.saturating_mul(row_vectors(target, spec.shape.dim(1))))
         .saturating_add(vector_move_cost(&spec.operands[1], target))
         .saturating_add(move_cost(&spec.operands[0], target))
+}
+
+/// Calibration: rows of 64 and 256 f32 in L1.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
+    [64u32, 256]
+        .iter()
+        .map(|n| {
+            CalibrationCase::new(format!("{n}"), format!("SoftmaxScale(1x{n}, f32 {rf} row-major, f32 {l1} row-major, serial)"))
+        })
+        .collect()
 }

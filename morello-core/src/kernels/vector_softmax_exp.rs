@@ -10,7 +10,7 @@
 //! ```
 
 use super::vector_max::{loop_memory, row_vectors};
-use super::{KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
 use super::{in_memory, scalar_accessible};
 use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
@@ -23,7 +23,8 @@ pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorSoftmaxExp", KernelCost { fixed: 8, per_unit: 8 }, "row / f32 lanes")
         .rules(applies, could_apply, cost)
         .isa(&[IsaFeature::Fma])
-        .memory(memory);
+        .memory(memory)
+    .calibration(calibration);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::SoftmaxExp { .. })
@@ -54,4 +55,18 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
         .saturating_add(vector_move_cost(&o[2], target))
         .saturating_add(move_cost(&o[1], target))
         .saturating_add(move_cost(&o[3], target))
+}
+
+/// Calibration: rows of 64 and 256 f32 in L1.
+fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
+    let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
+    [64u32, 256]
+        .iter()
+        .map(|n| {
+            CalibrationCase::new(
+                format!("{n}"),
+                format!("SoftmaxExp(1x{n}, f32 {l1} row-major, f32 {rf} row-major, f32 {l1} row-major, f32 {rf} row-major, serial)"),
+            )
+        })
+        .collect()
 }

@@ -284,3 +284,22 @@ fn helpers_compile_and_compute() {
         }
     }
 }
+
+#[test]
+fn a_lone_kernel_is_the_emitters_statements_on_named_operands() {
+    let b = Builder::new("x86-avx2");
+    let spec = b.spec("MatmulAccum(1x1x1x16, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8)");
+    let names = ["s", "x", "acc"].map(String::from);
+    let lone = lone::lone_kernel(KernelKind::BroadcastVecMultAdd, &spec, &b.t, &names, 1).unwrap();
+    assert!(matches!(&lone.operands[0], lone::LoneOperand::Memory { name, .. } if name == "s"));
+    assert!(
+        matches!(&lone.operands[2], lone::LoneOperand::Vectors { prefix, count: 2, .. } if prefix == "acc")
+    );
+    assert!(lone.statements.contains("  acc_1 = _mm256_fmadd_ps(x_1, b0, acc_1);"), "{}", lone.statements);
+    assert!(lone.statements.lines().all(|l| l.starts_with("  ")), "{}", lone.statements);
+    let refused = |kind, names: &[String]| {
+        matches!(lone::lone_kernel(kind, &spec, &b.t, names, 0), Err(CodegenError::Unsupported { .. }))
+    };
+    assert!(refused(KernelKind::MultAdd, &names));
+    assert!(refused(KernelKind::BroadcastVecMultAdd, &names[..2]));
+}
