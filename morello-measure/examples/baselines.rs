@@ -144,7 +144,7 @@ fn parse_epilogue(text: &str) -> Result<Epilogue, Box<dyn Error>> {
         match part {
             "bias" => epilogue.bias = true,
             "relu" => epilogue.activation = Activation::Relu,
-            "gelu" => epilogue.activation = Activation::GeluTanh,
+            "gelu" => epilogue.activation = Activation::Gelu,
             other => return Err(format!("unknown epilogue part `{other}` (bias, relu, gelu)").into()),
         }
     }

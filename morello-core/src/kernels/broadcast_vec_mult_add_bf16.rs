@@ -15,7 +15,7 @@
 //! cost:     fixed + per_unit * vectors + move_cost(lhs) + vector_move_cost(rhs)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
 use super::{
     in_index_order, in_memory, in_vector_registers, output_vectors, scalar_accessible, vectors_along,
     whole_vectors,
@@ -96,16 +96,6 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 /// Calibration: 1, 2 and 4 f32 vectors (at most 64 bytes), the bf16 scalar and rows in L1.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (lanes, (l1, vrf)) = (s.widest().min(64) / 4, (&s.l1, &s.vrf));
-    [1u32, 2, 4]
-        .iter()
-        .map(|v| {
-            CalibrationCase::new(
-                format!("v{v}"),
-                format!(
-                    "MatmulAccum(1x1x1x{n}, bf16 {l1} row-major, bf16 {l1} row-major, f32 {vrf} row-major v{lanes}, serial)",
-                    n = v * lanes
-                ),
-            )
-        })
-        .collect()
+    let matmul = format!("bf16 {l1} row-major, bf16 {l1} row-major, f32 {vrf} row-major v{lanes}, serial");
+    sized("v", [1, 2, 4], |v| format!("MatmulAccum(1x1x1x{}, {matmul})", v * lanes))
 }

@@ -9,7 +9,7 @@
 //! cost:     fixed + per_unit * K / 32 + Σ move_cost(operand)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
 use super::{in_index_order, in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -77,13 +77,6 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 /// Calibration: K = 128, 512 and 2048 bf16 pairs in L1.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
-    [128u32, 512, 2048]
-        .iter()
-        .map(|k| {
-            CalibrationCase::new(
-                format!("k{k}"),
-                format!("MatmulAccum(1x1x{k}x1, bf16 {l1} row-major, bf16 {l1} row-major, f32 {rf} row-major, serial)"),
-            )
-        })
-        .collect()
+    let operands = format!("bf16 {l1} row-major, bf16 {l1} row-major, f32 {rf} row-major");
+    sized("k", [128, 512, 2048], |k| format!("MatmulAccum(1x1x{k}x1, {operands}, serial)"))
 }

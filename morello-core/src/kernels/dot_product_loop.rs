@@ -11,7 +11,7 @@
 //! cost:     fixed + per_unit * K / lanes + Σ move_cost(operand)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
 use super::{in_index_order, in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -78,15 +78,7 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 /// Calibration: K = 4, 16 and 64 widest f32 vectors (at most 1024) in L1.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
-    [4u32, 16, 64]
-        .iter()
-        .map(|v| v * s.lanes())
-        .filter(|&k| k <= 1024)
-        .map(|k| {
-            CalibrationCase::new(
-                format!("k{k}"),
-                format!("MatmulAccum(1x1x{k}x1, f32 {l1} row-major, f32 {l1} row-major, f32 {rf} row-major, serial)"),
-            )
-        })
-        .collect()
+    let operands = format!("f32 {l1} row-major, f32 {l1} row-major, f32 {rf} row-major");
+    let sizes = [4, 16, 64].map(|v| v * s.lanes()).into_iter().filter(|&k| k <= 1024);
+    sized("k", sizes, |k| format!("MatmulAccum(1x1x{k}x1, {operands}, serial)"))
 }

@@ -346,6 +346,15 @@ impl CalibrationCase {
     }
 }
 
+/// One calibration case per size `n`, labelled `<prefix><n>`, its spec `spec(n)`.
+fn sized(
+    prefix: &str,
+    sizes: impl IntoIterator<Item = u32>,
+    spec: impl Fn(u32) -> String,
+) -> Vec<CalibrationCase> {
+    sizes.into_iter().map(|n| CalibrationCase::new(format!("{prefix}{n}"), spec(n))).collect()
+}
+
 /// No calibration specs.
 fn no_calibration(_sites: &CalibrationSites) -> Vec<CalibrationCase> {
     Vec::new()

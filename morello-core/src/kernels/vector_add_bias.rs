@@ -12,7 +12,7 @@
 //! Gelu is `x / (1 + exp(-2 y))` with `y = sqrt(2 / pi) (x + 0.044715 x^3)` and the polynomial
 //! exp of the code generator (`docs/codegen.md`).
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
 use super::{in_memory, in_vector_registers, output_vectors, vectors_along};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -77,13 +77,5 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 /// Calibration: relu on 1, 2 and 4 widest f32 vectors, the bias in L1.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (lanes, (l1, vrf)) = (s.lanes(), (&s.l1, &s.vrf));
-    [1u32, 2, 4]
-        .iter()
-        .map(|v| {
-            CalibrationCase::new(
-                format!("v{v}"),
-                format!("AddBiasRelu(1x{}, f32 {l1} row-major, f32 {vrf} row-major v{lanes}, serial)", v * lanes),
-            )
-        })
-        .collect()
+    sized("v", [1, 2, 4], |v| format!("AddBiasRelu(1x{}, f32 {l1} row-major, f32 {vrf} row-major v{lanes}, serial)", v * lanes))
 }

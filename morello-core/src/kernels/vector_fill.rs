@@ -5,7 +5,7 @@
 //! cost:     fixed + per_unit * vectors
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
 use super::{in_vector_registers, whole_vectors};
 use crate::cost::Cost;
 use crate::dtype::Dtype;
@@ -47,13 +47,5 @@ fn could_apply_after_tiling(spec: &LogicalSpec, _target: &Target) -> bool {
 /// Calibration: 1, 2, 4 and 8 widest f32 vectors set to zero.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let lanes = s.lanes();
-    [1u32, 2, 4, 8]
-        .iter()
-        .map(|v| {
-            CalibrationCase::new(
-                format!("v{v}"),
-                format!("FillZero({}, f32 {} row-major v{lanes}, serial)", v * lanes, s.vrf),
-            )
-        })
-        .collect()
+    sized("v", [1, 2, 4, 8], |v| format!("FillZero({}, f32 {} row-major v{lanes}, serial)", v * lanes, s.vrf))
 }

@@ -7,7 +7,7 @@
 //! cost:     fixed + per_unit * ceil(n / lanes) + vector_move_cost(row) + move_cost(out)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
 use super::{in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
@@ -63,8 +63,5 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 /// Calibration: rows of 64 and 256 f32 in L1.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
-    [64u32, 256]
-        .iter()
-        .map(|n| CalibrationCase::new(format!("{n}"), format!("Max(1x{n}, f32 {l1} row-major, f32 {rf} row-major, serial)")))
-        .collect()
+    sized("", [64, 256], |n| format!("Max(1x{n}, f32 {l1} row-major, f32 {rf} row-major, serial)"))
 }

@@ -8,7 +8,7 @@
 //! ```
 
 use super::vector_max::{loop_memory, row_vectors};
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
 use super::{in_memory, scalar_accessible};
 use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
@@ -54,10 +54,5 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 /// Calibration: rows of 64 and 256 f32 in L1.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
-    [64u32, 256]
-        .iter()
-        .map(|n| {
-            CalibrationCase::new(format!("{n}"), format!("SoftmaxScale(1x{n}, f32 {rf} row-major, f32 {l1} row-major, serial)"))
-        })
-        .collect()
+    sized("", [64, 256], |n| format!("SoftmaxScale(1x{n}, f32 {rf} row-major, f32 {l1} row-major, serial)"))
 }

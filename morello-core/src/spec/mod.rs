@@ -92,6 +92,15 @@ impl Activation {
         }
     }
 
+    /// The name in lowercase (`relu`, `gelu`; empty for the identity), as epilogues are written.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Activation::Identity => "",
+            Activation::Relu => "relu",
+            Activation::Gelu => "gelu",
+        }
+    }
+
     /// The exact function (in f64), for references.
     pub fn apply(self, x: f64) -> f64 {
         match self {

@@ -21,7 +21,7 @@ pub(super) fn activation_c(activation: Activation, v: &str) -> String {
     match activation {
         Activation::Identity => v.to_string(),
         Activation::Relu => format!("({v} > 0.0f ? {v} : 0.0f)"),
-        Activation::GeluTanh => format!(
+        Activation::Gelu => format!(
             "(0.5f * {v} * (1.0f + tanhf(0.7978845608028654f * ({v} + 0.044715f * {v} * {v} * {v}))))"
         ),
     }

@@ -294,7 +294,7 @@ fn eltwise(activation: Activation) -> &'static str {
     match activation {
         Activation::Identity => "(dnnl_alg_kind_t)0",
         Activation::Relu => "dnnl_eltwise_relu",
-        Activation::GeluTanh => "dnnl_eltwise_gelu_tanh",
+        Activation::Gelu => "dnnl_eltwise_gelu_tanh",
     }
 }
 

@@ -20,51 +20,34 @@ use serde::Serialize;
 use crate::bench::Work;
 use morello_codegen::harness::{CType, KernelParam, KernelSignature, ParamRole};
 
-/// The activation applied after the bias (if any) in an epilogue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
-pub enum Activation {
-    /// None.
-    #[default]
-    Identity,
-    /// `max(x, 0)`.
-    Relu,
-    /// GELU with the tanh approximation:
-    /// `0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`.
-    GeluTanh,
-}
-
-impl Activation {
-    /// The name used in reports: `relu`, `gelu` (the tanh form); empty for the identity.
-    pub fn name(self) -> &'static str {
-        match self {
-            Activation::Identity => "",
-            Activation::Relu => "relu",
-            Activation::GeluTanh => "gelu",
-        }
-    }
-
-    /// The activation of `x`, in f64 (the reference's).
-    pub fn apply(self, x: f64) -> f64 {
-        match self {
-            Activation::Identity => x,
-            Activation::Relu => x.max(0.0),
-            Activation::GeluTanh => {
-                let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
-                0.5 * x * (1.0 + inner.tanh())
-            }
-        }
-    }
-}
+/// The activation applied after the bias (if any) in an epilogue: the spec's own.
+pub use morello_core::spec::Activation;
 
 /// What is applied to each output element after the product, while it is still in registers
 /// (when fused): `out = activation(out + bias[column])`, the bias indexed by the output's
 /// column (matmul) or channel (conv).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Epilogue {
     /// Whether a per-column (per-channel) bias vector is added; it is then a parameter.
     pub bias: bool,
-    /// The activation after it.
+    /// The activation after it (in reports' JSON `Identity`, `Relu` or `GeluTanh`).
+    #[serde(serialize_with = "activation_json")]
     pub activation: Activation,
+}
+
+impl Default for Epilogue {
+    fn default() -> Self {
+        Epilogue::NONE
+    }
+}
+
+/// An activation's name in reports' JSON, as it always was.
+fn activation_json<S: serde::Serializer>(activation: &Activation, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(match activation {
+        Activation::Identity => "Identity",
+        Activation::Relu => "Relu",
+        Activation::Gelu => "GeluTanh",
+    })
 }
 
 impl Epilogue {

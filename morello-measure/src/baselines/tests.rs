@@ -33,7 +33,7 @@ fn every_available_matmul_epilogue_baseline_agrees_with_the_reference() {
     // The plain matmul is checked (and timed) by `baselines_time_side_by_side`; relu is fused in
     // the convolution test. Here bias and GELU.
     let gelu =
-        MatmulProblem::f32(6, 9, 5).with_epilogue(Epilogue { bias: true, activation: Activation::GeluTanh });
+        MatmulProblem::f32(6, 9, 5).with_epilogue(Epilogue { bias: true, activation: Activation::Gelu });
     checked(&compiler, &Problem::Matmul(gelu), &["naive"]);
 }
 

@@ -70,7 +70,7 @@ fn clamp(epilogue: Epilogue) -> Result<(&'static str, &'static str), Unavailable
     match epilogue.activation {
         Activation::Identity => Ok(("-INFINITY", "INFINITY")),
         Activation::Relu => Ok(("0.0f", "INFINITY")),
-        Activation::GeluTanh => Err("no gelu epilogue (its operators fuse only a clamp)".into()),
+        Activation::Gelu => Err("no gelu epilogue (its operators fuse only a clamp)".into()),
     }
 }
 

@@ -18,7 +18,7 @@ use morello_core::imp::Impl;
 use morello_core::layout::{Layout, LayoutDim};
 use morello_core::spec::{LogicalSpec, PrimitiveKind};
 use morello_core::target::Target;
-use morello_measure::baselines::{Activation, ActivationLayout, ConvPadding, FilterLayout, SoftmaxProblem};
+use morello_measure::baselines::{ActivationLayout, ConvPadding, FilterLayout, SoftmaxProblem};
 use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
 use morello_measure::{
     BaselineKind, BaselineOptions, BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate,
@@ -264,14 +264,7 @@ fn size(d: u32) -> Result<usize, String> {
 pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
     let epilogue = match spec.kind {
         PrimitiveKind::Matmul { accum: false } => Epilogue::NONE,
-        PrimitiveKind::MatmulBias { activation } => Epilogue {
-            bias: true,
-            activation: match activation {
-                morello_core::spec::Activation::Identity => Activation::Identity,
-                morello_core::spec::Activation::Relu => Activation::Relu,
-                morello_core::spec::Activation::Gelu => Activation::GeluTanh,
-            },
-        },
+        PrimitiveKind::MatmulBias { activation } => Epilogue { bias: true, activation },
         _ => return baseline_problem(spec).and_then(|_| Err("the spec is not a matmul".to_string())),
     };
     let &[batch, m, k, n] = spec.shape.dims() else {
@@ -575,6 +568,17 @@ mod tests {
             let reason = matmul_problem(&spec(text)).unwrap_err();
             assert!(reason.contains(why), "{text}: {reason}");
         }
+    }
+
+    #[test]
+    fn a_fused_epilogue_maps_to_its_problem_and_keeps_its_json_name() {
+        let gelu = spec(
+            "MatmulBiasGelu(1x2x3x4, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+        );
+        let epilogue = matmul_problem(&gelu).unwrap().epilogue;
+        assert_eq!(epilogue.to_string(), "bias,gelu");
+        let json = serde_json::to_value(epilogue).unwrap();
+        assert_eq!(json, serde_json::json!({ "bias": true, "activation": "GeluTanh" }));
     }
 
     #[test]

@@ -6,22 +6,6 @@
 //! dot product's operands are contiguous runs in `k` order. A fact that does not hold is an
 //! [`CodegenError::Unsupported`] error, never wrong code.
 
-mod broadcast_vec_mult_add;
-mod broadcast_vec_mult_add_bf16;
-mod dot_product_bf16;
-mod dot_product_loop;
-mod memset_zero;
-mod mult_add;
-mod value_add_bias;
-mod value_assign;
-mod value_fill;
-mod vector_add_bias;
-mod vector_assign;
-mod vector_fill;
-mod vector_max;
-mod vector_scale;
-mod vector_softmax_exp;
-
 use std::collections::BTreeMap;
 
 use morello_core::dtype::Dtype;
@@ -35,30 +19,43 @@ use super::Emitter;
 use super::buffers::View;
 use crate::error::CodegenError;
 
-/// Emits one kernel.
-pub(super) fn emit(
-    e: &mut Emitter<'_>,
-    kernel: KernelKind,
-    spec: &LogicalSpec,
-    views: &[View],
-) -> Result<(), CodegenError> {
-    match kernel {
-        KernelKind::MultAdd => mult_add::emit(e, spec, views),
-        KernelKind::BroadcastVecMultAdd => broadcast_vec_mult_add::emit(e, spec, views),
-        KernelKind::VectorAssign => vector_assign::emit(e, spec, views),
-        KernelKind::VectorFill => vector_fill::emit(e, spec, views),
-        KernelKind::MemsetZero => memset_zero::emit(e, spec, views),
-        KernelKind::ValueAssign => value_assign::emit(e, spec, views),
-        KernelKind::ValueFill => value_fill::emit(e, spec, views),
-        KernelKind::DotProductLoop => dot_product_loop::emit(e, spec, views),
-        KernelKind::DotProductBf16 => dot_product_bf16::emit(e, spec, views),
-        KernelKind::BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16::emit(e, spec, views),
-        KernelKind::VectorAddBias => vector_add_bias::emit(e, spec, views),
-        KernelKind::ValueAddBias => value_add_bias::emit(e, spec, views),
-        KernelKind::VectorMax => vector_max::emit(e, spec, views),
-        KernelKind::VectorSoftmaxExp => vector_softmax_exp::emit(e, spec, views),
-        KernelKind::VectorScale => vector_scale::emit(e, spec, views),
-    }
+/// Declares the emitters from their one list, `Kernel => module` (the module's file has
+/// `emit(e, spec, views)`): the modules and [`emit`], an exhaustive `match`, so a kernel of the
+/// catalogue without an emitter does not compile.
+macro_rules! emitters {
+    ($($kind:ident => $module:ident,)+) => {
+        $(mod $module;)+
+
+        /// Emits one kernel.
+        pub(super) fn emit(
+            e: &mut Emitter<'_>,
+            kernel: KernelKind,
+            spec: &LogicalSpec,
+            views: &[View],
+        ) -> Result<(), CodegenError> {
+            match kernel {
+                $(KernelKind::$kind => $module::emit(e, spec, views),)+
+            }
+        }
+    };
+}
+
+emitters! {
+    MultAdd => mult_add,
+    BroadcastVecMultAdd => broadcast_vec_mult_add,
+    VectorAssign => vector_assign,
+    VectorFill => vector_fill,
+    MemsetZero => memset_zero,
+    ValueAssign => value_assign,
+    ValueFill => value_fill,
+    DotProductLoop => dot_product_loop,
+    DotProductBf16 => dot_product_bf16,
+    BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16,
+    VectorAddBias => vector_add_bias,
+    ValueAddBias => value_add_bias,
+    VectorMax => vector_max,
+    VectorSoftmaxExp => vector_softmax_exp,
+    VectorScale => vector_scale,
 }
 
 fn unsupported(kernel: KernelKind, spec: &LogicalSpec, e: &Emitter<'_>, why: &str) -> CodegenError {
