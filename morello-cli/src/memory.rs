@@ -5,8 +5,10 @@
 //! physical   MemTotal of /proc/meminfo, or the cgroup's limit if lower (memory.max in cgroup v2,
 //!            memory.limit_in_bytes in v1); unknown elsewhere (then no default budget)
 //! budget     --max-memory SIZE: bytes (`4GiB`, `512MiB`, `1000000`) or a share of physical
-//!            memory (`25%`); default half of physical memory. The search stops cleanly at it
-//!            (see morello_search::Search::max_memory), saves, and the command exits with 1.
+//!            memory (`25%`); default half of physical memory: a bound on the process. The
+//!            search's own estimate (memo and graph, morello_search::Search::max_memory) gets a
+//!            share of it (search_budget: the rest is the allocator's slack and what saving the
+//!            table copies); at it the search stops cleanly, saves, and the command exits with 1.
 //! runnable   `run` and `bench` estimate what verifying the kernel takes
 //!            (morello_codegen::verification_bytes) and refuse, with status 2, a spec that needs
 //!            more than physical memory, before searching or compiling anything
@@ -22,9 +24,31 @@ use morello_core::target::parse_size;
 use crate::failure::bad_input;
 use crate::spec_args::Resolved;
 
-/// The default budget's share of physical memory, in percent: the rest is left for saving the
-/// table (which copies the memo), the kernel's own buffers, and everything else on the machine.
+/// The default budget's share of physical memory, in percent: the rest is left for the kernel's
+/// own buffers and everything else on the machine.
 pub const DEFAULT_PERCENT: u64 = 50;
+
+/// The share of `--max-memory`, in percent, that the search's estimate of its memo and graph may
+/// reach when what it solves is saved to a table. The estimate is 0.90-0.93 of the resident set
+/// (the rest is the allocator's slack), and a save copies the memo into a table, clones that to
+/// merge it with the file, and the file keeps a copy of what it last wrote: measured, the resident
+/// set reached 1.2 times the estimate's peak in a search that finished and 2.4 times the budget
+/// in one stopped by it with checkpoints (docs/PERFORMANCE.md, "Memory of the search").
+pub const SEARCH_SHARE_WITH_TABLE: u64 = 35;
+
+/// The share of `--max-memory`, in percent, for the search's estimate without a table to save
+/// (measured, the resident set reached 1.1-1.3 times the estimate).
+pub const SEARCH_SHARE_WITHOUT_TABLE: u64 = 65;
+
+// With the overheads measured (2.3 and 1.3 times the estimate), the process stays under 90% of
+// `--max-memory`.
+const _: () = assert!(SEARCH_SHARE_WITH_TABLE * 23 / 10 < 90 && SEARCH_SHARE_WITHOUT_TABLE * 13 / 10 < 90);
+
+/// The budget of the search's estimate (`Search::max_memory`) under `--max-memory` `bytes`, when
+/// it `saves` a table or not.
+pub fn search_budget(bytes: u64, saves: bool) -> u64 {
+    share(bytes, if saves { SEARCH_SHARE_WITH_TABLE } else { SEARCH_SHARE_WITHOUT_TABLE })
+}
 
 /// A memory size as `--max-memory` takes it: a number of bytes or a share of physical memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +162,16 @@ pub fn check_runnable(resolved: &Resolved, command: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The search's estimate gets a share of `--max-memory` that leaves room for what it does not
+    /// count (measured: 1.3 times the estimate without a table, 2.3 times with one).
+    #[test]
+    fn the_search_keeps_to_a_share_of_the_budget_that_leaves_room_for_a_save() {
+        let mib = 1 << 20;
+        assert_eq!(search_budget(100 * mib, true), 35 * mib);
+        assert_eq!(search_budget(100 * mib, false), 65 * mib);
+        assert_eq!(search_budget(u64::MAX, false), u64::MAX / 100 * 65 + 9, "no overflow");
+    }
 
     #[test]
     fn sizes_are_bytes_or_a_share() {

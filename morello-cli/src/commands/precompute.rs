@@ -132,9 +132,10 @@ pub struct Args {
     /// Print neither the progress bar nor the per-stage lines.
     #[arg(long, short = 'q')]
     quiet: bool,
-    /// Memory the search may hold (the table of solved specs and the graphs it explores, by its
-    /// own estimate): bytes such as 4GiB, or a share of this machine's memory such as 25%
-    /// [default: 50%]. When the table alone fills it, precompute stops and saves (status 1).
+    /// Memory the process may hold: bytes such as 4GiB, or a share of this machine's memory such
+    /// as 25% [default: 50%]. The table of solved specs and the graphs the search explores get 35%
+    /// of it by their own estimate (the rest is for the allocator and saving the table). When the
+    /// table alone fills that, precompute stops and saves (status 1).
     #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_memory_size)]
     max_memory: Option<MemorySize>,
 }
@@ -266,7 +267,7 @@ pub fn run(args: &Args) -> Result<()> {
         search = search.deadline(Instant::now() + positive_seconds("--time-limit", seconds)?);
     }
     if let Some(bytes) = crate::memory::budget(args.max_memory) {
-        search = search.max_memory(bytes);
+        search = search.max_memory(crate::memory::search_budget(bytes, true));
     }
     let bar = progress::bar(
         progress::shown(args.progress, args.quiet),

@@ -94,11 +94,12 @@ pub struct SearchOptions {
     /// killed process loses at most that much work (SIGINT, SIGTERM and SIGHUP save in any case).
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub checkpoint: f64,
-    /// Memory the search may hold (its table of solved specs and the graph it explores, by its
-    /// own estimate): bytes such as 4GiB or 512MiB, or a share of this machine's memory such as
-    /// 25% [default: 50%]. Near it the search solves smaller sub-problems first; when the table
-    /// alone fills it, the search stops, saves what it solved, and exits with status 1 (run again
-    /// with more to go on from there).
+    /// Memory the process may hold: bytes such as 4GiB or 512MiB, or a share of this machine's
+    /// memory such as 25% [default: 50%]. The search's table of solved specs and the graph it
+    /// explores get 35% of it by their own estimate (65% with --no-db), the rest is for the
+    /// allocator and saving the table. Near that the search solves smaller sub-problems first;
+    /// when the table alone fills it, the search stops, saves what it solved, and exits with
+    /// status 1 (run again with more to go on from there).
     #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_memory_size)]
     pub max_memory: Option<MemorySize>,
 }
@@ -141,10 +142,8 @@ impl<'t> Session<'t> {
         let checkpoint = positive_seconds("--checkpoint", checkpoint)?;
         let mut search =
             Search::new(&resolved.target).limits(resolved.limits).cancel(signals::cancel_token());
+        // The search's share of it is set once the table is open (a save needs room too).
         let budget = crate::memory::budget(max_memory).map(|bytes| (bytes, max_memory.is_none()));
-        if let Some((bytes, _)) = budget {
-            search = search.max_memory(bytes);
-        }
         if let Some(j) = jobs {
             if j == 0 {
                 return Err(bad_input("--jobs must be at least 1"));
@@ -186,7 +185,11 @@ impl<'t> Session<'t> {
     ) -> Result<Vec<Solution>> {
         let table =
             database::SearchTable::open(db, &resolved.target, *self.search.action_config(), self.quiet)?;
-        let Session { search, bar, quiet, checkpoint, note, budget } = self;
+        let Session { mut search, bar, quiet, checkpoint, note, budget } = self;
+        let saves = table.saved_in().is_some();
+        if let Some((bytes, _)) = budget {
+            search = search.max_memory(crate::memory::search_budget(bytes, saves));
+        }
         let memo = table.memo();
         // Checkpoints save from a search thread; a save still running when the next one is due
         // is not waited for.
@@ -230,7 +233,7 @@ impl<'t> Session<'t> {
                 anyhow::Error::new(signals::Interrupted { signal, saved_in })
             }
             (SearchError::Stopped { reason: StopReason::MemoryLimit, report }, _) => {
-                out_of_memory(report, budget, table.saved_in().filter(|_| !table.memo().is_empty()))
+                out_of_memory(report, budget, saves, table.saved_in().filter(|_| !table.memo().is_empty()))
             }
             _ => database::explain(&table, search_error(e), stopped),
         })?;
@@ -238,11 +241,13 @@ impl<'t> Session<'t> {
     }
 }
 
-/// A search stopped by its memory budget (`budget`: bytes, and whether it is the default), as the
-/// CLI reports it: how much it held, where what it solved is, and what to do.
+/// A search stopped by its memory budget (`budget`: bytes, and whether it is the default; `saves`:
+/// whether it had a table to save, which sets its share), as the CLI reports it: how much it held,
+/// where what it solved is, and what to do.
 fn out_of_memory(
     report: &SearchReport,
     budget: Option<(u64, bool)>,
+    saves: bool,
     saved_in: Option<&Path>,
 ) -> anyhow::Error {
     let (bytes, default) = budget.unwrap_or((0, false));
@@ -268,10 +273,15 @@ fn out_of_memory(
             "nothing was saved (no table): run it again with a larger --max-memory{machine}, and --db PATH to keep what it solves"
         ),
     };
+    let (percent, rest) = if saves {
+        (crate::memory::SEARCH_SHARE_WITH_TABLE, "the allocator and saving the table")
+    } else {
+        (crate::memory::SEARCH_SHARE_WITHOUT_TABLE, "the allocator")
+    };
     anyhow::anyhow!(
         "the search needs more memory than {flag}: its table of solved specs and search graph reached {} \
-         by its estimate; {next}",
-        Bytes(report.estimated_memory)
+         by its estimate, their {percent}% share of it (the rest is for {rest}); {next}",
+        Bytes(report.estimated_memory),
     )
 }
 
