@@ -6,9 +6,10 @@
 //! implements), `could_apply(kind, level kinds, dtypes, target)` (a necessary condition on levels
 //! and dtypes alone, used to prune the search), optionally `could_apply_after_tiling`, `memory(spec,
 //! target)` (registers it needs beyond its operands) and `cost(spec, target, constants)`. Adding a
-//! kernel: a file here and its line in the `catalogue!` list below (which declares the module, the
-//! [`KernelKind`] variant, its place in [`KernelKind::ALL`] and its [`KernelKind::definition`]),
-//! and its C emitter in `morello-codegen` (see `docs/adding-a-kernel.md`).
+//! kernel: a file here and its line in the [`kernel_catalogue!`](crate::kernel_catalogue) list below
+//! (from which `catalogue!` declares the module, the [`KernelKind`] variant, its place in
+//! [`KernelKind::ALL`] and its [`KernelKind::definition`]), and its C emitter in `morello-codegen`,
+//! whose module the same list declares (see `docs/adding-a-kernel.md`).
 //!
 //! A kernel implements exactly its spec: the reference interpreter executes a kernel by executing
 //! the spec, and the emitted C must agree.
@@ -49,41 +50,51 @@ macro_rules! catalogue {
     };
 }
 
-// The catalogue: one line per kernel, `Variant => module` (the module's file holds its
-// `DEFINITION`). The order is the order the search tries kernels in: append, do not reorder.
-catalogue! {
-    /// `out += lhs * rhs` on scalars (matmul or convolution of volume 1).
-    MultAdd => mult_add,
-    /// `out[v] += s * x[v]`: a scalar broadcast times vectors, accumulated into vectors.
-    BroadcastVecMultAdd => broadcast_vec_mult_add,
-    /// Copies whole vectors between vector registers and memory or caches (loads and stores).
-    VectorAssign => vector_assign,
-    /// Sets whole vectors in registers to a fill value.
-    VectorFill => vector_fill,
-    /// Sets a contiguous buffer to zero.
-    MemsetZero => memset_zero,
-    /// Copies (or widens) one scalar.
-    ValueAssign => value_assign,
-    /// Sets one scalar to a fill value.
-    ValueFill => value_fill,
-    /// A vectorised f32 dot product loop `out += Σ_k lhs[k] * rhs[k]` with several accumulators.
-    DotProductLoop => dot_product_loop,
-    /// The AVX-512 BF16 dot product (`vdpbf16ps`): bf16 inputs, f32 accumulator.
-    DotProductBf16 => dot_product_bf16,
-    /// `out[v] += f32(s) * f32(x[v])`: a bf16 scalar broadcast times a bf16 row widened to f32,
-    /// accumulated into f32 vectors.
-    BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16,
-    /// `out[v] = act(out[v] + bias[v])` on f32 vector registers (a fused epilogue).
-    VectorAddBias => vector_add_bias,
-    /// `out = act(out + bias)` on one f32 scalar.
-    ValueAddBias => value_add_bias,
-    /// The maximum of one f32 row in memory (a vector loop).
-    VectorMax => vector_max,
-    /// Softmax's middle pass on one row: `y = exp(x - max)` (a polynomial) and `sum = Σ y`.
-    VectorSoftmaxExp => vector_softmax_exp,
-    /// Softmax's last pass on one row: `y = y * (1 / sum)`.
-    VectorScale => vector_scale,
+/// The kernel catalogue's one list, `Kernel => module` with its doc, each module's file holding the
+/// kernel's `DEFINITION`: calls `$callback! { ... }` with it. Core declares the kernels from it
+/// (`catalogue!`), and `morello-codegen` its emitters, one file per kernel of the same name, so a
+/// kernel added here without an emitter file does not compile. The order is the order the search
+/// tries kernels in: append, do not reorder.
+#[macro_export]
+macro_rules! kernel_catalogue {
+    ($callback:ident) => {
+        $callback! {
+            /// `out += lhs * rhs` on scalars (matmul or convolution of volume 1).
+            MultAdd => mult_add,
+            /// `out[v] += s * x[v]`: a scalar broadcast times vectors, accumulated into vectors.
+            BroadcastVecMultAdd => broadcast_vec_mult_add,
+            /// Copies whole vectors between vector registers and memory or caches (loads and stores).
+            VectorAssign => vector_assign,
+            /// Sets whole vectors in registers to a fill value.
+            VectorFill => vector_fill,
+            /// Sets a contiguous buffer to zero.
+            MemsetZero => memset_zero,
+            /// Copies (or widens) one scalar.
+            ValueAssign => value_assign,
+            /// Sets one scalar to a fill value.
+            ValueFill => value_fill,
+            /// A vectorised f32 dot product loop `out += Σ_k lhs[k] * rhs[k]` with several accumulators.
+            DotProductLoop => dot_product_loop,
+            /// The AVX-512 BF16 dot product (`vdpbf16ps`): bf16 inputs, f32 accumulator.
+            DotProductBf16 => dot_product_bf16,
+            /// `out[v] += f32(s) * f32(x[v])`: a bf16 scalar broadcast times a bf16 row widened to f32,
+            /// accumulated into f32 vectors.
+            BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16,
+            /// `out[v] = act(out[v] + bias[v])` on f32 vector registers (a fused epilogue).
+            VectorAddBias => vector_add_bias,
+            /// `out = act(out + bias)` on one f32 scalar.
+            ValueAddBias => value_add_bias,
+            /// The maximum of one f32 row in memory (a vector loop).
+            VectorMax => vector_max,
+            /// Softmax's middle pass on one row: `y = exp(x - max)` (a polynomial) and `sum = Σ y`.
+            VectorSoftmaxExp => vector_softmax_exp,
+            /// Softmax's last pass on one row: `y = y * (1 / sum)`.
+            VectorScale => vector_scale,
+        }
+    };
 }
+
+kernel_catalogue!(catalogue);
 
 /// A kernel name that is not in the catalogue.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -19,11 +19,11 @@ use super::Emitter;
 use super::buffers::View;
 use crate::error::CodegenError;
 
-/// Declares the emitters from their one list, `Kernel => module` (the module's file has
-/// `emit(e, spec, views)`): the modules and [`emit`], an exhaustive `match`, so a kernel of the
-/// catalogue without an emitter does not compile.
+/// Declares the emitters from the catalogue's list ([`morello_core::kernel_catalogue!`]): for each
+/// `Kernel => module`, the module (`kernels/<module>.rs`, with `emit(e, spec, views)`) and its arm
+/// of [`emit`]. A kernel of the catalogue without its emitter file does not compile.
 macro_rules! emitters {
-    ($($kind:ident => $module:ident,)+) => {
+    ($($(#[doc = $doc:literal])* $kind:ident => $module:ident,)+) => {
         $(mod $module;)+
 
         /// Emits one kernel.
@@ -40,23 +40,7 @@ macro_rules! emitters {
     };
 }
 
-emitters! {
-    MultAdd => mult_add,
-    BroadcastVecMultAdd => broadcast_vec_mult_add,
-    VectorAssign => vector_assign,
-    VectorFill => vector_fill,
-    MemsetZero => memset_zero,
-    ValueAssign => value_assign,
-    ValueFill => value_fill,
-    DotProductLoop => dot_product_loop,
-    DotProductBf16 => dot_product_bf16,
-    BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16,
-    VectorAddBias => vector_add_bias,
-    ValueAddBias => value_add_bias,
-    VectorMax => vector_max,
-    VectorSoftmaxExp => vector_softmax_exp,
-    VectorScale => vector_scale,
-}
+morello_core::kernel_catalogue!(emitters);
 
 fn unsupported(kernel: KernelKind, spec: &LogicalSpec, e: &Emitter<'_>, why: &str) -> CodegenError {
     CodegenError::Unsupported { reason: format!("{kernel} on {}: {why}", spec.display(e.target)) }
