@@ -23,10 +23,9 @@ use crate::target::{KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("BroadcastVecMultAdd", KernelCost { fixed: 1, per_unit: 2 }, "output vectors")
-        .rules(applies, could_apply, cost)
+        .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling)
-        .memory(memory)
-    .calibration(calibration);
+        .memory(memory);
 
 /// The scalar operand and the vector operand, if the spec has this kernel's form.
 pub(crate) fn roles(spec: &LogicalSpec) -> Option<(&TensorSpec, &TensorSpec)> {

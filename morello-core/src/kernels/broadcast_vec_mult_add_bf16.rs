@@ -29,10 +29,9 @@ use crate::target::{KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("BroadcastVecMultAddBf16", KernelCost { fixed: 1, per_unit: 3 }, "output vectors")
-        .rules(applies, could_apply, cost)
+        .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling)
-        .memory(memory)
-    .calibration(calibration);
+        .memory(memory);
 
 /// f32 lanes per output vector the kernel's code handles (256- and 512-bit vectors).
 pub const LANES: [u32; 2] = [8, 16];

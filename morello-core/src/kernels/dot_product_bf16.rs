@@ -20,10 +20,9 @@ use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("DotProductBf16", KernelCost { fixed: 4, per_unit: 1 }, "K / 32")
-        .rules(applies, could_apply, cost)
+        .rules(applies, could_apply, cost, calibration)
         .isa(&[IsaFeature::Avx512f, IsaFeature::Avx512bf16])
-        .memory(memory)
-    .calibration(calibration);
+        .memory(memory);
 
 /// bf16 pairs one `vdpbf16ps` consumes.
 pub const STEP: u32 = 32;

@@ -22,9 +22,8 @@ use crate::target::{KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("DotProductLoop", KernelCost { fixed: 4, per_unit: 1 }, "K / f32 lanes")
-        .rules(applies, could_apply, cost)
-        .memory(memory)
-    .calibration(calibration);
+        .rules(applies, could_apply, cost, calibration)
+        .memory(memory);
 
 /// Vector accumulators the loop keeps.
 pub const ACCUMULATORS: u64 = 4;

@@ -198,8 +198,8 @@ pub struct KernelDefinition {
     memory: fn(&LogicalSpec, &Target) -> MemVec,
     /// The cost, given the target's constants for the kernel.
     cost: fn(&LogicalSpec, &Target, KernelCost) -> Cost,
-    /// The specs calibration measures the kernel on (none: the kernel cannot be calibrated,
-    /// which a test of `morello-measure` refuses for the built-in targets).
+    /// The specs calibration measures the kernel on (none on a target without the levels they
+    /// need; tests refuse that for the built-in targets).
     calibration: fn(&CalibrationSites) -> Vec<CalibrationCase>,
 }
 
@@ -218,13 +218,14 @@ impl KernelFacts {
         KernelFacts { name, default_cost, units }
     }
 
-    /// The kernel with its operand rules and cost, needing no ISA extension and no temporaries,
-    /// its tiles judged by `could_apply`.
+    /// The kernel with its operand rules, cost and calibration specs, needing no ISA extension and
+    /// no temporaries, its tiles judged by `could_apply`.
     const fn rules(
         self,
         applies: fn(&LogicalSpec, &Target) -> bool,
         could_apply: fn(PrimitiveKind, &[LevelKind], &[Dtype], &Target) -> bool,
         cost: fn(&LogicalSpec, &Target, KernelCost) -> Cost,
+        calibration: fn(&CalibrationSites) -> Vec<CalibrationCase>,
     ) -> KernelDefinition {
         let KernelFacts { name, default_cost, units } = self;
         KernelDefinition {
@@ -237,7 +238,7 @@ impl KernelFacts {
             after_tiling: None,
             memory: no_memory,
             cost,
-            calibration: no_calibration,
+            calibration,
         }
     }
 }
@@ -256,11 +257,6 @@ impl KernelDefinition {
     /// The same kernel, with `memory` temporaries.
     const fn memory(self, memory: fn(&LogicalSpec, &Target) -> MemVec) -> Self {
         KernelDefinition { memory, ..self }
-    }
-
-    /// The same kernel, calibrated on the specs `calibration` names.
-    const fn calibration(self, calibration: fn(&CalibrationSites) -> Vec<CalibrationCase>) -> Self {
-        KernelDefinition { calibration, ..self }
     }
 }
 
@@ -364,11 +360,6 @@ fn sized(
     spec: impl Fn(u32) -> String,
 ) -> Vec<CalibrationCase> {
     sizes.into_iter().map(|n| CalibrationCase::new(format!("{prefix}{n}"), spec(n))).collect()
-}
-
-/// No calibration specs.
-fn no_calibration(_sites: &CalibrationSites) -> Vec<CalibrationCase> {
-    Vec::new()
 }
 
 impl fmt::Display for KernelKind {

@@ -23,10 +23,9 @@ use crate::target::{KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorAddBias", KernelCost { fixed: 1, per_unit: 1 }, "output vectors (x8 for gelu)")
-        .rules(applies, could_apply, cost)
+        .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling)
-        .memory(memory)
-    .calibration(calibration);
+        .memory(memory);
 
 /// How many units of work one element costs for an activation (gelu's exp and divide).
 pub(super) fn activation_weight(activation: Activation) -> u64 {

@@ -19,9 +19,8 @@ use crate::target::{KernelCost, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorAssign", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
-        .rules(applies, could_apply, cost)
-        .after_tiling(could_apply_after_tiling)
-    .calibration(calibration);
+        .rules(applies, could_apply, cost, calibration)
+        .after_tiling(could_apply_after_tiling);
 
 /// The vector size of the register side(s).
 fn lanes(spec: &LogicalSpec) -> Option<u32> {

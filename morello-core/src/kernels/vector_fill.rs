@@ -16,9 +16,8 @@ use crate::target::{KernelCost, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorFill", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
-        .rules(applies, could_apply, cost)
-        .after_tiling(could_apply_after_tiling)
-    .calibration(calibration);
+        .rules(applies, could_apply, cost, calibration)
+        .after_tiling(could_apply_after_tiling);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {

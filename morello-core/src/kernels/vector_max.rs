@@ -18,9 +18,8 @@ use crate::target::{KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorMax", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")
-        .rules(applies, could_apply, cost)
-        .memory(memory)
-    .calibration(calibration);
+        .rules(applies, could_apply, cost, calibration)
+        .memory(memory);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::Max { .. })

@@ -21,10 +21,9 @@ use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorSoftmaxExp", KernelCost { fixed: 8, per_unit: 8 }, "row / f32 lanes")
-        .rules(applies, could_apply, cost)
+        .rules(applies, could_apply, cost, calibration)
         .isa(&[IsaFeature::Fma])
-        .memory(memory)
-    .calibration(calibration);
+        .memory(memory);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::SoftmaxExp { .. })
