@@ -215,3 +215,75 @@ fn a_64_cube_from_searched_tiles() {
     let imp = tiled(&target, &memo, &s, &[1, 8, 64, 16], Parallelism::Parallel);
     check(&target, &[], vec![imp]);
 }
+
+/// An AVX2 target with caches so small that a 256-wide `rhs` crowds its L2 sets (8 KiB, 8 ways of
+/// 16 sets: rows 1 KiB apart all start in set 0), and an L2 that packs.
+const TINY_PACKING: &str = r#"
+name = "tiny-packing"
+cache_line_bytes = 64
+processors = 1
+isa = ["avx2", "fma"]
+kernels = ["MultAdd", "BroadcastVecMultAdd", "VectorAssign", "VectorFill", "MemsetZero", "ValueAssign", "ValueFill"]
+
+[[levels]]
+name = "GL"
+kind = "memory"
+capacity = "1GiB"
+cost_per_line = 40
+run_overhead_lines = 2
+parallel = true
+moves_to = ["L2"]
+
+[[levels]]
+name = "L2"
+kind = "cache"
+capacity = "8KiB"
+cost_per_line = 6
+load_cost_per_line = 2
+allocates = false
+packs = true
+moves_to = ["L1", "VRF"]
+ways = 8
+
+[[levels]]
+name = "L1"
+kind = "cache"
+capacity = "2KiB"
+cost_per_line = 2
+allocates = false
+moves_to = ["VRF", "RF"]
+ways = 2
+
+[[levels]]
+name = "VRF"
+kind = "vector-registers"
+capacity = 16
+vector_bytes = [32]
+
+[[levels]]
+name = "RF"
+kind = "scalar-registers"
+capacity = 16
+"#;
+
+/// Whether some node of `imp` packs an operand into a new buffer at `level` whose layout is not
+/// the operand's own order (a panel layout).
+fn packs_at(imp: &Impl, level: morello_core::target::LevelId) -> bool {
+    let here = matches!(&imp.node, morello_core::imp::Node::Alloc {
+        kind: morello_core::imp::AllocKind::Buffer, destination, ..
+    } if destination.level == level && destination.layout.dims().iter().any(|d| matches!(d.kind, morello_core::layout::PhysDim::Packed(_))));
+    here || imp.children().into_iter().any(|c| packs_at(c, level))
+}
+
+#[test]
+fn a_searched_kernel_that_packs_rhs_into_panels() {
+    let target = Target::from_toml(TINY_PACKING).expect("the target parses");
+    let s = morello_core::spec::SpecBuilder::parse("matmul 64x32x256").unwrap().build(&target).unwrap();
+    let best = Search::new(&target).solve(&s).unwrap().imp;
+    assert!(
+        packs_at(&best, target.level_id("L2").unwrap()),
+        "the search packs rhs into L2 panels:\n{}",
+        best.render(&target)
+    );
+    check(&target, &[], vec![best]);
+}

@@ -22,7 +22,7 @@ use morello_core::spec::{
     CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, SpecBuilder, parse_epilogue, parse_limits,
     parse_pair,
 };
-use morello_core::target::{MemVec, Target, resolve_target};
+use morello_core::target::{HostCache, MemVec, Target, resolve_target_on_host};
 
 use crate::failure::{Failure, bad_input};
 
@@ -191,7 +191,8 @@ pub fn with_processors(target: Target, processors: u32) -> Result<Target> {
 /// Loads a built-in target or a target file.
 pub fn load_target(name: &str) -> Result<(Target, Option<String>)> {
     if matches!(name, "x86" | "x86-avx2" | "x86-avx512") {
-        let resolved = resolve_target(name).bad_input(|| format!("target `{name}`"))?;
+        let resolved =
+            resolve_target_on_host(name, &host_caches()).bad_input(|| format!("target `{name}`"))?;
         return Ok((resolved.target, resolved.note));
     }
     let path = std::path::Path::new(name);
@@ -233,6 +234,32 @@ fn conv_options(args: &SpecArgs) -> Result<ConvOptions> {
         options.padding = text.parse::<Padding>().map_err(bad)?;
     }
     Ok(options)
+}
+
+/// The host's caches as Linux describes them under `/sys/devices/system/cpu/cpu0/cache/`, for
+/// `x86` (empty where the directory is missing or unreadable: the built-in defaults apply then).
+pub fn host_caches() -> Vec<HostCache> {
+    let Ok(entries) = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache") else { return Vec::new() };
+    let mut caches = Vec::new();
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        if !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("index")) {
+            continue;
+        }
+        let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+        if let Ok(cache) = HostCache::from_sysfs(
+            &read("level"),
+            &read("type"),
+            &read("size"),
+            &read("ways_of_associativity"),
+            &read("number_of_sets"),
+            &read("coherency_line_size"),
+        ) {
+            caches.push(cache);
+        }
+    }
+    caches.sort_by_key(|c| c.level);
+    caches
 }
 
 /// The spec the arguments name, built for `target` (see [`SpecBuilder`]).

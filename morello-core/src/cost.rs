@@ -27,7 +27,7 @@
 //! ```
 
 use crate::spec::TensorSpec;
-use crate::target::{LevelKind, MemVec, Target};
+use crate::target::{CacheGeometry, LevelKind, MemVec, Target};
 
 /// A cost: unitless, roughly cycles.
 pub type Cost = u64;
@@ -75,13 +75,109 @@ fn lines_cost(t: &TensorSpec, target: &Target, per_line: u64) -> Cost {
 }
 
 /// How much of its level `t` occupies: registers for register levels, bytes (whole cache lines)
-/// otherwise.
+/// otherwise. In a cache with a geometry, a tensor whose lines crowd some set beyond the cache's
+/// ways cannot stay resident however much else is free: it occupies what it would take for
+/// every set to be that full (`fullest set * sets * line bytes`, more than the capacity), so no
+/// implementation keeps it there and its uses are priced at the level it streams from.
 pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
-    match target.level(t.level).kind {
+    let level = target.level(t.level);
+    match level.kind {
         LevelKind::ScalarRegisters => t.shape.volume(),
         LevelKind::VectorRegisters => t.shape.volume() / u64::from(t.vector_size.unwrap_or(1)),
-        LevelKind::Cache | LevelKind::Memory => cache_lines(t, target) * u64::from(target.cache_line_bytes()),
+        LevelKind::Cache | LevelKind::Memory => {
+            let bytes = cache_lines(t, target) * u64::from(target.cache_line_bytes());
+            match level.geometry {
+                Some(g) if bytes <= level.capacity => {
+                    let fullest = fullest_set(t, g);
+                    if fullest > u64::from(g.ways) { fullest * g.way_bytes() } else { bytes }
+                }
+                _ => bytes,
+            }
+        }
     }
+}
+
+/// The most lines of `t` that fall into one set of a cache of geometry `g`.
+///
+/// Run `i` of the tensor starts `i * pitch` elements after the first (runs are modelled as
+/// equally spaced by the pitch, exact for matrices and their tiles) and covers `ceil(run bytes /
+/// line)` consecutive lines from the line its start falls in; line `a` lives in set `a mod sets`.
+/// A tensor without a pitch is one run (or has too few lines to crowd any set), so its lines
+/// spread evenly. Memoised per thread: the search asks for few distinct patterns.
+pub fn fullest_set(t: &TensorSpec, g: CacheGeometry) -> u64 {
+    let (runs, run_bytes) = runs(t);
+    let line = u64::from(g.line_bytes);
+    let sets = u64::from(g.sets);
+    let per_run = run_bytes.div_ceil(line);
+    let Some(pitch) = t.pitch.filter(|_| runs > 1) else {
+        return (runs * per_run).div_ceil(sets);
+    };
+    let pitch_bytes = (u64::from(pitch) * u64::from(t.dtype.size_bytes())) % g.way_bytes();
+    let key = (g, pitch_bytes, runs, per_run);
+    FULLEST.with(|memo| {
+        if let Some(&v) = memo.borrow().get(&key) {
+            return v;
+        }
+        let v = simulate_fullest(g, pitch_bytes, runs, per_run);
+        let mut memo = memo.borrow_mut();
+        if memo.len() > 1 << 16 {
+            memo.clear();
+        }
+        memo.insert(key, v);
+        v
+    })
+}
+
+type FullestKey = (CacheGeometry, u64, u64, u64);
+
+thread_local! {
+    static FULLEST: std::cell::RefCell<std::collections::HashMap<FullestKey, u64>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Counts the lines per set of `runs` runs of `per_run` lines, `pitch_bytes` apart (modulo a way).
+fn simulate_fullest(g: CacheGeometry, pitch_bytes: u64, runs: u64, per_run: u64) -> u64 {
+    let sets = u64::from(g.sets);
+    let line = u64::from(g.line_bytes);
+    let way = g.way_bytes();
+    // Whole laps of the sets add the same to every set; the rest is a range per run.
+    let laps = per_run / sets;
+    let rest = per_run % sets;
+    // Runs repeat their set pattern after `way / gcd(pitch, way)` runs: fold the repeats.
+    let period = if pitch_bytes == 0 { 1 } else { way / gcd(pitch_bytes, way) };
+    let distinct = runs.min(period);
+    let mut diff = vec![0i64; g.sets as usize + 1];
+    let mut offset = 0u64;
+    for i in 0..distinct {
+        // Runs i, i + period, i + 2 period, ... start at the same offset.
+        let repeats = (runs - i).div_ceil(period) as i64;
+        let start = (offset / line) % sets;
+        let end = start + rest;
+        if end <= sets {
+            diff[start as usize] += repeats;
+            diff[end as usize] -= repeats;
+        } else {
+            diff[start as usize] += repeats;
+            diff[sets as usize] -= repeats;
+            diff[0] += repeats;
+            diff[(end - sets) as usize] -= repeats;
+        }
+        offset = (offset + pitch_bytes) % way;
+    }
+    let mut fullest = 0i64;
+    let mut running = 0i64;
+    for d in &diff[..g.sets as usize] {
+        running += d;
+        fullest = fullest.max(running);
+    }
+    fullest as u64 + laps * runs
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// Peaks as the model counts them: amounts at caches and memory are rounded up to a power of two
@@ -118,4 +214,75 @@ pub fn alloc_cost(source: &TensorSpec, destination: &TensorSpec, target: &Target
         move_cost(source, target)
     };
     read.saturating_add(move_cost(destination, target))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{CanonicalSpec, SpecBuilder};
+
+    fn matmul(n: u32, target: &Target) -> CanonicalSpec {
+        SpecBuilder::parse(&format!("matmul {n}x{n}x{n}")).unwrap().build(target).unwrap()
+    }
+
+    /// The `lhs` tile of `tile` (iteration sizes) of an `n`-cube, moved to level `level` as a view.
+    fn lhs_tile(n: u32, tile: [u32; 4], level: &str, target: &Target) -> TensorSpec {
+        let t = matmul(n, target).tile(&tile, false, target).unwrap();
+        TensorSpec { level: target.level_id(level).unwrap(), ..t.operands[0].clone() }
+    }
+
+    #[test]
+    fn the_512_cube_lhs_block_crowds_16_of_64_l1_sets() {
+        // docs/cost-model.md: a 64 x 128 block of a 512-wide f32 matrix has a 2 KiB pitch, so its
+        // rows start in sets 0 and 32 only: 512 lines in 16 sets, 32 per set against 8 ways.
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        let block = lhs_tile(512, [1, 64, 128, 512], "L1", &target);
+        assert_eq!(block.pitch, Some(512));
+        let g = target.level(block.level).geometry.unwrap();
+        assert_eq!(cache_lines(&block, &target), 512);
+        assert_eq!(fullest_set(&block, g), 32);
+        assert_eq!(memory_units(&block, &target), 32 * 64 * 64, "it cannot stay in a 32 KiB L1");
+        // Half that block of a 500-wide matrix (pitch 2000 bytes, 31.25 lines) spreads its 256
+        // lines over every set, and fits; of the 512-wide matrix it crowds 16 sets 16 deep.
+        let odd = lhs_tile(500, [1, 32, 128, 500], "L1", &target);
+        assert_eq!(odd.pitch, Some(500));
+        assert_eq!(fullest_set(&odd, g), 6);
+        assert_eq!(memory_units(&odd, &target), 256 * 64);
+        assert_eq!(fullest_set(&lhs_tile(512, [1, 32, 128, 512], "L1", &target), g), 16);
+        let panel = lhs_tile(512, [1, 6, 128, 512], "L1", &target);
+        assert_eq!(fullest_set(&panel, g), 3);
+        assert_eq!(memory_units(&panel, &target), 6 * 512);
+    }
+
+    #[test]
+    fn contiguous_tensors_spread_evenly_and_small_ones_have_no_pitch() {
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        // Whole rows of a row-major matrix are one run: no pitch, lines spread over the sets.
+        let rows = lhs_tile(512, [1, 8, 512, 512], "L1", &target);
+        assert_eq!((rows.pitch, rows.is_fully_contiguous()), (None, true));
+        let g = target.level(rows.level).geometry.unwrap();
+        assert_eq!(fullest_set(&rows, g), 4);
+        assert_eq!(memory_units(&rows, &target), 16 << 10);
+        // Four lines fit any 8-way cache wherever they fall: the pitch cannot matter.
+        let small = lhs_tile(512, [1, 4, 16, 512], "L1", &target);
+        assert_eq!((small.pitch, cache_lines(&small, &target)), (None, 4));
+        // Pitches are kept modulo the largest way (64 KiB of f32: 16384 elements).
+        let wide = matmul(2, &target);
+        let text = wide.display(&target).to_string();
+        assert!(!text.contains(" s"), "{text}");
+    }
+
+    #[test]
+    fn fullest_set_folds_repeating_runs() {
+        let g = CacheGeometry { line_bytes: 64, ways: 8, sets: 64 };
+        // 64 runs of 8 lines, 4 KiB apart: every run in sets 0..8.
+        assert_eq!(simulate_fullest(g, 4096, 64, 8), 64);
+        // 1 KiB apart: 4 start sets.
+        assert_eq!(simulate_fullest(g, 1024, 64, 8), 16);
+        // One line apart: a contiguous stream of 64 * 8... runs overlap by construction only if
+        // the pitch is below the run; 512 bytes apart with 8 lines each is dense: 8 a set.
+        assert_eq!(simulate_fullest(g, 512, 64, 8), 8);
+        // Runs longer than the sets lap them.
+        assert_eq!(simulate_fullest(g, 0, 2, 130), 2 * 3);
+    }
 }

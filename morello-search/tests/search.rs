@@ -118,8 +118,9 @@ fn search_space_sizes_are_pinned() {
         ("x86-avx2", "Matmul(1x4x4x4, u32 GL row-major, u32 GL row-major, u32 GL row-major)", 2758, 14949),
         ("x86-avx2", "Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)", 8161, 54545),
         ("x86-avx512", "Move(8x8, f32 GL row-major, f32 GL col-major)", 228, 1124),
-        // Uneven shapes: every remainder of every tiling is a sub-spec of its own.
-        ("x86-avx2", "Matmul(1x12x10x6, f32 GL row-major, f32 GL row-major, f32 GL row-major)", 8119, 60556),
+        // Uneven shapes: every remainder of every tiling is a sub-spec of its own (and one tile
+        // whose pitch differs from a same-shaped tile's, 12 lines 10 and 6 elements apart).
+        ("x86-avx2", "Matmul(1x12x10x6, f32 GL row-major, f32 GL row-major, f32 GL row-major)", 8120, 60560),
     ];
     let mut report = Vec::new();
     for (name, text, specs, actions) in cases {
@@ -322,4 +323,50 @@ proptest! {
         let every = ActionConfig { remainders: Remainders::EveryTile, ..ActionConfig::default() };
         prop_assert_eq!(frontier_of(&text, &t, ActionConfig::default()), frontier_of(&text, &t, every));
     }
+}
+
+/// The layouts of the buffers that actions pack `spec`'s `rhs` into at L2.
+fn packed_rhs(text: &str, t: &Target) -> Vec<String> {
+    let s = spec(text, t);
+    let l2 = t.level_id("L2").unwrap();
+    actions(&s, t, &ActionConfig::default(), &Feasibility::new(t))
+        .into_iter()
+        .filter_map(|(action, _)| match action {
+            Action::Move { operand: 1, destination, kind: morello_core::imp::AllocKind::Buffer }
+                if destination.level == l2 =>
+            {
+                Some(destination.layout.to_string())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn rhs_is_packed_only_where_a_cache_view_would_crowd_a_set() {
+    let plain = target("x86-avx2");
+    let mut desc = plain.description_value();
+    desc.levels[1].packs = true;
+    let packing = Target::new(desc).unwrap();
+    // 512 rows of `rhs` 4 KiB apart in a 1 MiB, 16-way L2 of 1024 sets: 16 start sets, 32 lines in
+    // each of 256 sets. A view cannot stay in L2, so the panel is packed (16 = two AVX2 vectors).
+    let crowded = "MatmulAccum(1x64x512x256, f32 GL row-major c1 s1024, f32 GL row-major c1 s1024, f32 GL row-major c1 s1024, serial)";
+    assert_eq!(packed_rhs(crowded, &packing), ["[2, 1, 2 p(16)]"]);
+    assert!(packed_rhs(crowded, &plain).is_empty(), "only levels that pack");
+    // The same panel of a 1000-wide matrix spreads over the sets: its view fits, nothing is packed.
+    let spread = crowded.replace("s1024", "s1000");
+    assert!(packed_rhs(&spread, &packing).is_empty());
+    // Nor is an `rhs` whose rows are not along n, or one too large for L2 by size.
+    assert!(
+        packed_rhs(
+            &crowded.replace(
+                "f32 GL row-major c1 s1024, f32 GL row-major c1 s1024, f32",
+                "f32 GL row-major c1 s1024, f32 GL col-major c1 s1024, f32"
+            ),
+            &packing
+        )
+        .is_empty()
+    );
+    let large = "MatmulAccum(1x64x2048x256, f32 GL row-major c1 s1024, f32 GL row-major c1 s1024, f32 GL row-major c1 s1024, serial)";
+    assert!(packed_rhs(large, &packing).is_empty());
 }

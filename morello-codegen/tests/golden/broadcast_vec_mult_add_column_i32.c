@@ -2,13 +2,13 @@
  * Matmul(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *    490   0   0   0    3   0  move operand 2 to i32 VRF row-major v16  Matmul(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 GL row-major)
- *    369   0   0   0    2   0    block  Matmul(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 VRF row-major v16, serial)
+ *    494   0   0   0    4   0  move operand 2 to i32 VRF row-major v16  Matmul(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 GL row-major)
+ *    373   0   0   0    3   0    block  Matmul(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 VRF row-major v16, serial)
  *      1   0   0   0    0   0      kernel VectorFill  FillZero(1x16x1, i32 VRF row-major v16, serial)
- *    368   0   0   0    2   0      tile 1x16x1x1  MatmulAccum(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 VRF row-major v16, serial)
- *    184   0   0   0    2   0        move operand 0 to i32 VRF row-major v16  MatmulAccum(1x16x1x1, i32 GL row-major, i32 GL row-major, i32 VRF row-major v16, serial)
+ *    372   0   0   0    3   0      tile 1x16x1x1  MatmulAccum(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 VRF row-major v16, serial)
+ *    186   0   0   0    3   0        move operand 0 to i32 VRF row-major v16  MatmulAccum(1x16x1x1, i32 GL row-major, i32 GL row-major, i32 VRF row-major v16, serial)
  *     61   0   0   0    0   0          [in] kernel VectorAssign  Move(1x16x1, i32 GL row-major, i32 VRF row-major v16, serial)
- *     63   0   0   0    1   0          kernel BroadcastVecMultAdd  MatmulAccum(1x16x1x1, i32 VRF row-major v16, i32 GL row-major, i32 VRF row-major v16, serial)
+ *     65   0   0   0    2   0          kernel BroadcastVecMultAdd  MatmulAccum(1x16x1x1, i32 VRF row-major v16, i32 GL row-major, i32 VRF row-major v16, serial)
  *     61   0   0   0    0   0    [out] kernel VectorAssign  Move(1x16x1, i32 VRF row-major v16, i32 GL row-major, serial)
  */
 #include <immintrin.h>

@@ -8,8 +8,11 @@
 //!        or MatmulAccum [1, m, 1, 1]: rhs scalar, lhs [1, m, 1] and out [1, m, 1] in vector registers;
 //!           the scalar not in vector registers; the vector operand and the output with one layout
 //!           and one vector size, each made of whole vectors; one dtype: f32, u32 or i32
-//! memory:   1 vector register (the broadcast scalar)
-//! cost:     fixed + per_unit * vectors + move_cost(scalar)
+//! memory:   1 vector register (the broadcast scalar); 2 for integers (and the product: there is
+//!           no integer multiply-add)
+//! cost:     fixed + per_unit * vectors + move_cost(scalar), with the constants of its dtype
+//!           (built in: 1, 2 for f32; 1, 4 for u32 and i32, a multiply at half the FMA's rate
+//!           and an add)
 //! ```
 
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
@@ -89,7 +92,8 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
 }
 
 fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
-    MemVec::single(spec.output().level, 1)
+    let registers = if spec.output().dtype == Dtype::F32 { 1 } else { 2 };
+    MemVec::single(spec.output().level, registers)
 }
 
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
@@ -98,19 +102,25 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 }
 
 /// Calibration: 1, 2, 4, ... widest f32 vectors, the scalar in L1, while half the registers (the
-/// accumulators) and the row fit.
+/// accumulators) and the row fit; the same in each 32-bit integer type the target gives constants
+/// of its own (`u32.v1`, ...: `vpmulld` then `vpaddd`).
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (lanes, (l1, vrf)) = (s.lanes(), (&s.l1, &s.vrf));
     let accumulators = (s.vector_registers / 2).max(1);
     let mut cases = Vec::new();
-    let mut v = 1;
-    while v <= accumulators && accumulators + v < s.vector_registers {
-        let n = v * u64::from(lanes);
-        cases.push(CalibrationCase::new(
-            format!("v{v}"),
-            format!("MatmulAccum(1x1x1x{n}, f32 {l1} row-major, f32 {vrf} row-major v{lanes}, f32 {vrf} row-major v{lanes}, serial)"),
-        ));
-        v *= 2;
+    let dtypes = std::iter::once(Dtype::F32)
+        .chain(s.own_multiply_adds.iter().copied().filter(|d| matches!(d, Dtype::U32 | Dtype::I32)));
+    for dtype in dtypes {
+        let tag = if dtype == Dtype::F32 { String::new() } else { format!("{dtype}.") };
+        let mut v = 1;
+        while v <= accumulators && accumulators + v < s.vector_registers {
+            let n = v * u64::from(lanes);
+            cases.push(CalibrationCase::new(
+                format!("{tag}v{v}"),
+                format!("MatmulAccum(1x1x1x{n}, {dtype} {l1} row-major, {dtype} {vrf} row-major v{lanes}, {dtype} {vrf} row-major v{lanes}, serial)"),
+            ));
+            v *= 2;
+        }
     }
     cases
 }

@@ -168,9 +168,11 @@ impl KernelKind {
         (self.definition().calibration)(sites)
     }
 
-    /// The kernel's cost on `spec` (which it must apply to).
+    /// The kernel's cost on `spec` (which it must apply to), with the target's constants for the
+    /// element type of its first operand ([`crate::target::CostConstants::kernel_for`]).
     pub fn cost(self, spec: &LogicalSpec, target: &Target) -> Cost {
-        (self.definition().cost)(spec, target, target.costs().kernel(self))
+        let dtype = spec.operands[0].dtype;
+        (self.definition().cost)(spec, target, target.costs().kernel_for(self, dtype))
     }
 }
 
@@ -282,6 +284,9 @@ pub struct CalibrationSites {
     pub l1: String,
     /// The cache line in bytes.
     pub line_bytes: u32,
+    /// Element types other than f32 whose `BroadcastVecMultAdd` has constants of its own in the
+    /// target (`CostConstants::dtype_kernels`): calibration measures those too.
+    pub own_multiply_adds: Vec<Dtype>,
 }
 
 impl CalibrationSites {
@@ -323,6 +328,13 @@ impl CalibrationSites {
             nearest,
             l1: name(nearest),
             line_bytes,
+            own_multiply_adds: target
+                .costs()
+                .dtype_kernels
+                .iter()
+                .filter(|(d, m)| **d != Dtype::F32 && m.contains_key(&KernelKind::BroadcastVecMultAdd))
+                .map(|(d, _)| *d)
+                .collect(),
         })
     }
 

@@ -106,6 +106,30 @@ impl LayoutView {
         tile_shape: &Shape,
         origin: Option<&[u32]>,
     ) -> Result<LayoutView, LayoutError> {
+        self.tile_with_pitch(parent_shape, tile_shape, origin, None).map(|(view, _)| view)
+    }
+
+    /// The view of a tile (of `tile_shape` at multiples of it, or at `origin`) and its *pitch*:
+    /// the buffer stride, in elements, of the tile's innermost physical dim outside its
+    /// contiguous run (the distance between two consecutive runs), or `None` if the tile is one
+    /// run. `parent_pitch` is the parent view's pitch (`None` for a dense buffer, whose strides
+    /// are its layout's).
+    ///
+    /// Strides inside the parent's run are the layout's own. Outside it only the innermost
+    /// dim's stride is known (`parent_pitch`); a tile whose innermost outer dim lies further out
+    /// gets that pitch scaled by the ratio of the layout's own strides, an estimate (exact when
+    /// the parent's outer dims are dense relative to each other; for matrices, tiles of tiles
+    /// have one outer dim and are exact).
+    ///
+    /// # Errors
+    /// As [`LayoutView::tile`] and [`LayoutView::tile_at`].
+    pub fn tile_with_pitch(
+        &self,
+        parent_shape: &Shape,
+        tile_shape: &Shape,
+        origin: Option<&[u32]>,
+        parent_pitch: Option<u64>,
+    ) -> Result<(LayoutView, Option<u64>), LayoutError> {
         let rank_mismatch = || LayoutError::TileRankMismatch {
             parent: parent_shape.to_string(),
             tile: tile_shape.to_string(),
@@ -149,7 +173,25 @@ impl LayoutView {
             .filter(|(_, extent)| **extent > 1)
             .map(|(entry, &extent)| TileDim { dim: entry.dim, extent })
             .collect();
-        Ok(canonical(dims, contiguous))
+        // The tile's innermost dim outside its run: the `contiguous + 1`-th kept dim from the end.
+        let pitch = entries
+            .iter()
+            .enumerate()
+            .zip(&extents)
+            .filter(|(_, extent)| **extent > 1)
+            .rev()
+            .nth(contiguous)
+            .map(|((position, entry), _)| {
+                // The parent's innermost outer dim, whose true stride is `parent_pitch`.
+                let parent_outer = run_start.checked_sub(1).map(|p| entries[p].stride);
+                match (parent_pitch, parent_outer) {
+                    (Some(pitch), Some(outer)) if position < run_start => {
+                        pitch.saturating_mul(entry.stride / outer.max(1))
+                    }
+                    _ => entry.stride,
+                }
+            });
+        Ok((canonical(dims, contiguous), pitch))
     }
 }
 

@@ -277,12 +277,32 @@ pub(super) fn canonical_operand(
         LayoutView::from_parts(&operand.layout, operand.contiguous_dims, &operand.shape)
     }
     .map_err(|source| SpecError::Layout { operand: i, source })?;
-    Ok(TensorSpec {
+    let mut out = TensorSpec {
         shape: operand.shape.clone(),
         dtype: operand.dtype,
         level: operand.level,
         layout: view.layout,
         contiguous_dims: view.contiguous_dims,
         vector_size: operand.vector_size,
-    })
+        pitch: None,
+    };
+    out.pitch = canonical_pitch(&out, operand.pitch.map(u64::from), target);
+    Ok(out)
+}
+
+/// The canonical class of a tensor's pitch (`pitch` in elements, as the layout walk found it):
+/// `None` where it cannot change a cost (see [`TensorSpec::pitch`]), else the pitch modulo the
+/// target's set period in elements. A tensor with no more lines than the fewest ways of any cache
+/// fits every cache wherever its lines fall, and so does every tile of it.
+pub(crate) fn canonical_pitch(t: &TensorSpec, pitch: Option<u64>, target: &Target) -> Option<u32> {
+    let pitch = pitch?;
+    let period = target.set_period_bytes()? / u64::from(t.dtype.size_bytes());
+    let kind = target.level(t.level).kind;
+    if t.is_fully_contiguous() || kind.counts_registers() || period == 0 {
+        return None;
+    }
+    if crate::cost::cache_lines(t, target) <= u64::from(target.min_ways()?) {
+        return None;
+    }
+    u32::try_from(pitch % period).ok()
 }

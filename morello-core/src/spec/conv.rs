@@ -233,6 +233,9 @@ fn relabel(
         layout,
         contiguous_dims,
         vector_size: operand.vector_size,
+        // The lowered view's strides are not the operand's runs: its pitch is left unknown (no
+        // set conflicts are counted for it).
+        pitch: None,
     })
 }
 

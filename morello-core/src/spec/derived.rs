@@ -7,7 +7,7 @@
 //! region at a given origin). Operand dims that slide (a convolution's image rows `h + fh`) are
 //! only tiled when that logical dim has a single physical dim, so every window is a box.
 
-use super::canonical::{assemble, canonical_operand};
+use super::canonical::{assemble, canonical_operand, canonical_pitch};
 use super::{CanonicalSpec, FillValue, LogicalSpec, OperandDim, PrimitiveKind, SpecError, TensorSpec};
 use crate::layout::{Layout, LayoutView, PhysDim};
 use crate::shape::Shape;
@@ -73,14 +73,18 @@ impl CanonicalSpec {
             let view =
                 LayoutView { layout: operand.layout.clone(), contiguous_dims: operand.contiguous_dims };
             let sliding = dims[i].iter().enumerate().any(|(d, od)| slides(od, operand, d, &tile_shape));
-            let tiled = match (&origins, sliding) {
-                (Some(origins), _) => view.tile_at(&operand.shape, &tile_shape, &origins[i]),
-                (None, false) => view.tile(&operand.shape, &tile_shape),
+            let parent_pitch = operand.pitch.map(u64::from);
+            let (tiled, pitch) = match (&origins, sliding) {
+                (Some(origins), _) => {
+                    view.tile_with_pitch(&operand.shape, &tile_shape, Some(&origins[i]), parent_pitch)
+                }
+                (None, false) => view.tile_with_pitch(&operand.shape, &tile_shape, None, parent_pitch),
                 (None, true) => {
                     if !sliding_dims_are_plain(&dims[i], operand, &tile_shape) {
                         return Err(SpecError::SlidingTile { operand: i });
                     }
-                    view.tile_at(&operand.shape, &tile_shape, &vec![0; tile_shape.rank()])
+                    let origin = vec![0; tile_shape.rank()];
+                    view.tile_with_pitch(&operand.shape, &tile_shape, Some(&origin), parent_pitch)
                 }
             }
             .map_err(layout_error)?;
@@ -105,14 +109,17 @@ impl CanonicalSpec {
             } else {
                 (tiled.layout, tiled.contiguous_dims)
             };
-            operands.push(TensorSpec {
+            let mut tile = TensorSpec {
                 shape: tile_shape,
                 dtype: operand.dtype,
                 level: operand.level,
                 layout,
                 contiguous_dims,
                 vector_size: operand.vector_size,
-            });
+                pitch: None,
+            };
+            tile.pitch = canonical_pitch(&tile, pitch, target);
+            operands.push(tile);
         }
         // Tiles of canonical views are canonical: no need to canonicalise the operands again.
         Ok(assemble(self.kind, shape, operands, self.serial_only || serial_only, target))

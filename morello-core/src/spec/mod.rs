@@ -429,6 +429,14 @@ pub struct TensorSpec {
     pub contiguous_dims: u8,
     /// Elements per vector register, for tensors in vector registers.
     pub vector_size: Option<u32>,
+    /// The canonical class of the buffer's *pitch*: the stride, in elements, between consecutive
+    /// contiguous runs of the tensor (of its innermost physical dim outside the run), modulo the
+    /// span over which the target's caches repeat their set mapping
+    /// ([`crate::target::Target::set_period_bytes`]). It is what the cost model needs to count
+    /// the cache sets a tile's lines fall into. `None` when it cannot matter: the tensor is one
+    /// run, lives in registers, has no more lines than any cache has ways, or the target gives no
+    /// cache geometry (and when the text form leaves it out). Text form: `sN`.
+    pub pitch: Option<u32>,
 }
 
 impl TensorSpec {

@@ -508,6 +508,7 @@ impl SpecBuilder {
             level: target.home_level(),
             layout,
             vector_size: None,
+            pitch: None,
         };
         let row = |rank: usize| Layout::row_major(rank as u8);
         Ok(match &self.shorthand {

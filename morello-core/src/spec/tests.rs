@@ -34,8 +34,27 @@ fn matmul_text_round_trips() {
         "ConvAccum(1x8x4x6x6x3x3, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
         "Move(32, bf16 L1 row-major, f32 L1 row-major)",
         "FillNegInf(2x2, i32 RF row-major, serial)",
+        "MatmulAccum(1x16x64x16, f32 L1 row-major c1 s512, f32 L2 row-major c1 s4100, f32 GL row-major c1 s16)",
     ] {
         assert_eq!(parse(text).display(&t).to_string(), text);
+    }
+    // Pitches are classes: modulo the largest cache way (64 KiB, 16384 f32), and dropped where
+    // they cannot matter (one contiguous run, registers, or too few lines to crowd a set).
+    for (text, canonical) in [
+        (
+            "Move(64x64, f32 L1 row-major c1 s20000, f32 GL row-major)",
+            "Move(64x64, f32 L1 row-major c1 s3616, f32 GL row-major)",
+        ),
+        (
+            "Move(64x64, f32 L1 row-major s512, f32 GL row-major)",
+            "Move(64x64, f32 L1 row-major, f32 GL row-major)",
+        ),
+        (
+            "Move(4x16, f32 L1 row-major c1 s512, f32 GL row-major)",
+            "Move(4x16, f32 L1 row-major c1, f32 GL row-major)",
+        ),
+    ] {
+        assert_eq!(parse(text).display(&t).to_string(), canonical);
     }
 }
 
@@ -126,8 +145,9 @@ fn operand_strategy(shape: Shape, t: &Target) -> impl Strategy<Value = TensorSpe
         0usize..4,
         0u8..4,
         any::<bool>(),
+        prop::sample::select(vec![None, Some(3u32), Some(512), Some(70_000)]),
     )
-        .prop_map(move |(dtype, level, layout_choice, contiguity, vector)| {
+        .prop_map(move |(dtype, level, layout_choice, contiguity, vector, pitch)| {
             let r = rank as u8;
             let layout = match layout_choice {
                 0 => Layout::row_major(r),
@@ -153,6 +173,7 @@ fn operand_strategy(shape: Shape, t: &Target) -> impl Strategy<Value = TensorSpe
                 layout,
                 contiguous_dims: contiguity,
                 vector_size,
+                pitch,
             }
         })
 }
@@ -160,7 +181,7 @@ fn operand_strategy(shape: Shape, t: &Target) -> impl Strategy<Value = TensorSpe
 fn spec_strategy() -> impl Strategy<Value = LogicalSpec> {
     let t = avx2();
     let kinds = prop::sample::select(PrimitiveKind::ALL.to_vec());
-    (kinds, proptest::collection::vec(prop::sample::select(vec![1u32, 2, 4, 8]), 7), any::<bool>())
+    (kinds, proptest::collection::vec(prop::sample::select(vec![1u32, 2, 4, 8, 32]), 7), any::<bool>())
         .prop_flat_map(move |(kind, sizes, serial_only)| {
             let rank = kind.required_rank().unwrap_or(2);
             let shape = Shape::new(sizes[..rank].to_vec()).unwrap();

@@ -6,13 +6,15 @@
 //!           a convolution followed by its geometry: `:sHxW` strides, `:dHxW` dilations,
 //!           `:pTxBxLxR` zero padding (`Conv:s2x2:p0x1x0x1`)
 //! shape   = N ("x" N)*                                   (the iteration shape)
-//! operand = dtype level layout ["c" N] ["v" N]          e.g. `f32 L1 [1, 0, 1 p(4)] c1`
+//! operand = dtype level layout ["c" N] ["v" N] ["s" N]  e.g. `f32 L1 [1, 0, 1 p(4)] c1 s256`
 //! layout  = "row-major" | "col-major" | "[" ... "]"
 //! limits  = level "=" size ("," level "=" size)*        e.g. `L1=16KiB,VRF=8`
 //! ```
 //!
 //! `cN` (only N innermost physical dims contiguous) is printed when the operand is not one
-//! contiguous run; `vN` when it lives in vector registers. Level names come from the target.
+//! contiguous run; `vN` when it lives in vector registers; `sN` the class of its buffer's pitch
+//! (the stride between runs, in elements, modulo the caches' set period: see
+//! [`TensorSpec::pitch`]) when it has one. Level names come from the target.
 
 use std::fmt;
 
@@ -75,6 +77,9 @@ impl fmt::Display for DisplayOperand<'_> {
         }
         if let Some(v) = o.vector_size {
             write!(f, " v{v}")?;
+        }
+        if let Some(p) = o.pitch {
+            write!(f, " s{p}")?;
         }
         Ok(())
     }
@@ -230,6 +235,7 @@ impl<'a> Reader<'a> {
         };
         let mut contiguous_dims = layout.len() as u8;
         let mut vector_size = None;
+        let mut pitch = None;
         loop {
             if matches!(self.cursor.peek(), Some(',' | ')') | None) {
                 break;
@@ -239,10 +245,15 @@ impl<'a> Reader<'a> {
             match (word.chars().next(), number(&word)) {
                 (Some('c'), Some(n)) if n <= 255 => contiguous_dims = n as u8,
                 (Some('v'), Some(n)) if n > 0 => vector_size = Some(n),
-                _ => return Err(self.error(format!("unexpected `{word}` (expected `cN`, `vN`, `,` or `)`)"))),
+                (Some('s'), Some(n)) => pitch = Some(n),
+                _ => {
+                    return Err(
+                        self.error(format!("unexpected `{word}` (expected `cN`, `vN`, `sN`, `,` or `)`)"))
+                    );
+                }
             }
         }
-        Ok(TensorSpec { shape, dtype, level, layout, contiguous_dims, vector_size })
+        Ok(TensorSpec { shape, dtype, level, layout, contiguous_dims, vector_size, pitch })
     }
 }
 

@@ -39,9 +39,19 @@ fn level(
         load_cost_per_line: None,
         parallel: matches!(kind, LevelKind::Memory | LevelKind::Cache),
         allocates: true,
+        packs: false,
         moves_to: moves_to.iter().map(|s| s.to_string()).collect(),
+        ways: None,
+        sets: None,
+        line_bytes: None,
     }
 }
+
+/// The documented default geometry of the built-in targets' caches: a 32 KiB, 8-way L1 data cache
+/// (64 sets) and a 1 MiB, 16-way L2 (1024 sets), both with 64-byte lines. `x86` on Linux takes the
+/// host's instead ([`resolve_target_on_host`]).
+const L1_WAYS: u32 = 8;
+const L2_WAYS: u32 = 16;
 
 fn x86(avx512: bool, processors: u32) -> TargetDescription {
     let (vector_regs, widths): (u64, &[u32]) = if avx512 { (32, &[16, 32, 64]) } else { (16, &[16, 32]) };
@@ -77,11 +87,13 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
             LevelDescription {
                 allocates: false,
                 load_cost_per_line: Some(2),
+                ways: Some(L2_WAYS),
                 ..level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1", "VRF"])
             },
             // Packing into L1 buffers is left to L2: L1 only holds views of L2 data.
             LevelDescription {
                 allocates: false,
+                ways: Some(L1_WAYS),
                 ..level("L1", LevelKind::Cache, 32 << 10, &[], 2, &["VRF", "RF"])
             },
             level("VRF", LevelKind::VectorRegisters, vector_regs, widths, 0, &[]),
@@ -107,13 +119,145 @@ impl Target {
     }
 }
 
+/// What a cache of the host holds (Linux: `/sys/devices/system/cpu/cpu0/cache/index*/type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostCacheKind {
+    /// Data only.
+    Data,
+    /// Instructions only.
+    Instruction,
+    /// Data and instructions.
+    Unified,
+}
+
+/// One cache of the host, as Linux describes it in `/sys/devices/system/cpu/cpu0/cache/index*/`.
+/// This crate does no I/O: the caller reads the files and [`HostCache::from_sysfs`] parses them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostCache {
+    /// The level (`level`: 1 for L1).
+    pub level: u8,
+    /// What it holds (`type`).
+    pub kind: HostCacheKind,
+    /// Its size in bytes (`size`, such as `32K`).
+    pub size_bytes: u64,
+    /// Its associativity (`ways_of_associativity`).
+    pub ways: u32,
+    /// Its sets (`number_of_sets`).
+    pub sets: u32,
+    /// Its line size (`coherency_line_size`).
+    pub line_bytes: u32,
+}
+
+impl HostCache {
+    /// Parses the texts of one sysfs cache directory's `level`, `type`, `size`,
+    /// `ways_of_associativity`, `number_of_sets` and `coherency_line_size` files.
+    ///
+    /// # Errors
+    /// A sentence naming the file whose text is not what Linux writes.
+    pub fn from_sysfs(
+        level: &str,
+        kind: &str,
+        size: &str,
+        ways: &str,
+        sets: &str,
+        line_bytes: &str,
+    ) -> Result<HostCache, String> {
+        let number = |file: &str, text: &str| -> Result<u64, String> {
+            text.trim().parse::<u64>().map_err(|_| format!("{file}: `{}` is not a number", text.trim()))
+        };
+        let kind = match kind.trim() {
+            "Data" => HostCacheKind::Data,
+            "Instruction" => HostCacheKind::Instruction,
+            "Unified" => HostCacheKind::Unified,
+            other => return Err(format!("type: `{other}` is not Data, Instruction or Unified")),
+        };
+        let size_text = size.trim();
+        let (digits, multiplier) = match size_text.strip_suffix('K') {
+            Some(d) => (d, 1u64 << 10),
+            None => match size_text.strip_suffix('M') {
+                Some(d) => (d, 1 << 20),
+                None => (size_text, 1),
+            },
+        };
+        let size_bytes = number("size", digits)?.checked_mul(multiplier).ok_or("size: too large")?;
+        let small = |file: &str, text: &str| -> Result<u32, String> {
+            u32::try_from(number(file, text)?).map_err(|_| format!("{file}: too large"))
+        };
+        Ok(HostCache {
+            level: u8::try_from(number("level", level)?).map_err(|_| "level: too large".to_string())?,
+            kind,
+            size_bytes,
+            ways: small("ways_of_associativity", ways)?,
+            sets: small("number_of_sets", sets)?,
+            line_bytes: small("coherency_line_size", line_bytes)?,
+        })
+    }
+
+    /// `L1d 32 KiB 8-way`, for notes.
+    fn describe(&self) -> String {
+        let kind = if self.kind == HostCacheKind::Data { "d" } else { "" };
+        format!("L{}{kind} {} KiB {}-way", self.level, self.size_bytes >> 10, self.ways)
+    }
+}
+
 /// Resolves `x86`, `x86-avx2` or `x86-avx512` on this host: `x86` picks the best of the two the
-/// CPU supports and says which; the processor count is the host's available parallelism.
+/// CPU supports and says which; the processor count is the host's available parallelism. The
+/// caches keep the built-in defaults; [`resolve_target_on_host`] gives `x86` the host's.
 ///
 /// # Errors
 /// [`TargetError::Unknown`] for other names; [`TargetError::HostUnsupported`] if `x86` is asked
 /// on a host with neither AVX2+FMA nor AVX-512.
 pub fn resolve_target(name: &str) -> Result<HostResolution, TargetError> {
+    resolve_target_on_host(name, &[])
+}
+
+/// [`resolve_target`], with `x86`'s L1 and L2 taken from the host's data (or unified) caches of
+/// levels 1 and 2 (size, ways, sets, line size) where `caches` describes them consistently (size =
+/// sets x ways x line, sets a power of two); `x86-avx2` and `x86-avx512` always keep the documented
+/// defaults, so that they mean the same everywhere.
+///
+/// # Errors
+/// As [`resolve_target`].
+pub fn resolve_target_on_host(name: &str, caches: &[HostCache]) -> Result<HostResolution, TargetError> {
+    let mut resolution = resolve_builtin(name)?;
+    if name != "x86" {
+        return Ok(resolution);
+    }
+    let mut description = resolution.target.description_value();
+    let mut applied = Vec::new();
+    for (level_name, number) in [("L1", 1u8), ("L2", 2u8)] {
+        let Some(cache) = caches.iter().find(|c| c.level == number && c.kind != HostCacheKind::Instruction)
+        else {
+            continue;
+        };
+        let consistent = cache.sets.is_power_of_two()
+            && cache.line_bytes.is_power_of_two()
+            && cache.ways > 0
+            && u64::from(cache.sets) * u64::from(cache.ways) * u64::from(cache.line_bytes)
+                == cache.size_bytes;
+        let Some(level) = description.levels.iter_mut().find(|l| l.name == level_name) else { continue };
+        if !consistent {
+            continue;
+        }
+        level.capacity = Capacity::Number(cache.size_bytes);
+        level.ways = Some(cache.ways);
+        level.sets = Some(cache.sets);
+        level.line_bytes = Some(cache.line_bytes);
+        applied.push(cache.describe());
+    }
+    if applied.is_empty() {
+        return Ok(resolution);
+    }
+    description.description =
+        format!("{} (caches of this host: {})", description.description, applied.join(", "));
+    resolution.target = Target::new(description)?;
+    if let Some(note) = &mut resolution.note {
+        note.push_str(&format!("; the host's caches: {}", applied.join(", ")));
+    }
+    Ok(resolution)
+}
+
+fn resolve_builtin(name: &str) -> Result<HostResolution, TargetError> {
     let processors = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     match name {
         "x86" => {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::dtype::Dtype;
 use crate::kernels::KernelKind;
 
 /// Cost of one kernel application: `fixed + per_unit * units`, where each kernel defines its
@@ -31,6 +32,11 @@ pub struct CostConstants {
     pub parallel_per_iteration: u64,
     /// Per-kernel constants; kernels missing here use their built-in defaults.
     pub kernels: BTreeMap<KernelKind, KernelCost>,
+    /// Per element type (of a kernel's first operand), constants that replace `kernels`' for
+    /// that type: an integer multiply-add is a multiply and an add (`vpmulld`, half the FMA's
+    /// throughput, then `vpaddd`), not one FMA. TOML: `[costs.dtype_kernels.u32.BroadcastVecMultAdd]`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub dtype_kernels: BTreeMap<Dtype, BTreeMap<KernelKind, KernelCost>>,
 }
 
 impl Default for CostConstants {
@@ -40,13 +46,31 @@ impl Default for CostConstants {
             parallel_setup: 20_000,
             parallel_per_iteration: 60,
             kernels: KernelKind::ALL.iter().map(|k| (*k, k.default_cost())).collect(),
+            dtype_kernels: default_dtype_kernels(),
         }
     }
+}
+
+/// The built-in per-dtype constants: `BroadcastVecMultAdd` on 32-bit integers costs twice the
+/// f32 FMA's per vector (a multiply at half its throughput, and an add).
+fn default_dtype_kernels() -> BTreeMap<Dtype, BTreeMap<KernelKind, KernelCost>> {
+    let integer = BTreeMap::from([(KernelKind::BroadcastVecMultAdd, KernelCost { fixed: 1, per_unit: 4 })]);
+    BTreeMap::from([(Dtype::U32, integer.clone()), (Dtype::I32, integer)])
 }
 
 impl CostConstants {
     /// The constants of one kernel.
     pub fn kernel(&self, kind: KernelKind) -> KernelCost {
         self.kernels.get(&kind).copied().unwrap_or_else(|| kind.default_cost())
+    }
+
+    /// The constants of one kernel on operands of `dtype`: the per-dtype entry if there is one,
+    /// else [`CostConstants::kernel`].
+    pub fn kernel_for(&self, kind: KernelKind, dtype: Dtype) -> KernelCost {
+        self.dtype_kernels
+            .get(&dtype)
+            .and_then(|m| m.get(&kind))
+            .copied()
+            .unwrap_or_else(|| self.kernel(kind))
     }
 }

@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CostConstants, IsaFeature, LevelId, LevelKind, MAX_LEVELS, MemoryLevel, Target};
+use super::{CacheGeometry, CostConstants, IsaFeature, LevelId, LevelKind, MAX_LEVELS, MemoryLevel, Target};
 use crate::kernels::KernelKind;
 
 /// Why a target description is invalid.
@@ -106,9 +106,23 @@ pub struct LevelDescription {
     /// Whether moves may allocate new buffers here (default true); cache views are always allowed.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub allocates: bool,
+    /// Whether moves may pack matmul operands into new buffers here in the panel layouts register
+    /// microkernels consume, where a cache view would crowd a set (default false; caches only).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub packs: bool,
     /// Names of levels a tensor here may move to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moves_to: Vec<String>,
+    /// Associativity of a cache level (lines per set); with it the cost model counts the sets a
+    /// tile's lines fall into. Caches only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ways: Option<u32>,
+    /// Sets of a cache level (default: capacity / (ways * line_bytes)); needs `ways`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sets: Option<u32>,
+    /// Line size of a cache level in bytes (default: the target's `cache_line_bytes`); needs `ways`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_bytes: Option<u32>,
 }
 
 /// A target as written in a file.
@@ -263,6 +277,10 @@ impl Target {
                 }
                 moves_to.push(LevelId(j as u8));
             }
+            let geometry = geometry(level, capacity, desc.cache_line_bytes).map_err(&invalid)?;
+            if level.packs && level.kind != LevelKind::Cache {
+                return Err(invalid(format!("level `{}` is not a cache but packs", level.name)));
+            }
             let mut vector_bytes = level.vector_bytes.clone();
             vector_bytes.sort_unstable();
             vector_bytes.dedup();
@@ -276,7 +294,9 @@ impl Target {
                 load_cost_per_line: level.load_cost_per_line,
                 parallel: level.parallel,
                 allocates: level.allocates,
+                packs: level.packs,
                 moves_to,
+                geometry,
             });
         }
         let mut kernels = desc.kernels.clone();
@@ -321,12 +341,66 @@ pub(super) fn describe(target: &Target) -> TargetDescription {
                 load_cost_per_line: l.load_cost_per_line,
                 parallel: l.parallel,
                 allocates: l.allocates,
+                packs: l.packs,
                 moves_to: l.moves_to.iter().map(|id| target.levels[id.index()].name.clone()).collect(),
+                ways: l.geometry.map(|g| g.ways),
+                sets: l.geometry.map(|g| g.sets),
+                line_bytes: l.geometry.map(|g| g.line_bytes),
             })
             .collect(),
         kernels: target.kernels.clone(),
         costs: target.costs.clone(),
     }
+}
+
+/// The geometry a level's `ways`, `sets` and `line_bytes` describe, checked against its kind and
+/// capacity: caches only, `ways` given whenever the others are, powers of two for sets and lines,
+/// and `line_bytes * ways * sets` equal to the capacity.
+fn geometry(
+    level: &LevelDescription,
+    capacity: u64,
+    target_line: u32,
+) -> Result<Option<CacheGeometry>, String> {
+    let name = &level.name;
+    let Some(ways) = level.ways else {
+        if level.sets.is_some() || level.line_bytes.is_some() {
+            return Err(format!("level `{name}` gives sets or line_bytes without ways"));
+        }
+        return Ok(None);
+    };
+    if level.kind != LevelKind::Cache {
+        return Err(format!("level `{name}` is not a cache but gives ways"));
+    }
+    let line_bytes = level.line_bytes.unwrap_or(target_line);
+    if ways == 0 || line_bytes == 0 || !line_bytes.is_power_of_two() {
+        return Err(format!(
+            "level `{name}`: ways must be at least 1 and line_bytes a power of two, found {ways} and {line_bytes}"
+        ));
+    }
+    let way_lines = u64::from(ways) * u64::from(line_bytes);
+    let sets = match level.sets {
+        Some(sets) => u64::from(sets),
+        None if capacity % way_lines == 0 => capacity / way_lines,
+        None => {
+            return Err(format!(
+                "level `{name}`: capacity {capacity} is not a whole number of sets of {ways} ways of {line_bytes}-byte lines"
+            ));
+        }
+    };
+    let Ok(sets) = u32::try_from(sets) else {
+        return Err(format!("level `{name}`: {sets} sets are too many"));
+    };
+    if sets == 0 || !sets.is_power_of_two() {
+        return Err(format!("level `{name}`: sets must be a power of two, found {sets}"));
+    }
+    let geometry = CacheGeometry { line_bytes, ways, sets };
+    if geometry.capacity() != capacity {
+        return Err(format!(
+            "level `{name}`: {sets} sets x {ways} ways x {line_bytes}-byte lines is {} bytes, not its capacity {capacity}",
+            geometry.capacity()
+        ));
+    }
+    Ok(Some(geometry))
 }
 
 fn yes() -> bool {
@@ -339,6 +413,10 @@ fn is_zero(n: &u64) -> bool {
 
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn one_line(text: &str) -> String {

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::kernels::KernelKind;
 
-pub use builtin::{HostResolution, resolve_target};
+pub use builtin::{HostCache, HostCacheKind, HostResolution, resolve_target, resolve_target_on_host};
 pub use costs::{CostConstants, KernelCost};
 pub use file::{TargetDescription, TargetError, parse_size};
 pub use isa::{IsaFeature, UnknownIsaFeature, with_implied};
@@ -83,8 +83,41 @@ pub struct MemoryLevel {
     /// Whether a move may allocate a new buffer here (to change the layout, or to pack a tile).
     /// Cache views and register moves are always allowed.
     pub allocates: bool,
+    /// Whether a move may pack a matmul operand into a new buffer here in a layout a register
+    /// microkernel consumes (panels as wide as a register block), even where `allocates` is false,
+    /// where a cache view of it would crowd some set beyond the cache's ways: the copies BLAS
+    /// libraries make, and only those, so the space stays small.
+    pub packs: bool,
     /// Levels a tensor here may be moved to (strictly faster: the move graph is acyclic).
     pub moves_to: Vec<LevelId>,
+    /// How a cache maps addresses to lines (caches only; `None` if the description gives none, and
+    /// then the cost model counts capacity only, never set conflicts).
+    pub geometry: Option<CacheGeometry>,
+}
+
+/// The geometry of a set-associative cache: `sets` sets of `ways` lines of `line_bytes` bytes. A
+/// line at byte address `a` can only live in set `(a / line_bytes) mod sets`, so a tile whose
+/// rows are a multiple of `line_bytes * sets` apart competes for one set per column of lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CacheGeometry {
+    /// Bytes per line (a power of two).
+    pub line_bytes: u32,
+    /// Lines per set (the associativity).
+    pub ways: u32,
+    /// Sets (a power of two).
+    pub sets: u32,
+}
+
+impl CacheGeometry {
+    /// Bytes one way spans: addresses this far apart map to the same set.
+    pub const fn way_bytes(&self) -> u64 {
+        self.line_bytes as u64 * self.sets as u64
+    }
+
+    /// The cache's capacity in bytes.
+    pub const fn capacity(&self) -> u64 {
+        self.way_bytes() * self.ways as u64
+    }
 }
 
 impl MemoryLevel {
@@ -239,6 +272,20 @@ impl Target {
     /// Names of the levels, slowest first, for headers such as `peaks(GL, L2, L1, VRF, RF)`.
     pub fn level_names(&self) -> Vec<&str> {
         self.levels.iter().map(|l| l.name.as_str()).collect()
+    }
+
+    /// The span of addresses over which the set mapping of every cache level with a geometry
+    /// repeats (the largest `line_bytes * sets`), or `None` if no level has a geometry. Buffer
+    /// strides are kept modulo this in specs ([`crate::spec::TensorSpec::pitch`]): two strides
+    /// congruent modulo it place a tile's lines in the same sets of every cache.
+    pub fn set_period_bytes(&self) -> Option<u64> {
+        self.levels.iter().filter_map(|l| l.geometry.map(|g| g.way_bytes())).max()
+    }
+
+    /// The fewest ways of any cache level with a geometry (`None` if none has one): a tensor of at
+    /// most this many lines fits in every such cache wherever its lines fall.
+    pub fn min_ways(&self) -> Option<u32> {
+        self.levels.iter().filter_map(|l| l.geometry.map(|g| g.ways)).min()
     }
 
     /// Kernel costs by kernel (defaults filled in).

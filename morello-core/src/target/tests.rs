@@ -164,3 +164,79 @@ fn sizes_parse_with_suffixes() {
     assert_eq!(parse_size("12"), Ok(12));
     assert!(parse_size("99999999999TiB").is_err());
 }
+
+#[test]
+fn builtin_caches_have_the_documented_geometry() {
+    for t in [avx2(), Target::builtin("x86-avx512", 2).unwrap()] {
+        let l1 = t.level(t.level_id("L1").unwrap()).geometry.unwrap();
+        let l2 = t.level(t.level_id("L2").unwrap()).geometry.unwrap();
+        assert_eq!((l1.line_bytes, l1.ways, l1.sets), (64, 8, 64));
+        assert_eq!((l2.line_bytes, l2.ways, l2.sets), (64, 16, 1024));
+        assert_eq!(t.set_period_bytes(), Some(64 << 10));
+        assert_eq!(t.min_ways(), Some(8));
+        assert_eq!(t.level(t.level_id("GL").unwrap()).geometry, None);
+    }
+    assert_eq!(Target::from_toml(TPU_LIKE).unwrap().set_period_bytes(), None);
+}
+
+#[test]
+fn cache_geometry_in_files() {
+    let cache =
+        TPU_LIKE.replace("kind = \"memory\"\ncapacity = \"16MiB\"", "kind = \"cache\"\ncapacity = \"16MiB\"");
+    assert_ne!(cache, TPU_LIKE, "the fixture has a 16 MiB memory level");
+    let with =
+        |fields: &str| cache.replace("capacity = \"16MiB\"", &format!("capacity = \"16MiB\"\n{fields}"));
+    let t = Target::from_toml(&with("ways = 16")).unwrap();
+    let g = t.level(LevelId(1)).geometry.unwrap();
+    // Lines default to the target's 128 bytes: 16 MiB / (16 x 128) sets.
+    assert_eq!((g.line_bytes, g.ways, g.sets), (128, 16, 8192));
+    assert_eq!(Target::from_toml(&t.description_value().to_toml().unwrap()).unwrap(), t);
+    let explicit = Target::from_toml(&with("ways = 16\nsets = 16384\nline_bytes = 64")).unwrap();
+    assert_eq!(explicit.level(LevelId(1)).geometry.unwrap().sets, 16384);
+    assert_ne!(explicit.fingerprint(), t.fingerprint());
+    for (fields, message) in [
+        ("sets = 64", "gives sets or line_bytes without ways"),
+        ("ways = 0", "ways must be at least 1"),
+        ("ways = 16\nline_bytes = 96", "line_bytes a power of two"),
+        ("ways = 3", "is not a whole number of sets of 3 ways"),
+        ("ways = 16\nsets = 100", "sets must be a power of two"),
+        ("ways = 16\nsets = 64", "is 131072 bytes, not its capacity 16777216"),
+    ] {
+        let err = Target::from_toml(&with(fields)).unwrap_err().to_string();
+        assert!(err.contains(message), "{fields}: expected {message:?} in {err:?}");
+    }
+    let err = Target::from_toml(&TPU_LIKE.replace("capacity = \"16MiB\"", "capacity = \"16MiB\"\nways = 4"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is not a cache but gives ways"), "{err}");
+}
+
+#[test]
+fn host_caches_parse_from_sysfs_text_and_apply_to_x86_only() {
+    let l1 = HostCache::from_sysfs("1\n", "Data\n", "32K\n", "8\n", "64\n", "64\n").unwrap();
+    let l1i = HostCache::from_sysfs("1", "Instruction", "32K", "8", "64", "64").unwrap();
+    let l2 = HostCache::from_sysfs("2", "Unified", "512K", "8", "1024", "64").unwrap();
+    let l3 = HostCache::from_sysfs("3", "Unified", "32768K", "16", "32768", "64").unwrap();
+    assert_eq!(
+        (l1.kind, l1.size_bytes, l1.ways, l1.sets, l1.line_bytes),
+        (HostCacheKind::Data, 32768, 8, 64, 64)
+    );
+    assert_eq!(l2.size_bytes, 512 << 10);
+    assert!(HostCache::from_sysfs("1", "Data", "32Q", "8", "64", "64").unwrap_err().contains("size"));
+    assert!(HostCache::from_sysfs("1", "Other", "32K", "8", "64", "64").unwrap_err().contains("type"));
+    let caches = [l1i, l1, l2, l3];
+    let x86 = resolve_target_on_host("x86", &caches).unwrap();
+    let t = &x86.target;
+    let g = t.level(t.level_id("L2").unwrap());
+    assert_eq!((g.capacity, g.geometry.unwrap().ways, g.geometry.unwrap().sets), (512 << 10, 8, 1024));
+    assert!(x86.note.unwrap().ends_with("the host's caches: L1d 32 KiB 8-way, L2 512 KiB 8-way"));
+    // The named targets keep their documented defaults whatever the host.
+    assert_eq!(
+        resolve_target_on_host("x86-avx2", &caches).unwrap().target,
+        avx2().with_processors(t.processors()).unwrap()
+    );
+    // An inconsistent description (size != sets x ways x line) is ignored, not half-applied.
+    let odd = HostCache { sets: 1000, ..l2 };
+    let t = resolve_target_on_host("x86", &[l1, odd]).unwrap().target;
+    assert_eq!(t.level(t.level_id("L2").unwrap()).capacity, 1 << 20);
+}

@@ -15,6 +15,7 @@
 //! non-linear in its constants is reported instead of fitted wrongly.
 
 use morello_core::cost::{Cost, alloc_cost};
+use morello_core::dtype::Dtype;
 use morello_core::kernels::KernelKind;
 use morello_core::target::{CostConstants, KernelCost, LevelId, LevelKind, Target, TargetDescription};
 
@@ -28,6 +29,10 @@ pub enum Parameter {
     Fixed(KernelKind),
     /// A kernel's cost per unit of work (vectors, loop steps).
     PerUnit(KernelKind),
+    /// A kernel's cost per application on operands of one dtype (a per-dtype entry).
+    DtypeFixed(KernelKind, Dtype),
+    /// A kernel's cost per unit of work on operands of one dtype.
+    DtypePerUnit(KernelKind, Dtype),
     /// A level's cost per cache line touched.
     Line(LevelId),
 }
@@ -38,6 +43,8 @@ impl Parameter {
         match self {
             Parameter::Fixed(k) => format!("{k}.fixed"),
             Parameter::PerUnit(k) => format!("{k}.per_unit"),
+            Parameter::DtypeFixed(k, d) => format!("{k}.{d}.fixed"),
+            Parameter::DtypePerUnit(k, d) => format!("{k}.{d}.per_unit"),
             Parameter::Line(level) => format!("{}.cost_per_line", target.level(level).name),
         }
     }
@@ -47,18 +54,27 @@ impl Parameter {
         match self {
             Parameter::Fixed(k) => target.costs().kernel(k).fixed,
             Parameter::PerUnit(k) => target.costs().kernel(k).per_unit,
+            Parameter::DtypeFixed(k, d) => target.costs().kernel_for(k, d).fixed,
+            Parameter::DtypePerUnit(k, d) => target.costs().kernel_for(k, d).per_unit,
             Parameter::Line(level) => target.level(level).cost_per_line,
         }
     }
 }
 
 /// The fitted constants of a target, in a fixed order: each kernel's `fixed` and `per_unit` (in
-/// the target's kernel order), then each cache and memory level's `cost_per_line`.
+/// the target's kernel order), then those of its per-dtype entries (by dtype), then each cache and
+/// memory level's `cost_per_line`.
 pub fn parameters(target: &Target) -> Vec<Parameter> {
     let mut out = Vec::new();
     for &k in target.kernels() {
         out.push(Parameter::Fixed(k));
         out.push(Parameter::PerUnit(k));
+    }
+    for (&d, kernels) in &target.costs().dtype_kernels {
+        for &k in kernels.keys().filter(|k| target.kernels().contains(k)) {
+            out.push(Parameter::DtypeFixed(k, d));
+            out.push(Parameter::DtypePerUnit(k, d));
+        }
     }
     for id in target.level_ids() {
         if matches!(target.level(id).kind, LevelKind::Cache | LevelKind::Memory) {
@@ -81,6 +97,12 @@ fn isolated(base: &Target, params: &[Parameter], values: &[u64]) -> Result<Targe
         parallel_setup: 0,
         parallel_per_iteration: 0,
         kernels: KernelKind::ALL.iter().map(|&k| (k, KernelCost { fixed: 0, per_unit: 0 })).collect(),
+        dtype_kernels: base
+            .costs()
+            .dtype_kernels
+            .iter()
+            .map(|(&d, m)| (d, m.keys().map(|&k| (k, KernelCost { fixed: 0, per_unit: 0 })).collect()))
+            .collect(),
     };
     let mut desc = base.description_value();
     desc.costs = zero_costs;
@@ -104,9 +126,24 @@ fn set(desc: &mut TargetDescription, base: &Target, params: &[Parameter], values
             Parameter::PerUnit(k) => {
                 desc.costs.kernels.entry(k).or_insert_with(|| base.costs().kernel(k)).per_unit = v;
             }
+            Parameter::DtypeFixed(k, d) => {
+                dtype_entry(desc, base, k, d).fixed = v;
+            }
+            Parameter::DtypePerUnit(k, d) => {
+                dtype_entry(desc, base, k, d).per_unit = v;
+            }
             Parameter::Line(level) => desc.levels[level.index()].cost_per_line = v,
         }
     }
+}
+
+fn dtype_entry<'a>(
+    desc: &'a mut TargetDescription,
+    base: &Target,
+    k: KernelKind,
+    d: Dtype,
+) -> &'a mut KernelCost {
+    desc.costs.dtype_kernels.entry(d).or_default().entry(k).or_insert_with(|| base.costs().kernel_for(k, d))
 }
 
 /// `base` with the fitted `values` of `params` and the other constants given.
@@ -209,7 +246,10 @@ pub(crate) fn stream_parts(row: &[f64], params: &[Parameter], seconds: &[f64]) -
     for ((a, p), s) in row.iter().zip(params).zip(seconds) {
         match p {
             Parameter::Line(_) => moves += a * s,
-            Parameter::Fixed(_) | Parameter::PerUnit(_) => kernel += a * s,
+            Parameter::Fixed(_)
+            | Parameter::PerUnit(_)
+            | Parameter::DtypeFixed(..)
+            | Parameter::DtypePerUnit(..) => kernel += a * s,
         }
     }
     (moves, kernel)

@@ -491,6 +491,7 @@ impl<'t> Builder<'t> {
             layout: Layout::row_major(1),
             contiguous_dims: 1,
             vector_size: lanes,
+            pitch: None,
         })
     }
 

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use crate::feasible::Feasibility;
 
 pub use epilogue::STAGE_OPERANDS;
-pub use moves::candidate_layouts;
+pub use moves::{candidate_layouts, panel_layouts};
 
 /// Which tile sizes the tiling actions try.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -12,13 +12,21 @@
 //! D scalar registers:   registers (no layout)
 //! ```
 //!
+//! Packing: a matmul's `rhs` (`[b, k, n]`, rows along `n`) at a level that moves to a cache that
+//! `packs` may also be copied into a new buffer there in a *panel* layout `[b, n / w, k, w]`
+//! ([`panel_layouts`]): `w` is the width of a register block (whole vectors of the target's widest
+//! vector registers), so each `k x w` panel that a microkernel streams is one contiguous run, free
+//! of the set conflicts of a long pitch. Only these layouts, and only where a cache view of the
+//! operand there cannot stay resident because its lines crowd a few sets although it fits by
+//! size (`morello_core::cost::memory_units`), so the space stays small.
+//!
 //! A new buffer is copied in by a `Move` prologue when the operand is read and copied back by a
 //! `Move` epilogue when it is written. Inside a `Move`, an operand only moves into a new buffer at
 //! a level faster than the other operand's, so that those copies are smaller than the move itself
 //! (otherwise `Move(a -> b)` could need itself). Destinations that cannot fit `D`'s capacity are skipped:
 //! no implementation under them could fit the target.
 
-use morello_core::cost::memory_units;
+use morello_core::cost::{cache_lines, memory_units};
 use morello_core::dtype::Dtype;
 use morello_core::imp::AllocKind;
 use morello_core::layout::{Layout, LayoutDim, LayoutView};
@@ -82,8 +90,36 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
             continue;
         }
         let layouts = candidate_layouts(&source.shape, source.dtype, target);
+        let panels = panel_layouts(spec, i, target);
         for &level_id in moves_to {
-            for (destination, kind) in destinations(source, level_id, &layouts, target) {
+            let mut all = destinations(source, level_id, &layouts, target);
+            let level = target.level(level_id);
+            // Pack only where a cache view cannot stay resident because its lines crowd a few sets
+            // (it would fit by size): packing is the escape from set conflicts, and offering it
+            // anywhere else more than doubles the space for nothing the model can see.
+            let view = TensorSpec { level: level_id, ..source.clone() };
+            let view_conflicts = source.pitch.is_some()
+                && memory_units(&view, target) > level.capacity
+                && cache_lines(&view, target) * u64::from(target.cache_line_bytes()) <= level.capacity;
+            if level.packs && view_conflicts {
+                for layout in &panels {
+                    let packed = TensorSpec {
+                        shape: source.shape.clone(),
+                        dtype: source.dtype,
+                        level: level_id,
+                        contiguous_dims: layout.len() as u8,
+                        layout: layout.clone(),
+                        vector_size: None,
+                        pitch: None,
+                    };
+                    if memory_units(&packed, target) <= level.capacity
+                        && !all.iter().any(|(d, _)| *d == packed)
+                    {
+                        all.push((packed, AllocKind::Buffer));
+                    }
+                }
+            }
+            for (destination, kind) in all {
                 if !shrinks(spec, i, level_id, kind)
                     || !super::conv::moves(spec, i, target.level(level_id).kind, kind)
                 {
@@ -95,6 +131,58 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
             }
         }
     }
+}
+
+/// The panel layouts a microkernel consumes that operand `operand` of `spec` may be packed into:
+/// for a matmul's `rhs` `[b, k, n]` stored with rows along `n` (outside registers, of a dtype the
+/// broadcast multiply-add kernel takes), `[b, n / w, k, w]` for each register-block width `w`
+/// that divides `n` and is smaller than it (`n = w` is row-major already). Register-block widths
+/// are `v` whole vectors of the widest vector registers, for `v >= 2` vectors (a one-vector-wide
+/// block is bound by its broadcasts) such that a block at least 3 rows tall fits the registers
+/// (`(registers - v - 1) / v >= 3`, as for [`super::register_block_heights`]): 16 for AVX2 f32,
+/// 32 and 64 for AVX-512.
+pub fn panel_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Vec<Layout> {
+    if !matches!(spec.kind, PrimitiveKind::Matmul { .. }) || operand != 1 {
+        return Vec::new();
+    }
+    let rhs = &spec.operands[1];
+    let dims = rhs.shape.dims();
+    let (k, n) = (dims[1], dims[2]);
+    let rows_along_n = rhs.layout.dims().last().is_some_and(|d| d.logical == 2);
+    if !matches!(rhs.dtype, Dtype::F32 | Dtype::U32 | Dtype::I32)
+        || target.level(rhs.level).kind.counts_registers()
+        || !rows_along_n
+        || k < 2
+    {
+        return Vec::new();
+    }
+    let mut widths: Vec<u32> = Vec::new();
+    for level in target.levels().iter().filter(|l| l.kind == LevelKind::VectorRegisters) {
+        let Some(&widest) = level.vector_bytes.iter().max() else { continue };
+        let lanes = widest / rhs.dtype.size_bytes();
+        let registers = u32::try_from(level.capacity).unwrap_or(u32::MAX);
+        for v in (1..8).map(|p| 1u32 << p) {
+            if registers > v && (registers - v - 1) / v >= 3 {
+                widths.push(lanes * v);
+            }
+        }
+    }
+    widths.sort_unstable();
+    widths.dedup();
+    widths
+        .into_iter()
+        .filter(|&w| w < n && n % w == 0)
+        .filter_map(|w| {
+            let layout = Layout::new(vec![
+                LayoutDim::dynamic(0),
+                LayoutDim::dynamic(2),
+                LayoutDim::dynamic(1),
+                LayoutDim::packed(2, w),
+            ])
+            .ok()?;
+            LayoutView::dense(&layout, &rhs.shape).ok().map(|v| v.layout)
+        })
+        .collect()
 }
 
 /// Whether the move's copy-in and copy-out are smaller than `spec`, so the sub-spec graph stays
@@ -124,6 +212,7 @@ fn destinations(
         contiguous_dims: layout.len() as u8,
         layout,
         vector_size,
+        pitch: None,
     };
     let mut out = Vec::new();
     match level.kind {

@@ -37,6 +37,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
             layout: Layout::row_major(1),
             contiguous_dims: 1,
             vector_size: None,
+            pitch: None,
         };
         let units = memory_units(&temporary, target);
         if units.saturating_mul(2) > info.capacity {

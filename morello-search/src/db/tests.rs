@@ -185,11 +185,12 @@ fn other_versions_targets_and_configurations_are_refused_with_the_reason() {
     assert!(err.to_string().contains(&format!("format version {}", FORMAT_VERSION + 1)), "{err}");
     // A table of the previous format is refused with the same message.
     let mut old = small_bytes().to_vec();
-    old[8..12].copy_from_slice(&1u32.to_le_bytes());
+    old[8..12].copy_from_slice(&(FORMAT_VERSION - 1).to_le_bytes());
     let err = load(&old).unwrap_err();
     assert!(
         err.to_string().contains(&format!(
-            "has table format version 1, and this morello reads version {FORMAT_VERSION}"
+            "has table format version {}, and this morello reads version {FORMAT_VERSION}",
+            FORMAT_VERSION - 1
         )),
         "{err}"
     );

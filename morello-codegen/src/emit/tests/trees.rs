@@ -344,6 +344,35 @@ fn avx2_cases() -> Vec<Case> {
     );
     cases.push(case("matmul_packed_rhs", t, false, imp));
 
+    // rhs packed into L2 panels one vector wide (`[b, n / 8, k, 8]`, the layout a register block
+    // streams), copied with vector loads and stores; the register block then reads each 4 x 8
+    // panel as one contiguous run.
+    let s = b.spec("Matmul(1x2x4x16, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    let panels = b.dest(&s.operands[1], "L2", Some("[0, 2, 1, 2 p(8)]"), None);
+    let pack = |m: CanonicalSpec| {
+        b.tiles(&m, &[1, 1, 8], Parallelism::Serial, |row| {
+            b.alloc(&row, 0, vrf(&row.operands[0]), vector_copy, |r| b.kernel(r, K::VectorAssign))
+        })
+    };
+    let imp = b.alloc(&s, 1, panels, pack, |s| {
+        b.tiles(&s, &[1, 1, 4, 8], Parallelism::Serial, |block| {
+            b.alloc(&block, 2, vrf(&block.operands[2]), vector_copy, |block| {
+                b.zero_then(
+                    &block,
+                    |z| b.kernel(z, K::VectorFill),
+                    |a| {
+                        b.tiles(&a, &[1, 1, 1, 8], Parallelism::Serial, |step| {
+                            b.alloc(&step, 1, vrf(&step.operands[1]), vector_copy, |fma| {
+                                b.kernel(fma, K::BroadcastVecMultAdd)
+                            })
+                        })
+                    },
+                )
+            })
+        })
+    });
+    cases.push(case("matmul_rhs_packed_panels", t, true, imp));
+
     // A parallel loop over rows, each tile zeroed and accumulated with scalar loops.
     let s = b.spec("Matmul(1x8x4x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
     let imp = b.tiles(&s, &[1, 2, 4, 4], Parallelism::Parallel, |tile| {
