@@ -16,6 +16,7 @@
 //! units(t)        = volume (scalar registers) | volume / vector_size (vector registers)
 //!                 | lines(t) * line bytes (caches and memory)
 //! loop            = body * iterations + Σ boundary bodies
+//!                   (+ each body's register-step stall the same number of times: kernels::step_stall)
 //! parallel loop   = body * ceil(iterations / processors) + Σ boundary bodies
 //!                   + parallel_setup + parallel_per_iteration * ceil(iterations / processors)
 //! alloc (move)    = move_cost(source) + move_cost(destination) + prologue + body + epilogue
@@ -26,7 +27,8 @@
 //! kernel          = its own formula (see each kernel's file)
 //! ```
 
-use crate::spec::TensorSpec;
+use crate::kernels::step_stall;
+use crate::spec::{LogicalSpec, TensorSpec};
 use crate::target::{CacheGeometry, LevelKind, MemVec, Target};
 
 /// A cost: unitless, roughly cycles.
@@ -203,6 +205,23 @@ pub fn loop_cost(body: Cost, iterations: u64, boundaries: Cost, parallel: bool, 
         .saturating_add(boundaries)
         .saturating_add(costs.parallel_setup)
         .saturating_add(costs.parallel_per_iteration.saturating_mul(per_thread))
+}
+
+/// What a loop over `spec` adds for register-block steps among its bodies
+/// ([`crate::kernels::step_stall`]): each full tile's stall as often as the body runs on one
+/// thread, each boundary body's once.
+pub fn loop_stalls<'a>(
+    spec: &LogicalSpec,
+    body: &LogicalSpec,
+    boundaries: impl IntoIterator<Item = &'a LogicalSpec>,
+    iterations: u64,
+    parallel: bool,
+    target: &Target,
+) -> Cost {
+    let runs = if parallel { iterations.div_ceil(u64::from(target.processors())) } else { iterations };
+    boundaries.into_iter().fold(step_stall(spec, body, target).saturating_mul(runs), |acc, b| {
+        acc.saturating_add(step_stall(spec, b, target))
+    })
 }
 
 /// The cost of moving a tensor from `source` into `destination`, excluding the sub-specs; a move

@@ -31,8 +31,9 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cost::{Cost, alloc_cost, loop_cost, memory_units, snap_peaks};
+use crate::cost::{Cost, alloc_cost, loop_cost, loop_stalls, memory_units, snap_peaks};
 use crate::kernels::KernelKind;
+use crate::kernels::step_stall;
 use crate::spec::{CanonicalSpec, TensorSpec};
 use crate::target::{MemVec, Target};
 
@@ -211,7 +212,15 @@ impl Impl {
         let boundary_cost = boundaries.iter().fold(0, |acc: Cost, b| acc.saturating_add(b.body.cost));
         let peaks = boundaries.iter().fold(body.peaks, |acc, b| acc.elementwise_max(&b.body.peaks));
         let parallel = parallelism == Parallelism::Parallel;
-        let cost = loop_cost(body.cost, iterations, boundary_cost, parallel, target);
+        let stalls = loop_stalls(
+            &spec,
+            &body.spec,
+            boundaries.iter().map(|b| &*b.body.spec),
+            iterations,
+            parallel,
+            target,
+        );
+        let cost = loop_cost(body.cost, iterations, boundary_cost, parallel, target).saturating_add(stalls);
         Impl { spec, cost, peaks, node: Node::Loop { tile, parallelism, body: Box::new(body), boundaries } }
     }
 
@@ -223,7 +232,9 @@ impl Impl {
         let child_peaks =
             children.iter().flatten().fold(MemVec::ZERO, |acc, c| acc.elementwise_max(&c.peaks));
         let child_cost = children.iter().flatten().fold(0, |acc: Cost, c| acc.saturating_add(c.cost));
-        let cost = alloc_cost(&spec.operands[operand], &destination, target).saturating_add(child_cost);
+        let cost = alloc_cost(&spec.operands[operand], &destination, target)
+            .saturating_add(step_stall(&spec, &body.spec, target))
+            .saturating_add(child_cost);
         Impl {
             spec,
             cost,

@@ -15,9 +15,9 @@
 //!           and an add)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, KernelKind};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
-use crate::cost::{Cost, move_cost};
+use crate::cost::{Cost, cache_lines, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
@@ -123,4 +123,82 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
         }
     }
     cases
+}
+
+/// The cycles a register block's multiply-adds wait for its loads, in cost units: the load-port
+/// bound of a microkernel of this shape (`docs/cost-model.md`, "Register blocks").
+///
+/// A *register block* is a `MatmulAccum [1, m, k, n]` with its output in vector registers and
+/// both inputs outside them: `k` steps of an `m x n` block, each loading a row of the vector side
+/// (`rhs` when the output's vectors run along `n`, `lhs` when along `m`) into registers and
+/// broadcasting each element of the other side into a `BroadcastVecMultAdd`. Its multiply-adds
+/// issue at the kernel's `per_unit` per output vector and step; its loads at the target's
+/// `load_issue` each (a load per vector, a broadcast per scalar), and each line they bring from a
+/// level below the fastest cache costs that level's `fill_cost_per_line` (the scalar side's lines
+/// amortised over the `k` steps a line serves). The two sides overlap, so the block takes the
+/// larger; the kernels' additive costs already count the multiply-adds, so the block adds what
+/// its load side exceeds them by:
+///
+/// ```text
+/// fma_side  = per_unit * k * m * n / lanes
+/// load_side = load_issue * (k * vector-side vectors per row + k * scalar-side elements)
+///           + fill(vector side) * lines(vector side) + ceil(fill(scalar side) * bytes(scalar side) / line)
+/// stall     = max(0, load_side - fma_side)
+/// ```
+///
+/// A 2-row, 4-vector block streaming `rhs` rows from L2 (x86: `per_unit` 2, `load_issue` 2, L2
+/// `fill_cost_per_line` 8) loads 6 times and brings 2 lines per 8 multiply-adds: 28 against 16,
+/// a stall of 12 per step; a 6-row, 2-vector block loads 8 times and brings 1 line per 12: 24
+/// against 24, none.
+///
+/// 0 for any spec that is not a register block (an input already in registers loads nothing).
+pub fn register_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
+    step_sides(spec, target).map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
+}
+
+/// What a node over `child` adds for it: the child's [`register_step_stall`] when the child is a
+/// register block and `parent` is not (a block's own sub-blocks are part of its count).
+pub fn step_stall(parent: &LogicalSpec, child: &LogicalSpec, target: &Target) -> Cost {
+    if step_sides(parent, target).is_some() { 0 } else { register_step_stall(child, target) }
+}
+
+/// A register block's multiply-add side and load side, or `None` if `spec` is not one.
+fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
+    if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
+        return None;
+    }
+    let [1, m, k, n] = spec.shape.dims() else { return None };
+    let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
+    let lanes = out.vector_size?;
+    if !in_vector_registers(out, target)
+        || in_vector_registers(lhs, target)
+        || in_vector_registers(rhs, target)
+    {
+        return None;
+    }
+    let k = u64::from(*k);
+    // Row form: vectors along n (rhs rows loaded, lhs broadcast); column form: along m.
+    let (vector_side, scalar_side, vectors, scalars) = if vectors_along(out, 2) {
+        (rhs, lhs, k * u64::from(*n / lanes), k * u64::from(*m))
+    } else if vectors_along(out, 1) {
+        (lhs, rhs, k * u64::from(*m / lanes), k * u64::from(*n))
+    } else {
+        return None;
+    };
+    let costs = target.costs();
+    let per_unit = costs.kernel_for(KernelKind::BroadcastVecMultAdd, out.dtype).per_unit;
+    let fma_side = per_unit.saturating_mul(output_vectors(spec)).saturating_mul(k);
+    let vector_fill = target.level(vector_side.level).fill_cost_per_line;
+    let mut load_side = costs
+        .load_issue
+        .saturating_mul(vectors)
+        .saturating_add(vector_fill.saturating_mul(cache_lines(vector_side, target)));
+    if target.level(scalar_side.level).kind != LevelKind::ScalarRegisters {
+        let fill = target.level(scalar_side.level).fill_cost_per_line;
+        let bytes = scalars * u64::from(scalar_side.dtype.size_bytes());
+        load_side = load_side
+            .saturating_add(costs.load_issue.saturating_mul(scalars))
+            .saturating_add(fill.saturating_mul(bytes).div_ceil(u64::from(target.cache_line_bytes())));
+    }
+    Some((fma_side, load_side))
 }

@@ -265,3 +265,40 @@ fn every_kernel_names_calibration_specs_it_applies_to() {
     }
     assert_eq!(calibrated.len(), KernelKind::ALL.len(), "a kernel is in no built-in target");
 }
+
+/// The register-block bound (docs/cost-model.md, "Register blocks"): streaming `rhs` rows from L2,
+/// a 2-row, 4-vector block waits on its loads (6 loads and 2 L2 lines per 8 FMAs: 28 against
+/// 16), a 6-row, 2-vector block does not (8 loads and 1 line per 12 FMAs: 24 against 24); from
+/// L1 neither does; a spec that is not a register block, or whose parent is one, adds nothing.
+#[test]
+fn register_blocks_pay_for_loads_beyond_their_fmas() {
+    let t = avx2();
+    let stall = |text: &str| {
+        let spec = LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
+        register_step_stall(&spec, &t)
+    };
+    let block = |m: u32, k: u32, n: u32, rhs: &str| {
+        format!("MatmulAccum(1x{m}x{k}x{n}, f32 L1 row-major, f32 {rhs} row-major, f32 VRF row-major v8)")
+    };
+    assert_eq!(stall(&block(2, 1, 32, "L2")), 12);
+    assert_eq!(stall(&block(2, 128, 32, "L2")), 12 * 128);
+    assert_eq!(stall(&block(6, 1, 16, "L2")), 0);
+    assert_eq!(stall(&block(4, 1, 16, "L2")), 4);
+    assert_eq!(stall(&block(2, 1, 32, "L1")), 0);
+    // The rhs row already in registers: the block loads nothing of it, and is not a register block.
+    assert_eq!(
+        stall("MatmulAccum(1x2x1x32, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8)"),
+        0
+    );
+    let parent = LogicalSpec::parse(&block(2, 128, 32, "L2"), &t).unwrap().canonicalize(&t).unwrap();
+    let child = LogicalSpec::parse(&block(2, 1, 32, "L2"), &t).unwrap().canonicalize(&t).unwrap();
+    assert_eq!(step_stall(&parent, &child, &t), 0);
+    let outer = LogicalSpec::parse(
+        "MatmulAccum(1x2x128x32, f32 L1 row-major, f32 L2 row-major, f32 L2 row-major)",
+        &t,
+    )
+    .unwrap()
+    .canonicalize(&t)
+    .unwrap();
+    assert_eq!(step_stall(&outer, &parent, &t), 12 * 128);
+}

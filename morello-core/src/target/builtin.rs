@@ -37,6 +37,7 @@ fn level(
         cost_per_line,
         run_overhead_lines: 0,
         load_cost_per_line: None,
+        fill_cost_per_line: 0,
         parallel: matches!(kind, LevelKind::Memory | LevelKind::Cache),
         allocates: true,
         packs: false,
@@ -83,10 +84,13 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
                 run_overhead_lines: 2,
                 ..level("GL", LevelKind::Memory, 1 << 40, &[], 20, &["L2"])
             },
-            // Vector loads may stream from L2 (prefetched, overlapped with the FMAs) at an L1 line's cost.
+            // Vector loads may stream from L2 (prefetched, overlapped with the FMAs) at an L1 line's cost,
+            // but L2 refills L1 at about 32 bytes a cycle: a line per two cycles, the time of four
+            // FMAs (8 units) on the load side of a register block's step.
             LevelDescription {
                 allocates: false,
                 load_cost_per_line: Some(2),
+                fill_cost_per_line: 8,
                 ways: Some(L2_WAYS),
                 ..level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1", "VRF"])
             },

@@ -30,6 +30,11 @@ pub struct CostConstants {
     pub parallel_setup: u64,
     /// Cost per iteration of a parallel loop, per thread.
     pub parallel_per_iteration: u64,
+    /// Cost of issuing one load (a vector load or a broadcast) on the load side of a register
+    /// block's step: FMAs and loads issue on separate ports, so a step costs the larger of its
+    /// FMA side and its load side (`crate::kernels::register_step_stall`). x86: 2, as an FMA
+    /// (two of each per cycle).
+    pub load_issue: u64,
     /// Per-kernel constants; kernels missing here use their built-in defaults.
     pub kernels: BTreeMap<KernelKind, KernelCost>,
     /// Per element type (of a kernel's first operand), constants that replace `kernels`' for
@@ -45,6 +50,7 @@ impl Default for CostConstants {
             noncontiguous_penalty: 1,
             parallel_setup: 20_000,
             parallel_per_iteration: 60,
+            load_issue: 2,
             kernels: KernelKind::ALL.iter().map(|k| (*k, k.default_cost())).collect(),
             dtype_kernels: default_dtype_kernels(),
         }

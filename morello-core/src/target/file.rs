@@ -100,6 +100,10 @@ pub struct LevelDescription {
     /// into (or from) vector registers (default: `cost_per_line`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_cost_per_line: Option<u64>,
+    /// What a line a register block's loads bring from here costs the load side of its step
+    /// (default 0: the fastest cache; `docs/cost-model.md`, "Register blocks").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fill_cost_per_line: u64,
     /// Whether parallel loops may split tensors here.
     #[serde(default)]
     pub parallel: bool,
@@ -292,6 +296,7 @@ impl Target {
                 cost_per_line: level.cost_per_line,
                 run_overhead_lines: level.run_overhead_lines,
                 load_cost_per_line: level.load_cost_per_line,
+                fill_cost_per_line: level.fill_cost_per_line,
                 parallel: level.parallel,
                 allocates: level.allocates,
                 packs: level.packs,
@@ -339,6 +344,7 @@ pub(super) fn describe(target: &Target) -> TargetDescription {
                 cost_per_line: l.cost_per_line,
                 run_overhead_lines: l.run_overhead_lines,
                 load_cost_per_line: l.load_cost_per_line,
+                fill_cost_per_line: l.fill_cost_per_line,
                 parallel: l.parallel,
                 allocates: l.allocates,
                 packs: l.packs,

@@ -78,6 +78,11 @@ pub struct MemoryLevel {
     /// Cost of a cache line moved between here and vector registers by a vector load or store
     /// kernel, when it differs from `cost_per_line` (see [`MemoryLevel::vector_cost_per_line`]).
     pub load_cost_per_line: Option<u64>,
+    /// What each line a register block's loads bring from here costs the load side of its step,
+    /// beside the loads' issue (`CostConstants::load_issue`): the rate at which this level refills
+    /// the fastest cache, in cost units per line (0 for the fastest cache and registers). See
+    /// [`crate::kernels::register_step_stall`].
+    pub fill_cost_per_line: u64,
     /// Whether a parallel loop may split tensors that live here.
     pub parallel: bool,
     /// Whether a move may allocate a new buffer here (to change the layout, or to pack a tile).

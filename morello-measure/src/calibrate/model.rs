@@ -96,6 +96,7 @@ fn isolated(base: &Target, params: &[Parameter], values: &[u64]) -> Result<Targe
         noncontiguous_penalty: 1,
         parallel_setup: 0,
         parallel_per_iteration: 0,
+        load_issue: 0,
         kernels: KernelKind::ALL.iter().map(|&k| (k, KernelCost { fixed: 0, per_unit: 0 })).collect(),
         dtype_kernels: base
             .costs()
@@ -111,6 +112,7 @@ fn isolated(base: &Target, params: &[Parameter], values: &[u64]) -> Result<Targe
         level.run_overhead_lines = 0;
         // Vector loads are measured from the nearest cache only, where the two costs are one.
         level.load_cost_per_line = None;
+        level.fill_cost_per_line = 0;
     }
     set(&mut desc, base, params, values);
     Target::new(desc).map_err(|e| CalibrationError::Model(e.to_string()))
@@ -169,6 +171,20 @@ pub fn with_constants(
             let scaled =
                 (u128::from(load) * u128::from(level.cost_per_line)).div_ceil(u128::from(old.cost_per_line));
             level.load_cost_per_line = Some(u64::try_from(scaled).unwrap_or(u64::MAX));
+        }
+    }
+    // The register-block load side is not measured either: it keeps its ratio to the FMA's cost
+    // per vector, which the step bound compares it with.
+    let fma = |costs: &CostConstants| costs.kernel(KernelKind::BroadcastVecMultAdd).per_unit;
+    let (old_fma, new_fma) = (fma(base.costs()), fma(&desc.costs));
+    if old_fma > 0 {
+        let scale = |v: u64| {
+            u64::try_from((u128::from(v) * u128::from(new_fma)).div_ceil(u128::from(old_fma)))
+                .unwrap_or(u64::MAX)
+        };
+        desc.costs.load_issue = scale(base.costs().load_issue);
+        for (level, old) in desc.levels.iter_mut().zip(base.levels()) {
+            level.fill_cost_per_line = scale(old.fill_cost_per_line);
         }
     }
     Target::new(desc).map_err(|e| CalibrationError::Model(e.to_string()))

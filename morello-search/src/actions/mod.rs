@@ -29,9 +29,9 @@ mod to_accum;
 
 use std::fmt;
 
-use morello_core::cost::{Cost, alloc_cost, memory_units};
+use morello_core::cost::{Cost, alloc_cost, loop_stalls, memory_units};
 use morello_core::imp::{AllocKind, AllocParts, Boundary, Impl, Parallelism, Stage};
-use morello_core::kernels::KernelKind;
+use morello_core::kernels::{KernelKind, step_stall};
 use morello_core::spec::{CanonicalSpec, TensorSpec};
 use morello_core::target::{LevelKind, MemVec, Target};
 use serde::{Deserialize, Serialize};
@@ -232,6 +232,8 @@ pub enum Combine {
         iterations: u64,
         /// Serial or parallel.
         parallelism: Parallelism,
+        /// What register-block steps among the bodies add ([`loop_stalls`]); set by [`actions`].
+        stalls: Cost,
     },
     /// A move: the children run one after another inside the allocation.
     Alloc {
@@ -261,14 +263,14 @@ impl Combine {
     pub fn linear(&self, children: usize, target: &Target) -> Linear {
         match self {
             Combine::Leaf { cost, peaks } => Linear { base: *cost, weights: Vec::new(), own: *peaks },
-            Combine::Loop { iterations, parallelism: Parallelism::Serial } => {
+            Combine::Loop { iterations, parallelism: Parallelism::Serial, stalls } => {
                 let mut weights = vec![1; children];
                 if let Some(w) = weights.first_mut() {
                     *w = *iterations;
                 }
-                Linear { base: 0, weights, own: MemVec::ZERO }
+                Linear { base: *stalls, weights, own: MemVec::ZERO }
             }
-            Combine::Loop { iterations, parallelism: Parallelism::Parallel } => {
+            Combine::Loop { iterations, parallelism: Parallelism::Parallel, stalls } => {
                 let per_thread = iterations.div_ceil(u64::from(target.processors()));
                 let costs = target.costs();
                 let mut weights = vec![1; children];
@@ -277,7 +279,8 @@ impl Combine {
                 }
                 let base = costs
                     .parallel_setup
-                    .saturating_add(costs.parallel_per_iteration.saturating_mul(per_thread));
+                    .saturating_add(costs.parallel_per_iteration.saturating_mul(per_thread))
+                    .saturating_add(*stalls);
                 Linear { base, weights, own: MemVec::ZERO }
             }
             Combine::Alloc { own, cost } => Linear { base: *cost, weights: vec![1; children], own: *own },
@@ -415,7 +418,31 @@ pub fn actions(
     if config.prune_infeasible {
         out.retain(|(_, plan)| plan.children.iter().all(|c| feasibility.spec(c)));
     }
+    for (_, plan) in &mut out {
+        add_step_stalls(spec, plan, target);
+    }
     out
+}
+
+/// Adds to a loop or a move what the register-block steps among its children cost beyond their
+/// kernels ([`step_stall`], `docs/cost-model.md`, "Register blocks"), as `Impl::looped` and
+/// `Impl::alloc` do.
+fn add_step_stalls(spec: &CanonicalSpec, plan: &mut Plan, target: &Target) {
+    match (&mut plan.combine, &plan.shape) {
+        (Combine::Loop { iterations, parallelism, stalls }, _) => {
+            if let Some((body, boundaries)) = plan.children.split_first() {
+                let parallel = *parallelism == Parallelism::Parallel;
+                *stalls =
+                    loop_stalls(spec, body, boundaries.iter().map(|b| &**b), *iterations, parallel, target);
+            }
+        }
+        (Combine::Alloc { cost, .. }, PlanShape::Alloc { prologue, .. }) => {
+            if let Some(body) = plan.children.get(usize::from(*prologue)) {
+                *cost = cost.saturating_add(step_stall(spec, body, target));
+            }
+        }
+        _ => {}
+    }
 }
 
 fn kernels(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Action, Plan)>) {

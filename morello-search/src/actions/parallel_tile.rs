@@ -67,7 +67,7 @@ fn plan(spec: &CanonicalSpec, tile: &[u32], target: &Target) -> Option<Plan> {
     }
     Some(Plan {
         children,
-        combine: Combine::Loop { iterations, parallelism: Parallelism::Parallel },
+        combine: Combine::Loop { iterations, parallelism: Parallelism::Parallel, stalls: 0 },
         shape: PlanShape::Loop { tile: tile.to_vec(), parallelism: Parallelism::Parallel, boundary_origins },
     })
 }

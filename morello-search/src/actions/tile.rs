@@ -74,7 +74,11 @@ fn plan(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> Option<
     }
     Some(Plan {
         children,
-        combine: Combine::Loop { iterations: u64::from(n / size), parallelism: Parallelism::Serial },
+        combine: Combine::Loop {
+            iterations: u64::from(n / size),
+            parallelism: Parallelism::Serial,
+            stalls: 0,
+        },
         shape: PlanShape::Loop { tile, parallelism: Parallelism::Serial, boundary_origins },
     })
 }
