@@ -3,7 +3,7 @@
 //! - [`emit`]: an implementation tree ([`morello_core::imp::Impl`]) to a C translation unit with
 //!   x86 intrinsics ([`emit_c`], [`emit_kernel`]);
 //! - [`verify`]: seeded inputs, one run, and every output compared with a reference of the spec
-//!   ([`verify_impl`], [`verify_impls`], [`check_outputs`]);
+//!   ([`verify_impl`], [`verify_impls`], [`verify_kernels`], [`check_outputs`]);
 //! - [`compiler`]: find the C compiler (`$CC`, `cc`, `gcc`, `clang`) and build C units with the
 //!   target's `-m` flags ([`isa`] holds the one feature-to-flag table; the features themselves are
 //!   [`morello_core::target::IsaFeature`]);
@@ -61,5 +61,5 @@ pub use host::{host_features, require_features};
 pub use termination::Termination;
 pub use verify::{
     Mismatch, Verification, VerifiedKernel, VerifyOptions, check_outputs, verification_bytes, verify_impl,
-    verify_impls,
+    verify_impls, verify_kernels,
 };

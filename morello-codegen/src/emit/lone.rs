@@ -11,7 +11,8 @@ use morello_core::target::{IsaFeature, LevelKind, Target};
 use super::buffers::{BufferInfo, Storage};
 use super::helpers::Helper;
 use super::vector::VectorType;
-use super::{Emitter, c_type};
+use super::{EmittedKernel, Emitter, c_type, comment_safe, compile_features, definition, kernel_signature};
+use crate::compiler::OpenMp;
 use crate::error::CodegenError;
 use crate::harness::CType;
 
@@ -58,6 +59,8 @@ pub struct LoneKernel {
     pub helpers: BTreeSet<Helper>,
     /// The instruction-set features the statements use.
     pub features: BTreeSet<IsaFeature>,
+    /// Whether the statements use `math.h` (`INFINITY`).
+    pub needs_math: bool,
 }
 
 /// The statements of `kernel` applied to `spec` on `target`, operand `i` named `names[i]`
@@ -129,5 +132,105 @@ pub fn lone_kernel(
     // The indentation was opened with empty lines: drop them.
     let statements: String =
         e.out.finish().lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
-    Ok(LoneKernel { operands, statements, helpers: e.helpers, features: e.features })
+    Ok(LoneKernel {
+        operands,
+        statements,
+        helpers: e.helpers,
+        features: e.features,
+        needs_math: e.needs_math,
+    })
+}
+
+/// A kernel by itself as a C function ([`lone_function`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoneFunction {
+    /// The translation unit, to build and verify like any emitted kernel.
+    pub kernel: EmittedKernel,
+    /// The same unit with the helper functions named in its comment but not defined (their C is
+    /// the same for every kernel): the kernel's golden file.
+    pub listing: String,
+}
+
+/// The statements of `kernel` applied to `spec` on `target` ([`lone_kernel`]) as a C function
+/// `name` with the kernel signature of the spec (one pointer per operand to its buffer in the
+/// operand's layout, as [`crate::emit_kernel`]'s): register operands are loaded from their
+/// parameter's buffer before the statements and stored back after them when written. The
+/// per-kernel golden files are these functions, verified against the reference like any kernel,
+/// so the C they check is the C calibration times.
+///
+/// # Errors
+/// As [`lone_kernel`]; [`CodegenError::InvalidSignature`] for a bad name.
+pub fn lone_function(
+    kernel: KernelKind,
+    spec: &LogicalSpec,
+    target: &Target,
+    name: &str,
+) -> Result<LoneFunction, CodegenError> {
+    let signature = kernel_signature(spec, name)?;
+    signature.validate()?;
+    let names: Vec<String> = spec
+        .operands
+        .iter()
+        .zip(&signature.params)
+        .map(|(operand, param)| {
+            if target.level(operand.level).kind.counts_registers() {
+                format!("{}_r", param.name)
+            } else {
+                param.name.clone()
+            }
+        })
+        .collect();
+    let lone = lone_kernel(kernel, spec, target, &names, 1)?;
+    let mut loads = String::new();
+    let mut stores = String::new();
+    for (operand, param) in lone.operands.iter().zip(&signature.params) {
+        let buffer = &param.name;
+        let written = param.role.is_written();
+        match operand {
+            LoneOperand::Memory { .. } => {}
+            LoneOperand::Vectors { prefix, vector, count } => {
+                for j in 0..*count {
+                    let at = match j * u64::from(vector.lanes) {
+                        0 => buffer.clone(),
+                        offset => format!("{buffer} + {offset}"),
+                    };
+                    let var = format!("{prefix}_{j}");
+                    loads.push_str(&format!("  {} {var} = {};\n", vector.c_type(), vector.load(&at)));
+                    if written {
+                        stores.push_str(&format!("  {};\n", vector.store(&at, &var)));
+                    }
+                }
+            }
+            LoneOperand::Scalars { prefix, c_type, count } => {
+                for j in 0..*count {
+                    loads.push_str(&format!("  {} {prefix}_{j} = {buffer}[{j}];\n", c_type.c_name()));
+                    if written {
+                        stores.push_str(&format!("  {buffer}[{j}] = {prefix}_{j};\n"));
+                    }
+                }
+            }
+        }
+    }
+    let body = format!("{} {{\n{loads}{}{stores}}}\n", definition(&signature), lone.statements);
+    let mut comment = format!(
+        "/* morello kernel `{kernel}` by itself, as function `{name}` for target {}:\n * {}\n",
+        target.name(),
+        comment_safe(&spec.display(target).to_string())
+    );
+    if !lone.helpers.is_empty() {
+        let helpers: Vec<String> = lone.helpers.iter().map(|h| format!("{h:?}")).collect();
+        comment.push_str(&format!(" * helpers (emit/helpers.rs): {}\n", helpers.join(", ")));
+    }
+    comment.push_str(" */\n");
+    let listing = super::translation_unit(comment.clone(), lone.needs_math, &BTreeSet::new(), &body);
+    let source = super::translation_unit(comment, lone.needs_math, &lone.helpers, &body);
+    Ok(LoneFunction {
+        kernel: EmittedKernel {
+            source,
+            signature,
+            features: compile_features(target, &lone.features),
+            openmp: OpenMp::Disabled,
+        },
+        listing,
+    })
 }

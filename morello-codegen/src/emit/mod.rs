@@ -166,32 +166,38 @@ pub fn emit_kernel(imp: &Impl, target: &Target, config: &EmitConfig) -> Result<E
     emitter.out.close();
     let body = std::mem::take(&mut emitter.out).finish();
 
-    let mut source = String::new();
-    source.push_str(&format!("/* morello kernel `{}` for target {}:\n", config.name, target.name()));
-    source.push_str(&format!(" * {}\n", comment_safe(&imp.spec.display(target).to_string())));
+    let mut comment = format!("/* morello kernel `{}` for target {}:\n", config.name, target.name());
+    comment.push_str(&format!(" * {}\n", comment_safe(&imp.spec.display(target).to_string())));
     if config.comment == ImplComment::Include {
-        source.push_str(" *\n");
+        comment.push_str(" *\n");
         for line in imp.render(target).lines() {
-            source.push_str(&format!(" *   {}\n", comment_safe(line.trim_end())));
+            comment.push_str(&format!(" *   {}\n", comment_safe(line.trim_end())));
         }
     }
-    source.push_str(" */\n");
+    comment.push_str(" */\n");
+    let source = translation_unit(comment, emitter.needs_math, &emitter.helpers, &body);
+    let openmp = if emitter.parallel { OpenMp::Enabled } else { OpenMp::Disabled };
+    Ok(EmittedKernel { source, signature, features: compile_features(target, &emitter.features), openmp })
+}
+
+/// A translation unit: `comment`, the `#include`s, the `helpers`' definitions, then `body`.
+fn translation_unit(comment: String, needs_math: bool, helpers: &BTreeSet<Helper>, body: &str) -> String {
+    let mut source = comment;
     let mut headers = vec!["immintrin.h", "stdint.h", "stdlib.h", "string.h"];
-    if emitter.needs_math {
+    if needs_math {
         headers.push("math.h");
     }
     for h in headers {
         source.push_str(&format!("#include <{h}>\n"));
     }
-    let helpers = helpers::definitions(&emitter.helpers);
+    let helpers = helpers::definitions(helpers);
     if !helpers.is_empty() {
         source.push('\n');
         source.push_str(&helpers);
     }
     source.push('\n');
-    source.push_str(&body);
-    let openmp = if emitter.parallel { OpenMp::Enabled } else { OpenMp::Disabled };
-    Ok(EmittedKernel { source, signature, features: compile_features(target, &emitter.features), openmp })
+    source.push_str(body);
+    source
 }
 
 /// The kernel's signature for a spec: one parameter per operand, named by role, sized by the

@@ -327,11 +327,27 @@ pub fn verify_impls(
             emit_kernel(imp, target, &EmitConfig { name, comment: ImplComment::Include })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let build = build_kernels(&kernels, compiler, options)?;
+    let specs: Vec<&LogicalSpec> = imps.iter().map(|imp| &*imp.spec).collect();
+    verify_kernels(kernels.into_iter().zip(specs).collect(), target, compiler, options)
+}
+
+/// Builds emitted kernels (of distinct names) into one program (one compile), runs each and checks
+/// it against the reference of its spec.
+///
+/// # Errors
+/// As [`verify_impl`], for the first that fails.
+pub fn verify_kernels(
+    kernels: Vec<(EmittedKernel, &LogicalSpec)>,
+    target: &Target,
+    compiler: &Compiler,
+    options: &VerifyOptions,
+) -> Result<Vec<VerifiedKernel>, CodegenError> {
+    let emitted: Vec<EmittedKernel> = kernels.iter().map(|(kernel, _)| kernel.clone()).collect();
+    let build = build_kernels(&emitted, compiler, options)?;
     let mut results = Vec::with_capacity(kernels.len());
-    for (kernel, imp) in kernels.into_iter().zip(imps) {
+    for (kernel, spec) in kernels {
         let run = run_verify_selected(&build, &kernel.signature, &VerifyInputs::Seed(options.seed))?;
-        let verification = check_outputs(&imp.spec, target, &kernel.signature, &run.params, options.seed)?;
+        let verification = check_outputs(spec, target, &kernel.signature, &run.params, options.seed)?;
         results.push(VerifiedKernel { kernel, verification });
     }
     Ok(results)

@@ -48,6 +48,15 @@ macro_rules! catalogue {
                     $(KernelKind::$kind => &$module::DEFINITION,)+
                 }
             }
+
+            /// The kernel's module name in the catalogue (`vector_scale`): the name of its
+            /// definition file here, of its emitter file in `morello-codegen` and of its golden C
+            /// file there (`tests/golden/kernels/<module>.c`).
+            pub fn module_name(self) -> &'static str {
+                match self {
+                    $(KernelKind::$kind => stringify!($module),)+
+                }
+            }
         }
     };
 }

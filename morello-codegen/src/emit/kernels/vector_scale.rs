@@ -5,7 +5,7 @@
 //!   float *y9 = &y[...];  const float r9 = 1.0f / sum;  __m256 rv9 = _mm256_set1_ps(r9);
 //!   int64_t i9 = 0;
 //!   for (; i9 + 8 <= n; i9 += 8) _mm256_storeu_ps(y9 + i9, _mm256_mul_ps(_mm256_loadu_ps(y9 + i9), rv9));
-//!   for (; i9 < n; i9++) y9[i9] *= r9;
+//!   for (; i9 < n; i9++) y9[i9] *= r9;   (when n is not a multiple of the lanes)
 //! }
 //! ```
 //!
@@ -43,7 +43,11 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
         "for (; {i} + {lanes} <= {n}; {i} += {lanes}) {};",
         vector.store(&format!("{y} + {i}"), &product)
     ));
-    e.out.line(format!("for (; {i} < {n}; {i}++) {y}[{i}] *= {r};"));
+    // No scalar tail when the vectors cover the row: gcc (12, -O2) warns that the dead loop's
+    // index would overflow, and warnings are errors in the tests.
+    if n % lanes != 0 {
+        e.out.line(format!("for (; {i} < {n}; {i}++) {y}[{i}] *= {r};"));
+    }
     e.out.close();
     Ok(())
 }

@@ -1,0 +1,98 @@
+//! One golden file per kernel, from its definition alone: the kernel's first calibration case
+//! (`KernelKind::calibration`) on the first built-in target offering it, emitted by
+//! [`lone_function`] (the emitter's statements on the operands, as calibration runs them) and
+//! compared with `tests/golden/kernels/<module>.c` (the unit with its helpers named, not defined), then compiled with gcc and clang, run and verified
+//! against the reference. A new kernel needs no hand-built tree: its golden file is blessed with
+//! `MORELLO_BLESS=1 cargo test -p morello-codegen golden`.
+
+use std::path::PathBuf;
+
+use morello_core::kernels::{CalibrationSites, KernelKind};
+use morello_core::spec::{CanonicalSpec, LogicalSpec};
+use morello_core::target::Target;
+
+use super::{compare_golden, verify_on_hosts};
+use crate::emit::EmittedKernel;
+use crate::emit::lone::{LoneFunction, lone_function};
+
+/// The built-in targets, in the order a kernel's golden target is chosen.
+const TARGETS: [&str; 2] = ["x86-avx2", "x86-avx512"];
+
+/// A kernel's golden case: its first calibration spec, emitted by itself.
+struct KernelCase {
+    kernel: KernelKind,
+    target: &'static str,
+    spec: CanonicalSpec,
+    emitted: LoneFunction,
+}
+
+fn cases() -> Vec<KernelCase> {
+    KernelKind::ALL
+        .into_iter()
+        .map(|kernel| {
+            let (name, target) = TARGETS
+                .into_iter()
+                .map(|name| (name, Target::builtin(name, 2).expect("a built-in target")))
+                .find(|(_, t)| t.kernels().contains(&kernel))
+                .unwrap_or_else(|| panic!("{kernel}: no built-in target offers it"));
+            let sites = CalibrationSites::of(&target).expect("a built-in target calibrates");
+            let case =
+                kernel.calibration(&sites).into_iter().next().unwrap_or_else(|| {
+                    panic!("{kernel}: its definition names no calibration case on {name}")
+                });
+            let spec = LogicalSpec::parse(&case.spec, &target)
+                .unwrap_or_else(|e| panic!("{kernel}: calibration spec {}: {e}", case.spec))
+                .canonicalize(&target)
+                .unwrap_or_else(|e| panic!("{kernel}: calibration spec {}: {e}", case.spec));
+            let emitted = lone_function(kernel, &spec, &target, kernel.module_name())
+                .unwrap_or_else(|e| panic!("{kernel} on {}: {e}", case.spec));
+            KernelCase { kernel, target: name, spec, emitted }
+        })
+        .collect()
+}
+
+fn golden_path(kernel: KernelKind) -> PathBuf {
+    super::golden_dir().join("kernels").join(format!("{}.c", kernel.module_name()))
+}
+
+#[test]
+fn golden_kernel_files() {
+    let bless = std::env::var_os("MORELLO_BLESS").is_some();
+    let mut stale = Vec::new();
+    for case in cases() {
+        compare_golden(&golden_path(case.kernel), &case.emitted.listing, bless, &mut stale);
+    }
+    assert!(
+        stale.is_empty(),
+        "a kernel's emitted C differs from its golden file (or it has none); if intended, run \
+         `MORELLO_BLESS=1 cargo test -p morello-codegen golden` and review the new or changed files:\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn goldens_cover_every_kernel() {
+    let mut files: Vec<String> = std::fs::read_dir(super::golden_dir().join("kernels"))
+        .expect("tests/golden/kernels exists")
+        .map(|entry| entry.expect("a directory entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut expected: Vec<String> =
+        KernelKind::ALL.iter().map(|k| format!("{}.c", k.module_name())).collect();
+    expected.sort();
+    assert_eq!(files, expected, "one golden file per kernel of the catalogue, no other");
+}
+
+#[test]
+fn golden_kernels_compile_and_verify() {
+    let cases = cases();
+    for target_name in TARGETS {
+        let target = Target::builtin(target_name, 2).expect("target");
+        let kernels: Vec<(String, &LogicalSpec, EmittedKernel)> = cases
+            .iter()
+            .filter(|c| c.target == target_name)
+            .map(|c| (c.kernel.to_string(), &*c.spec, c.emitted.kernel.clone()))
+            .collect();
+        verify_on_hosts(target_name, &target, kernels);
+    }
+}

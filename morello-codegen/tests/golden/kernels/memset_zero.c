@@ -1,0 +1,11 @@
+/* morello kernel `MemsetZero` by itself, as function `memset_zero` for target x86-avx2:
+ * FillZero(16, f32 L1 row-major, serial)
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void memset_zero(float *restrict out) {
+  memset(out, 0, 64);
+}

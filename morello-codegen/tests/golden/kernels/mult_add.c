@@ -1,0 +1,15 @@
+/* morello kernel `MultAdd` by itself, as function `mult_add` for target x86-avx2:
+ * MatmulAccum(1x1x1x1, f32 RF row-major, f32 RF row-major, f32 RF row-major, serial)
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mult_add(const float *restrict lhs, const float *restrict rhs, float *restrict out) {
+  float lhs_r_0 = lhs[0];
+  float rhs_r_0 = rhs[0];
+  float out_r_0 = out[0];
+  out_r_0 += lhs_r_0 * rhs_r_0;
+  out[0] = out_r_0;
+}

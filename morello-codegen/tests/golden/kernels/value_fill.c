@@ -1,0 +1,13 @@
+/* morello kernel `ValueFill` by itself, as function `value_fill` for target x86-avx2:
+ * FillZero(1, f32 RF row-major, serial)
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void value_fill(float *restrict out) {
+  float out_r_0 = out[0];
+  out_r_0 = 0.0f;
+  out[0] = out_r_0;
+}
