@@ -49,6 +49,9 @@ enum Command {
     /// Measure the target's kernels and memory levels here and write a target file with fitted costs.
     #[command(after_help = commands::calibrate::EXAMPLES)]
     Calibrate(commands::calibrate::Args),
+    /// List a target's kernels: ISA features, cost units and constants, what each computes.
+    #[command(after_help = commands::kernels::EXAMPLES)]
+    Kernels(commands::kernels::Args),
     /// Show the buffer-indexing expression, buffer size and contiguity of a layout.
     #[command(after_help = commands::layout::EXAMPLES)]
     Layout(commands::layout::Args),
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(&args),
         Command::Bench(command) => commands::bench::run(&command),
         Command::Calibrate(args) => commands::calibrate::run(&args),
+        Command::Kernels(args) => commands::kernels::run(&args),
         Command::Layout(args) => commands::layout::run(&args),
         Command::Xla(args) => commands::xla::run(&args),
         Command::Indexing(args) => commands::indexing::run(&args),

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod db;
 pub mod indexing;
+pub mod kernels;
 pub mod layout;
 pub mod precompute;
 pub mod run;

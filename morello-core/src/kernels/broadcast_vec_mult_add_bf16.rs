@@ -29,6 +29,7 @@ use crate::target::{KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("BroadcastVecMultAddBf16", KernelCost { fixed: 1, per_unit: 3 }, "output vectors")
+.summary("`out[v] += f32(s) * f32(x[v])`: a bf16 scalar broadcast times a bf16 row widened to f32, accumulated into f32 vectors; also charged: the scalar's move_cost and the row's vector_move_cost.")
         .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling)
         .memory(memory);

@@ -20,6 +20,7 @@ use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("DotProductBf16", KernelCost { fixed: 4, per_unit: 1 }, "K / 32")
+.summary("The AVX-512 BF16 dot product (`vdpbf16ps`): bf16 inputs, f32 accumulator; also charged: the operands' moves.")
         .rules(applies, could_apply, cost, calibration)
         .isa(&[IsaFeature::Avx512f, IsaFeature::Avx512bf16])
         .memory(memory);

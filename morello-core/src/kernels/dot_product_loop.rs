@@ -22,6 +22,7 @@ use crate::target::{KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("DotProductLoop", KernelCost { fixed: 4, per_unit: 1 }, "K / f32 lanes")
+.summary("A vectorised f32 dot product loop `out += Σ_k lhs[k] * rhs[k]` with several accumulators; also charged: the operands' moves.")
         .rules(applies, could_apply, cost, calibration)
         .memory(memory);
 

@@ -29,13 +29,16 @@ use crate::target::{IsaFeature, KernelCost, LevelId, LevelKind, MemVec, Target};
 /// Declares the catalogue from its one list: each kernel's module, the [`KernelKind`] variant,
 /// [`KernelKind::ALL`] (in list order) and [`KernelKind::definition`].
 macro_rules! catalogue {
-    ($($(#[doc = $doc:literal])* $kind:ident => $module:ident,)+) => {
+    ($($kind:ident => $module:ident,)+) => {
         $(mod $module;)+
 
         /// A kernel: a leaf of an implementation that the code generator emits directly.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         pub enum KernelKind {
-            $($(#[doc = $doc])* $kind,)+
+            $(
+                #[doc = concat!("Defined in `kernels/", stringify!($module), ".rs` (its summary: [`KernelKind::summary`]).")]
+                $kind,
+            )+
         }
 
         impl KernelKind {
@@ -61,8 +64,8 @@ macro_rules! catalogue {
     };
 }
 
-/// The kernel catalogue's one list, `Kernel => module` with its doc, each module's file holding the
-/// kernel's `DEFINITION`: calls `$callback! { ... }` with it. Core declares the kernels from it
+/// The kernel catalogue's one list, `Kernel => module`, each module's file holding the kernel's
+/// `DEFINITION`: calls `$callback! { ... }` with it. Core declares the kernels from it
 /// (`catalogue!`), and `morello-codegen` its emitters, one file per kernel of the same name, so a
 /// kernel added here without an emitter file does not compile. The order is the order the search
 /// tries kernels in: append, do not reorder.
@@ -70,36 +73,20 @@ macro_rules! catalogue {
 macro_rules! kernel_catalogue {
     ($callback:ident) => {
         $callback! {
-            /// `out += lhs * rhs` on scalars (matmul or convolution of volume 1).
             MultAdd => mult_add,
-            /// `out[v] += s * x[v]`: a scalar broadcast times vectors, accumulated into vectors.
             BroadcastVecMultAdd => broadcast_vec_mult_add,
-            /// Copies whole vectors between vector registers and memory or caches (loads and stores).
             VectorAssign => vector_assign,
-            /// Sets whole vectors in registers to a fill value.
             VectorFill => vector_fill,
-            /// Sets a contiguous buffer to zero.
             MemsetZero => memset_zero,
-            /// Copies (or widens) one scalar.
             ValueAssign => value_assign,
-            /// Sets one scalar to a fill value.
             ValueFill => value_fill,
-            /// A vectorised f32 dot product loop `out += Σ_k lhs[k] * rhs[k]` with several accumulators.
             DotProductLoop => dot_product_loop,
-            /// The AVX-512 BF16 dot product (`vdpbf16ps`): bf16 inputs, f32 accumulator.
             DotProductBf16 => dot_product_bf16,
-            /// `out[v] += f32(s) * f32(x[v])`: a bf16 scalar broadcast times a bf16 row widened to f32,
-            /// accumulated into f32 vectors.
             BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16,
-            /// `out[v] = act(out[v] + bias[v])` on f32 vector registers (a fused epilogue).
             VectorAddBias => vector_add_bias,
-            /// `out = act(out + bias)` on one f32 scalar.
             ValueAddBias => value_add_bias,
-            /// The maximum of one f32 row in memory (a vector loop).
             VectorMax => vector_max,
-            /// Softmax's middle pass on one row: `y = exp(x - max)` (a polynomial) and `sum = Σ y`.
             VectorSoftmaxExp => vector_softmax_exp,
-            /// Softmax's last pass on one row: `y = y * (1 / sum)`.
             VectorScale => vector_scale,
         }
     };
@@ -122,6 +109,11 @@ impl KernelKind {
     /// [`IsaFeature::implies`]).
     pub fn required_isa(self) -> &'static [IsaFeature] {
         self.definition().required_isa
+    }
+
+    /// What the kernel computes, in one line (and what its cost charges beyond its constants).
+    pub fn summary(self) -> &'static str {
+        self.definition().summary
     }
 
     /// The built-in cost constants (a target file may override them).
@@ -194,6 +186,8 @@ impl KernelKind {
 pub struct KernelDefinition {
     /// The name (in target files, printed trees and the text forms).
     pub name: &'static str,
+    /// What it computes, in one line ([`KernelKind::summary`]).
+    pub summary: &'static str,
     /// ISA features the kernel's code needs.
     pub required_isa: &'static [IsaFeature],
     /// The built-in cost constants.
@@ -221,6 +215,7 @@ pub struct KernelDefinition {
 #[derive(Debug, Clone, Copy)]
 struct KernelFacts {
     name: &'static str,
+    summary: &'static str,
     default_cost: KernelCost,
     units: &'static str,
 }
@@ -228,7 +223,12 @@ struct KernelFacts {
 impl KernelFacts {
     /// A kernel named `name` with these default constants, `per_unit` counting `units`.
     const fn new(name: &'static str, default_cost: KernelCost, units: &'static str) -> Self {
-        KernelFacts { name, default_cost, units }
+        KernelFacts { name, summary: "", default_cost, units }
+    }
+
+    /// The same kernel, `summary` saying what it computes in one line (a test requires one).
+    const fn summary(self, summary: &'static str) -> Self {
+        KernelFacts { summary, ..self }
     }
 
     /// The kernel with its operand rules, cost and calibration specs, needing no ISA extension and
@@ -240,9 +240,10 @@ impl KernelFacts {
         cost: fn(&LogicalSpec, &Target, KernelCost) -> Cost,
         calibration: fn(&CalibrationSites) -> Vec<CalibrationCase>,
     ) -> KernelDefinition {
-        let KernelFacts { name, default_cost, units } = self;
+        let KernelFacts { name, summary, default_cost, units } = self;
         KernelDefinition {
             name,
+            summary,
             required_isa: &[],
             default_cost,
             units,

@@ -20,6 +20,7 @@ pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
+.summary("`out += lhs * rhs` on scalars (a matmul or convolution of volume 1); also charged: each operand's move_cost.")
 .rules(applies, could_apply, cost, calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.

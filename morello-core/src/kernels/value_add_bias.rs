@@ -19,6 +19,7 @@ pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
+.summary("`out = act(out + bias)` on one f32 scalar (the fixed cost x8 for gelu); also charged: each operand's move_cost.")
 .rules(applies, could_apply, cost, calibration);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {

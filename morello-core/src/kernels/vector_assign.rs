@@ -19,6 +19,7 @@ use crate::target::{KernelCost, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorAssign", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
+.summary("Copies whole vectors between vector registers and memory or caches (loads and stores); also charged: the vector_move_cost of the side in memory.")
         .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling);
 

@@ -16,6 +16,7 @@ use crate::target::{KernelCost, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorFill", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
+.summary("Sets whole vectors in registers to a fill value.")
         .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling);
 

@@ -18,6 +18,7 @@ use crate::target::{KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorMax", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")
+.summary("The maximum of one f32 row in memory (a vector loop); also charged: the row's vector_move_cost and the output's move_cost.")
         .rules(applies, could_apply, cost, calibration)
         .memory(memory);
 

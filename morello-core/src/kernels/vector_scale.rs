@@ -19,6 +19,7 @@ use crate::target::{KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorScale", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")
+.summary("Softmax's last pass on one row: `y = y * (1 / sum)`; also charged: the vector_move_cost of `y` and the move_cost of `sum`.")
         .rules(applies, could_apply, cost, calibration)
         .memory(memory);
 

@@ -21,6 +21,7 @@ use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorSoftmaxExp", KernelCost { fixed: 8, per_unit: 8 }, "row / f32 lanes")
+.summary("Softmax's middle pass on one row: `y = exp(x - max)` (a polynomial) and `sum = Σ y`; also charged: the vector_move_cost of `x` and `y` and the move_cost of `max` and `sum`.")
         .rules(applies, could_apply, cost, calibration)
         .isa(&[IsaFeature::Fma])
         .memory(memory);

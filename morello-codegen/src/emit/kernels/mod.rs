@@ -23,7 +23,7 @@ use crate::error::CodegenError;
 /// `Kernel => module`, the module (`kernels/<module>.rs`, with `emit(e, spec, views)`) and its arm
 /// of [`emit`]. A kernel of the catalogue without its emitter file does not compile.
 macro_rules! emitters {
-    ($($(#[doc = $doc:literal])* $kind:ident => $module:ident,)+) => {
+    ($($kind:ident => $module:ident,)+) => {
         $(mod $module;)+
 
         /// Emits one kernel.

@@ -1,0 +1,99 @@
+//! `morello kernels`: the kernels of a target, each as its definition in `morello-core` states it.
+
+use anyhow::Result;
+use morello_core::dtype::Dtype;
+use morello_core::target::{KernelCost, Target};
+
+use crate::database::eprint_line;
+use crate::output;
+use crate::spec_args::load_target;
+
+/// Examples shown after `morello kernels --help`.
+pub const EXAMPLES: &str = "\
+Examples:
+  morello kernels
+  morello kernels --target x86-avx512
+  morello kernels --target my-target.toml
+
+Each kernel is defined in one file, morello-core/src/kernels/<name>.rs: its operand rules, cost
+formula and calibration specs are there; this lists what the cost model charges for it.";
+
+/// Arguments of `morello kernels`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The target: `x86` (the host's x86 target), `x86-avx2`, `x86-avx512`, or a target file.
+    #[arg(long, default_value = "x86")]
+    target: String,
+}
+
+/// Runs `morello kernels`.
+pub fn run(args: &Args) -> Result<()> {
+    let (target, note) = load_target(&args.target)?;
+    if let Some(note) = note {
+        eprint_line(&note);
+    }
+    output::print(&listing(&target))
+}
+
+/// The listing: a heading, then per kernel of the target, in the order the search tries them, its
+/// name and ISA features, its units and constants, and its summary.
+fn listing(target: &Target) -> String {
+    let mut text = format!(
+        "Kernels of target {}, in the order the search tries them. Each costs fixed + per_unit * units,\n\
+         plus what its line says it is also charged (the formula: morello-core/src/kernels/<name>.rs).\n",
+        target.name()
+    );
+    for &kind in target.kernels() {
+        let isa: Vec<&str> = kind.required_isa().iter().map(|f| f.name()).collect();
+        let isa = if isa.is_empty() { String::new() } else { format!(" (needs {})", isa.join(", ")) };
+        let costs = target.costs();
+        let mut constants =
+            format!("fixed {}, per_unit {}", costs.kernel(kind).fixed, costs.kernel(kind).per_unit);
+        if costs.kernel(kind) != kind.default_cost() {
+            constants.push_str(&format!(" (default {})", pair(kind.default_cost())));
+        }
+        for dtype in Dtype::ALL {
+            if let Some(cost) = costs.dtype_kernels.get(&dtype).and_then(|m| m.get(&kind)) {
+                constants.push_str(&format!("; on {dtype}: {}", pair(*cost)));
+            }
+        }
+        text.push_str(&format!(
+            "\n{}{isa}\n  units: {}; {constants}\n  {}\n",
+            kind.name(),
+            kind.units(),
+            kind.summary()
+        ));
+    }
+    text
+}
+
+fn pair(cost: KernelCost) -> String {
+    format!("{}, {}", cost.fixed, cost.per_unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use morello_core::kernels::KernelKind;
+
+    use super::*;
+
+    #[test]
+    fn every_kernel_of_the_target_is_listed_with_its_definition() {
+        for name in ["x86-avx2", "x86-avx512"] {
+            let target = Target::builtin(name, 1).expect("a built-in target");
+            let text = listing(&target);
+            for kind in KernelKind::ALL {
+                let line = format!("\n{}", kind.name());
+                assert_eq!(
+                    text.contains(&format!("{line}\n")) || text.contains(&format!("{line} (")),
+                    target.kernels().contains(&kind),
+                    "{name}: {kind}\n{text}"
+                );
+            }
+            for &kind in target.kernels() {
+                assert!(text.contains(&format!("\n  units: {};", kind.units())), "{kind}");
+                assert!(text.contains(&format!("\n  {}\n", kind.summary())), "{kind}");
+            }
+        }
+    }
+}

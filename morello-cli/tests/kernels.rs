@@ -1,0 +1,36 @@
+//! End-to-end tests of `morello kernels`.
+
+use std::process::Command;
+
+fn morello(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_morello")).args(args).output().expect("morello runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn lists_each_kernel_of_the_target_with_its_definition() {
+    let (code, avx512, stderr) = morello(&["kernels", "--target", "x86-avx512"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        avx512.starts_with("Kernels of target x86-avx512, in the order the search tries them."),
+        "{avx512}"
+    );
+    assert!(avx512.contains("\nDotProductBf16 (needs avx512f, avx512bf16)\n  units: K / 32; fixed 4, per_unit 1\n  The AVX-512 BF16 dot product"), "{avx512}");
+    assert!(avx512.contains("\nBroadcastVecMultAdd\n  units: output vectors; fixed 1, per_unit 2; on u32: 1, 4; on i32: 1, 4\n"), "{avx512}");
+    let (code, avx2, stderr) = morello(&["kernels", "--target", "x86-avx2"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!avx2.contains("DotProductBf16"), "{avx2}");
+    // The search's order: the first kernel listed is the catalogue's first.
+    assert!(avx2.contains(".rs).\n\nMultAdd\n  units: none; fixed 1, per_unit 0\n"), "{avx2}");
+}
+
+#[test]
+fn an_unknown_target_is_bad_input() {
+    let (code, stdout, stderr) = morello(&["kernels", "--target", "no-such-target"]);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(stderr.contains("unknown target `no-such-target`"), "{stderr}");
+}
