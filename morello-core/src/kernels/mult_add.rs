@@ -49,3 +49,18 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
         format!("MatmulAccum(1x1x1x1, f32 {rf} row-major, f32 {rf} row-major, f32 {rf} row-major, serial)"),
     )]
 }
+
+/// The specs it takes and near misses it must refuse (on `x86-avx2`).
+#[test]
+fn applies_to_its_specs_only() {
+    let takes = [
+        "MatmulAccum(1x1x1x1, f32 RF row-major, f32 RF row-major, f32 RF row-major)",
+        "MatmulAccum(1x1x1x1, u32 L1 row-major, u32 GL row-major, u32 RF row-major)",
+        "ConvAccum(1x1x1x1x1x1x1, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)",
+    ];
+    let refuses = [
+        "Matmul(1x1x1x1, f32 RF row-major, f32 RF row-major, f32 RF row-major)",
+        "MatmulAccum(1x1x2x1, f32 RF row-major, f32 RF row-major, f32 RF row-major)",
+    ];
+    super::tests::check_avx2(super::KernelKind::MultAdd, &takes, &refuses);
+}

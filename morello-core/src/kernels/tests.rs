@@ -1,4 +1,6 @@
-//! Applicability of each kernel: the specs it takes and near misses it must refuse.
+//! Tests over the whole catalogue, and the applicability of kernels whose tests predate their
+//! files' own: a kernel's specs it takes and near misses it must refuse go in its definition
+//! file's `#[cfg(test)] mod tests`, with [`check_avx2`] from here.
 
 use super::*;
 
@@ -15,21 +17,9 @@ fn avx2() -> Target {
     Target::builtin("x86-avx2", 2).unwrap()
 }
 
-#[test]
-fn mult_add() {
-    check(
-        &avx2(),
-        KernelKind::MultAdd,
-        &[
-            "MatmulAccum(1x1x1x1, f32 RF row-major, f32 RF row-major, f32 RF row-major)",
-            "MatmulAccum(1x1x1x1, u32 L1 row-major, u32 GL row-major, u32 RF row-major)",
-            "ConvAccum(1x1x1x1x1x1x1, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)",
-        ],
-        &[
-            "Matmul(1x1x1x1, f32 RF row-major, f32 RF row-major, f32 RF row-major)",
-            "MatmulAccum(1x1x2x1, f32 RF row-major, f32 RF row-major, f32 RF row-major)",
-        ],
-    );
+/// [`check`] on the built-in `x86-avx2` target (a kernel file's own applicability test).
+pub(super) fn check_avx2(kernel: KernelKind, yes: &[&str], no: &[&str]) {
+    check(&avx2(), kernel, yes, no);
 }
 
 #[test]
@@ -78,26 +68,6 @@ fn broadcast_vec_mult_add_bf16() {
     check(&avx512, KernelKind::BroadcastVecMultAddBf16, &yes16, &no);
     let yes8 = ["MatmulAccum(1x1x1x16, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v8)"];
     check(&avx2(), KernelKind::BroadcastVecMultAddBf16, &yes8, &[]);
-}
-
-#[test]
-fn vector_assign() {
-    check(
-        &avx2(),
-        KernelKind::VectorAssign,
-        &[
-            "Move(1x8, f32 L1 row-major, f32 VRF row-major v8)",
-            "Move(2x8, f32 VRF row-major v8, f32 GL row-major)",
-            "Move(4x8, f32 L1 row-major c1, f32 VRF row-major v8)",
-            "Move(16, u32 VRF row-major v4, u32 VRF row-major v4)",
-        ],
-        &[
-            "Move(8x2, f32 L1 row-major c1, f32 VRF row-major v8)",
-            "Move(8x8, f32 L1 col-major, f32 VRF row-major v8)",
-            "Move(1x8, f32 L1 row-major, f32 L1 row-major)",
-            "Move(16, u32 VRF row-major v4, u32 VRF row-major v8)",
-        ],
-    );
 }
 
 #[test]
@@ -178,59 +148,6 @@ fn every_kernel_has_a_one_line_summary() {
         let summary = k.summary();
         assert!(summary.len() > 10 && summary.ends_with('.') && !summary.contains('\n'), "{k}: `{summary}`");
     }
-}
-
-#[test]
-fn vector_add_bias() {
-    check(
-        &avx2(),
-        KernelKind::VectorAddBias,
-        &[
-            "AddBiasRelu(2x16, f32 L1 row-major, f32 VRF row-major v8)",
-            "AddBiasGelu(1x8, f32 GL row-major, f32 VRF row-major v8)",
-        ],
-        &[
-            // The bias is loaded as vectors: never from scalar registers.
-            "AddBiasRelu(1x8, f32 RF row-major, f32 VRF row-major v8)",
-            "AddBiasRelu(1x8, f32 L1 row-major, f32 L1 row-major)",
-            "AddBias(8x1, f32 L1 row-major, f32 VRF row-major v8)",
-        ],
-    );
-}
-
-#[test]
-fn softmax_passes() {
-    let t = avx2();
-    check(
-        &t,
-        KernelKind::VectorMax,
-        &[
-            "Max(1x12, f32 GL row-major, f32 RF row-major)",
-            "MaxAccum(1x8, f32 L1 row-major, f32 L1 row-major)",
-        ],
-        &[
-            "Max(2x12, f32 GL row-major, f32 RF row-major)",
-            "Max(1x8, f32 VRF row-major v8, f32 RF row-major)",
-        ],
-    );
-    check(
-        &t,
-        KernelKind::VectorSoftmaxExp,
-        &["SoftmaxExp(1x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)"],
-        &[
-            "SoftmaxExp(2x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)",
-            "SoftmaxExp(1x12, f32 RF row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)",
-        ],
-    );
-    check(
-        &t,
-        KernelKind::VectorScale,
-        &["SoftmaxScale(1x12, f32 RF row-major, f32 GL row-major)"],
-        &[
-            "SoftmaxScale(1x12, f32 RF row-major, f32 RF row-major)",
-            "SoftmaxScale(3x4, f32 L1 row-major, f32 L1 row-major)",
-        ],
-    );
 }
 
 /// Every kernel of the built-in targets names calibration specs, with distinct labels, that parse

@@ -79,3 +79,19 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (lanes, (l1, vrf)) = (s.lanes(), (&s.l1, &s.vrf));
     sized("v", [1, 2, 4], |v| format!("AddBiasRelu(1x{}, f32 {l1} row-major, f32 {vrf} row-major v{lanes}, serial)", v * lanes))
 }
+
+/// The specs it takes and near misses it must refuse (on `x86-avx2`).
+#[test]
+fn applies_to_its_specs_only() {
+    let takes = [
+        "AddBiasRelu(2x16, f32 L1 row-major, f32 VRF row-major v8)",
+        "AddBiasGelu(1x8, f32 GL row-major, f32 VRF row-major v8)",
+    ];
+    let refuses = [
+        // The bias is loaded as vectors: never from scalar registers.
+        "AddBiasRelu(1x8, f32 RF row-major, f32 VRF row-major v8)",
+        "AddBiasRelu(1x8, f32 L1 row-major, f32 L1 row-major)",
+        "AddBias(8x1, f32 L1 row-major, f32 VRF row-major v8)",
+    ];
+    super::tests::check_avx2(super::KernelKind::VectorAddBias, &takes, &refuses);
+}

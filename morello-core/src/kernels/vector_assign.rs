@@ -100,3 +100,21 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     }
     cases
 }
+
+/// The specs it takes and near misses it must refuse (on `x86-avx2`).
+#[test]
+fn applies_to_its_specs_only() {
+    let takes = [
+        "Move(1x8, f32 L1 row-major, f32 VRF row-major v8)",
+        "Move(2x8, f32 VRF row-major v8, f32 GL row-major)",
+        "Move(4x8, f32 L1 row-major c1, f32 VRF row-major v8)",
+        "Move(16, u32 VRF row-major v4, u32 VRF row-major v4)",
+    ];
+    let refuses = [
+        "Move(8x2, f32 L1 row-major c1, f32 VRF row-major v8)",
+        "Move(8x8, f32 L1 col-major, f32 VRF row-major v8)",
+        "Move(1x8, f32 L1 row-major, f32 L1 row-major)",
+        "Move(16, u32 VRF row-major v4, u32 VRF row-major v8)",
+    ];
+    super::tests::check_avx2(super::KernelKind::VectorAssign, &takes, &refuses);
+}

@@ -65,3 +65,17 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
     sized("", [64, 256], |n| format!("Max(1x{n}, f32 {l1} row-major, f32 {rf} row-major, serial)"))
 }
+
+/// The specs it takes and near misses it must refuse (on `x86-avx2`).
+#[test]
+fn applies_to_its_specs_only() {
+    let takes = [
+        "Max(1x12, f32 GL row-major, f32 RF row-major)",
+        "MaxAccum(1x8, f32 L1 row-major, f32 L1 row-major)",
+    ];
+    let refuses = [
+        "Max(2x12, f32 GL row-major, f32 RF row-major)",
+        "Max(1x8, f32 VRF row-major v8, f32 RF row-major)",
+    ];
+    super::tests::check_avx2(super::KernelKind::VectorMax, &takes, &refuses);
+}

@@ -56,3 +56,16 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (Some(rf), l1) = (&s.rf, &s.l1) else { return Vec::new() };
     sized("", [64, 256], |n| format!("SoftmaxScale(1x{n}, f32 {rf} row-major, f32 {l1} row-major, serial)"))
 }
+
+/// The specs it takes and near misses it must refuse (on `x86-avx2`).
+#[test]
+fn applies_to_its_specs_only() {
+    let takes = [
+        "SoftmaxScale(1x12, f32 RF row-major, f32 GL row-major)"
+    ];
+    let refuses = [
+        "SoftmaxScale(1x12, f32 RF row-major, f32 RF row-major)",
+        "SoftmaxScale(3x4, f32 L1 row-major, f32 L1 row-major)",
+    ];
+    super::tests::check_avx2(super::KernelKind::VectorScale, &takes, &refuses);
+}

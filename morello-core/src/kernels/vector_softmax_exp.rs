@@ -63,3 +63,16 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let operands = format!("f32 {l1} row-major, f32 {rf} row-major, f32 {l1} row-major, f32 {rf} row-major");
     sized("", [64, 256], |n| format!("SoftmaxExp(1x{n}, {operands}, serial)"))
 }
+
+/// The specs it takes and near misses it must refuse (on `x86-avx2`).
+#[test]
+fn applies_to_its_specs_only() {
+    let takes = [
+        "SoftmaxExp(1x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)"
+    ];
+    let refuses = [
+        "SoftmaxExp(2x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)",
+        "SoftmaxExp(1x12, f32 RF row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)",
+    ];
+    super::tests::check_avx2(super::KernelKind::VectorSoftmaxExp, &takes, &refuses);
+}
