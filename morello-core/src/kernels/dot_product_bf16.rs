@@ -17,6 +17,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 
+/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
+pub(super) const ORDINAL: isize = 8;
+
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("DotProductBf16", KernelCost { fixed: 4, per_unit: 1 }, "K / 32")

@@ -13,6 +13,9 @@ use crate::spec::{FillValue, LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
+/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
+pub(super) const ORDINAL: isize = 4;
+
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     "MemsetZero",

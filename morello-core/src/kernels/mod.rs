@@ -5,11 +5,12 @@
 //! `applies(spec, target)` (the spec shapes, levels, layouts, vector sizes and dtypes it
 //! implements), `could_apply(kind, level kinds, dtypes, target)` (a necessary condition on levels
 //! and dtypes alone, used to prune the search), optionally `could_apply_after_tiling`, `memory(spec,
-//! target)` (registers it needs beyond its operands) and `cost(spec, target, constants)`. Adding a
-//! kernel: a file here and its line in the [`kernel_catalogue!`](crate::kernel_catalogue) list below
-//! (from which `catalogue!` declares the module, the [`KernelKind`] variant, its place in
-//! [`KernelKind::ALL`] and its [`KernelKind::definition`]), and its C emitter in `morello-codegen`,
-//! whose module the same list declares (see `docs/adding-a-kernel.md`).
+//! target)` (registers it needs beyond its operands) and `cost(spec, target, constants)`; its
+//! `ORDINAL` is its place in the catalogue. Adding a kernel: its file here (`build.rs` lists the
+//! files that define a kernel, by `ORDINAL`, as the `kernel_catalogue!` macro, from which
+//! `catalogue!` declares the module, the [`KernelKind`] variant, its place in [`KernelKind::ALL`]
+//! and its [`KernelKind::definition`]), and its C emitter in `morello-codegen`, whose module the same
+//! list declares (see `docs/adding-a-kernel.md`).
 //!
 //! A kernel implements exactly its spec: the reference interpreter executes a kernel by executing
 //! the spec, and the emitted C must agree.
@@ -26,8 +27,9 @@ use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::{IsaFeature, KernelCost, LevelId, LevelKind, MemVec, Target};
 
-/// Declares the catalogue from its one list: each kernel's module, the [`KernelKind`] variant,
-/// [`KernelKind::ALL`] (in list order) and [`KernelKind::definition`].
+/// Declares the catalogue from its list: each kernel's module, the [`KernelKind`] variant (numbered
+/// by its `ORDINAL`, so two kernels with one ordinal do not compile), [`KernelKind::ALL`] (in
+/// ordinal order) and [`KernelKind::definition`].
 macro_rules! catalogue {
     ($($kind:ident => $module:ident,)+) => {
         $(mod $module;)+
@@ -37,7 +39,7 @@ macro_rules! catalogue {
         pub enum KernelKind {
             $(
                 #[doc = concat!("Defined in `kernels/", stringify!($module), ".rs` (its summary: [`KernelKind::summary`]).")]
-                $kind,
+                $kind = $module::ORDINAL,
             )+
         }
 
@@ -64,33 +66,11 @@ macro_rules! catalogue {
     };
 }
 
-/// The kernel catalogue's one list, `Kernel => module`, each module's file holding the kernel's
-/// `DEFINITION`: calls `$callback! { ... }` with it. Core declares the kernels from it
-/// (`catalogue!`), and `morello-codegen` its emitters, one file per kernel of the same name, so a
-/// kernel added here without an emitter file does not compile. The order is the order the search
-/// tries kernels in: append, do not reorder.
-#[macro_export]
-macro_rules! kernel_catalogue {
-    ($callback:ident) => {
-        $callback! {
-            MultAdd => mult_add,
-            BroadcastVecMultAdd => broadcast_vec_mult_add,
-            VectorAssign => vector_assign,
-            VectorFill => vector_fill,
-            MemsetZero => memset_zero,
-            ValueAssign => value_assign,
-            ValueFill => value_fill,
-            DotProductLoop => dot_product_loop,
-            DotProductBf16 => dot_product_bf16,
-            BroadcastVecMultAddBf16 => broadcast_vec_mult_add_bf16,
-            VectorAddBias => vector_add_bias,
-            ValueAddBias => value_add_bias,
-            VectorMax => vector_max,
-            VectorSoftmaxExp => vector_softmax_exp,
-            VectorScale => vector_scale,
-        }
-    };
-}
+// The kernel catalogue's list, `Kernel => module` in the order of the files' `ORDINAL`s, as the
+// `kernel_catalogue!` macro (exported: `morello-codegen` declares its emitters from it), generated
+// by `build.rs` from the files here that define a kernel: adding a kernel adds its file, nothing
+// else in core.
+include!(concat!(env!("OUT_DIR"), "/kernel_catalogue.rs"));
 
 kernel_catalogue!(catalogue);
 

@@ -210,3 +210,13 @@ fn register_blocks_pay_for_loads_beyond_their_fmas() {
     .unwrap();
     assert_eq!(step_stall(&outer, &parent, &t), 12 * 128);
 }
+
+/// The variants are numbered by their files' `ORDINAL`s and `ALL` is in that order (`build.rs`
+/// generates the list), so stored tables, which refer to kernels by number, read back the same.
+#[test]
+fn the_catalogue_is_in_ordinal_order() {
+    for (i, kind) in KernelKind::ALL.into_iter().enumerate() {
+        assert_eq!(kind as usize, i, "{kind}");
+    }
+    assert_eq!(KernelKind::ALL[0], KernelKind::MultAdd);
+}

@@ -13,6 +13,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
+/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
+pub(super) const ORDINAL: isize = 5;
+
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     "ValueAssign",

@@ -16,6 +16,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
+/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
+pub(super) const ORDINAL: isize = 14;
+
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorScale", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")

@@ -18,6 +18,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 
+/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
+pub(super) const ORDINAL: isize = 13;
+
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorSoftmaxExp", KernelCost { fixed: 8, per_unit: 8 }, "row / f32 lanes")
