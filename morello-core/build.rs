@@ -1,21 +1,34 @@
 //! Declares the kernel catalogue from the kernel files: every `src/kernels/<name>.rs` that holds a
-//! kernel's `DEFINITION` states its place in the catalogue with one line
+//! kernel's `DEFINITION` has a module doc whose first paragraph says what the kernel computes (after
+//! `` `Name`: ``) and whose `text` block states, one entry a line (continued on indented lines),
 //!
 //! ```text
-//! pub(super) const ORDINAL: isize = 14;
+//! ordinal:  14
+//! applies:  ...
+//! cost:     fixed + per_unit * ceil(n / lanes) + ...
 //! ```
 //!
-//! and this script writes `$OUT_DIR/kernel_catalogue.rs`, the `kernel_catalogue!` macro listing
-//! `Kernel => name` (the variant is the file name in CamelCase) in ordinal order, which
-//! `src/kernels/mod.rs` includes. The ordinals must be 0, 1, 2, ... without gaps: they are the
-//! order the search tries kernels in and the variant numbers stored tables refer to, so a new
-//! kernel takes the next one. Anything else stops the build with a message naming the file.
+//! its place in the catalogue and its cost formula. This script writes
+//! `$OUT_DIR/kernel_catalogue.rs`, the `kernel_catalogue!` macro listing
+//! `Kernel = ordinal => name ("summary", "cost formula"),` (the variant is the file name in
+//! CamelCase) in ordinal order, which `src/kernels/mod.rs` includes. The ordinals must be 0, 1, 2,
+//! ... without gaps: they are the order the search tries kernels in and the variant numbers stored
+//! tables refer to, so a new kernel takes the next one. Anything else stops the build with a message
+//! naming the file.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 const DIR: &str = "src/kernels";
-const DECLARATION: &str = "pub(super) const ORDINAL: isize = ";
+const DEFINITION: &str = "pub(super) const DEFINITION: KernelDefinition";
+
+/// A kernel file's facts for the list.
+struct Kernel {
+    ordinal: isize,
+    module: String,
+    summary: String,
+    cost: String,
+}
 
 fn main() {
     println!("cargo::rerun-if-changed={DIR}");
@@ -37,7 +50,7 @@ fn main() {
 /// The `kernel_catalogue!` macro, or what is wrong with the kernel files.
 fn catalogue() -> Result<String, Vec<String>> {
     let mut errors = Vec::new();
-    let mut kernels: Vec<(isize, String)> = Vec::new();
+    let mut kernels: Vec<Kernel> = Vec::new();
     let entries = std::fs::read_dir(DIR).map_err(|e| vec![format!("cannot read {DIR}: {e}")])?;
     for entry in entries {
         let path = entry.map_err(|e| vec![format!("cannot read {DIR}: {e}")])?.path();
@@ -48,51 +61,73 @@ fn catalogue() -> Result<String, Vec<String>> {
         };
         let text = std::fs::read_to_string(&path)
             .map_err(|e| vec![format!("cannot read {}: {e}", path.display())])?;
-        if !text.contains("pub(super) const DEFINITION: KernelDefinition") {
+        if !text.contains(DEFINITION) {
             continue; // not a kernel (mod.rs, tests.rs, a shared helper)
         }
-        let ordinals: Vec<&str> =
-            text.lines().filter_map(|l| l.strip_prefix(DECLARATION)?.strip_suffix(';')).collect();
-        match ordinals[..] {
-            [n] => match n.parse() {
-                Ok(n) => kernels.push((n, module.to_string())),
-                Err(_) => errors.push(format!("{}: `{DECLARATION}{n};` is not a number", path.display())),
-            },
-            _ => errors.push(format!(
-                "{}: a kernel file states its place in the catalogue on one line `{DECLARATION}N;` (the next free N for a new kernel)",
-                path.display()
-            )),
+        match kernel(module, &text) {
+            Ok(k) => kernels.push(k),
+            Err(why) => errors.push(format!("{}: {why}", path.display())),
         }
     }
-    kernels.sort();
+    kernels.sort_by_key(|k| k.ordinal);
     for pair in kernels.windows(2) {
-        if pair[0].0 == pair[1].0 {
+        if pair[0].ordinal == pair[1].ordinal {
             errors.push(format!(
-                "{DIR}/{}.rs and {DIR}/{}.rs both have ORDINAL {}: each kernel has its own",
-                pair[0].1, pair[1].1, pair[0].0
+                "{DIR}/{}.rs and {DIR}/{}.rs both have ordinal {}: each kernel has its own",
+                pair[0].module, pair[1].module, pair[0].ordinal
             ));
         }
     }
-    if let Some((expected, (ordinal, module))) =
-        kernels.iter().enumerate().find(|(i, (ordinal, _))| *ordinal != *i as isize && errors.is_empty())
+    if let Some((expected, k)) =
+        kernels.iter().enumerate().find(|(i, k)| k.ordinal != *i as isize && errors.is_empty())
     {
         errors.push(format!(
-            "{DIR}/{module}.rs has ORDINAL {ordinal} where {expected} is expected: kernel ordinals are 0, 1, 2, ... without gaps"
+            "{DIR}/{}.rs has ordinal {} where {expected} is expected: kernel ordinals are 0, 1, 2, ... without gaps",
+            k.module, k.ordinal
         ));
     }
     if !errors.is_empty() {
         return Err(errors);
     }
     let mut list = String::new();
-    for (_, module) in &kernels {
-        let _ = writeln!(list, "            {} => {module},", camel_case(module));
+    for Kernel { ordinal, module, summary, cost } in &kernels {
+        let _ = writeln!(
+            list,
+            "            {} = {ordinal} => {module} ({summary:?}, {cost:?}),",
+            camel_case(module)
+        );
     }
     Ok(format!(
-        "/// The kernel catalogue, `Kernel => module` in ordinal order (generated by `build.rs` from\n\
+        "/// The kernel catalogue, `Kernel = ordinal => module (summary, cost formula)` in ordinal order (generated by `build.rs` from\n\
          /// `src/kernels/*.rs`): calls `$callback! {{ ... }}` with it.\n\
          #[macro_export]\n\
          macro_rules! kernel_catalogue {{\n    ($callback:ident) => {{\n        $callback! {{\n{list}        }}\n    }};\n}}\n"
     ))
+}
+
+/// A kernel file's ordinal, summary and cost formula, from its module doc.
+fn kernel(module: &str, text: &str) -> Result<Kernel, String> {
+    let doc: Vec<&str> =
+        text.lines().map_while(|l| l.strip_prefix("//!")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
+    let first: Vec<&str> = doc.iter().take_while(|l| !l.trim().is_empty()).map(|l| l.trim()).collect();
+    let name = format!("`{}`: ", camel_case(module));
+    let summary = first.join(" ");
+    let Some(summary) = summary.strip_prefix(&name).filter(|s| !s.is_empty()) else {
+        return Err(format!("its module doc starts `//! {name}` and says what the kernel computes"));
+    };
+    let entry = |key: &str| -> Option<String> {
+        let start = doc.iter().position(|l| l.starts_with(&format!("{key}:")))?;
+        let mut parts = vec![doc[start][key.len() + 1..].trim()];
+        parts.extend(doc[start + 1..].iter().take_while(|l| l.starts_with(' ')).map(|l| l.trim()));
+        Some(parts.join(" "))
+    };
+    let ordinal = entry("ordinal")
+        .ok_or("its module doc's `text` block states its place in the catalogue, `ordinal:  N` (the next free N for a new kernel)")?;
+    let ordinal = ordinal.parse().map_err(|_| format!("`ordinal:  {ordinal}` is not a number"))?;
+    let cost = entry("cost").ok_or("its module doc's `text` block states its cost formula, `cost:  ...`")?;
+    let mut chars = summary.chars();
+    let summary: String = chars.next().map(|c| c.to_ascii_uppercase()).into_iter().chain(chars).collect();
+    Ok(Kernel { ordinal, module: module.to_string(), summary, cost })
 }
 
 /// `broadcast_vec_mult_add_bf16` -> `BroadcastVecMultAddBf16`.

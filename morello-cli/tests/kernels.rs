@@ -16,16 +16,23 @@ fn lists_each_kernel_of_the_target_with_its_definition() {
     let (code, avx512, stderr) = morello(&["kernels", "--target", "x86-avx512"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        avx512.starts_with("Kernels of target x86-avx512, in the order the search tries them."),
+        avx512.starts_with("Kernels of target x86-avx512, in the order the search tries them"),
         "{avx512}"
     );
-    assert!(avx512.contains("\nDotProductBf16 (needs avx512f, avx512bf16)\n  units: K / 32; fixed 4, per_unit 1\n  The AVX-512 BF16 dot product"), "{avx512}");
-    assert!(avx512.contains("\nBroadcastVecMultAdd\n  units: output vectors; fixed 1, per_unit 2; on u32: 1, 4; on i32: 1, 4\n"), "{avx512}");
+    let bf16 =
+        "\nDotProductBf16 (needs avx512f, avx512bf16)\n  `out += Σ_k lhs[k] * rhs[k]` with bf16 inputs";
+    assert!(avx512.contains(bf16), "{avx512}");
+    let costs =
+        "\n  cost: fixed + per_unit * K / 32 + Σ move_cost(operand)\n  units: K / 32; fixed 4, per_unit 1\n";
+    assert!(avx512.contains(costs), "{avx512}");
+    let per_dtype = "\n  units: output vectors; fixed 1, per_unit 2; on u32: 1, 4; on i32: 1, 4\n";
+    assert!(avx512.contains(per_dtype), "{avx512}");
     let (code, avx2, stderr) = morello(&["kernels", "--target", "x86-avx2"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(!avx2.contains("DotProductBf16"), "{avx2}");
     // The search's order: the first kernel listed is the catalogue's first.
-    assert!(avx2.contains(".rs).\n\nMultAdd\n  units: none; fixed 1, per_unit 0\n"), "{avx2}");
+    let first = "target's):\n\nMultAdd\n  `out += lhs * rhs` on single scalars.\n  cost: fixed + Σ move_cost(operand)\n";
+    assert!(avx2.contains(first), "{avx2}");
 }
 
 #[test]

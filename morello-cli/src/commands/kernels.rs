@@ -36,11 +36,11 @@ pub fn run(args: &Args) -> Result<()> {
 }
 
 /// The listing: a heading, then per kernel of the target, in the order the search tries them, its
-/// name and ISA features, its units and constants, and its summary.
+/// name, ISA features and summary, its cost formula, and its units and constants.
 fn listing(target: &Target) -> String {
     let mut text = format!(
-        "Kernels of target {}, in the order the search tries them. Each costs fixed + per_unit * units,\n\
-         plus what its line says it is also charged (the formula: morello-core/src/kernels/<name>.rs).\n",
+        "Kernels of target {}, in the order the search tries them (each defined in\n\
+         morello-core/src/kernels/<name>.rs; its constants are the target's):\n",
         target.name()
     );
     for &kind in target.kernels() {
@@ -58,10 +58,11 @@ fn listing(target: &Target) -> String {
             }
         }
         text.push_str(&format!(
-            "\n{}{isa}\n  units: {}; {constants}\n  {}\n",
+            "\n{}{isa}\n  {}\n  cost: {}\n  units: {}; {constants}\n",
             kind.name(),
+            kind.summary(),
+            kind.cost_formula(),
             kind.units(),
-            kind.summary()
         ));
     }
     text
@@ -92,7 +93,10 @@ mod tests {
             }
             for &kind in target.kernels() {
                 assert!(text.contains(&format!("\n  units: {};", kind.units())), "{kind}");
-                assert!(text.contains(&format!("\n  {}\n", kind.summary())), "{kind}");
+                assert!(
+                    text.contains(&format!("\n  {}\n  cost: {}\n", kind.summary(), kind.cost_formula())),
+                    "{kind}"
+                );
             }
         }
     }

@@ -4,6 +4,7 @@
 //! registers, each step broadcasts one element of `lhs` and multiplies a row of `rhs`.
 //!
 //! ```text
+//! ordinal:  1
 //! applies:  MatmulAccum [1, 1, 1, n]: lhs scalar, rhs [1, 1, n] and out [1, 1, n] in vector registers
 //!        or MatmulAccum [1, m, 1, 1]: rhs scalar, lhs [1, m, 1] and out [1, m, 1] in vector registers;
 //!           the scalar not in vector registers; the vector operand and the output with one layout
@@ -23,13 +24,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 1;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("BroadcastVecMultAdd", KernelCost { fixed: 1, per_unit: 2 }, "output vectors")
-.summary("`out[v] += s * x[v]`: a scalar broadcast times vectors, accumulated into vectors; also charged: the scalar's move_cost.")
         .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling)
         .memory(memory);

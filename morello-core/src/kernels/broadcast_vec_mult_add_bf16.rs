@@ -6,6 +6,7 @@
 //! the output in registers and streams `rhs` row by row.
 //!
 //! ```text
+//! ordinal:  9
 //! applies:  MatmulAccum [1, 1, 1, n], lhs and rhs bf16, out f32; lhs a scalar not in vector
 //!           registers; rhs in memory or a cache that moves to the output's vector registers
 //!           (vector loads come from there: L1 on x86), one contiguous run along n in index order;
@@ -26,13 +27,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 9;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("BroadcastVecMultAddBf16", KernelCost { fixed: 1, per_unit: 3 }, "output vectors")
-.summary("`out[v] += f32(s) * f32(x[v])`: a bf16 scalar broadcast times a bf16 row widened to f32, accumulated into f32 vectors; also charged: the scalar's move_cost and the row's vector_move_cost.")
         .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling)
         .memory(memory);

@@ -2,6 +2,7 @@
 //! AVX-512 BF16 instruction `vdpbf16ps` (32 bf16 pairs per instruction).
 //!
 //! ```text
+//! ordinal:  8
 //! applies:  MatmulAccum [1, 1, K, 1], lhs and rhs bf16, out f32; lhs and rhs in memory or a
 //!           cache, each one contiguous run in k order (no odd-even strip); out not in vector
 //!           registers; K a multiple of 32
@@ -17,13 +18,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 8;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("DotProductBf16", KernelCost { fixed: 4, per_unit: 1 }, "K / 32")
-.summary("The AVX-512 BF16 dot product (`vdpbf16ps`): bf16 inputs, f32 accumulator; also charged: the operands' moves.")
         .rules(applies, could_apply, cost, calibration)
         .isa(&[IsaFeature::Avx512f, IsaFeature::Avx512bf16])
         .memory(memory);

@@ -4,6 +4,7 @@
 //! sums them horizontally.
 //!
 //! ```text
+//! ordinal:  7
 //! applies:  MatmulAccum [1, 1, K, 1] in f32; lhs and rhs in memory or a cache, each one
 //!           contiguous run in k order (no odd-even strip); out not in vector registers; K a
 //!           multiple of the vector's lanes
@@ -19,13 +20,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 7;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("DotProductLoop", KernelCost { fixed: 4, per_unit: 1 }, "K / f32 lanes")
-.summary("A vectorised f32 dot product loop `out += Σ_k lhs[k] * rhs[k]` with several accumulators; also charged: the operands' moves.")
         .rules(applies, could_apply, cost, calibration)
         .memory(memory);
 

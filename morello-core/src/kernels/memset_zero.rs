@@ -1,6 +1,7 @@
 //! `MemsetZero`: sets a contiguous buffer in memory or a cache to zero.
 //!
 //! ```text
+//! ordinal:  4
 //! applies:  FillZero of a tensor in memory or a cache that is one contiguous run
 //! cost:     fixed + move_cost(out)
 //! ```
@@ -13,16 +14,12 @@ use crate::spec::{FillValue, LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 4;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     "MemsetZero",
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
-.summary("Sets a contiguous buffer to zero; also charged: the output's move_cost.")
 .rules(applies, could_apply, cost, calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.

@@ -5,9 +5,9 @@
 //! `applies(spec, target)` (the spec shapes, levels, layouts, vector sizes and dtypes it
 //! implements), `could_apply(kind, level kinds, dtypes, target)` (a necessary condition on levels
 //! and dtypes alone, used to prune the search), optionally `could_apply_after_tiling`, `memory(spec,
-//! target)` (registers it needs beyond its operands) and `cost(spec, target, constants)`; its
-//! `ORDINAL` is its place in the catalogue. Adding a kernel: its file here (`build.rs` lists the
-//! files that define a kernel, by `ORDINAL`, as the `kernel_catalogue!` macro, from which
+//! target)` (registers it needs beyond its operands) and `cost(spec, target, constants)`; the
+//! `ordinal:` line of its module doc is its place in the catalogue. Adding a kernel: its file here (`build.rs` lists the
+//! files that define a kernel, by ordinal, as the `kernel_catalogue!` macro, from which
 //! `catalogue!` declares the module, the [`KernelKind`] variant, its place in [`KernelKind::ALL`]
 //! and its [`KernelKind::definition`]), and its C emitter in `morello-codegen`, whose module the same
 //! list declares (see `docs/adding-a-kernel.md`).
@@ -28,18 +28,20 @@ use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::{IsaFeature, KernelCost, LevelId, LevelKind, MemVec, Target};
 
 /// Declares the catalogue from its list: each kernel's module, the [`KernelKind`] variant (numbered
-/// by its `ORDINAL`, so two kernels with one ordinal do not compile), [`KernelKind::ALL`] (in
+/// by its ordinal, so two kernels with one ordinal do not compile), [`KernelKind::ALL`] (in
 /// ordinal order) and [`KernelKind::definition`].
 macro_rules! catalogue {
-    ($($kind:ident => $module:ident,)+) => {
+    ($($kind:ident = $ordinal:literal => $module:ident ($summary:literal, $cost:literal),)+) => {
         $(mod $module;)+
 
         /// A kernel: a leaf of an implementation that the code generator emits directly.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         pub enum KernelKind {
             $(
-                #[doc = concat!("Defined in `kernels/", stringify!($module), ".rs` (its summary: [`KernelKind::summary`]).")]
-                $kind = $module::ORDINAL,
+                #[doc = $summary]
+                #[doc = ""]
+                #[doc = concat!("Cost: `", $cost, "` (`kernels/", stringify!($module), ".rs`).")]
+                $kind = $ordinal,
             )+
         }
 
@@ -51,6 +53,21 @@ macro_rules! catalogue {
             pub fn definition(self) -> &'static KernelDefinition {
                 match self {
                     $(KernelKind::$kind => &$module::DEFINITION,)+
+                }
+            }
+
+            /// What the kernel computes, in one line (the first paragraph of its file's doc).
+            pub fn summary(self) -> &'static str {
+                match self {
+                    $(KernelKind::$kind => $summary,)+
+                }
+            }
+
+            /// The kernel's cost formula, as its file's doc states it (`fixed + per_unit * vectors
+            /// + move_cost(scalar)`).
+            pub fn cost_formula(self) -> &'static str {
+                match self {
+                    $(KernelKind::$kind => $cost,)+
                 }
             }
 
@@ -66,7 +83,7 @@ macro_rules! catalogue {
     };
 }
 
-// The kernel catalogue's list, `Kernel => module` in the order of the files' `ORDINAL`s, as the
+// The kernel catalogue's list, `Kernel = ordinal => module` in the order of the files' ordinals, as the
 // `kernel_catalogue!` macro (exported: `morello-codegen` declares its emitters from it), generated
 // by `build.rs` from the files here that define a kernel: adding a kernel adds its file, nothing
 // else in core.
@@ -89,11 +106,6 @@ impl KernelKind {
     /// [`IsaFeature::implies`]).
     pub fn required_isa(self) -> &'static [IsaFeature] {
         self.definition().required_isa
-    }
-
-    /// What the kernel computes, in one line (and what its cost charges beyond its constants).
-    pub fn summary(self) -> &'static str {
-        self.definition().summary
     }
 
     /// The built-in cost constants (a target file may override them).
@@ -166,8 +178,6 @@ impl KernelKind {
 pub struct KernelDefinition {
     /// The name (in target files, printed trees and the text forms).
     pub name: &'static str,
-    /// What it computes, in one line ([`KernelKind::summary`]).
-    pub summary: &'static str,
     /// ISA features the kernel's code needs.
     pub required_isa: &'static [IsaFeature],
     /// The built-in cost constants.
@@ -195,7 +205,6 @@ pub struct KernelDefinition {
 #[derive(Debug, Clone, Copy)]
 struct KernelFacts {
     name: &'static str,
-    summary: &'static str,
     default_cost: KernelCost,
     units: &'static str,
 }
@@ -203,12 +212,7 @@ struct KernelFacts {
 impl KernelFacts {
     /// A kernel named `name` with these default constants, `per_unit` counting `units`.
     const fn new(name: &'static str, default_cost: KernelCost, units: &'static str) -> Self {
-        KernelFacts { name, summary: "", default_cost, units }
-    }
-
-    /// The same kernel, `summary` saying what it computes in one line (a test requires one).
-    const fn summary(self, summary: &'static str) -> Self {
-        KernelFacts { summary, ..self }
+        KernelFacts { name, default_cost, units }
     }
 
     /// The kernel with its operand rules, cost and calibration specs, needing no ISA extension and
@@ -220,10 +224,9 @@ impl KernelFacts {
         cost: fn(&LogicalSpec, &Target, KernelCost) -> Cost,
         calibration: fn(&CalibrationSites) -> Vec<CalibrationCase>,
     ) -> KernelDefinition {
-        let KernelFacts { name, summary, default_cost, units } = self;
+        let KernelFacts { name, default_cost, units } = self;
         KernelDefinition {
             name,
-            summary,
             required_isa: &[],
             default_cost,
             units,

@@ -1,6 +1,7 @@
 //! `MultAdd`: `out += lhs * rhs` on single scalars.
 //!
 //! ```text
+//! ordinal:  0
 //! applies:  MatmulAccum or unpadded ConvAccum of volume 1; no operand in vector registers;
 //!           inputs of one dtype, output the same or f32 for bf16 inputs
 //! cost:     fixed + Σ move_cost(operand)
@@ -14,16 +15,12 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 0;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     "MultAdd",
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
-.summary("`out += lhs * rhs` on scalars (a matmul or convolution of volume 1); also charged: each operand's move_cost.")
 .rules(applies, could_apply, cost, calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.

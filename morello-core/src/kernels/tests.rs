@@ -141,12 +141,15 @@ fn dot_products_refuse_rank_4_moves_and_fills() {
     }
 }
 
-/// Every definition says what its kernel computes in one line (`morello kernels` prints it).
+/// Every kernel file's doc says what it computes and its cost formula (`build.rs` requires both;
+/// `morello kernels` prints them), each on one line.
 #[test]
 fn every_kernel_has_a_one_line_summary() {
     for k in KernelKind::ALL {
-        let summary = k.summary();
+        let (summary, cost) = (k.summary(), k.cost_formula());
         assert!(summary.len() > 10 && summary.ends_with('.') && !summary.contains('\n'), "{k}: `{summary}`");
+        assert!(cost.contains("fixed") || cost.contains("per_unit"), "{k}: `{cost}`");
+        assert!(!cost.contains('\n') && !cost.contains("  "), "{k}: `{cost}`");
     }
 }
 
@@ -211,7 +214,7 @@ fn register_blocks_pay_for_loads_beyond_their_fmas() {
     assert_eq!(step_stall(&outer, &parent, &t), 12 * 128);
 }
 
-/// The variants are numbered by their files' `ORDINAL`s and `ALL` is in that order (`build.rs`
+/// The variants are numbered by their files' ordinals and `ALL` is in that order (`build.rs`
 /// generates the list), so stored tables, which refer to kernels by number, read back the same.
 #[test]
 fn the_catalogue_is_in_ordinal_order() {

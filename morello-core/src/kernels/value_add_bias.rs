@@ -1,6 +1,7 @@
 //! `ValueAddBias`: `out = act(out + bias)` on one f32 scalar (the epilogue's remainders).
 //!
 //! ```text
+//! ordinal:  11
 //! applies:  AddBias of volume 1, f32, no operand in vector registers
 //! cost:     fixed * (1, or 8 for gelu) + Σ move_cost(operand)
 //! ```
@@ -13,16 +14,12 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 11;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     "ValueAddBias",
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
-.summary("`out = act(out + bias)` on one f32 scalar (the fixed cost x8 for gelu); also charged: each operand's move_cost.")
 .rules(applies, could_apply, cost, calibration);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {

@@ -1,6 +1,7 @@
 //! `ValueAssign`: copies one scalar, widening bf16 to f32 if the dtypes differ.
 //!
 //! ```text
+//! ordinal:  5
 //! applies:  Move of volume 1, neither side in vector registers
 //! cost:     fixed + move_cost(source) + move_cost(destination)
 //! ```
@@ -13,16 +14,12 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 5;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     "ValueAssign",
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
-.summary("Copies (or widens) one scalar; also charged: each operand's move_cost.")
 .rules(applies, could_apply, cost, calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.

@@ -1,6 +1,7 @@
 //! `ValueFill`: sets one scalar to a fill value (0, negative infinity or the minimum).
 //!
 //! ```text
+//! ordinal:  6
 //! applies:  Fill of volume 1, not in vector registers
 //! cost:     fixed + move_cost(out)
 //! ```
@@ -13,16 +14,12 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 6;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
     "ValueFill",
     KernelCost { fixed: 1, per_unit: 0 },
     "none",
 )
-.summary("Sets one scalar to a fill value; also charged: the output's move_cost.")
 .rules(applies, could_apply, cost, calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.

@@ -2,6 +2,7 @@
 //! epilogue of a matmul whose output block is in registers.
 //!
 //! ```text
+//! ordinal:  10
 //! applies:  AddBias (any activation); out f32 in vector registers, whole vectors whose lanes run
 //!           along the last dim; bias in memory or a cache (it is loaded as vectors), one
 //!           contiguous run
@@ -20,13 +21,9 @@ use crate::spec::{Activation, LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 10;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorAddBias", KernelCost { fixed: 1, per_unit: 1 }, "output vectors (x8 for gelu)")
-.summary("`out[v] = act(out[v] + bias[v])` on f32 vector registers (a fused epilogue); also charged: the bias's move_cost.")
         .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling)
         .memory(memory);
@@ -80,7 +77,9 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 /// Calibration: relu on 1, 2 and 4 widest f32 vectors, the bias in L1.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (lanes, (l1, vrf)) = (s.lanes(), (&s.l1, &s.vrf));
-    sized("v", [1, 2, 4], |v| format!("AddBiasRelu(1x{}, f32 {l1} row-major, f32 {vrf} row-major v{lanes}, serial)", v * lanes))
+    sized("v", [1, 2, 4], |v| {
+        format!("AddBiasRelu(1x{}, f32 {l1} row-major, f32 {vrf} row-major v{lanes}, serial)", v * lanes)
+    })
 }
 
 /// The specs it takes and near misses it must refuse (on `x86-avx2`).

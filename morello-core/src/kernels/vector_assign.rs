@@ -1,6 +1,7 @@
 //! `VectorAssign`: copies whole vectors between vector registers and memory (loads, stores).
 //!
 //! ```text
+//! ordinal:  2
 //! applies:  Move, one dtype, one layout; at least one side in vector registers; every side in
 //!           vector registers made of whole vectors of the vector size; a side in memory or a
 //!           cache with contiguous runs that are whole vectors (so each vector is one load/store);
@@ -16,13 +17,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 2;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorAssign", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
-.summary("Copies whole vectors between vector registers and memory or caches (loads and stores); also charged: the vector_move_cost of the side in memory.")
         .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling);
 

@@ -1,6 +1,7 @@
 //! `VectorFill`: sets whole vectors in registers to a fill value.
 //!
 //! ```text
+//! ordinal:  3
 //! applies:  Fill (any value) of a tensor in vector registers made of whole vectors
 //! cost:     fixed + per_unit * vectors
 //! ```
@@ -13,13 +14,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 3;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorFill", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
-.summary("Sets whole vectors in registers to a fill value.")
         .rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling);
 

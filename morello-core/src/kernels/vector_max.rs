@@ -1,6 +1,7 @@
 //! `VectorMax`: the maximum of one row, a loop of vector maxima over the row in memory.
 //!
 //! ```text
+//! ordinal:  12
 //! applies:  Max or MaxAccum [1, n], f32; the row not in registers, one contiguous run; the
 //!           output one scalar not in vector registers
 //! memory:   5 vector registers (four partial maxima and a load)
@@ -15,13 +16,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 12;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorMax", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")
-.summary("The maximum of one f32 row in memory (a vector loop); also charged: the row's vector_move_cost and the output's move_cost.")
         .rules(applies, could_apply, cost, calibration)
         .memory(memory);
 
@@ -76,9 +73,7 @@ fn applies_to_its_specs_only() {
         "Max(1x12, f32 GL row-major, f32 RF row-major)",
         "MaxAccum(1x8, f32 L1 row-major, f32 L1 row-major)",
     ];
-    let refuses = [
-        "Max(2x12, f32 GL row-major, f32 RF row-major)",
-        "Max(1x8, f32 VRF row-major v8, f32 RF row-major)",
-    ];
+    let refuses =
+        ["Max(2x12, f32 GL row-major, f32 RF row-major)", "Max(1x8, f32 VRF row-major v8, f32 RF row-major)"];
     super::tests::check_avx2(super::KernelKind::VectorMax, &takes, &refuses);
 }

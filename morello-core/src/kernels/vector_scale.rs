@@ -1,6 +1,7 @@
 //! `VectorScale`: softmax's last pass on one row, `y = y * (1 / sum)` in vectors.
 //!
 //! ```text
+//! ordinal:  14
 //! applies:  SoftmaxScale [1, n], f32; y not in registers, one contiguous run; sum a scalar not
 //!           in vector registers
 //! memory:   2 vector registers
@@ -16,13 +17,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, MemVec, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 14;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorScale", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")
-.summary("Softmax's last pass on one row: `y = y * (1 / sum)`; also charged: the vector_move_cost of `y` and the move_cost of `sum`.")
         .rules(applies, could_apply, cost, calibration)
         .memory(memory);
 
@@ -63,9 +60,7 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 /// The specs it takes and near misses it must refuse (on `x86-avx2`).
 #[test]
 fn applies_to_its_specs_only() {
-    let takes = [
-        "SoftmaxScale(1x12, f32 RF row-major, f32 GL row-major)"
-    ];
+    let takes = ["SoftmaxScale(1x12, f32 RF row-major, f32 GL row-major)"];
     let refuses = [
         "SoftmaxScale(1x12, f32 RF row-major, f32 RF row-major)",
         "SoftmaxScale(3x4, f32 L1 row-major, f32 L1 row-major)",

@@ -2,6 +2,7 @@
 //! vectors of the polynomial exp (`docs/codegen.md`) stored and summed in one loop.
 //!
 //! ```text
+//! ordinal:  13
 //! applies:  SoftmaxExp or SoftmaxExpAccum [1, n], f32; x and y not in registers, each one
 //!           contiguous run; max and sum scalars not in vector registers
 //! memory:   6 vector registers (the broadcast max, two partial sums, exp temporaries)
@@ -18,13 +19,9 @@ use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
 use crate::target::{IsaFeature, KernelCost, MemVec, Target};
 
-/// Its place in the catalogue: the order the search tries kernels in (`build.rs`).
-pub(super) const ORDINAL: isize = 13;
-
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
     KernelFacts::new("VectorSoftmaxExp", KernelCost { fixed: 8, per_unit: 8 }, "row / f32 lanes")
-.summary("Softmax's middle pass on one row: `y = exp(x - max)` (a polynomial) and `sum = Σ y`; also charged: the vector_move_cost of `x` and `y` and the move_cost of `max` and `sum`.")
         .rules(applies, could_apply, cost, calibration)
         .isa(&[IsaFeature::Fma])
         .memory(memory);
@@ -70,9 +67,7 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 /// The specs it takes and near misses it must refuse (on `x86-avx2`).
 #[test]
 fn applies_to_its_specs_only() {
-    let takes = [
-        "SoftmaxExp(1x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)"
-    ];
+    let takes = ["SoftmaxExp(1x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)"];
     let refuses = [
         "SoftmaxExp(2x12, f32 GL row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)",
         "SoftmaxExp(1x12, f32 RF row-major, f32 RF row-major, f32 GL row-major, f32 RF row-major)",
