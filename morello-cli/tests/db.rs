@@ -2,7 +2,9 @@
 //! files, and `db stats|verify|merge`, `precompute`. Every test has its own cache directory.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
+use common::morello_command;
 
 struct Run {
     code: i32,
@@ -11,12 +13,7 @@ struct Run {
 }
 
 fn morello(cache: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_morello"))
-        .args(args)
-        .env("XDG_CACHE_HOME", cache)
-        .env_remove("HOME")
-        .output()
-        .expect("morello runs");
+    let out = morello_command(cache).args(args).env_remove("HOME").output().expect("morello runs");
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -32,6 +29,20 @@ fn ok(cache: &Path, args: &[&str]) -> Run {
 
 fn json(cache: &Path, args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&ok(cache, args).stdout).expect("JSON")
+}
+
+/// Asserts that the u32 matmul searches of `sizes` on x86-avx2 find everything in `table`: they
+/// solve no spec.
+fn answers_without_solving(cache: &Path, table: &Path, sizes: &[&str]) {
+    for size in sizes {
+        let table = table.to_str().expect("a UTF-8 path");
+        let args = [
+            "search", "matmul", size, "--dtype", "u32", "--target", "x86-avx2", "--db", table, "--emit",
+            "json",
+        ];
+        let v = json(cache, &args);
+        assert_eq!(v["stats"]["specs_solved"], 0, "{size} was not all in the table");
+    }
 }
 
 /// `morello search matmul 4x4x4 --dtype u32 --target x86-avx2` and `extra`.
@@ -294,25 +305,7 @@ fn db_stats_verify_and_merge() {
         "stats, verify and merge only read their inputs"
     );
     // The merged table answers both searches without solving anything.
-    for size in ["4x2x2", "2x2x4"] {
-        let v = json(
-            dir,
-            &[
-                "search",
-                "matmul",
-                size,
-                "--dtype",
-                "u32",
-                "--target",
-                "x86-avx2",
-                "--db",
-                out.to_str().unwrap(),
-                "--emit",
-                "json",
-            ],
-        );
-        assert_eq!(v["stats"]["specs_solved"], 0, "{size}");
-    }
+    answers_without_solving(dir, &out, &["4x2x2", "2x2x4"]);
     // Tables of different targets do not merge.
     let c = dir.join("c.mdb");
     ok(dir, &["search", "matmul", "2x2x2", "--target", "x86-avx512", "--db", c.to_str().unwrap(), "-q"]);
@@ -356,34 +349,15 @@ fn two_searches_at_once_both_save() {
     let dir = cache.path();
     let db = dir.join("shared.mdb");
     let spawn = |size: &str| {
-        Command::new(env!("CARGO_BIN_EXE_morello"))
+        morello_command(dir)
             .args(["search", "matmul", size, "--dtype", "u32", "--target", "x86-avx2", "-q", "--db"])
             .arg(&db)
-            .env("XDG_CACHE_HOME", dir)
             .spawn()
             .expect("morello starts")
     };
     let (mut first, mut second) = (spawn("4x2x2"), spawn("2x2x4"));
     assert!(first.wait().unwrap().success() && second.wait().unwrap().success());
-    for size in ["4x2x2", "2x2x4"] {
-        let v = json(
-            dir,
-            &[
-                "search",
-                "matmul",
-                size,
-                "--dtype",
-                "u32",
-                "--target",
-                "x86-avx2",
-                "--db",
-                db.to_str().unwrap(),
-                "--emit",
-                "json",
-            ],
-        );
-        assert_eq!(v["stats"]["specs_solved"], 0, "{size} was saved");
-    }
+    answers_without_solving(dir, &db, &["4x2x2", "2x2x4"]);
 }
 
 /// The lines of `stderr` that are warnings.

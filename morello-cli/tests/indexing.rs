@@ -16,6 +16,8 @@ use std::process::Command;
 
 use proptest::prelude::*;
 
+mod common;
+
 // ---------------------------------------------------------------------------------------------
 // Modules, written here as plain data and printed as HLO text.
 
@@ -368,6 +370,13 @@ impl Tensor {
     fn all(&self) -> Deps {
         self.cells.iter().flatten().cloned().collect()
     }
+
+    /// Adds `deps` to every element (what each one reads, as reduce inits or a pad value).
+    fn add_everywhere(&mut self, deps: &Deps) {
+        for cell in &mut self.cells {
+            cell.extend(deps.iter().cloned());
+        }
+    }
 }
 
 /// The value of each operand (or parameter) as its own sources.
@@ -442,10 +451,7 @@ fn run_op(module: &Module, comp: &Comp, instr: &Instr, args: &[Value]) -> Value 
             // Start every output from all inits, then accumulate every input element into the
             // output element its kept dimensions name. Each output reads every input.
             let n = args.len() / 2;
-            let inits: Deps = (n..2 * n).flat_map(|k| arg(k).all()).collect();
-            for cell in &mut out.cells {
-                cell.extend(inits.iter().cloned());
-            }
+            out.add_everywhere(&(n..2 * n).flat_map(|k| arg(k).all()).collect());
             for k in 0..n {
                 for j in indices(&arg(k).dims) {
                     let kept: Vec<i64> = (0..j.len()).filter(|d| !dims.contains(d)).map(|d| j[d]).collect();
@@ -513,10 +519,7 @@ fn run_op(module: &Module, comp: &Comp, instr: &Instr, args: &[Value]) -> Value 
             }
         }
         Op::Pad(p) => {
-            let value = arg(1).all();
-            for cell in &mut out.cells {
-                cell.extend(value.iter().cloned());
-            }
+            out.add_everywhere(&arg(1).all());
             for j in indices(&arg(0).dims) {
                 let o: Vec<i64> =
                     p.iter().zip(&j).map(|([low, _, interior], &x)| low + x * (interior + 1)).collect();
@@ -527,10 +530,7 @@ fn run_op(module: &Module, comp: &Comp, instr: &Instr, args: &[Value]) -> Value 
         }
         Op::ReduceWindow(window, _) => {
             let n = args.len() / 2;
-            let inits: Deps = (n..2 * n).flat_map(|k| arg(k).all()).collect();
-            for cell in &mut out.cells {
-                cell.extend(inits.iter().cloned());
-            }
+            out.add_everywhere(&(n..2 * n).flat_map(|k| arg(k).all()).collect());
             for k in 0..n {
                 // The base: the input dilated and padded, holes empty.
                 let input = arg(k);
@@ -651,12 +651,7 @@ fn morello(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
             assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
         }
     }
-    let out = child.wait_with_output().expect("morello finishes");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::parts(child.wait_with_output().expect("morello finishes"))
 }
 
 /// Runs `morello indexing - ARGS` on the module's text (read from standard input).

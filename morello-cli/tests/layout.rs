@@ -1,15 +1,7 @@
 //! End-to-end tests of `morello layout`.
 
-use std::process::Command;
-
-fn morello(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_morello")).args(args).output().expect("morello runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::morello;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let (code, stdout, stderr) = morello(args);

@@ -3,18 +3,17 @@
 //! from a file of specs.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
+
+mod common;
+use common::morello_command;
 
 use morello_search::ActionConfig;
 use morello_search::db::{Schema, Table, TableFile, Validation, stored_target};
 
 fn morello(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_morello"))
-        .args(args)
-        .env("XDG_CACHE_HOME", cache)
-        .output()
-        .expect("morello runs")
+    morello_command(cache).args(args).output().expect("morello runs")
 }
 
 fn ok(cache: &Path, args: &[&str]) -> String {
@@ -59,9 +58,8 @@ fn two_shards_merged_equal_one_precompute_and_a_killed_shard_resumes() {
 
     // Shard 1 runs alongside shard 0, which is killed once it has saved something.
     let spawn = |args: Vec<String>| {
-        Command::new(env!("CARGO_BIN_EXE_morello"))
+        morello_command(dir)
             .args(args)
-            .env("XDG_CACHE_HOME", dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -8,25 +8,24 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+mod common;
+use common::morello_command;
+
 /// A search long enough to be stopped in the middle four times, with frequent checkpoints. (64^3
 /// became too quick: its last runs could finish between a checkpoint and the signal. 100^3 takes
 /// about 5 s on one thread, most of it solving, which is when checkpoints write.)
 fn spawn_search(cache: &Path, table: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_morello"))
-        .args([
-            "search",
-            "matmul",
-            "100x100x100",
-            "--target",
-            "x86-avx2",
-            "--jobs",
-            "1",
-            "--checkpoint",
-            "0.2",
-        ])
+    let args =
+        ["search", "matmul", "100x100x100", "--target", "x86-avx2", "--jobs", "1", "--checkpoint", "0.2"];
+    spawn(cache, table, &args)
+}
+
+/// Starts `morello ARGS --db TABLE` with its output piped.
+fn spawn(cache: &Path, table: &Path, args: &[&str]) -> Child {
+    morello_command(cache)
+        .args(args)
         .arg("--db")
         .arg(table)
-        .env("XDG_CACHE_HOME", cache)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -62,12 +61,7 @@ fn send(child: &Child, signal: &str) {
 }
 
 fn verify(cache: &Path, table: &Path) {
-    let out = Command::new(env!("CARGO_BIN_EXE_morello"))
-        .args(["db", "verify"])
-        .arg(table)
-        .env("XDG_CACHE_HOME", cache)
-        .output()
-        .expect("morello runs");
+    let out = morello_command(cache).args(["db", "verify"]).arg(table).output().expect("morello runs");
     assert!(out.status.success(), "db verify: {}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -138,15 +132,7 @@ fn count_before(stderr: &str, label: &str) -> Option<usize> {
 /// A search of matmul 1024^3 on one thread, which explores its graph for about 3 CPU-seconds on
 /// a Zen 3 core before it solves anything (so no checkpoint can write before that).
 fn spawn_long_exploration(cache: &Path, table: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_morello"))
-        .args(["search", "matmul", "1024x1024x1024", "--target", "x86-avx2", "--jobs", "1"])
-        .arg("--db")
-        .arg(table)
-        .env("XDG_CACHE_HOME", cache)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("morello starts")
+    spawn(cache, table, &["search", "matmul", "1024x1024x1024", "--target", "x86-avx2", "--jobs", "1"])
 }
 
 /// SIGTERM while the search explores its graph, before it has solved anything: it solves the part

@@ -6,19 +6,11 @@
 //! padded, reshaped and transposed array position by position, as the tiled-layout page
 //! describes tiling ("pad-reshape-transpose"). An element's offset is where its label ends up.
 
-use std::process::Command;
+mod common;
+use common::morello;
 
 use proptest::prelude::*;
 use proptest::sample::select;
-
-fn morello(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_morello")).args(args).output().expect("morello runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn json(shape: &str) -> serde_json::Value {
     let (code, stdout, stderr) = morello(&["xla", shape, "--json"]);

@@ -4,22 +4,29 @@
 #![allow(dead_code, reason = "each test crate uses a part")]
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
-/// Runs the binary with `cache` as its cache directory and extra environment variables; returns
-/// the exit status (-1 for a signal), standard output and standard error.
-pub fn morello_in(cache: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_morello"))
-        .env("XDG_CACHE_HOME", cache)
-        .envs(env.iter().copied())
-        .args(args)
-        .output()
-        .expect("morello runs");
+/// The binary as a command with `cache` as its cache directory (so that it reads and writes no
+/// table of the user's), to add arguments to and run or spawn.
+pub fn morello_command(cache: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_morello"));
+    command.env("XDG_CACHE_HOME", cache);
+    command
+}
+
+/// A finished run's exit status (-1 for a signal), standard output and standard error.
+pub fn parts(out: Output) -> (i32, String, String) {
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Runs the binary with `cache` as its cache directory and extra environment variables; returns
+/// the exit status (-1 for a signal), standard output and standard error.
+pub fn morello_in(cache: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    parts(morello_command(cache).envs(env.iter().copied()).args(args).output().expect("morello runs"))
 }
 
 /// Runs the binary with extra environment variables and a cache directory of its own.

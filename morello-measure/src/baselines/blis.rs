@@ -6,29 +6,25 @@
 //! BLIS's alone. The thread count comes from `BLIS_NUM_THREADS` / `OMP_NUM_THREADS`. Install
 //! with `apt-get install libblis-dev`.
 
-use super::epilogue::{matmul_params, pass_flags, second_pass};
+use super::epilogue::{LibraryMatmul, library_baseline};
 use super::{CBaseline, Problem, Unavailable, f32_matmul};
 
 pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailable> {
     let problem = f32_matmul(problem)?;
-    let function = super::function_name("blis");
     let (m, k, n) = (problem.m, problem.k, problem.n);
-    let (pass, call_pass) = second_pass(&function, problem);
-    let params = matmul_params(problem);
-    let source = format!(
-        r#"/* morello baseline: BLIS bli_sgemm, row-major {m}x{k} * {k}x{n}. */
-#include <math.h>
-#include <blis.h>
-{pass}
-void {function}({params}) {{
-  float one = 1.0f;
+    let library = LibraryMatmul {
+        label: "blis",
+        what: "BLIS bli_sgemm",
+        headers: &["blis.h"],
+        body: format!(
+            r#"  float one = 1.0f;
   float zero = 0.0f;
   bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, {m}, {n}, {k}, &one, (float *)lhs, {k}, 1,
             (float *)rhs, {n}, 1, &zero, out, {n}, 1);
-{call_pass}}}
 "#
-    );
-    let (flags, mut link_args) = pass_flags(problem);
-    link_args.insert(0, "-lblis".into());
-    Ok(vec![CBaseline::new("blis", source, flags, link_args)])
+        ),
+        libraries: &["-lblis"],
+        ..LibraryMatmul::default()
+    };
+    Ok(vec![library_baseline(problem, library)])
 }

@@ -3,6 +3,7 @@
 //! applies the activation, as a user of a BLAS would write it. The pass is compiled
 //! `-O3 -march=native` with the baseline's unit.
 
+use super::CBaseline;
 use super::problem::{Activation, MatmulProblem};
 
 /// The C parameter list of a matmul baseline: `const float *lhs, const float *rhs, [const float
@@ -62,4 +63,51 @@ pub(super) fn pass_flags(problem: &MatmulProblem) -> (Vec<String>, Vec<String>) 
         return (Vec::new(), Vec::new());
     }
     (vec!["-march=native".into()], vec!["-lm".into()])
+}
+
+/// A library matmul baseline (OpenBLAS, BLIS, libxsmm, MKL): what its unit has of its own around
+/// the call of the library. [`library_baseline`] writes the rest: the function, its parameters
+/// and the epilogue (if any) as a second pass.
+#[derive(Debug, Default)]
+pub(super) struct LibraryMatmul<'a> {
+    /// Its label, e.g. `openblas`.
+    pub(super) label: &'static str,
+    /// What the unit's first comment names, e.g. `OpenBLAS cblas_sgemm`.
+    pub(super) what: &'a str,
+    /// The headers it includes besides `<math.h>`.
+    pub(super) headers: &'a [&'a str],
+    /// Its C before the function (static state and the setup function), if any.
+    pub(super) state: String,
+    /// The setup function's name, if it has one.
+    pub(super) setup: Option<&'static str>,
+    /// The function's statements before the second pass (`lhs`, `rhs` and `out` in scope).
+    pub(super) body: String,
+    /// Compiler flags besides the second pass's.
+    pub(super) flags: Vec<String>,
+    /// Link arguments, before the second pass's.
+    pub(super) libraries: &'a [&'a str],
+}
+
+/// The unit of `library` for `problem`.
+pub(super) fn library_baseline(problem: &MatmulProblem, library: LibraryMatmul) -> CBaseline {
+    let LibraryMatmul { label, what, headers, state, setup, body, flags, libraries } = library;
+    let function = super::function_name(label);
+    let (m, k, n) = (problem.m, problem.k, problem.n);
+    let (pass, call_pass) = second_pass(&function, problem);
+    let params = matmul_params(problem);
+    let includes: String = headers.iter().map(|h| format!("#include <{h}>\n")).collect();
+    let source = format!(
+        r#"/* morello baseline: {what}, row-major {m}x{k} * {k}x{n}. */
+#include <math.h>
+{includes}{pass}
+{state}void {function}({params}) {{
+{body}{call_pass}}}
+"#
+    );
+    let (mut all_flags, pass_link) = pass_flags(problem);
+    all_flags.extend(flags);
+    let link_args = libraries.iter().map(|l| l.to_string()).chain(pass_link).collect();
+    let mut baseline = CBaseline::new(label, source, all_flags, link_args);
+    baseline.setup = setup.map(str::to_string);
+    baseline
 }

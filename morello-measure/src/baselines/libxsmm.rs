@@ -9,7 +9,7 @@
 //! setup instead of silently timing another library). An epilogue (if any) is a second pass.
 //! Install with `apt-get install libxsmm-dev`.
 
-use super::epilogue::{matmul_params, pass_flags, second_pass};
+use super::epilogue::{LibraryMatmul, library_baseline};
 use super::{CBaseline, Problem, Unavailable, f32_matmul};
 
 /// The setup function's name.
@@ -17,18 +17,13 @@ const SETUP: &str = "baseline_libxsmm_setup";
 
 pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailable> {
     let problem = f32_matmul(problem)?;
-    let function = super::function_name("libxsmm");
     let (m, k, n) = (problem.m, problem.k, problem.n);
-    let (pass, call_pass) = second_pass(&function, problem);
-    let params = matmul_params(problem);
-    let source = format!(
-        r#"/* morello baseline: libxsmm JIT sgemm, row-major {m}x{k} * {k}x{n}. */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <libxsmm.h>
-{pass}
-static libxsmm_smmfunction baseline_libxsmm_kernel;
+    let library = LibraryMatmul {
+        label: "libxsmm",
+        what: "libxsmm JIT sgemm",
+        headers: &["stdio.h", "stdlib.h", "libxsmm.h"],
+        state: format!(
+            r#"static libxsmm_smmfunction baseline_libxsmm_kernel;
 
 int {SETUP}(void) {{
   const libxsmm_blasint m = {n}, n = {m}, k = {k};
@@ -40,19 +35,19 @@ int {SETUP}(void) {{
   return baseline_libxsmm_kernel == NULL;
 }}
 
-void {function}({params}) {{
-  if (baseline_libxsmm_kernel == NULL && {SETUP}() != 0) {{
+"#
+        ),
+        setup: Some(SETUP),
+        body: format!(
+            r#"  if (baseline_libxsmm_kernel == NULL && {SETUP}() != 0) {{
     fprintf(stderr, "libxsmm: no JIT kernel for this shape\n");
     exit(3);
   }}
   baseline_libxsmm_kernel(rhs, lhs, out);
-{call_pass}}}
 "#
-    );
-    let (flags, mut link_args) = pass_flags(problem);
-    link_args
-        .splice(0..0, ["-lxsmm", "-lxsmmnoblas", "-lpthread", "-lrt", "-ldl", "-lm"].map(str::to_string));
-    let mut baseline = CBaseline::new("libxsmm", source, flags, link_args);
-    baseline.setup = Some(SETUP.to_string());
-    Ok(vec![baseline])
+        ),
+        libraries: &["-lxsmm", "-lxsmmnoblas", "-lpthread", "-lrt", "-ldl", "-lm"],
+        ..LibraryMatmul::default()
+    };
+    Ok(vec![library_baseline(problem, library)])
 }

@@ -36,7 +36,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::epilogue::{matmul_params, pass_flags, second_pass};
+use super::epilogue::{LibraryMatmul, library_baseline};
 use super::{CBaseline, Problem, Unavailable, f32_matmul};
 
 /// The environment variable naming an MKL prefix.
@@ -125,10 +125,7 @@ const SETUP: &str = "baseline_mkl_setup";
 pub(super) fn c_baselines(problem: &Problem, threads: usize) -> Result<Vec<CBaseline>, Unavailable> {
     let problem = f32_matmul(problem)?;
     let install = locate().map_err(Unavailable::NotFound)?;
-    let function = super::function_name("mkl");
     let (m, k, n) = (problem.m, problem.k, problem.n);
-    let (pass, call_pass) = second_pass(&function, problem);
-    let params = matmul_params(problem);
     let library = c_string(&install.library.to_string_lossy());
     let (layer, layer_name) = if threads > 1 {
         ("MKL_THREADING_GNU", "GNU OpenMP")
@@ -136,16 +133,8 @@ pub(super) fn c_baselines(problem: &Problem, threads: usize) -> Result<Vec<CBase
         ("MKL_THREADING_SEQUENTIAL", "sequential")
     };
     let note = super::check::NOTE_PREFIX;
-    let source = format!(
-        r#"/* morello baseline: Intel MKL cblas_sgemm, row-major {m}x{k} * {k}x{n}, loaded with dlopen. */
-#include <dlfcn.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <mkl.h>
-{pass}
-typedef __typeof__(cblas_sgemm) baseline_mkl_sgemm_fn;
+    let state = format!(
+        r#"typedef __typeof__(cblas_sgemm) baseline_mkl_sgemm_fn;
 typedef __typeof__(MKL_Set_Threading_Layer) baseline_mkl_layer_fn;
 typedef __typeof__(MKL_Get_Version_String) baseline_mkl_version_fn;
 static baseline_mkl_sgemm_fn *baseline_mkl_sgemm;
@@ -196,19 +185,25 @@ int {SETUP}(void) {{
   return 0;
 }}
 
-void {function}({params}) {{
-  if (baseline_mkl_sgemm == NULL && {SETUP}() != 0) exit(3);
-  baseline_mkl_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, {m}, {n}, {k}, 1.0f, lhs, {k}, rhs, {n},
-                     0.0f, out, {n});
-{call_pass}}}
 "#
     );
-    let (mut flags, mut link_args) = pass_flags(problem);
-    flags.push(format!("-I{}", install.include.display()));
-    link_args.push("-ldl".into());
-    let mut baseline = CBaseline::new("mkl", source, flags, link_args);
-    baseline.setup = Some(SETUP.to_string());
-    Ok(vec![baseline])
+    let body = format!(
+        r#"  if (baseline_mkl_sgemm == NULL && {SETUP}() != 0) exit(3);
+  baseline_mkl_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, {m}, {n}, {k}, 1.0f, lhs, {k}, rhs, {n},
+                     0.0f, out, {n});
+"#
+    );
+    let mkl = LibraryMatmul {
+        label: "mkl",
+        what: "Intel MKL cblas_sgemm loaded with dlopen",
+        headers: &["dlfcn.h", "stdio.h", "stdlib.h", "string.h", "mkl.h"],
+        state,
+        setup: Some(SETUP),
+        body,
+        flags: vec![format!("-I{}", install.include.display())],
+        libraries: &["-ldl"],
+    };
+    Ok(vec![library_baseline(problem, mkl)])
 }
 
 #[cfg(test)]

@@ -193,6 +193,32 @@ fn function_name(label: &str) -> String {
     format!("baseline_{}", label.replace('-', "_"))
 }
 
+/// `template` (a baseline's C) with each `@NAME@` replaced by its value.
+fn fill(template: &str, values: &[(&str, String)]) -> String {
+    values.iter().fold(template.to_string(), |text, (name, value)| text.replace(&format!("@{name}@"), value))
+}
+
+/// The [`fill`] values of a convolution's batch, input size, strides, dilations and padding:
+/// `N`, `H`, `W`, `SH`, `SW`, `DH`, `DW`, `PT`, `PB`, `PL`, `PR`.
+fn conv_window_values(p: &ConvProblem) -> Vec<(&'static str, String)> {
+    let pad = p.padding;
+    [
+        ("N", p.batch),
+        ("H", p.height),
+        ("W", p.width),
+        ("SH", p.stride[0]),
+        ("SW", p.stride[1]),
+        ("DH", p.dilation[0]),
+        ("DW", p.dilation[1]),
+        ("PT", pad.top),
+        ("PB", pad.bottom),
+        ("PL", pad.left),
+        ("PR", pad.right),
+    ]
+    .map(|(name, value)| (name, value.to_string()))
+    .to_vec()
+}
+
 /// A baseline that could not be offered, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkippedBaseline {

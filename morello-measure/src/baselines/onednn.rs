@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use super::problem::{
     Activation, ActivationLayout, ConvProblem, Epilogue, FilterLayout, MatmulProblem, SoftmaxProblem,
 };
-use super::{CBaseline, Problem, Unavailable};
+use super::{CBaseline, Problem, Unavailable, conv_window_values, fill};
 use morello_codegen::harness::CType;
 
 /// The environment variable naming a oneDNN prefix.
@@ -298,11 +298,6 @@ fn eltwise(activation: Activation) -> &'static str {
     }
 }
 
-/// Fills `@NAME@` placeholders.
-fn fill(template: &str, values: &[(&str, String)]) -> String {
-    values.iter().fold(template.to_string(), |text, (name, value)| text.replace(&format!("@{name}@"), value))
-}
-
 /// The C of the bias pieces: the parameter, the `md`, the argument of a primitive
 /// descriptor, the memory, the binding and the execution argument.
 struct BiasC {
@@ -413,7 +408,6 @@ fn conv(p: &ConvProblem, formats: Formats) -> String {
     };
     let any = formats == Formats::Any;
     let chosen = |tag: &str| if any { "dnnl_format_tag_any".to_string() } else { tag.to_string() };
-    let pad = p.padding;
     fill(
         r#"
 static dnnl_primitive_t prim;
@@ -521,40 +515,33 @@ void @FUNCTION@(const float *input, const float *filter, @BIAS_PARAM@float *out)
 }
 "#,
         &[
-            ("N", p.batch.to_string()),
-            ("C", p.in_channels.to_string()),
-            ("H", p.height.to_string()),
-            ("W", p.width.to_string()),
-            ("K", p.out_channels.to_string()),
-            ("R", p.kernel_h.to_string()),
-            ("S", p.kernel_w.to_string()),
-            ("OH", p.out_h().to_string()),
-            ("OW", p.out_w().to_string()),
-            ("SH", p.stride[0].to_string()),
-            ("SW", p.stride[1].to_string()),
-            ("DH", p.dilation[0].to_string()),
-            ("DW", p.dilation[1].to_string()),
-            ("PT", pad.top.to_string()),
-            ("PB", pad.bottom.to_string()),
-            ("PL", pad.left.to_string()),
-            ("PR", pad.right.to_string()),
-            ("ACT_TAG", activation_tag.into()),
-            ("FILTER_TAG", filter_tag.into()),
-            ("SRC_TAG", chosen(activation_tag)),
-            ("WEI_TAG", chosen(filter_tag)),
-            ("ANY", if any { "1" } else { "0" }.into()),
-            ("LABEL", if any { "onednn-any" } else { "onednn" }.into()),
-            ("ALG", eltwise(p.epilogue.activation).into()),
-            (
-                "EPILOGUE",
-                if p.epilogue.is_none() { String::new() } else { format!(" + {} (fused)", p.epilogue) },
-            ),
-            ("BIAS_MD", bias.md_arg.into()),
-            ("BIAS_MEMORY", bias.memory.into()),
-            ("BIAS_PARAM", bias.param.into()),
-            ("BIAS_BIND", bias.bind.into()),
-            ("BIAS_ARG", bias.arg.into()),
-        ],
+            conv_window_values(p),
+            vec![
+                ("C", p.in_channels.to_string()),
+                ("K", p.out_channels.to_string()),
+                ("R", p.kernel_h.to_string()),
+                ("S", p.kernel_w.to_string()),
+                ("OH", p.out_h().to_string()),
+                ("OW", p.out_w().to_string()),
+                ("ACT_TAG", activation_tag.into()),
+                ("FILTER_TAG", filter_tag.into()),
+                ("SRC_TAG", chosen(activation_tag)),
+                ("WEI_TAG", chosen(filter_tag)),
+                ("ANY", if any { "1" } else { "0" }.into()),
+                ("LABEL", if any { "onednn-any" } else { "onednn" }.into()),
+                ("ALG", eltwise(p.epilogue.activation).into()),
+                (
+                    "EPILOGUE",
+                    if p.epilogue.is_none() { String::new() } else { format!(" + {} (fused)", p.epilogue) },
+                ),
+                ("BIAS_MD", bias.md_arg.into()),
+                ("BIAS_MEMORY", bias.memory.into()),
+                ("BIAS_PARAM", bias.param.into()),
+                ("BIAS_BIND", bias.bind.into()),
+                ("BIAS_ARG", bias.arg.into()),
+            ],
+        ]
+        .concat(),
     )
 }
 

@@ -17,7 +17,7 @@
 //! include `pthreadpool.h` without depending on its package).
 
 use super::problem::{Activation, ActivationLayout, ConvProblem, Epilogue, MatmulProblem, SoftmaxProblem};
-use super::{CBaseline, Problem, Unavailable};
+use super::{CBaseline, Problem, Unavailable, conv_window_values, fill};
 use morello_codegen::harness::CType;
 
 const LABEL: &str = "xnnpack";
@@ -74,10 +74,6 @@ fn clamp(epilogue: Epilogue) -> Result<(&'static str, &'static str), Unavailable
     }
 }
 
-fn fill(template: &str, values: &[(&str, String)]) -> String {
-    values.iter().fold(template.to_string(), |text, (name, value)| text.replace(&format!("@{name}@"), value))
-}
-
 fn matmul(p: &MatmulProblem) -> Result<String, Unavailable> {
     let (min, max) = clamp(p.epilogue)?;
     let (bias_param, bias_arg) = if p.epilogue.bias { ("const float *bias, ", "bias") } else { ("", "NULL") };
@@ -124,7 +120,6 @@ fn conv(p: &ConvProblem) -> Result<String, Unavailable> {
         super::FilterLayout::Hwio => format!("((r * {kw}L + s) * {i}L + c) * {o}L + k"),
         super::FilterLayout::Ohwi => format!("((k * {kh}L + r) * {kw}L + s) * {i}L + c"),
     };
-    let pad = p.padding;
     Ok(fill(
         r#"
 /* The filter in OHWI, XNNPACK's layout (a copy only when given in another). */
@@ -159,28 +154,21 @@ void @FUNCTION@(const float *input, const float *filter, @BIAS_PARAM@float *out)
 }
 "#,
         &[
-            ("N", p.batch.to_string()),
-            ("H", p.height.to_string()),
-            ("W", p.width.to_string()),
-            ("I", i.to_string()),
-            ("O", o.to_string()),
-            ("KH", kh.to_string()),
-            ("KW", kw.to_string()),
-            ("SH", p.stride[0].to_string()),
-            ("SW", p.stride[1].to_string()),
-            ("DH", p.dilation[0].to_string()),
-            ("DW", p.dilation[1].to_string()),
-            ("PT", pad.top.to_string()),
-            ("PB", pad.bottom.to_string()),
-            ("PL", pad.left.to_string()),
-            ("PR", pad.right.to_string()),
-            ("OHWI", if p.filter_layout == super::FilterLayout::Ohwi { "1" } else { "0" }.into()),
-            ("FILTER_INDEX", filter_index),
-            ("MIN", min.into()),
-            ("MAX", max.into()),
-            ("BIAS_PARAM", bias_param.into()),
-            ("BIAS_ARG", bias_arg.into()),
-        ],
+            conv_window_values(p),
+            vec![
+                ("I", i.to_string()),
+                ("O", o.to_string()),
+                ("KH", kh.to_string()),
+                ("KW", kw.to_string()),
+                ("OHWI", if p.filter_layout == super::FilterLayout::Ohwi { "1" } else { "0" }.into()),
+                ("FILTER_INDEX", filter_index),
+                ("MIN", min.into()),
+                ("MAX", max.into()),
+                ("BIAS_PARAM", bias_param.into()),
+                ("BIAS_ARG", bias_arg.into()),
+            ],
+        ]
+        .concat(),
     ))
 }
 
