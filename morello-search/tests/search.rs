@@ -344,10 +344,12 @@ fn packed_rhs(text: &str, t: &Target) -> Vec<String> {
 
 #[test]
 fn rhs_is_packed_only_where_a_cache_view_would_crowd_a_set() {
-    let plain = target("x86-avx2");
-    let mut desc = plain.description_value();
-    desc.levels[1].packs = true;
-    let packing = Target::new(desc).unwrap();
+    // The built-in targets pack into L2; a copy that does not is the control.
+    let packing = target("x86-avx2");
+    assert!(packing.levels()[1].packs, "L2 of the built-in targets packs");
+    let mut desc = packing.description_value();
+    desc.levels[1].packs = false;
+    let plain = Target::new(desc).unwrap();
     // 512 rows of `rhs` 4 KiB apart in a 1 MiB, 16-way L2 of 1024 sets: 16 start sets, 32 lines in
     // each of 256 sets. A view cannot stay in L2, so the panel is packed (16 = two AVX2 vectors).
     let crowded = "MatmulAccum(1x64x512x256, f32 GL row-major c1 s1024, f32 GL row-major c1 s1024, f32 GL row-major c1 s1024, serial)";

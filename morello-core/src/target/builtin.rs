@@ -5,8 +5,9 @@
 //! Levels, slowest first: `GL` (main memory), `L2`, `L1`, `VRF`, `RF`. Moves go
 //! `GL -> L2 -> {L1, VRF}` and `L1 -> {VRF, RF}`: vector loads may stream straight from L2, at the
 //! cost of an L1 line (`load_cost_per_line`), since the prefetchers keep such streams ahead of the
-//! FMAs; new buffers (packing, relayout) are allocated in `GL`, while `L2` and `L1` only hold
-//! cache views.
+//! FMAs; new buffers (relayout) are allocated in `GL`, while `L2` and `L1` hold cache views,
+//! except that `L2` packs: a matmul's `rhs` may be copied into register-block panels there where a
+//! view of it would crowd a cache set (`packs`).
 
 use super::file::{Capacity, LevelDescription, TargetDescription};
 use super::{CostConstants, IsaFeature, LevelKind, Target, TargetError, with_implied};
@@ -87,8 +88,12 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
             // Vector loads may stream from L2 (prefetched, overlapped with the FMAs) at an L1 line's cost,
             // but L2 refills L1 at about 32 bytes a cycle: a line per two cycles, the time of four
             // FMAs (8 units) on the load side of a register block's step.
+            // `rhs` may be packed into register-block panels here where a view of it would crowd a
+            // set: 1024^3 ran 1.46x and 512^3 1.28x faster on a 512 KiB, 8-way L2
+            // (`docs/PERFORMANCE.md`, "Packing on the built-in targets").
             LevelDescription {
                 allocates: false,
+                packs: true,
                 load_cost_per_line: Some(2),
                 fill_cost_per_line: 8,
                 ways: Some(L2_WAYS),
