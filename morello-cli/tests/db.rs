@@ -145,6 +145,18 @@ fn bad_tables_exit_2_with_the_reason_and_stay_untouched() {
     assert!(run.stderr.contains("was written for target x86-avx2"), "{}", run.stderr);
     assert!(run.stderr.contains("This table answers searches with --target x86-avx2"), "{}", run.stderr);
     assert_eq!(std::fs::read(&good).unwrap(), bytes);
+    // The same target for another processor count: the message names the field that differs.
+    let mut args = small(&["--db", good.to_str().unwrap()]);
+    args.extend(["--processors", "3"]);
+    let run = morello(cache.path(), &args);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("was written for target x86-avx2") && run.stderr.contains("processors is "),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(", 3 here"), "{}", run.stderr);
+    assert_eq!(std::fs::read(&good).unwrap(), bytes);
     // db commands report bad files the same way, and name a damaged block.
     let run = morello(cache.path(), &["db", "verify", cache.path().join("flipped.mdb").to_str().unwrap()]);
     assert_eq!(run.code, 2);

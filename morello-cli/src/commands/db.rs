@@ -143,7 +143,11 @@ fn stats(which: &Which) -> Result<()> {
             let schema = Schema::new(&target, actions);
             match schema.mismatch(&stats.identity) {
                 None => "yes".to_string(),
-                Some(m) => format!("no: the table {m}"),
+                Some(m) => {
+                    let stored = stored_target(&bytes, &path).map_err(table_error)?.1;
+                    let stored = serde_json::to_string(&stored.description_value())?;
+                    format!("no: the table {}", m.with_target_difference(&stored, &target))
+                }
             }
         }
         Err(e) => format!("no: {e:#}"),

@@ -292,8 +292,12 @@ impl Table {
 /// # Errors
 /// [`DbError::Mismatch`].
 pub(crate) fn check_identity(reader: &Reader, schema: &Schema<'_>) -> Result<(), DbError> {
-    match schema.mismatch(&reader.metadata().identity) {
-        Some(mismatch) => Err(DbError::Mismatch { path: reader.path().into(), mismatch: Box::new(mismatch) }),
+    let metadata = reader.metadata();
+    match schema.mismatch(&metadata.identity) {
+        Some(mismatch) => Err(DbError::Mismatch {
+            path: reader.path().into(),
+            mismatch: Box::new(mismatch.with_target_difference(&metadata.target, schema.target)),
+        }),
         None => Ok(()),
     }
 }
