@@ -44,5 +44,8 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 /// Calibration: relu on one f32 in a register, the bias in L1.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let Some(rf) = &s.rf else { return Vec::new() };
-    vec![CalibrationCase::new("", format!("AddBiasRelu(1, f32 {} row-major, f32 {rf} row-major, serial)", s.l1))]
+    vec![CalibrationCase::new(
+        "",
+        format!("AddBiasRelu(1, f32 {} row-major, f32 {rf} row-major, serial)", s.l1),
+    )]
 }
