@@ -226,13 +226,22 @@ impl<'a> OpCheck<'a> {
         HloErrorKind::OperandCount { opcode: self.opcode(), expected, found: self.operands.len() }
     }
 
-    /// `n` for a variadic op with `n` inputs followed by `n` inits.
-    fn variadic_pairs(&self) -> Result<usize, HloErrorKind> {
+    /// `n` and the first input for a variadic op (reduce, reduce-window) with `n` inputs of one
+    /// shape followed by `n` scalar inits; checks those.
+    fn variadic_inputs(&self) -> Result<(usize, &'a ArrayShape), HloErrorKind> {
         let found = self.operands.len();
         if found == 0 || found % 2 != 0 {
             return Err(self.count_error("an even, non-zero number of".into()));
         }
-        Ok(found / 2)
+        let n = found / 2;
+        let input = self.operand(0)?;
+        for position in 1..n {
+            same_dims(&self.operand_what(position), &input.dims, &self.operand(position)?.dims)?;
+        }
+        for position in n..2 * n {
+            self.scalar(position)?;
+        }
+        Ok((n, input))
     }
 
     fn operand_what(&self, position: usize) -> String {
@@ -362,16 +371,7 @@ impl<'a> OpCheck<'a> {
         expected[dims.output_batch] = batch / batch_groups;
         expected[dims.output_feature] = out_features;
         for (k, w) in window.iter().enumerate() {
-            for (attribute, value) in [
-                ("window size", w.size),
-                ("window stride", w.stride),
-                ("window dilation", w.window_dilation),
-                ("base dilation", w.base_dilation),
-            ] {
-                if value < 1 {
-                    return Err(HloErrorKind::NotPositive { attribute, dimension: k, value });
-                }
-            }
+            positive_window(k, w)?;
             rhs_expected[dims.rhs_spatial[k]] = w.size;
             expected[dims.output_spatial[k]] =
                 window_output_size(lhs.dims[dims.lhs_spatial[k]], w).ok_or(HloErrorKind::Overflow)?;
@@ -490,14 +490,7 @@ impl<'a> OpCheck<'a> {
     }
 
     fn reduce(&self, dimensions: &[usize]) -> Check {
-        let n = self.variadic_pairs()?;
-        let input = self.operand(0)?;
-        for position in 1..n {
-            same_dims(&self.operand_what(position), &input.dims, &self.operand(position)?.dims)?;
-        }
-        for position in n..2 * n {
-            self.scalar(position)?;
-        }
+        let (n, input) = self.variadic_inputs()?;
         dims_in_range("dimensions", dimensions, input.rank())?;
         let kept: Vec<i64> =
             (0..input.rank()).filter(|d| !dimensions.contains(d)).map(|d| input.dims[d]).collect();
@@ -606,27 +599,11 @@ impl<'a> OpCheck<'a> {
     }
 
     fn reduce_window(&self, window: &[WindowDim]) -> Check {
-        let n = self.variadic_pairs()?;
-        let input = self.operand(0)?;
-        for position in 1..n {
-            same_dims(&self.operand_what(position), &input.dims, &self.operand(position)?.dims)?;
-        }
-        for position in n..2 * n {
-            self.scalar(position)?;
-        }
+        let (n, input) = self.variadic_inputs()?;
         length("window", input.rank(), window.len())?;
         let mut expected = Vec::with_capacity(window.len());
         for (dimension, (w, &size)) in window.iter().zip(&input.dims).enumerate() {
-            for (attribute, value) in [
-                ("window size", w.size),
-                ("window stride", w.stride),
-                ("window dilation", w.window_dilation),
-                ("base dilation", w.base_dilation),
-            ] {
-                if value < 1 {
-                    return Err(HloErrorKind::NotPositive { attribute, dimension, value });
-                }
-            }
+            positive_window(dimension, w)?;
             expected.push(window_output_size(size, w).ok_or(HloErrorKind::Overflow)?);
         }
         self.results_all(n, &expected)
@@ -695,6 +672,21 @@ fn to_i64(value: usize) -> i64 {
 
 fn length(attribute: &'static str, expected: usize, found: usize) -> Check {
     if expected == found { Ok(()) } else { Err(HloErrorKind::AttributeLength { attribute, expected, found }) }
+}
+
+/// Checks that window dimension `dimension` has a size, stride and dilations of at least 1.
+fn positive_window(dimension: usize, w: &WindowDim) -> Check {
+    for (attribute, value) in [
+        ("window size", w.size),
+        ("window stride", w.stride),
+        ("window dilation", w.window_dilation),
+        ("base dilation", w.base_dilation),
+    ] {
+        if value < 1 {
+            return Err(HloErrorKind::NotPositive { attribute, dimension, value });
+        }
+    }
+    Ok(())
 }
 
 fn dims_in_range(attribute: &'static str, dims: &[usize], rank: usize) -> Check {

@@ -7,7 +7,7 @@
 //! f32[10,20,30]{1,0,2}: physical (p0, p1, p2) is logical (p1, p2, p0), p0 over 30 values
 //! ```
 
-use crate::hlo::{ArrayShape, ComputationId, HloModule, InstrId};
+use crate::hlo::{ArrayShape, ComputationId, HloComputation, HloInstruction, HloModule, InstrId};
 
 use super::map::var_index;
 use super::{IndexingError, IndexingMap, OperandMaps, OutputMaps, compose, input_to_output, output_to_input};
@@ -24,18 +24,12 @@ pub fn physical_output_to_input(
     instruction: InstrId,
     output: usize,
 ) -> Result<Vec<OperandMaps>, IndexingError> {
-    let comp = module.computation(computation).ok_or_else(|| no_such(computation))?;
-    let instr = comp.instruction(instruction).ok_or_else(|| no_such(computation))?;
-    let out_shape = array(instr.shape.arrays(), output)?;
+    let instr = Instruction::find(module, computation, instruction)?;
+    let out_shape = array(instr.instr.shape.arrays(), output)?;
     let mut maps = output_to_input(module, computation, instruction, output)?;
     for entry in &mut maps {
-        let operand = instr.operands.get(entry.operand).and_then(|id| comp.instruction(*id));
-        let operand = operand.ok_or_else(|| no_such(computation))?;
-        let in_shape = array(operand.shape.arrays(), entry.operand_output)?;
-        for map in &mut entry.maps {
-            let logical = compose(&physical_to_logical(out_shape), map)?;
-            *map = compose(&logical, &logical_to_physical(in_shape))?.simplify()?;
-        }
+        let in_shape = array(instr.operand(entry.operand)?.shape.arrays(), entry.operand_output)?;
+        to_physical(&mut entry.maps, out_shape, in_shape)?;
     }
     Ok(maps)
 }
@@ -51,24 +45,49 @@ pub fn physical_input_to_output(
     instruction: InstrId,
     operand: usize,
 ) -> Result<Vec<OutputMaps>, IndexingError> {
-    let comp = module.computation(computation).ok_or_else(|| no_such(computation))?;
-    let instr = comp.instruction(instruction).ok_or_else(|| no_such(computation))?;
-    let operand_instr = instr.operands.get(operand).and_then(|id| comp.instruction(*id));
-    let operand_instr = operand_instr.ok_or_else(|| no_such(computation))?;
+    let instr = Instruction::find(module, computation, instruction)?;
+    let operand_instr = instr.operand(operand)?;
     let mut maps = input_to_output(module, computation, instruction, operand)?;
     for entry in &mut maps {
         let in_shape = array(operand_instr.shape.arrays(), entry.operand_output)?;
-        let out_shape = array(instr.shape.arrays(), entry.output)?;
-        for map in &mut entry.maps {
-            let logical = compose(&physical_to_logical(in_shape), map)?;
-            *map = compose(&logical, &logical_to_physical(out_shape))?.simplify()?;
-        }
+        let out_shape = array(instr.instr.shape.arrays(), entry.output)?;
+        to_physical(&mut entry.maps, in_shape, out_shape)?;
     }
     Ok(maps)
 }
 
+/// An instruction found by its ids, with its computation to find its operands.
+struct Instruction<'m> {
+    computation: &'m HloComputation,
+    computation_id: ComputationId,
+    instr: &'m HloInstruction,
+}
+
+impl<'m> Instruction<'m> {
+    fn find(module: &'m HloModule, computation: ComputationId, id: InstrId) -> Result<Self, IndexingError> {
+        let comp = module.computation(computation).ok_or_else(|| no_such(computation))?;
+        let instr = comp.instruction(id).ok_or_else(|| no_such(computation))?;
+        Ok(Instruction { computation: comp, computation_id: computation, instr })
+    }
+
+    /// The instruction that is operand `position`.
+    fn operand(&self, position: usize) -> Result<&'m HloInstruction, IndexingError> {
+        let operand = self.instr.operands.get(position).and_then(|id| self.computation.instruction(*id));
+        operand.ok_or_else(|| no_such(self.computation_id))
+    }
+}
+
 fn no_such(computation: ComputationId) -> IndexingError {
     IndexingError::NoSuch(format!("an instruction or operand in computation {}", computation.0))
+}
+
+/// Turns logical maps from `from` to `to` into maps between their physical indices.
+fn to_physical(maps: &mut [IndexingMap], from: &ArrayShape, to: &ArrayShape) -> Result<(), IndexingError> {
+    for map in maps {
+        let logical = compose(&physical_to_logical(from), map)?;
+        *map = compose(&logical, &logical_to_physical(to))?.simplify()?;
+    }
+    Ok(())
 }
 
 fn array(arrays: &[ArrayShape], index: usize) -> Result<&ArrayShape, IndexingError> {

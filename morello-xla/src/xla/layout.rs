@@ -10,6 +10,15 @@
 /// The largest size, width, alignment or identifier XLA's `int64` fields can hold.
 pub(crate) const MAX_SIZE: u64 = i64::MAX as u64;
 
+/// `value` if it is at most [`MAX_SIZE`], else [`XlaError::TooLarge`](super::XlaError::TooLarge)
+/// naming the field `what`.
+fn at_most_max_size(what: &'static str, value: u64) -> Result<u64, super::XlaError> {
+    if value > MAX_SIZE {
+        return Err(super::XlaError::TooLarge { what, value: u128::from(value) });
+    }
+    Ok(value)
+}
+
 /// One entry of a [`Tile`]: a size, or `*`, which combines this dimension with the next more
 /// minor one before the tiling applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -194,10 +203,7 @@ impl MemorySpace {
     /// # Errors
     /// [`XlaError::TooLarge`](super::XlaError::TooLarge) above `2^63 - 1`.
     pub fn new(id: u64) -> Result<MemorySpace, super::XlaError> {
-        if id > MAX_SIZE {
-            return Err(super::XlaError::TooLarge { what: "memory space identifier", value: u128::from(id) });
-        }
-        Ok(MemorySpace(id))
+        Ok(MemorySpace(at_most_max_size("memory space identifier", id)?))
     }
 
     /// The identifier `n` of `S(n)`.
@@ -296,13 +302,8 @@ impl XlaLayout {
         if elements == 0 {
             return Err(super::XlaError::ZeroTailPaddingAlignment);
         }
-        if elements > MAX_SIZE {
-            return Err(super::XlaError::TooLarge {
-                what: "tail_padding_alignment_in_elements",
-                value: u128::from(elements),
-            });
-        }
-        self.tail_padding_alignment_in_elements = elements;
+        self.tail_padding_alignment_in_elements =
+            at_most_max_size("tail_padding_alignment_in_elements", elements)?;
         Ok(self)
     }
 
@@ -324,10 +325,7 @@ impl XlaLayout {
     /// # Errors
     /// [`XlaError::TooLarge`](super::XlaError::TooLarge) above `2^63 - 1`.
     pub fn with_element_size_in_bits(mut self, bits: u64) -> Result<XlaLayout, super::XlaError> {
-        if bits > MAX_SIZE {
-            return Err(super::XlaError::TooLarge { what: "element_size_in_bits", value: u128::from(bits) });
-        }
-        self.element_size_in_bits = bits;
+        self.element_size_in_bits = at_most_max_size("element_size_in_bits", bits)?;
         Ok(self)
     }
 
@@ -356,13 +354,8 @@ impl XlaLayout {
         mut self,
         bytes: u64,
     ) -> Result<XlaLayout, super::XlaError> {
-        if bytes > MAX_SIZE {
-            return Err(super::XlaError::TooLarge {
-                what: "dynamic_shape_metadata_prefix_bytes",
-                value: u128::from(bytes),
-            });
-        }
-        self.dynamic_shape_metadata_prefix_bytes = bytes;
+        self.dynamic_shape_metadata_prefix_bytes =
+            at_most_max_size("dynamic_shape_metadata_prefix_bytes", bytes)?;
         Ok(self)
     }
 

@@ -83,12 +83,16 @@ fn seed_000_hlo_example_shapes() {
 #[test]
 fn seed_000_memory_spaces() {
     let name = |text: &str| array(text).layout().memory_space().name();
-    assert_eq!(name("f32[2]"), "device HBM");
-    assert_eq!(name("f32[2]{0:S(0)}"), "device HBM");
-    assert_eq!(name("f32[2]{0:S(1)}"), "VMEM");
-    assert_eq!(name("f32[2]{0:S(2)}"), "device specific");
-    assert_eq!(name("f32[2]{0:S(3)}"), "device specific");
-    assert_eq!(name("f32[2]{0:S(5)}"), "host");
+    for (text, expected) in [
+        ("f32[2]", "device HBM"),
+        ("f32[2]{0:S(0)}", "device HBM"),
+        ("f32[2]{0:S(1)}", "VMEM"),
+        ("f32[2]{0:S(2)}", "device specific"),
+        ("f32[2]{0:S(3)}", "device specific"),
+        ("f32[2]{0:S(5)}", "host"),
+    ] {
+        assert_eq!(name(text), expected, "{text}");
+    }
     // S(0) is the default and is not printed.
     assert_eq!(array("f32[2]{0:S(0)}").to_string(), "f32[2]{0}");
 }
@@ -391,17 +395,18 @@ fn morello(text: &str) -> String {
 
 #[test]
 fn bridge_to_morello() {
-    assert_eq!(morello("f32[16,256]{1,0:T(8,128)}"), "16x256 [0, 1, 0 p(8), 1 p(128)]");
-    assert_eq!(
-        morello("bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}"),
-        "32x32x4096 [0, 1, 2, 1 p(4), 2 p(128), 1 p(2)]"
-    );
-    assert_eq!(morello("f32[8,128]{1,0:T(8,128)}"), "8x128 [0, 1, 0 p(8), 1 p(128)]");
-    assert_eq!(morello("f32[2,3]{0,1}"), "2x3 [1, 0]");
-    assert_eq!(morello("f32[6,8]{0,1:T(4,1)}"), "6x8 [1, 0, 1 p(4)]");
-    assert_eq!(morello("f32[512]{0:T(256)(128)}"), "512 [0, 0 p(2), 0 p(128)]");
-    assert_eq!(morello("f32[]"), " []");
-    assert_eq!(morello("s8[16,256]{1,0:T(8,128)(4,1)}"), "16x256 [0, 1, 0 p(2), 1 p(128), 0 p(4)]");
+    for (text, expected) in [
+        ("f32[16,256]{1,0:T(8,128)}", "16x256 [0, 1, 0 p(8), 1 p(128)]"),
+        ("bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}", "32x32x4096 [0, 1, 2, 1 p(4), 2 p(128), 1 p(2)]"),
+        ("f32[8,128]{1,0:T(8,128)}", "8x128 [0, 1, 0 p(8), 1 p(128)]"),
+        ("f32[2,3]{0,1}", "2x3 [1, 0]"),
+        ("f32[6,8]{0,1:T(4,1)}", "6x8 [1, 0, 1 p(4)]"),
+        ("f32[512]{0:T(256)(128)}", "512 [0, 0 p(2), 0 p(128)]"),
+        ("f32[]", " []"),
+        ("s8[16,256]{1,0:T(8,128)(4,1)}", "16x256 [0, 1, 0 p(2), 1 p(128), 0 p(4)]"),
+    ] {
+        assert_eq!(morello(text), expected, "{text}");
+    }
 }
 
 #[test]

@@ -279,26 +279,34 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// A dimension number: a non-negative integer.
-fn dimension(text: &str) -> Result<usize, String> {
+/// A text that is one integer and nothing else.
+fn one_integer(text: &str) -> Result<i64, String> {
     let mut scan = Scan::new(text);
     let value = scan.integer()?;
     scan.finish()?;
-    to_dimension(value)
+    Ok(value)
+}
+
+/// A dimension number: a non-negative integer.
+fn dimension(text: &str) -> Result<usize, String> {
+    to_dimension(one_integer(text)?)
 }
 
 fn to_dimension(value: i64) -> Result<usize, String> {
     usize::try_from(value).map_err(|_| format!("dimension numbers are at least 0, not {value}"))
 }
 
-/// `{0, 2}`.
-fn dimension_list(text: &str) -> Result<Vec<usize>, String> {
+/// A text that is `{item, item, ...}` (perhaps empty), each item read by `item`.
+fn braced_list<T>(
+    text: &str,
+    mut item: impl FnMut(&mut Scan<'_>) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
     let mut scan = Scan::new(text);
     scan.expect('{')?;
     let mut out = Vec::new();
     if !scan.eat('}') {
         loop {
-            out.push(to_dimension(scan.integer()?)?);
+            out.push(item(&mut scan)?);
             if scan.eat('}') {
                 break;
             }
@@ -309,28 +317,22 @@ fn dimension_list(text: &str) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
+/// `{0, 2}`.
+fn dimension_list(text: &str) -> Result<Vec<usize>, String> {
+    braced_list(text, |scan| to_dimension(scan.integer()?))
+}
+
 /// `{[5:10:1], [3:20]}`.
 fn slice(text: &str) -> Result<Vec<SliceDim>, String> {
-    let mut scan = Scan::new(text);
-    scan.expect('{')?;
-    let mut out = Vec::new();
-    if !scan.eat('}') {
-        loop {
-            scan.expect('[')?;
-            let start = scan.integer()?;
-            scan.expect(':')?;
-            let limit = scan.integer()?;
-            let stride = if scan.eat(':') { scan.integer()? } else { 1 };
-            scan.expect(']')?;
-            out.push(SliceDim { start, limit, stride });
-            if scan.eat('}') {
-                break;
-            }
-            scan.expect(',')?;
-        }
-    }
-    scan.finish()?;
-    Ok(out)
+    braced_list(text, |scan| {
+        scan.expect('[')?;
+        let start = scan.integer()?;
+        scan.expect(':')?;
+        let limit = scan.integer()?;
+        let stride = if scan.eat(':') { scan.integer()? } else { 1 };
+        scan.expect(']')?;
+        Ok(SliceDim { start, limit, stride })
+    })
 }
 
 /// Splits `1x2x3` into its parts (none for an empty text).
@@ -340,14 +342,7 @@ fn by_x(text: &str) -> Vec<&str> {
 
 /// Integers separated by `_`.
 fn underscored(text: &str) -> Result<Vec<i64>, String> {
-    text.split('_')
-        .map(|part| {
-            let mut scan = Scan::new(part);
-            let value = scan.integer()?;
-            scan.finish()?;
-            Ok(value)
-        })
-        .collect()
+    text.split('_').map(one_integer).collect()
 }
 
 /// `1_4_1x4_8_0`: low, high and optional interior padding per dimension.
@@ -497,15 +492,7 @@ fn window(text: &str) -> Result<Vec<WindowDim>, String> {
 
 /// `1x512`.
 fn integers_by_x(text: &str) -> Result<Vec<i64>, String> {
-    by_x(text)
-        .into_iter()
-        .map(|part| {
-            let mut scan = Scan::new(part);
-            let value = scan.integer()?;
-            scan.finish()?;
-            Ok(value)
-        })
-        .collect()
+    by_x(text).into_iter().map(one_integer).collect()
 }
 
 /// A computation name, `%` optional.

@@ -156,6 +156,19 @@ impl<'a> Cursor<'a> {
         Some((self.slice(body), Span::new(start, body.end)))
     }
 
+    /// The span of `keyword` (`ENTRY`, `ROOT`) if the next name is that word; otherwise `None`,
+    /// and the cursor does not move.
+    pub fn keyword(&mut self, keyword: &str) -> Option<Span> {
+        let start = self.offset();
+        match self.name() {
+            Some((name, span)) if name == keyword => Some(span),
+            _ => {
+                self.set_offset(start);
+                None
+            }
+        }
+    }
+
     /// A name, or an error saying `expected {what}`.
     pub fn expect_name(&mut self, what: &str) -> Result<(&'a str, Span), HloTextError> {
         self.name().ok_or_else(|| self.unexpected(format!("expected {what}")))

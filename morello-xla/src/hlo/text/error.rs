@@ -25,6 +25,20 @@ pub struct HloTextError {
     pub kind: Box<HloTextErrorKind>,
 }
 
+impl HloTextError {
+    /// This error placed in computation `name`, unless it already names its computation.
+    pub(super) fn in_computation(mut self, name: &str) -> Self {
+        self.computation.get_or_insert_with(|| name.to_string());
+        self
+    }
+
+    /// This error placed at instruction `name`, unless it already names its instruction.
+    pub(super) fn in_instruction(mut self, name: &str) -> Self {
+        self.instruction.get_or_insert_with(|| name.to_string());
+        self
+    }
+}
+
 impl fmt::Display for HloTextError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "line {}, column {}", self.line, self.column)?;

@@ -111,10 +111,7 @@ pub(super) fn module<'a>(cursor: &mut Cursor<'a>) -> Result<RawModule<'a>, HloTe
                     cursor.unexpected("expected a computation (`name {`): instructions belong inside one")
                 );
             }
-            let instruction = instruction(cursor).map_err(|mut e| {
-                e.computation.get_or_insert_with(|| BARE_COMPUTATION_NAME.to_string());
-                e
-            })?;
+            let instruction = instruction(cursor).map_err(|e| e.in_computation(BARE_COMPUTATION_NAME))?;
             let computation = bare.get_or_insert_with(|| RawComputation {
                 name: BARE_COMPUTATION_NAME,
                 span: instruction.span,
@@ -170,19 +167,9 @@ fn stack_frame_tables(cursor: &mut Cursor<'_>) -> Result<(), HloTextError> {
 
 /// `[ENTRY] name [(parameters) -> shape] (, key=value)* { instruction* }`.
 fn computation<'a>(cursor: &mut Cursor<'a>) -> Result<RawComputation<'a>, HloTextError> {
-    let item_start = cursor.offset();
-    let entry = match cursor.name() {
-        Some(("ENTRY", span)) => Some(span),
-        _ => {
-            cursor.set_offset(item_start);
-            None
-        }
-    };
+    let entry = cursor.keyword("ENTRY");
     let (name, span) = cursor.expect_name("a computation name")?;
-    let in_computation = |mut e: HloTextError| {
-        e.computation.get_or_insert_with(|| name.to_string());
-        e
-    };
+    let in_computation = |e: HloTextError| e.in_computation(name);
     if cursor.peek() == Some('(') {
         cursor.skip_group().map_err(in_computation)?;
         if cursor.eat_str("->") {
@@ -206,19 +193,9 @@ fn computation<'a>(cursor: &mut Cursor<'a>) -> Result<RawComputation<'a>, HloTex
 
 /// `[ROOT] name = shape opcode(arguments) (, key=value)*`.
 fn instruction<'a>(cursor: &mut Cursor<'a>) -> Result<RawInstruction<'a>, HloTextError> {
-    let item_start = cursor.offset();
-    let root = match cursor.name() {
-        Some(("ROOT", span)) => Some(span),
-        _ => {
-            cursor.set_offset(item_start);
-            None
-        }
-    };
+    let root = cursor.keyword("ROOT");
     let (name, span) = cursor.expect_name("an instruction name")?;
-    let in_instruction = |mut e: HloTextError| {
-        e.instruction.get_or_insert_with(|| name.to_string());
-        e
-    };
+    let in_instruction = |e: HloTextError| e.in_instruction(name);
     let rest = |cursor: &mut Cursor<'a>| -> Result<RawInstruction<'a>, HloTextError> {
         cursor.expect('=', "`=` after the instruction name")?;
         let (shape, shape_span) = shape(cursor, LayoutAfterSpace::Layout)?;

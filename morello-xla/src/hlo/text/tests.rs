@@ -172,54 +172,17 @@ ENTRY %main.7 (Arg_0.1: f32[8,4], Arg_1.2: f32[8]) -> f32[4,8], execution_thread
     assert_eq!(fused.instructions[4].operands, vec![InstrId(1), InstrId(3)]);
 }
 
-/// One instruction of every elementwise opcode added for XLA conformance, on `a` and `b`.
-fn more_elementwise() -> String {
-    let unary = [
-        "abs",
-        "sign",
-        "floor",
-        "ceil",
-        "round-nearest-even",
-        "round-nearest-afz",
-        "sqrt",
-        "rsqrt",
-        "cbrt",
-        "logistic",
-        "sine",
-        "cosine",
-        "tan",
-        "erf",
-        "exponential-minus-one",
-        "log-plus-one",
-        "is-finite",
-        "not",
-        "popcnt",
-        "count-leading-zeros",
-        "bitcast-convert",
-        "reduce-precision",
-        "copy",
-        "real",
-        "imag",
-    ];
-    let binary = [
-        "power",
-        "remainder",
-        "and",
-        "or",
-        "xor",
-        "atan2",
-        "shift-left",
-        "shift-right-arithmetic",
-        "shift-right-logical",
-        "complex",
-        "stochastic-convert",
-    ];
+/// One instruction, on `a` (and `b`), of every elementwise opcode of one or two operands in
+/// the reader's own list ([`SUPPORTED_OPCODES`](super::SUPPORTED_OPCODES)).
+fn every_elementwise() -> String {
     let mut text = String::new();
-    for (i, opcode) in unary.iter().enumerate() {
-        text += &format!("e{i} = f32[2,3] {opcode}(a)\n  ");
-    }
-    for (i, opcode) in binary.iter().enumerate() {
-        text += &format!("f{i} = f32[2,3] {opcode}(a, b)\n  ");
+    for (i, opcode) in super::SUPPORTED_OPCODES.iter().enumerate() {
+        let operands = match ElementwiseOp::from_opcode(opcode).map(ElementwiseOp::arity) {
+            Some(1) => "a",
+            Some(2) => "a, b",
+            _ => continue,
+        };
+        text += &format!("e{i} = f32[2,3] {opcode}({operands})\n  ");
     }
     text
 }
@@ -250,7 +213,7 @@ fn every_opcode_reads() {
          ga = f32[2,3] gather(a, o), offset_dims={{0,1}}, start_index_map={{0}}, index_vector_dim=0, slice_sizes={{2,3}}\n  \
          cv = f32[2,2] convolution(a, b), dim_labels=bf_oi->bf\n  \
          ROOT tr = f32[3,2] transpose(a), dimensions={{1,0}}\n}}",
-        more_elementwise()
+        every_elementwise()
     );
     let module = read(&text);
     let opcodes: Vec<&str> = module.entry().instructions.iter().map(|i| i.op.opcode()).collect();

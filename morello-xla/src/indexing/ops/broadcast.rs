@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! operand dim i is result dim b_i (b = dimensions)
-//! output -> input:  (d_0, ..., d_{n-1}) -> (d_{b_0}, ..., d_{b_{m-1}})
+//! output -> input:  (d_0, ..., d_{n-1}) -> (d_{b_0}, ..., d_{b_{m-1}})   (`select_dims` in `mod.rs`)
 //! input -> output:  (d_0, ..., d_{m-1})[s...] -> (e_0, ..., e_{n-1}),  e_{b_i} = d_i,
 //!                   every other e_k a new symbol in [0, size_k - 1]
 //! ```
@@ -11,15 +11,7 @@
 use crate::hlo::ArrayShape;
 use crate::indexing::{IndexingError, IndexingMap};
 
-use super::{d, index_ranges, s};
-
-pub(super) fn output_to_input(
-    output: &ArrayShape,
-    dimensions: &[usize],
-) -> Result<IndexingMap, IndexingError> {
-    let results = dimensions.iter().map(|&b| d(b)).collect();
-    IndexingMap::new(index_ranges(&output.dims), Vec::new(), results, Vec::new())
-}
+use super::{d, over_with_symbols, s};
 
 pub(super) fn input_to_output(
     input: &ArrayShape,
@@ -37,5 +29,5 @@ pub(super) fn input_to_output(
             }
         }
     }
-    IndexingMap::new(index_ranges(&input.dims), symbols, results, Vec::new())
+    over_with_symbols(&input.dims, symbols, results)
 }

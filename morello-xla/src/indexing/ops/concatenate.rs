@@ -10,7 +10,7 @@ use crate::hlo::ArrayShape;
 use crate::indexing::{IndexingError, IndexingMap};
 use morello_core::expr::{ExprError, Interval};
 
-use super::{d, index_ranges};
+use super::{d, index_ranges, over};
 
 fn offsets(operands: &[&ArrayShape], dimension: usize) -> Result<Vec<i64>, ExprError> {
     let mut out = Vec::with_capacity(operands.len());
@@ -57,5 +57,5 @@ pub(super) fn input_to_output(
     let results = (0..input.rank())
         .map(|k| if k == dimension { d(k).add_constant(offset) } else { Ok(d(k)) })
         .collect::<Result<Vec<_>, _>>()?;
-    IndexingMap::new(index_ranges(&input.dims), Vec::new(), results, Vec::new())
+    over(&input.dims, results)
 }

@@ -22,7 +22,7 @@ use crate::hlo::{ArrayShape, ConvolutionDimensions, PadDim, WindowDim, padded_si
 use crate::indexing::{IndexingError, IndexingMap, compose};
 use morello_core::expr::{ExprError, IndexExpr, Interval};
 
-use super::{d, index_ranges, pad, s};
+use super::{d, over_with_symbols, pad, s};
 
 /// A convolution's attributes.
 pub(super) struct Convolution<'a> {
@@ -71,7 +71,7 @@ pub(super) fn output_to_input(
         padded[at] = padded_size(lhs.dims[at], w.pad_low, w.pad_high, w.base_dilation - 1)
             .ok_or(ExprError::Overflow("a padded size"))?;
     }
-    let to_padded = IndexingMap::new(index_ranges(&output.dims), lhs_symbols, results, Vec::new())?;
+    let to_padded = over_with_symbols(&output.dims, lhs_symbols, results)?;
     let to_lhs = compose(&to_padded, &pad::padded_to_operand(lhs, &padded, &pads)?)?;
     let mut kernel = vec![IndexExpr::constant(0); n + 2];
     kernel[dims.rhs_output_feature] = d(dims.output_feature);
@@ -79,6 +79,6 @@ pub(super) fn output_to_input(
     for k in 0..n {
         kernel[dims.rhs_spatial[k]] = s(k);
     }
-    let to_rhs = IndexingMap::new(index_ranges(&output.dims), symbols, kernel, Vec::new())?;
+    let to_rhs = over_with_symbols(&output.dims, symbols, kernel)?;
     Ok(vec![to_lhs, to_rhs])
 }

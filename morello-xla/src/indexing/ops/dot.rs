@@ -13,7 +13,7 @@ use crate::hlo::{ArrayShape, DotDimensions};
 use crate::indexing::{IndexingError, IndexingMap};
 use morello_core::expr::{IndexExpr, Interval};
 
-use super::{d, index_ranges, s};
+use super::{d, over_with_symbols, s};
 
 /// Which operand of the dot.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -71,7 +71,7 @@ impl Sides<'_> {
         for &k in self.contracting(side) {
             symbols.push(Interval::indices(shape.dims.get(k).copied().unwrap_or(0)));
         }
-        IndexingMap::new(index_ranges(&output.dims), symbols, results, Vec::new())
+        over_with_symbols(&output.dims, symbols, results)
     }
 
     fn input_to_output(&self, side: Side, output: &ArrayShape) -> Result<IndexingMap, IndexingError> {
@@ -88,7 +88,7 @@ impl Sides<'_> {
                 symbols.push(Interval::indices(size));
             }
         }
-        IndexingMap::new(index_ranges(&shape.dims), symbols, results, Vec::new())
+        over_with_symbols(&shape.dims, symbols, results)
     }
 }
 

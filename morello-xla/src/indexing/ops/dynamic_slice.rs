@@ -18,7 +18,6 @@
 //! the map (`d0 + 42`), as XLA folds it; an offset outside the range stays a symbol over the
 //! whole range, as in XLA. Dynamic-update-slice offsets are never folded (XLA does not either).
 
-use crate::hlo::ArrayShape;
 use crate::indexing::{Constraint, IndexingError, IndexingMap};
 use morello_core::expr::{ExprError, IndexExpr, Interval};
 
@@ -75,9 +74,4 @@ pub(super) fn outer_to_window(
         results.push(inside);
     }
     IndexingMap::new(index_ranges(outer), offset_ranges(outer, window), results, constraints)
-}
-
-/// `(d...) -> ()`: every output element reads the scalar.
-pub(super) fn scalar_read(output: &ArrayShape) -> Result<IndexingMap, IndexingError> {
-    IndexingMap::new(index_ranges(&output.dims), Vec::new(), Vec::new(), Vec::new())
 }

@@ -25,7 +25,7 @@ use morello_core::expr::{IndexExpr, Interval};
 use crate::hlo::{ArrayShape, GatherDimensions};
 use crate::indexing::{Constraint, IndexingError, IndexingMap};
 
-use super::{d, index_ranges, s};
+use super::{d, index_ranges, over_with_symbols, s};
 
 /// What is known of the values of the start indices.
 pub(super) enum StartValues {
@@ -61,7 +61,7 @@ pub(super) fn output_to_input(
         })
         .collect();
     let index_symbols = vector.map(|k| vec![Interval::indices(k)]).unwrap_or_default();
-    let to_indices = IndexingMap::new(index_ranges(&output.dims), index_symbols, index_results, Vec::new())?;
+    let to_indices = over_with_symbols(&output.dims, index_symbols, index_results)?;
 
     // The start index of each operand dim, as the alternatives it may take.
     let window: Vec<usize> = (0..operand.rank())

@@ -168,11 +168,7 @@ pub(super) fn op_output_to_input(
             let outer = &op.operand(0)?.dims;
             let known = dynamic_slice::known_offsets(&scalar_constants(&op, 1)?, outer, sizes);
             let mut maps = vec![dynamic_slice::window_to_outer(sizes, outer, &known)?];
-            maps.extend(
-                (1..op.num_operands())
-                    .map(|_| dynamic_slice::scalar_read(out))
-                    .collect::<Result<Vec<_>, _>>()?,
-            );
+            maps.extend((1..op.num_operands()).map(|_| scalar_read(out)).collect::<Result<Vec<_>, _>>()?);
             maps
         }
         HloOp::DynamicUpdateSlice => {
@@ -180,11 +176,7 @@ pub(super) fn op_output_to_input(
                 IndexingMap::identity(&out.dims),
                 dynamic_slice::outer_to_window(&out.dims, &op.operand(1)?.dims, &[])?,
             ];
-            maps.extend(
-                (2..op.num_operands())
-                    .map(|_| dynamic_slice::scalar_read(out))
-                    .collect::<Result<Vec<_>, _>>()?,
-            );
+            maps.extend((2..op.num_operands()).map(|_| scalar_read(out)).collect::<Result<Vec<_>, _>>()?);
             maps
         }
         HloOp::Gather(dims) => {
@@ -227,7 +219,7 @@ pub(super) fn op_output_to_input(
             }
             return Ok(OpMaps::Maps(unknown));
         }
-        HloOp::Broadcast { dimensions } => vec![broadcast::output_to_input(out, dimensions)?],
+        HloOp::Broadcast { dimensions } => vec![select_dims(out, dimensions)?],
         HloOp::Transpose { dimensions } => vec![transpose::output_to_input(out, dimensions)?],
         HloOp::Reverse { dimensions } => vec![reverse::map(out, dimensions)?],
         HloOp::Reduce { dimensions, .. } => {
@@ -294,7 +286,7 @@ pub(super) fn op_input_to_output(
         .arrays()
         .get(operand_output)
         .ok_or_else(|| IndexingError::NoSuch(format!("output {operand_output} of operand {operand}")))?;
-    let every_output = |map: IndexingMap| -> Vec<(usize, IndexingMap)> {
+    let to_each_output = |map: IndexingMap| -> Vec<(usize, IndexingMap)> {
         (0..op.num_outputs()).map(|k| (k, map.clone())).collect()
     };
     let maps: Vec<(usize, IndexingMap)> = match &op.instr.op {
@@ -329,15 +321,11 @@ pub(super) fn op_input_to_output(
         HloOp::Broadcast { dimensions } => {
             vec![(0, broadcast::input_to_output(input, op.output(0)?, dimensions)?)]
         }
-        HloOp::Transpose { dimensions } => vec![(0, transpose::input_to_output(input, dimensions)?)],
+        HloOp::Transpose { dimensions } => vec![(0, select_dims(input, dimensions)?)],
         HloOp::Reverse { dimensions } => vec![(0, reverse::map(input, dimensions)?)],
-        HloOp::Reduce { dimensions, .. } => every_output(reduce::input_to_output(
-            input,
-            op.output(0)?,
-            dimensions,
-            operand,
-            op.num_operands(),
-        )?),
+        HloOp::Reduce { dimensions, .. } => {
+            to_each_output(input_or_init(&op, operand, || reduce::input_to_output(input, dimensions))?)
+        }
         HloOp::Slice { dims } => vec![(0, slice::input_to_output(input, op.output(0)?, dims)?)],
         HloOp::Reshape => vec![(0, reshape::reshape(input, op.output(0)?)?)],
         HloOp::Bitcast => vec![(0, reshape::bitcast(input, op.output(0)?)?)],
@@ -348,13 +336,9 @@ pub(super) fn op_input_to_output(
             vec![(0, dot::input_to_output(op.operand(0)?, op.operand(1)?, op.output(0)?, dims, operand)?)]
         }
         HloOp::Pad { dims } => vec![(0, pad::input_to_output(input, op.output(0)?, dims, operand)?)],
-        HloOp::ReduceWindow { window, .. } => every_output(reduce_window::input_to_output(
-            op.operand(0)?,
-            op.output(0)?,
-            window,
-            operand,
-            op.num_operands(),
-        )?),
+        HloOp::ReduceWindow { window, .. } => to_each_output(input_or_init(&op, operand, || {
+            reduce_window::input_to_output(op.operand(0)?, op.output(0)?, window)
+        })?),
         HloOp::Fusion { calls } => return Ok(OpMaps::Calls(*calls)),
         HloOp::Tuple => vec![(operand, IndexingMap::identity(&input.dims))],
         HloOp::GetTupleElement { index } if *index == operand_output => {
@@ -396,7 +380,7 @@ fn elementwise_output_to_input(
     position: usize,
 ) -> Result<IndexingMap, IndexingError> {
     if op.operand(position)?.rank() == 0 && out.rank() > 0 {
-        dynamic_slice::scalar_read(out)
+        scalar_read(out)
     } else {
         Ok(IndexingMap::identity(&out.dims))
     }
@@ -415,4 +399,62 @@ fn s(j: usize) -> IndexExpr {
 /// The ranges `[0, size - 1]` of every dimension.
 fn index_ranges(dims: &[i64]) -> Vec<Interval> {
     dims.iter().map(|&size| Interval::indices(size)).collect()
+}
+
+/// `(d...) -> (results)` over every index of `dims`: no symbols, no constraints.
+fn over(dims: &[i64], results: Vec<IndexExpr>) -> Result<IndexingMap, IndexingError> {
+    over_with_symbols(dims, Vec::new(), results)
+}
+
+/// `(d...)[s...] -> (results)` over every index of `dims`, the symbols ranging over `symbols`;
+/// no constraints.
+fn over_with_symbols(
+    dims: &[i64],
+    symbols: Vec<Interval>,
+    results: Vec<IndexExpr>,
+) -> Result<IndexingMap, IndexingError> {
+    IndexingMap::new(index_ranges(dims), symbols, results, Vec::new())
+}
+
+/// `(d_0, d_1, ...) -> (d_{picked_0}, d_{picked_1}, ...)` over every index of `shape`: a
+/// broadcast's output-to-input map (`picked` its dimensions) and a transpose's input-to-output
+/// map (`picked` its permutation).
+fn select_dims(shape: &ArrayShape, picked: &[usize]) -> Result<IndexingMap, IndexingError> {
+    over(&shape.dims, picked.iter().map(|&k| d(k)).collect())
+}
+
+/// The map from operand `operand` of a variadic reduce or reduce-window to an output:
+/// `input_map` for one of the inputs, [`every_output`] for one of the inits (the second half
+/// of the operands).
+fn input_or_init(
+    op: &Op<'_>,
+    operand: usize,
+    input_map: impl FnOnce() -> Result<IndexingMap, IndexingError>,
+) -> Result<IndexingMap, IndexingError> {
+    if operand >= op.num_operands() / 2 { every_output(op.output(0)?) } else { input_map() }
+}
+
+/// `(d...) -> ()`: every output element reads the scalar (an init, a padding value, a
+/// predicate or bound of `select` and `clamp`, a start index).
+fn scalar_read(output: &ArrayShape) -> Result<IndexingMap, IndexingError> {
+    over(&output.dims, Vec::new())
+}
+
+/// `()[s...] -> (s...)` over the output: the map from a scalar to every output element that
+/// reads it.
+fn every_output(output: &ArrayShape) -> Result<IndexingMap, IndexingError> {
+    let results = (0..output.rank()).map(s).collect();
+    IndexingMap::new(Vec::new(), index_ranges(&output.dims), results, Vec::new())
+}
+
+/// The maps of a variadic reduce or reduce-window to its `operands`: `to_input` for each of
+/// the `operands / 2` inputs, then [`scalar_read`] for each init.
+fn inputs_then_inits(
+    to_input: IndexingMap,
+    output: &ArrayShape,
+    operands: usize,
+) -> Result<Vec<IndexingMap>, IndexingError> {
+    let to_init = scalar_read(output)?;
+    let n = operands / 2;
+    Ok((0..operands).map(|i| if i < n { to_input.clone() } else { to_init.clone() }).collect())
 }

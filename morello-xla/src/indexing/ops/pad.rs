@@ -16,8 +16,7 @@ use crate::hlo::{ArrayShape, PadDim};
 use crate::indexing::{Constraint, IndexingError, IndexingMap};
 use morello_core::expr::{ExprError, Interval};
 
-use super::reduce::every_output;
-use super::{d, index_ranges};
+use super::{d, every_output, scalar_read};
 
 /// The operand elements kept in one padded dimension: `[k_lo, k_hi]` (empty if none is).
 fn kept(n: i64, m: i64, p: &PadDim) -> Result<Interval, ExprError> {
@@ -31,6 +30,27 @@ fn kept(n: i64, m: i64, p: &PadDim) -> Result<Interval, ExprError> {
     Ok(Interval::new(k_lo, k_hi))
 }
 
+/// One padded dimension: its padding, the operand size `n`, the padded size `m` and the stride
+/// `q = interior + 1` between operand elements.
+struct PaddedDim<'a> {
+    pad: &'a PadDim,
+    n: i64,
+    m: i64,
+    q: i64,
+}
+
+/// The padded dimensions of `operand`, in order.
+fn padded_dims<'a>(
+    operand: &'a ArrayShape,
+    padded: &'a [i64],
+    dims: &'a [PadDim],
+) -> impl Iterator<Item = Result<PaddedDim<'a>, ExprError>> + 'a {
+    dims.iter().zip(&operand.dims).zip(padded).map(|((pad, &n), &m)| {
+        let q = pad.interior.checked_add(1).ok_or(ExprError::Overflow("a pad stride"))?;
+        Ok(PaddedDim { pad, n, m, q })
+    })
+}
+
 /// The map from the padded shape to the operand.
 pub(super) fn padded_to_operand(
     operand: &ArrayShape,
@@ -40,8 +60,8 @@ pub(super) fn padded_to_operand(
     let mut ranges = Vec::with_capacity(dims.len());
     let mut results = Vec::with_capacity(dims.len());
     let mut constraints = Vec::new();
-    for (k, ((p, &n), &m)) in dims.iter().zip(&operand.dims).zip(padded).enumerate() {
-        let q = p.interior.checked_add(1).ok_or(ExprError::Overflow("a pad stride"))?;
+    for (k, dim) in padded_dims(operand, padded, dims).enumerate() {
+        let PaddedDim { pad: p, n, m, q } = dim?;
         let keep = kept(n, m, p)?;
         let position = |k: i64| k.checked_mul(q).and_then(|x| x.checked_add(p.low));
         let lo = position(keep.lo).ok_or(ExprError::Overflow("a pad bound"))?;
@@ -66,13 +86,13 @@ pub(super) fn operand_to_padded(
     padded: &[i64],
     dims: &[PadDim],
 ) -> Result<IndexingMap, IndexingError> {
-    let mut ranges = Vec::with_capacity(dims.len());
-    let mut results = Vec::with_capacity(dims.len());
-    for (k, ((p, &n), &m)) in dims.iter().zip(&operand.dims).zip(padded).enumerate() {
-        let q = p.interior.checked_add(1).ok_or(ExprError::Overflow("a pad stride"))?;
-        ranges.push(kept(n, m, p)?);
-        results.push(d(k).mul(q)?.add_constant(p.low)?);
-    }
+    let (ranges, results) = padded_dims(operand, padded, dims)
+        .enumerate()
+        .map(|(k, dim)| {
+            let PaddedDim { pad: p, n, m, q } = dim?;
+            Ok((kept(n, m, p)?, d(k).mul(q)?.add_constant(p.low)?))
+        })
+        .collect::<Result<(Vec<_>, Vec<_>), ExprError>>()?;
     IndexingMap::new(ranges, Vec::new(), results, Vec::new())
 }
 
@@ -82,8 +102,7 @@ pub(super) fn output_to_input(
     output: &ArrayShape,
     dims: &[PadDim],
 ) -> Result<Vec<IndexingMap>, IndexingError> {
-    let to_value = IndexingMap::new(index_ranges(&output.dims), Vec::new(), Vec::new(), Vec::new())?;
-    Ok(vec![padded_to_operand(operand, &output.dims, dims)?, to_value])
+    Ok(vec![padded_to_operand(operand, &output.dims, dims)?, scalar_read(output)?])
 }
 
 pub(super) fn input_to_output(

@@ -15,7 +15,7 @@ use crate::hlo::ArrayShape;
 use crate::indexing::{IndexingError, IndexingMap};
 use morello_core::expr::Interval;
 
-use super::{d, index_ranges, s};
+use super::{d, inputs_then_inits, over, over_with_symbols, s};
 
 /// Maps to every operand: the `n` inputs, then the `n` inits.
 pub(super) fn output_to_input(
@@ -36,29 +36,14 @@ pub(super) fn output_to_input(
             kept += 1;
         }
     }
-    let to_input = IndexingMap::new(index_ranges(&output.dims), symbols, results, Vec::new())?;
-    let to_init = IndexingMap::new(index_ranges(&output.dims), Vec::new(), Vec::new(), Vec::new())?;
-    let n = operands / 2;
-    Ok((0..operands).map(|i| if i < n { to_input.clone() } else { to_init.clone() }).collect())
+    inputs_then_inits(over_with_symbols(&output.dims, symbols, results)?, output, operands)
 }
 
-/// The map from operand `operand` (an input if below `n`, else an init) to any output.
+/// The map from any input to any output (an init's is `every_output` in `mod.rs`).
 pub(super) fn input_to_output(
     input: &ArrayShape,
-    output: &ArrayShape,
     dimensions: &[usize],
-    operand: usize,
-    operands: usize,
 ) -> Result<IndexingMap, IndexingError> {
-    if operand >= operands / 2 {
-        return every_output(output);
-    }
     let results = (0..input.rank()).filter(|k| !dimensions.contains(k)).map(d).collect();
-    IndexingMap::new(index_ranges(&input.dims), Vec::new(), results, Vec::new())
-}
-
-/// `()[s...] -> (s...)` over the output: a scalar read by every output element.
-pub(super) fn every_output(output: &ArrayShape) -> Result<IndexingMap, IndexingError> {
-    let results = (0..output.rank()).map(s).collect();
-    IndexingMap::new(Vec::new(), index_ranges(&output.dims), results, Vec::new())
+    over(&input.dims, results)
 }

@@ -15,8 +15,7 @@ use crate::hlo::{ArrayShape, PadDim, WindowDim, padded_size};
 use crate::indexing::{Constraint, IndexingError, IndexingMap, compose};
 use morello_core::expr::{ExprError, Interval};
 
-use super::reduce::every_output;
-use super::{d, index_ranges, pad, s};
+use super::{d, index_ranges, inputs_then_inits, over_with_symbols, pad, s};
 
 fn pads(window: &[WindowDim]) -> Vec<PadDim> {
     window
@@ -47,25 +46,18 @@ pub(super) fn output_to_input(
         .enumerate()
         .map(|(k, w)| d(k).mul(w.stride)?.add(&s(k).mul(w.window_dilation)?))
         .collect::<Result<Vec<_>, ExprError>>()?;
-    let to_padded = IndexingMap::new(index_ranges(&output.dims), symbols, results, Vec::new())?;
+    let to_padded = over_with_symbols(&output.dims, symbols, results)?;
     let padded = padded_dims(input, window)?;
     let to_input = compose(&to_padded, &pad::padded_to_operand(input, &padded, &pads(window))?)?;
-    let to_init = IndexingMap::new(index_ranges(&output.dims), Vec::new(), Vec::new(), Vec::new())?;
-    let n = operands / 2;
-    Ok((0..operands).map(|i| if i < n { to_input.clone() } else { to_init.clone() }).collect())
+    inputs_then_inits(to_input, output, operands)
 }
 
-/// The map from operand `operand` (an input if below `n`, else an init) to any output.
+/// The map from any input to any output (an init's is `every_output` in `mod.rs`).
 pub(super) fn input_to_output(
     input: &ArrayShape,
     output: &ArrayShape,
     window: &[WindowDim],
-    operand: usize,
-    operands: usize,
 ) -> Result<IndexingMap, IndexingError> {
-    if operand >= operands / 2 {
-        return every_output(output);
-    }
     let padded = padded_dims(input, window)?;
     let symbols = window.iter().map(|w| Interval::indices(w.size)).collect();
     let mut results = Vec::with_capacity(window.len());

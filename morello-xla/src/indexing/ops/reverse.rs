@@ -8,7 +8,7 @@
 use crate::hlo::ArrayShape;
 use crate::indexing::{IndexingError, IndexingMap};
 
-use super::{d, index_ranges};
+use super::{d, over};
 
 pub(super) fn map(shape: &ArrayShape, dimensions: &[usize]) -> Result<IndexingMap, IndexingError> {
     let results = shape
@@ -17,5 +17,5 @@ pub(super) fn map(shape: &ArrayShape, dimensions: &[usize]) -> Result<IndexingMa
         .enumerate()
         .map(|(k, &size)| if dimensions.contains(&k) { d(k).neg()?.add_constant(size - 1) } else { Ok(d(k)) })
         .collect::<Result<Vec<_>, _>>()?;
-    IndexingMap::new(index_ranges(&shape.dims), Vec::new(), results, Vec::new())
+    over(&shape.dims, results)
 }

@@ -11,7 +11,7 @@ use crate::hlo::{ArrayShape, SliceDim};
 use crate::indexing::{Constraint, IndexingError, IndexingMap};
 use morello_core::expr::{ExprError, Interval};
 
-use super::{d, index_ranges};
+use super::{d, over};
 
 pub(super) fn output_to_input(output: &ArrayShape, dims: &[SliceDim]) -> Result<IndexingMap, IndexingError> {
     let results = dims
@@ -19,7 +19,7 @@ pub(super) fn output_to_input(output: &ArrayShape, dims: &[SliceDim]) -> Result<
         .enumerate()
         .map(|(k, sd)| d(k).mul(sd.stride)?.add_constant(sd.start))
         .collect::<Result<Vec<_>, ExprError>>()?;
-    IndexingMap::new(index_ranges(&output.dims), Vec::new(), results, Vec::new())
+    over(&output.dims, results)
 }
 
 pub(super) fn input_to_output(

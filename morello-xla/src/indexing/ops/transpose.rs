@@ -3,13 +3,13 @@
 //! ```text
 //! result dim i is operand dim p_i (p = dimensions)
 //! output -> input:  operand dim p_i = d_i, i.e. (d_0, ...) -> (d_{q_0}, ...) with q = p^-1
-//! input -> output:  (d_0, ...) -> (d_{p_0}, d_{p_1}, ...)
+//! input -> output:  (d_0, ...) -> (d_{p_0}, d_{p_1}, ...)   (`select_dims` in `mod.rs`)
 //! ```
 
 use crate::hlo::ArrayShape;
 use crate::indexing::{IndexingError, IndexingMap};
 
-use super::{d, index_ranges};
+use super::select_dims;
 
 pub(super) fn output_to_input(
     output: &ArrayShape,
@@ -21,14 +21,5 @@ pub(super) fn output_to_input(
             *slot = i;
         }
     }
-    let results = inverse.into_iter().map(d).collect();
-    IndexingMap::new(index_ranges(&output.dims), Vec::new(), results, Vec::new())
-}
-
-pub(super) fn input_to_output(
-    input: &ArrayShape,
-    dimensions: &[usize],
-) -> Result<IndexingMap, IndexingError> {
-    let results = dimensions.iter().map(|&p| d(p)).collect();
-    IndexingMap::new(index_ranges(&input.dims), Vec::new(), results, Vec::new())
+    select_dims(output, &inverse)
 }

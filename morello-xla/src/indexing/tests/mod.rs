@@ -84,20 +84,17 @@ pub fn fusion_module(body: Body, root: InstrId) -> (HloModule, InstrId) {
 
 /// The printed maps from output `output` of the entry's instruction `id`, per operand.
 pub fn out_to_in(module: &HloModule, id: InstrId, output: usize) -> Vec<Vec<String>> {
-    output_to_input(module, module.entry_id(), id, output)
-        .unwrap()
-        .into_iter()
-        .map(|o| o.maps.iter().map(ToString::to_string).collect())
-        .collect()
+    printed(output_to_input(module, module.entry_id(), id, output).unwrap().into_iter().map(|o| o.maps))
 }
 
 /// The printed maps from operand `operand` of the entry's instruction `id`, per output.
 pub fn in_to_out(module: &HloModule, id: InstrId, operand: usize) -> Vec<Vec<String>> {
-    input_to_output(module, module.entry_id(), id, operand)
-        .unwrap()
-        .into_iter()
-        .map(|o| o.maps.iter().map(ToString::to_string).collect())
-        .collect()
+    printed(input_to_output(module, module.entry_id(), id, operand).unwrap().into_iter().map(|o| o.maps))
+}
+
+/// Each list of maps, printed.
+fn printed(lists: impl Iterator<Item = Vec<IndexingMap>>) -> Vec<Vec<String>> {
+    lists.map(|maps| maps.iter().map(ToString::to_string).collect()).collect()
 }
 
 fn union(maps: &[IndexingMap]) -> Relation {
