@@ -95,16 +95,7 @@ impl fmt::Display for HloShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HloShape::Array(array) => write!(f, "{array}"),
-            HloShape::Tuple(elements) => {
-                f.write_str("(")?;
-                for (i, e) in elements.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{e}")?;
-                }
-                f.write_str(")")
-            }
+            HloShape::Tuple(elements) => write!(f, "({})", join(elements)),
         }
     }
 }

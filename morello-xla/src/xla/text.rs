@@ -184,16 +184,7 @@ impl fmt::Display for XlaShape {
         match self {
             XlaShape::Array(array) => write!(f, "{array}"),
             XlaShape::Bufferless(array) => write!(f, "{array}"),
-            XlaShape::Tuple(elements) => {
-                f.write_str("(")?;
-                for (i, element) in elements.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{element}")?;
-                }
-                f.write_str(")")
-            }
+            XlaShape::Tuple(elements) => write!(f, "({})", join(elements, ", ")),
         }
     }
 }
@@ -326,6 +317,47 @@ impl Reader<'_> {
         Ok((size, span))
     }
 
+    /// Items separated by `,` up to `close`, which is consumed; perhaps none. `separator` says
+    /// what was expected after an item (`` `,` or `)` in the tuple ``).
+    fn list<T>(
+        &mut self,
+        close: char,
+        separator: &str,
+        item: impl FnMut(&mut Self) -> Result<T, XlaError>,
+    ) -> Result<Vec<T>, XlaError> {
+        if self.eat(close) { Ok(Vec::new()) } else { self.non_empty_list(close, separator, item) }
+    }
+
+    /// As [`Self::list`], with at least one item.
+    fn non_empty_list<T>(
+        &mut self,
+        close: char,
+        separator: &str,
+        mut item: impl FnMut(&mut Self) -> Result<T, XlaError>,
+    ) -> Result<Vec<T>, XlaError> {
+        let mut items = Vec::new();
+        loop {
+            items.push(item(self)?);
+            if self.eat(close) {
+                return Ok(items);
+            }
+            self.expect(',', separator)?;
+        }
+    }
+
+    /// The layout item `name(...)` at the cursor: `body` reads what is between the parentheses.
+    fn parenthesised<T>(
+        &mut self,
+        name: &str,
+        body: impl FnOnce(&mut Self) -> Result<T, XlaError>,
+    ) -> Result<T, XlaError> {
+        self.cursor.advance(name.len());
+        self.expect('(', &format!("`(` after `{name}`"))?;
+        let value = body(self)?;
+        self.expect(')', &format!("`)` closing `{name}(`"))?;
+        Ok(value)
+    }
+
     fn shape(&mut self, depth: usize) -> Result<XlaShape, XlaError> {
         match self.peek() {
             Some('(') => self.tuple(depth),
@@ -338,16 +370,7 @@ impl Reader<'_> {
             return Err(self.unexpected(format!("tuples nest deeper than {MAX_TUPLE_DEPTH} levels")));
         }
         self.expect('(', "`(`")?;
-        let mut elements = Vec::new();
-        if !self.eat(')') {
-            loop {
-                elements.push(self.shape(depth + 1)?);
-                if self.eat(')') {
-                    break;
-                }
-                self.expect(',', "`,` or `)` in the tuple")?;
-            }
-        }
+        let elements = self.list(')', "`,` or `)` in the tuple", |reader| reader.shape(depth + 1))?;
         Ok(XlaShape::Tuple(elements))
     }
 
@@ -360,27 +383,21 @@ impl Reader<'_> {
         let element_type: ElementType =
             self.cursor.slice(name_span).parse().map_err(|e| self.invalid_at(name_span, e))?;
         self.expect('[', "`[` after the element type")?;
-        let mut dims = Vec::new();
-        let mut dim_spans = Vec::new();
-        if !self.eat(']') {
-            loop {
-                self.cursor.skip_space();
-                let dim_start = self.cursor.offset();
-                let size = if self.eat('?') {
+        let (dims, dim_spans): (Vec<DimSize>, Vec<Span>) = self
+            .list(']', "`,` or `]` in the dimensions", |reader| {
+                reader.cursor.skip_space();
+                let dim_start = reader.cursor.offset();
+                let size = if reader.eat('?') {
                     DimSize::Unbounded
-                } else if self.cursor.eat_str("<=") {
-                    DimSize::Bounded(self.size("a dimension bound")?.0)
+                } else if reader.cursor.eat_str("<=") {
+                    DimSize::Bounded(reader.size("a dimension bound")?.0)
                 } else {
-                    DimSize::Static(self.size("a dimension size")?.0)
+                    DimSize::Static(reader.size("a dimension size")?.0)
                 };
-                dims.push(size);
-                dim_spans.push(Span::new(dim_start, self.cursor.offset()));
-                if self.eat(']') {
-                    break;
-                }
-                self.expect(',', "`,` or `]` in the dimensions")?;
-            }
-        }
+                Ok((size, Span::new(dim_start, reader.cursor.offset())))
+            })?
+            .into_iter()
+            .unzip();
         let layout = if self.peek() == Some('{') { Some(self.layout(dims.len(), depth)?) } else { None };
         let whole = Span::new(start, self.cursor.offset());
         let (layout, spans) = match layout {
@@ -490,14 +507,17 @@ impl Reader<'_> {
         let name_span = self.cursor.token_at(start, |c| c.is_ascii_alphanumeric());
         let name = self.cursor.slice(self.cursor.token_at(start, |c| c.is_ascii_alphabetic()));
         let name = if name.starts_with(|c: char| c.is_ascii_alphabetic()) { name } else { "" };
-        let twice = |reader: &Self, what: &str| {
-            reader.error_at(name_span, format!("{what} given twice in one layout"))
+        // Refuses an item given before (`what` names it).
+        let once = |reader: &Self, given: bool, what: &str| {
+            if given {
+                Err(reader.error_at(name_span, format!("{what} given twice in one layout")))
+            } else {
+                Ok(())
+            }
         };
         match name {
             "T" => {
-                if items.seen_tiles {
-                    return Err(twice(self, "tiles `T(...)`"));
-                }
+                once(self, items.seen_tiles, "tiles `T(...)`")?;
                 items.seen_tiles = true;
                 self.cursor.advance(1);
                 if self.peek() != Some('(') {
@@ -508,85 +528,61 @@ impl Reader<'_> {
                 }
             }
             "L" => {
-                if items.alignment.is_some() {
-                    return Err(twice(self, "`L(...)`"));
-                }
-                self.cursor.advance(1);
-                self.expect('(', "`(` after `L`")?;
-                let (alignment, span) = self.size("tail_padding_alignment_in_elements")?;
-                if alignment == 0 {
-                    return Err(self.invalid_at(span, XlaError::ZeroTailPaddingAlignment));
-                }
-                self.expect(')', "`)` closing `L(`")?;
+                once(self, items.alignment.is_some(), "`L(...)`")?;
+                let alignment = self.parenthesised("L", |reader| {
+                    let (alignment, span) = reader.size("tail_padding_alignment_in_elements")?;
+                    if alignment == 0 {
+                        return Err(reader.invalid_at(span, XlaError::ZeroTailPaddingAlignment));
+                    }
+                    Ok(alignment)
+                })?;
                 items.alignment = Some(alignment);
             }
             "S" => {
-                if items.memory_space.is_some() {
-                    return Err(twice(self, "`S(...)`"));
-                }
-                self.cursor.advance(1);
-                self.expect('(', "`(` after `S`")?;
-                let (id, span) = self.size("a memory space identifier")?;
-                let space = MemorySpace::new(id).map_err(|e| self.invalid_at(span, e))?;
-                self.expect(')', "`)` closing `S(`")?;
+                once(self, items.memory_space.is_some(), "`S(...)`")?;
+                let space = self.parenthesised("S", |reader| {
+                    let (id, span) = reader.size("a memory space identifier")?;
+                    MemorySpace::new(id).map_err(|e| reader.invalid_at(span, e))
+                })?;
                 items.memory_space = Some(space);
             }
             "E" => {
-                if items.element_bits.is_some() {
-                    return Err(twice(self, "`E(...)`"));
-                }
-                self.cursor.advance(1);
-                self.expect('(', "`(` after `E`")?;
-                items.element_bits = Some(self.size("an element size in bits")?.0);
-                self.expect(')', "`)` closing `E(`")?;
+                once(self, items.element_bits.is_some(), "`E(...)`")?;
+                let bits = self.parenthesised("E", |reader| reader.size("an element size in bits"))?.0;
+                items.element_bits = Some(bits);
             }
             "M" => {
-                if items.metadata_bytes.is_some() {
-                    return Err(twice(self, "`M(...)`"));
-                }
-                self.cursor.advance(1);
-                self.expect('(', "`(` after `M`")?;
-                items.metadata_bytes = Some(self.size("a dynamic shape metadata prefix in bytes")?.0);
-                self.expect(')', "`)` closing `M(`")?;
+                once(self, items.metadata_bytes.is_some(), "`M(...)`")?;
+                let bytes = self
+                    .parenthesised("M", |reader| reader.size("a dynamic shape metadata prefix in bytes"))?
+                    .0;
+                items.metadata_bytes = Some(bytes);
             }
             "D" => {
-                if items.dim_level_types.is_some() {
-                    return Err(twice(self, "dimension level types `D(...)`"));
-                }
+                once(self, items.dim_level_types.is_some(), "dimension level types `D(...)`")?;
                 self.cursor.advance(1);
                 self.expect('(', "`(` after `D`")?;
-                let mut levels = Vec::new();
-                loop {
-                    self.cursor.skip_space();
-                    let Some(level) = self.peek().and_then(DimLevel::from_letter) else {
-                        return Err(self.unexpected(
+                let levels = self.non_empty_list(')', "`,` or `)` in `D(...)`", |reader| {
+                    reader.cursor.skip_space();
+                    let Some(level) = reader.peek().and_then(DimLevel::from_letter) else {
+                        return Err(reader.unexpected(
                             "expected a dimension level type: `D` (dense), `C` (compressed), `S` (singleton) \
                              or `H` (loose compressed)",
                         ));
                     };
-                    self.cursor.advance(1);
-                    let unique = !self.eat('+');
-                    let ordered = !self.eat('~');
-                    levels.push(DimLevelType { level, unique, ordered });
-                    if self.eat(')') {
-                        break;
-                    }
-                    self.expect(',', "`,` or `)` in `D(...)`")?;
-                }
+                    reader.cursor.advance(1);
+                    let unique = !reader.eat('+');
+                    let ordered = !reader.eat('~');
+                    Ok(DimLevelType { level, unique, ordered })
+                })?;
                 items.dim_level_types = Some(levels);
             }
             "P" => {
-                if items.physical_shape.is_some() {
-                    return Err(twice(self, "physical shape `P(...)`"));
-                }
+                once(self, items.physical_shape.is_some(), "physical shape `P(...)`")?;
                 if depth >= MAX_TUPLE_DEPTH {
                     return Err(self.unexpected(format!("shapes nest deeper than {MAX_TUPLE_DEPTH} levels")));
                 }
-                self.cursor.advance(1);
-                self.expect('(', "`(` after `P`")?;
-                let shape = self.shape(depth + 1)?;
-                self.expect(')', "`)` closing `P(`")?;
-                items.physical_shape = Some(shape);
+                items.physical_shape = Some(self.parenthesised("P", |reader| reader.shape(depth + 1))?);
             }
             "SC" => {
                 // XLA writes every split configuration after one `SC`: `SC(0:3)(1:0,4)`.
@@ -597,16 +593,8 @@ impl Reader<'_> {
                 while self.eat('(') {
                     let dimension = self.size("a dimension number")?.0;
                     self.expect(':', "`:` after the dimension in `SC(`")?;
-                    let mut split_indices = Vec::new();
-                    if !self.eat(')') {
-                        loop {
-                            split_indices.push(self.size("a split index")?.0);
-                            if self.eat(')') {
-                                break;
-                            }
-                            self.expect(',', "`,` or `)` in `SC(...)`")?;
-                        }
-                    }
+                    let split_indices = self
+                        .list(')', "`,` or `)` in `SC(...)`", |reader| Ok(reader.size("a split index")?.0))?;
                     items.split_configs.push(SplitConfig { dimension, split_indices });
                 }
             }
@@ -617,9 +605,7 @@ impl Reader<'_> {
                 } else {
                     (&mut items.index_type, "`#(...)`")
                 };
-                if slot.is_some() {
-                    return Err(twice(self, what));
-                }
+                once(self, slot.is_some(), what)?;
                 self.cursor.advance(1);
                 self.expect('(', "`(` starting a primitive type")?;
                 let span = self.cursor.take_while_after_space(|c| c.is_ascii_alphanumeric());
@@ -633,21 +619,11 @@ impl Reader<'_> {
                 }
             }
             "pad" => {
-                if items.padded.is_some() {
-                    return Err(twice(self, "`pad(...)`"));
-                }
+                once(self, items.padded.is_some(), "`pad(...)`")?;
                 self.cursor.advance(3);
                 self.expect('(', "`(` after `pad`")?;
-                let mut widths = Vec::new();
-                if !self.eat(')') {
-                    loop {
-                        widths.push(self.size("a padded width")?.0);
-                        if self.eat(')') {
-                            break;
-                        }
-                        self.expect(',', "`,` or `)` in `pad(...)`")?;
-                    }
-                }
+                let widths = self
+                    .list(')', "`,` or `)` in `pad(...)`", |reader| Ok(reader.size("a padded width")?.0))?;
                 items.padded = Some((widths, Span::new(start, self.cursor.offset())));
             }
             _ => {
@@ -665,22 +641,9 @@ impl Reader<'_> {
         self.cursor.skip_space();
         let start = self.cursor.offset();
         self.expect('(', "`(` starting a tile")?;
-        let mut sizes: Vec<Option<i128>> = Vec::new();
-        if self.peek() != Some(')') {
-            loop {
-                if self.eat('*') {
-                    sizes.push(None);
-                } else {
-                    sizes.push(Some(self.integer("a tile size or `*`")?.0));
-                }
-                if self.eat(')') {
-                    break;
-                }
-                self.expect(',', "`,` or `)` in the tile")?;
-            }
-        } else {
-            self.cursor.advance(1);
-        }
+        let sizes: Vec<Option<i128>> = self.list(')', "`,` or `)` in the tile", |reader| {
+            if reader.eat('*') { Ok(None) } else { Ok(Some(reader.integer("a tile size or `*`")?.0)) }
+        })?;
         let span = Span::new(start, self.cursor.offset());
         let written = || self.written(span);
         let mut entries = Vec::with_capacity(sizes.len());
