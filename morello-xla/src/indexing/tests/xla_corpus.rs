@@ -495,12 +495,9 @@ fn ask(module: &HloModule, query: &str) -> Result<Vec<(String, Answer)>, String>
     match words.first().copied() {
         Some("out-to-in") => {
             let output = number_after(query, "output").unwrap_or(0);
-            let maps = if physical {
-                physical_output_to_input(module, entry, root, output).map_err(err)?
-            } else {
-                output_to_input(module, entry, root, output).map_err(err)?
-            };
-            Ok(maps
+            let maps = if physical { physical_output_to_input } else { output_to_input };
+            Ok(maps(module, entry, root, output)
+                .map_err(err)?
                 .into_iter()
                 .map(|o| {
                     let target = operand_dims(&o, physical);
@@ -513,12 +510,9 @@ fn ask(module: &HloModule, query: &str) -> Result<Vec<(String, Answer)>, String>
         }
         Some("in-to-out") => {
             let operand = number_after(query, "operand").expect("an operand");
-            let maps = if physical {
-                physical_input_to_output(module, entry, root, operand).map_err(err)?
-            } else {
-                input_to_output(module, entry, root, operand).map_err(err)?
-            };
-            Ok(maps
+            let maps = if physical { physical_input_to_output } else { input_to_output };
+            Ok(maps(module, entry, root, operand)
+                .map_err(err)?
                 .into_iter()
                 .map(|o| {
                     let target = dims_of(module.entry(), root, o.output, physical);
