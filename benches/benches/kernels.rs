@@ -20,12 +20,12 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use morello_benches::square_matmul;
 use morello_codegen::harness::parse_sample_line;
 use morello_codegen::{
     BenchEntry, CProgram, CompileOptions, Compiler, EmitConfig, SourceUnit, VerifyOptions,
     bench_program_source, emit_kernel, verify_impl,
 };
-use morello_core::spec::LogicalSpec;
 use morello_core::target::resolve_target;
 use morello_measure::BenchConfig;
 use morello_search::Search;
@@ -97,11 +97,7 @@ fn kernels(c: &mut Criterion) {
     let mut group = c.benchmark_group("kernels");
     group.sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
     for n in [16u32, 64] {
-        let text = format!("Matmul(1x{n}x{n}x{n}, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
-        let spec = LogicalSpec::parse(&text, &target)
-            .expect("bench spec parses")
-            .canonicalize(&target)
-            .expect("bench spec is valid");
+        let spec = square_matmul(n, "f32", &target);
         let imp = Search::new(&target).solve(&spec).expect("solves").imp;
         let verified = verify_impl(&imp, &target, &compiler, &VerifyOptions::default()).expect("runs");
         assert!(verified.verification.verified, "{:?}", verified.verification.mismatch);

@@ -7,32 +7,20 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
-use morello_core::spec::{CanonicalSpec, LogicalSpec};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
+use morello_benches::square_matmul;
+use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 use morello_search::db::{OpenTable, Schema, Table, TableFile, TableLocation};
 use morello_search::{ActionConfig, Memo, Search};
-
-fn matmul(n: u32, dtype: &str, target: &Target) -> CanonicalSpec {
-    let text =
-        format!("Matmul(1x{n}x{n}x{n}, {dtype} GL row-major, {dtype} GL row-major, {dtype} GL row-major)");
-    LogicalSpec::parse(&text, target)
-        .expect("bench spec parses")
-        .canonicalize(target)
-        .expect("bench spec is valid")
-}
 
 fn cold(c: &mut Criterion) {
     let avx2 = Target::builtin("x86-avx2", 2).expect("built-in target");
     let mut group = c.benchmark_group("search_cold");
     group.sample_size(10);
     for (name, n, dtype) in [("matmul_4_u32_avx2", 4, "u32"), ("matmul_16_f32_avx2", 16, "f32")] {
-        let spec = matmul(n, dtype, &avx2);
-        for threads in [1, 2] {
-            group.bench_function(format!("{name}/threads_{threads}"), |b| {
-                b.iter(|| Search::new(&avx2).threads(threads).solve(black_box(&spec)).expect("solves"))
-            });
-        }
+        one_and_two_threads(&mut group, name, &avx2, &square_matmul(n, dtype, &avx2));
     }
     group.finish();
 }
@@ -41,20 +29,31 @@ fn cold(c: &mut Criterion) {
 /// (two processors) with one and with two search threads. About 2 s per search: ten samples each.
 fn threads(c: &mut Criterion) {
     let avx512 = Target::builtin("x86-avx512", 2).expect("built-in target");
-    let spec = matmul(64, "f32", &avx512);
+    let spec = square_matmul(64, "f32", &avx512);
     let mut group = c.benchmark_group("search_threads");
     group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(20));
+    one_and_two_threads(&mut group, "matmul_64_f32_x86-avx512", &avx512, &spec);
+    group.finish();
+}
+
+/// Benches `name/threads_1` and `name/threads_2` in `group`: a cold search of `spec` on `target`
+/// with one and with two search threads.
+fn one_and_two_threads(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    target: &Target,
+    spec: &CanonicalSpec,
+) {
     for threads in [1, 2] {
-        group.bench_function(format!("matmul_64_f32_x86-avx512/threads_{threads}"), |b| {
-            b.iter(|| Search::new(&avx512).threads(threads).solve(black_box(&spec)).expect("solves"))
+        group.bench_function(format!("{name}/threads_{threads}"), |b| {
+            b.iter(|| Search::new(target).threads(threads).solve(black_box(spec)).expect("solves"))
         });
     }
-    group.finish();
 }
 
 fn warm(c: &mut Criterion) {
     let avx2 = Target::builtin("x86-avx2", 2).expect("built-in target");
-    let spec = matmul(32, "f32", &avx2);
+    let spec = square_matmul(32, "f32", &avx2);
     let memo = Arc::new(Memo::new());
     Search::new(&avx2).memo(Arc::clone(&memo)).solve(&spec).expect("solves");
     c.bench_function("search_warm/matmul_32_f32_avx2", |b| {
@@ -67,7 +66,7 @@ fn warm(c: &mut Criterion) {
 /// implementation, which reads one block per node); the whole table is never loaded.
 fn warm_from_table(c: &mut Criterion) {
     let avx512 = Target::builtin("x86-avx512", 2).expect("built-in target");
-    let spec = matmul(64, "f32", &avx512);
+    let spec = square_matmul(64, "f32", &avx512);
     let schema = Schema::new(&avx512, ActionConfig::default());
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("matmul-64.mdb");

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use morello_codegen::test_support::gcc_and_clang;
 use morello_codegen::{CodegenError, VerifyOptions, Warnings, verify_impls};
 use morello_core::imp::{Boundary, Impl, Parallelism};
+use morello_core::kernels::KernelKind;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 use morello_search::{Memo, Search};
@@ -62,6 +63,13 @@ fn check(target: &Target, specs: &[CanonicalSpec], extra: Vec<Impl>) {
     }
 }
 
+/// [`check`]s the specs of `words` (shorthand and dtype) on x86-avx2.
+fn check_avx2(words: &[(&str, &str)]) {
+    let target = spec("zero 1", "f32", "x86-avx2").0;
+    let specs: Vec<CanonicalSpec> = words.iter().map(|(w, d)| spec(w, d, "x86-avx2").1).collect();
+    check(&target, &specs, Vec::new());
+}
+
 fn cubes(dtype: &str) {
     let sizes = [1, 2, 3, 4, 8, 16, 17, 32, 64];
     let (target, _) = spec("matmul 1x1x1", dtype, "x86");
@@ -92,9 +100,7 @@ fn odd_shapes_moves_and_fills() {
         ("zero 9x7", "f32"),
         ("zero 64", "u32"),
     ];
-    let target = spec("zero 1", "f32", "x86-avx2").0;
-    let specs: Vec<CanonicalSpec> = words.iter().map(|(w, d)| spec(w, d, "x86-avx2").1).collect();
-    check(&target, &specs, Vec::new());
+    check_avx2(&words);
 }
 
 #[test]
@@ -108,9 +114,7 @@ fn convolutions_in_both_layouts_with_padding_strides_and_dilations() {
         "conv 1x7x7x8 1x1x8x8 --layout nhwc --stride 2",
         "conv 1x8x8x2 3x3x2x8 --layout nhwc --dilation 2 --pad 2",
     ];
-    let target = spec("zero 1", "f32", "x86-avx2").0;
-    let specs: Vec<CanonicalSpec> = words.iter().map(|w| spec(w, "f32", "x86-avx2").1).collect();
-    check(&target, &specs, Vec::new());
+    check_avx2(&words.map(|w| (w, "f32")));
 }
 
 #[test]
@@ -123,9 +127,7 @@ fn epilogues_and_softmax() {
         "softmax 1x100",
         "softmax 4x64",
     ];
-    let target = spec("zero 1", "f32", "x86-avx2").0;
-    let specs: Vec<CanonicalSpec> = words.iter().map(|w| spec(w, "f32", "x86-avx2").1).collect();
-    check(&target, &specs, Vec::new());
+    check_avx2(&words.map(|w| (w, "f32")));
 }
 
 #[test]
@@ -140,46 +142,37 @@ fn a_parallel_loop_over_searched_tiles() {
     check(&target, &[], vec![imp]);
 }
 
+/// [`check`]s the search's best implementation of the spec of `words` (in `dtype`, on
+/// `target_name`), asserting first that it uses `kernel`.
+fn check_best_uses(words: &str, dtype: &str, target_name: &str, kernel: KernelKind) {
+    let (target, s) = spec(words, dtype, target_name);
+    let imp = Search::new(&target).solve(&s).expect("solves").imp;
+    assert!(imp.kernels().contains(&kernel), "{}", imp.render(&target));
+    check(&target, &[], vec![imp]);
+}
+
 #[test]
 fn the_avx512_bf16_dot_product() {
-    let (target, s) = spec("matmul 1x64x1", "bf16", "x86-avx512");
-    let imp = Search::new(&target).solve(&s).expect("solves").imp;
-    assert!(
-        imp.kernels().contains(&morello_core::kernels::KernelKind::DotProductBf16),
-        "{}",
-        imp.render(&target)
-    );
-    check(&target, &[], vec![imp]);
+    check_best_uses("matmul 1x64x1", "bf16", "x86-avx512", KernelKind::DotProductBf16);
 }
 
 #[test]
 fn bf16_rows_widened_into_f32_registers() {
     // A row-major rhs: no dot-product kernel applies, the search broadcasts lhs and widens rows.
     for (words, target_name) in [("matmul 3x16x40", "x86-avx512"), ("matmul 2x8x24", "x86-avx2")] {
-        let (target, s) = spec(words, "bf16", target_name);
-        let imp = Search::new(&target).solve(&s).expect("solves").imp;
-        assert!(
-            imp.kernels().contains(&morello_core::kernels::KernelKind::BroadcastVecMultAddBf16),
-            "{}",
-            imp.render(&target)
-        );
-        check(&target, &[], vec![imp]);
+        check_best_uses(words, "bf16", target_name, KernelKind::BroadcastVecMultAddBf16);
     }
 }
 
 /// A loop over full tiles of `tile` plus the remainder regions (every combination of full and
 /// remainder parts of the dims that do not divide), each region's body solved by the search.
-fn tiled(
-    target: &Target,
-    memo: &Arc<Memo>,
-    s: &CanonicalSpec,
-    tile: &[u32],
-    parallelism: Parallelism,
-) -> Impl {
+/// The regions share one memo table.
+fn tiled(target: &Target, s: &CanonicalSpec, tile: &[u32], parallelism: Parallelism) -> Impl {
+    let memo = Arc::new(Memo::new());
     let solve = |spec: &CanonicalSpec| {
         let started = std::time::Instant::now();
         let imp = Search::new(target)
-            .memo(Arc::clone(memo))
+            .memo(Arc::clone(&memo))
             .solve(spec)
             .unwrap_or_else(|e| panic!("{}: {e}", spec.display(target)))
             .imp;
@@ -197,23 +190,24 @@ fn tiled(
     Impl::looped(s.clone(), tile.to_vec(), parallelism, body, boundaries, target)
 }
 
+/// [`check`]s the f32 spec of `words` on x86 implemented as a [`tiled`] loop over `tile`.
+fn check_tiled(words: &str, tile: &[u32], parallelism: Parallelism) {
+    let (target, s) = spec(words, "f32", "x86");
+    let imp = tiled(&target, &s, tile, parallelism);
+    check(&target, &[], vec![imp]);
+}
+
 #[test]
 fn an_odd_matmul_from_searched_tiles() {
     // Tiles of 4 rows by 4 columns and their boundary regions (a row, a column, a corner), each
     // searched: boundaries in a loop the search would not choose.
-    let memo = Arc::new(Memo::new());
-    let (target, s) = spec("matmul 17x17x17", "f32", "x86");
-    let imp = tiled(&target, &memo, &s, &[1, 4, 17, 4], Parallelism::Serial);
-    check(&target, &[], vec![imp]);
+    check_tiled("matmul 17x17x17", &[1, 4, 17, 4], Parallelism::Serial);
 }
 
 #[test]
 fn a_64_cube_from_searched_tiles() {
     // A parallel loop over tiles of 8 rows by 16 columns, each searched.
-    let memo = Arc::new(Memo::new());
-    let (target, s) = spec("matmul 64x64x64", "f32", "x86");
-    let imp = tiled(&target, &memo, &s, &[1, 8, 64, 16], Parallelism::Parallel);
-    check(&target, &[], vec![imp]);
+    check_tiled("matmul 64x64x64", &[1, 8, 64, 16], Parallelism::Parallel);
 }
 
 /// An AVX2 target with caches so small that a 256-wide `rhs` crowds its L2 sets (8 KiB, 8 ways of

@@ -6,10 +6,9 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
-use std::process::Command;
 
 mod common;
-use common::{have_compiler, morello, morello_env};
+use common::{executable_script, have_compiler, morello, morello_env};
 
 /// Quick sampling: fine for checking structure, far too noisy for figures.
 const QUICK: [&str; 4] = ["--samples", "2", "--min-sample-seconds", "0.01"];
@@ -96,19 +95,15 @@ fn a_missing_library_is_skipped_with_an_install_hint() {
     }
     // A compiler that cannot find OpenBLAS (whatever is installed), otherwise `cc`.
     let dir = tempfile::tempdir().unwrap();
-    let fake = dir.path().join("cc-without-openblas");
-    std::fs::write(
-        &fake,
+    let fake = executable_script(
+        dir.path(),
+        "cc-without-openblas",
         "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in -lopenblas)\n    \
          echo \"/usr/bin/ld: cannot find -lopenblas: No such file or directory\" >&2; exit 1;;\n  esac\n\
          done\nexec cc \"$@\"\n",
-    )
-    .unwrap();
-    let status = Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
-    assert!(status.success());
-    let fake_text = fake.to_string_lossy().into_owned();
+    );
     let args = with_quick(&["bench", "matmul", "4x4x4", "--baseline", "openblas,naive", "-q"]);
-    let (code, stdout, stderr) = morello_env(&args, &[("CC", &fake_text)]);
+    let (code, stdout, stderr) = morello_env(&args, &[("CC", &fake)]);
     assert_eq!(code, 0, "{stderr}");
     let skipped: Vec<&str> = stdout.lines().filter(|l| l.starts_with("skipped:")).collect();
     assert_eq!(skipped.len(), 1, "{stdout}");

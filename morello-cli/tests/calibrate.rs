@@ -4,10 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::path::Path;
-use std::process::Command;
 
 mod common;
-use common::morello_in;
+use common::{SCALAR_TARGET, have_compiler, morello_in};
 
 /// Runs the binary with `cache` as its cache directory.
 fn morello(cache: &Path, args: &[&str]) -> (i32, String, String) {
@@ -28,20 +27,15 @@ fn host_runs_x86() -> bool {
     false
 }
 
-fn has_compiler() -> bool {
-    let found = ["cc", "gcc", "clang"].iter().any(|c| Command::new(c).arg("--version").output().is_ok());
-    if !found {
-        println!("skipped: no C compiler");
-    }
-    found
+/// A temporary directory for a calibration, or `None` (the test is skipped, saying why) where
+/// none can run: on a host without the built-in x86 targets' features or without a C compiler.
+fn calibration_dir() -> Option<tempfile::TempDir> {
+    (host_runs_x86() && have_compiler()).then(|| tempfile::tempdir().unwrap())
 }
 
 #[test]
 fn a_calibrated_target_file_searches_with_its_own_memo_table() {
-    if !host_runs_x86() || !has_compiler() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+    let Some(dir) = calibration_dir() else { return };
     let cache = dir.path().join("cache");
     let file = dir.path().join("here.toml");
     let file_arg = file.to_str().unwrap();
@@ -78,10 +72,7 @@ fn a_calibrated_target_file_searches_with_its_own_memo_table() {
 
 #[test]
 fn json_and_stdout_outputs() {
-    if !host_runs_x86() || !has_compiler() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+    let Some(dir) = calibration_dir() else { return };
     let file = dir.path().join("t.toml");
     let mut args = vec!["calibrate", "--target", "x86-avx2", "--name", "mine", "-q", "--json", "-o"];
     args.push(file.to_str().unwrap());
@@ -103,31 +94,11 @@ fn json_and_stdout_outputs() {
     assert!(stdout.starts_with("# morello target file") && stdout.contains("[costs"), "{stdout}");
 }
 
-/// A target calibration cannot measure: no vector registers.
-const SCALAR_ONLY: &str = r#"
-name = "scalar-only"
-cache_line_bytes = 64
-processors = 1
-kernels = ["MultAdd", "ValueAssign", "ValueFill", "MemsetZero"]
-
-[[levels]]
-name = "MEM"
-kind = "memory"
-capacity = "1GiB"
-cost_per_line = 10
-moves_to = ["REG"]
-
-[[levels]]
-name = "REG"
-kind = "scalar-registers"
-capacity = 16
-"#;
-
 #[test]
 fn bad_input_is_refused_with_status_2() {
     let dir = tempfile::tempdir().unwrap();
     let scalar_only = dir.path().join("scalar.toml");
-    std::fs::write(&scalar_only, SCALAR_ONLY).unwrap();
+    std::fs::write(&scalar_only, SCALAR_TARGET).unwrap();
     for (args, message) in [
         (vec!["calibrate", "--samples", "0"], "at least one sample"),
         (vec!["calibrate", "--memory-bytes", "lots"], "--memory-bytes"),

@@ -52,6 +52,16 @@ fn small<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// A cache directory of its own with a table `name` in it written by the [`small`] search, the
+/// table's path and bytes (for a test to damage or rewrite).
+fn small_table(name: &str) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+    let cache = tempfile::tempdir().expect("a temporary directory");
+    let path = cache.path().join(name);
+    ok(cache.path(), &small(&["--db", path.to_str().expect("a UTF-8 path"), "-q"]));
+    let bytes = std::fs::read(&path).expect("the table is written");
+    (cache, path, bytes)
+}
+
 /// The one table file in the cache directory.
 fn default_table(cache: &Path) -> PathBuf {
     let dir = cache.join("morello");
@@ -183,12 +193,9 @@ fn frames_start(bytes: &[u8]) -> usize {
 
 #[test]
 fn a_search_through_a_damaged_block_names_it_and_leaves_the_file() {
-    let cache = tempfile::tempdir().unwrap();
-    let path = cache.path().join("t.mdb");
+    let (cache, path, mut bytes) = small_table("t.mdb");
     let db = path.to_str().unwrap();
-    ok(cache.path(), &small(&["--db", db, "-q"]));
     // A new file is written blocks first: the first frame is block 0 of run 0.
-    let mut bytes = std::fs::read(&path).unwrap();
     let first = frames_start(&bytes);
     bytes[first + 3] ^= 0x40;
     std::fs::write(&path, &bytes).unwrap();
@@ -218,13 +225,10 @@ fn fnv(bytes: &[u8]) -> u64 {
 #[test]
 fn a_table_of_another_model_version_is_refused_with_what_to_do() {
     use morello_search::db::{MODEL_VERSION, stored_target};
-    let cache = tempfile::tempdir().unwrap();
-    let path = cache.path().join("old.mdb");
+    let (cache, path, mut bytes) = small_table("old.mdb");
     let db = path.to_str().unwrap();
-    ok(cache.path(), &small(&["--db", db, "-q"]));
     // The metadata (bincode, varint integers) starts with the target's name, its fingerprint,
     // then the model version: rewrite that as a future morello would have, with its checksum.
-    let mut bytes = std::fs::read(&path).unwrap();
     let (identity, _) = stored_target(&bytes, &path).unwrap();
     let fingerprint_bytes = match identity.target_fingerprint {
         0..=250 => 1,

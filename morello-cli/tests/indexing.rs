@@ -780,6 +780,15 @@ fn one_op(params: &[(&str, Shape)], name: &str, shape: Shape, op: Op, operands: 
     Module::new(vec![reducer("max", 1), reducer("max2", 2), c.op(name, shape, op, operands)])
 }
 
+/// Checks the computation `f`, alone in its module, against the oracle, and asserts the texts of
+/// its maps (one per parameter, in order).
+fn assert_computation_maps(f: Comp, expected: &[&str]) {
+    let name = f.name.clone();
+    let m = Module::new(vec![f]);
+    let json = check(&m, Subject::Computation(&name));
+    assert_eq!(map_texts(&json), expected);
+}
+
 fn root(module: &Module) -> Subject<'_> {
     let entry = module.entry();
     Subject::Instruction(&entry.name, &entry.instrs.last().expect("a root").name)
@@ -971,15 +980,21 @@ fn seed_dot() {
     check(&m, root(&m));
 }
 
-#[test]
-fn seed_pad() {
-    let m = one_op(
+/// Seed 003's pad: `p0` [4, 4] padded with the scalar `p1` to [12, 16] (rows: 1 low, 4 high,
+/// 1 between; columns: 4 low, 8 high).
+fn seed_pad() -> Module {
+    one_op(
         &[("p0", f32s(&[4, 4])), ("p1", f32s(&[]))],
         "pad",
         f32s(&[12, 16]),
         Op::Pad(vec![[1, 4, 1], [4, 8, 0]]),
         &["p0", "p1"],
-    );
+    )
+}
+
+#[test]
+fn seed_pad_maps() {
+    let m = seed_pad();
     let json = check(&m, root(&m));
     assert_eq!(
         map_texts(&json),
@@ -1048,14 +1063,12 @@ fn seed_fusion_one_input_two_maps() {
         .param("p0", f32s(&[6, 6]))
         .op("transpose_p0", laid_out(&[6, 6], &[0, 1]), Op::Transpose(vec![1, 0]), &["p0"])
         .op("a0", f32s(&[6, 6]), Op::Elementwise("add"), &["p0", "transpose_p0"]);
-    let m = Module::new(vec![f]);
-    let json = check(&m, Subject::Computation("f"));
-    assert_eq!(
-        map_texts(&json),
-        [
+    assert_computation_maps(
+        f,
+        &[
             "(d0, d1) -> (d0, d1), domain: d0 in [0, 5], d1 in [0, 5]",
-            "(d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 5]"
-        ]
+            "(d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 5]",
+        ],
     );
 }
 
@@ -1126,11 +1139,9 @@ fn seed_chained_reshapes_cancel() {
         .param("p0", f32s(&[10, 10, 10]))
         .op("reshape1", f32s(&[50, 20]), Op::Reshape, &["p0"])
         .op("reshape2", f32s(&[10, 10, 10]), Op::Reshape, &["reshape1"]);
-    let m = Module::new(vec![f]);
-    let json = check(&m, Subject::Computation("f"));
-    assert_eq!(
-        map_texts(&json),
-        ["(d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]"]
+    assert_computation_maps(
+        f,
+        &["(d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]"],
     );
 }
 
@@ -1141,14 +1152,12 @@ fn docs_worked_example() {
         .param("v", f32s(&[]))
         .op("pad", f32s(&[12, 16]), Op::Pad(vec![[1, 4, 1], [4, 8, 0]]), &["p0", "v"])
         .op("s", f32s(&[6, 4]), Op::Slice(vec![[1, 12, 2], [4, 8, 1]]), &["pad"]);
-    let m = Module::new(vec![f]);
-    let json = check(&m, Subject::Computation("f"));
-    assert_eq!(
-        map_texts(&json),
-        [
+    assert_computation_maps(
+        f,
+        &[
             "(d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 3]",
-            "(d0, d1) -> (), domain: d0 in [0, 5], d1 in [0, 3]"
-        ]
+            "(d0, d1) -> (), domain: d0 in [0, 5], d1 in [0, 3]",
+        ],
     );
 }
 
@@ -1451,13 +1460,7 @@ fn run_err(text: &str, args: &[&str]) -> String {
 
 #[test]
 fn text_output() {
-    let m = one_op(
-        &[("p0", f32s(&[4, 4])), ("p1", f32s(&[]))],
-        "pad",
-        f32s(&[12, 16]),
-        Op::Pad(vec![[1, 4, 1], [4, 8, 0]]),
-        &["p0", "p1"],
-    );
+    let m = seed_pad();
     let (code, stdout, stderr) = indexing(&m.text(false), &[]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(

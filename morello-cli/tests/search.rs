@@ -1,13 +1,12 @@
 //! End-to-end tests of `morello search`.
 
 mod common;
-use common::morello;
+use common::{SCALAR_TARGET, morello, morello_ok};
 
 #[test]
 fn search_prints_the_tree_and_a_summary() {
-    let (code, stdout, stderr) =
-        morello(&["search", "matmul", "4x4x4", "--dtype", "u32", "--target", "x86-avx2"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (stdout, stderr) =
+        morello_ok(&["search", "matmul", "4x4x4", "--dtype", "u32", "--target", "x86-avx2"]);
     assert!(stdout.starts_with("cost  GL"), "{stdout}");
     assert!(stdout.contains("kernel BroadcastVecMultAdd"), "{stdout}");
     assert!(stderr.contains("specs solved"), "{stderr}");
@@ -18,9 +17,8 @@ fn search_prints_the_tree_and_a_summary() {
 
 #[test]
 fn json_has_cost_target_impl_and_stats() {
-    let (code, stdout, stderr) =
-        morello(&["search", "matmul", "8x8x8", "--target", "x86-avx2", "--emit", "json", "-q"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (stdout, _) =
+        morello_ok(&["search", "matmul", "8x8x8", "--target", "x86-avx2", "--emit", "json", "-q"]);
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     assert!(v["cost"].as_u64().is_some_and(|c| c > 0));
     assert_eq!(v["target"], "x86-avx2");
@@ -43,8 +41,7 @@ fn every_spec_form_searches() {
     ] {
         let mut with_target = args.clone();
         with_target.extend(["--target", "x86-avx2", "-q"]);
-        let (code, stdout, stderr) = morello(&with_target);
-        assert_eq!(code, 0, "{args:?}: {stderr}");
+        let (stdout, _) = morello_ok(&with_target);
         assert!(stdout.contains("kernel "), "{args:?}: {stdout}");
     }
 }
@@ -53,31 +50,8 @@ fn every_spec_form_searches() {
 fn a_target_file_works() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tiny.toml");
-    std::fs::write(
-        &path,
-        r#"
-name = "tiny"
-cache_line_bytes = 64
-processors = 1
-kernels = ["MultAdd", "ValueAssign", "ValueFill", "MemsetZero"]
-
-[[levels]]
-name = "HBM"
-kind = "memory"
-capacity = "1GiB"
-cost_per_line = 40
-moves_to = ["REG"]
-
-[[levels]]
-name = "REG"
-kind = "scalar-registers"
-capacity = 8
-"#,
-    )
-    .unwrap();
-    let (code, stdout, stderr) =
-        morello(&["search", "matmul", "2x2x2", "--target", path.to_str().unwrap(), "-q"]);
-    assert_eq!(code, 0, "{stderr}");
+    std::fs::write(&path, SCALAR_TARGET).unwrap();
+    let (stdout, _) = morello_ok(&["search", "matmul", "2x2x2", "--target", path.to_str().unwrap(), "-q"]);
     assert!(stdout.contains("HBM") && stdout.contains("kernel MultAdd"), "{stdout}");
 }
 
@@ -131,8 +105,7 @@ fn bad_input_is_a_clear_error() {
 
 #[test]
 fn help_explains_the_arguments() {
-    let (code, stdout, _) = morello(&["search", "--help"]);
-    assert_eq!(code, 0);
+    let (stdout, _) = morello_ok(&["search", "--help"]);
     for needle in [
         "--target",
         "--dtype",
@@ -154,13 +127,9 @@ fn help_explains_the_arguments() {
 
 #[test]
 fn processors_sets_what_parallel_loops_are_modelled_with() {
-    let (code, two, stderr) =
-        morello(&["search", "matmul", "64x64x64", "--target", "x86-avx2", "--processors", "2"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (two, _) = morello_ok(&["search", "matmul", "64x64x64", "--target", "x86-avx2", "--processors", "2"]);
     assert!(two.contains("parallel tile"), "{two}");
-    let (code, one, stderr) =
-        morello(&["search", "matmul", "64x64x64", "--target", "x86-avx2", "--processors", "1"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (one, _) = morello_ok(&["search", "matmul", "64x64x64", "--target", "x86-avx2", "--processors", "1"]);
     assert!(!one.contains("parallel tile"), "{one}");
     let (code, _, stderr) = morello(&["search", "matmul", "8x8x8", "--processors", "0"]);
     assert_eq!(code, 2, "{stderr}");
@@ -171,8 +140,7 @@ fn processors_sets_what_parallel_loops_are_modelled_with() {
 fn a_time_limit_still_prints_an_implementation_and_says_it_may_not_be_optimal() {
     let args =
         ["search", "matmul", "24x20x12", "--target", "x86-avx2", "--no-db", "-q", "--time-limit", "1e-9"];
-    let (code, stdout, stderr) = morello(&args);
-    assert_eq!(code, 0, "{stderr}");
+    let (stdout, stderr) = morello_ok(&args);
     assert!(stdout.contains("kernel "), "{stdout}");
     assert!(stderr.contains("time limit reached") && stderr.contains("may not be optimal"), "{stderr}");
 }

@@ -7,15 +7,27 @@
 //! describes tiling ("pad-reshape-transpose"). An element's offset is where its label ends up.
 
 mod common;
-use common::morello;
+use common::{morello, morello_ok};
 
 use proptest::prelude::*;
 use proptest::sample::select;
 
+/// `morello xla <shape> --json`, parsed.
 fn json(shape: &str) -> serde_json::Value {
-    let (code, stdout, stderr) = morello(&["xla", shape, "--json"]);
-    assert_eq!(code, 0, "{shape}: {stderr}");
-    serde_json::from_str(&stdout).expect("valid JSON")
+    serde_json::from_str(&text(&[shape, "--json"])).expect("valid JSON")
+}
+
+/// `morello xla <shape> --json`, parsed, asserting that it reads `shape` as a `kind` and prints
+/// it back as `printed`.
+fn json_of_kind(shape: &str, kind: &str, printed: &str) -> serde_json::Value {
+    let v = json(shape);
+    assert_eq!((v["kind"].as_str(), v["shape"].as_str()), (Some(kind), Some(printed)), "{v}");
+    v
+}
+
+/// The standard output of `morello xla` with `args`, which must succeed.
+fn text(args: &[&str]) -> String {
+    morello_ok(&[&["xla"], args].concat()).0
 }
 
 fn offsets(value: &serde_json::Value) -> Vec<u64> {
@@ -284,16 +296,13 @@ fn seed_examples() {
     let v = json("f32[2,3]{0,1:pad(3,5)}");
     assert_eq!(v["buffer_elements"], 15);
     assert_eq!(offsets(&v), vec![0, 3, 6, 1, 4, 7]);
-    let (code, stdout, _) = morello(&["xla", "f32[2,3]{0,1:pad(3,5)}"]);
-    assert_eq!(code, 0);
+    let stdout = text(&["f32[2,3]{0,1:pad(3,5)}"]);
     assert!(
         stdout.contains("buffer contents: (0,0) (1,0) - (0,1) (1,1) - (0,2) (1,2) - - - - - - -"),
         "{stdout}"
     );
     // The HLO example prints back the same and lives in VMEM.
-    let text = "bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}";
-    let (code, stdout, stderr) = morello(&["xla", text]);
-    assert_eq!(code, 0, "{stderr}");
+    let stdout = text(&["bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}"]);
     for needle in [
         "shape:           bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}",
         "element type:    bf16 (16 bits, 2 bytes)",
@@ -316,32 +325,26 @@ fn morello_layout_or_the_reason() {
     let v = json("f32[3,5]{1,0:T(2,2)}");
     assert!(v["morello"].is_null());
     assert!(v["morello_error"].as_str().expect("a reason").contains("needs padding"));
-    let (_, stdout, _) = morello(&["xla", "f32[4,4]{1,0:L(8)}"]);
+    let stdout = text(&["f32[4,4]{1,0:L(8)}"]);
     assert!(stdout.contains("morello layout:  none: L(8) pads the end of the buffer"), "{stdout}");
 }
 
 #[test]
 fn sparse_arrays_are_read_and_have_no_buffer() {
-    let v = json("f32[4,4]{1,0:D(D,C+)}");
-    assert_eq!(v["kind"], "sparse array");
-    assert_eq!(v["shape"], "f32[4,4]{1,0:D(D,C+)}");
+    let v = json_of_kind("f32[4,4]{1,0:D(D,C+)}", "sparse array", "f32[4,4]{1,0:D(D,C+)}");
     assert!(v.get("buffer_bytes").is_none(), "{v}");
-    let (code, stdout, _) = morello(&["xla", "f32[4,4]{1,0:D(D,C+)}"]);
-    assert_eq!(code, 0);
+    let stdout = text(&["f32[4,4]{1,0:D(D,C+)}"]);
     assert!(stdout.contains("buffer:          none: D(D,C+) makes it a sparse array"), "{stdout}");
 }
 
 #[test]
 fn tuples_list_their_arrays() {
-    let v = json("(f32[2]{0}, (s4[3], pred[]))");
-    assert_eq!(v["kind"], "tuple");
-    assert_eq!(v["shape"], "(f32[2]{0}, (s4[3]{0}, pred[]))");
+    let v = json_of_kind("(f32[2]{0}, (s4[3], pred[]))", "tuple", "(f32[2]{0}, (s4[3]{0}, pred[]))");
     assert_eq!(v["elements"][0]["offsets"], serde_json::json!([0, 1]));
     assert_eq!(v["elements"][1]["kind"], "tuple");
     assert_eq!(v["elements"][1]["elements"][0]["buffer_bytes"], 3);
     assert_eq!(v["elements"][1]["elements"][1]["buffer_elements"], 1);
-    let (code, stdout, _) = morello(&["xla", "(f32[2], s32[])"]);
-    assert_eq!(code, 0);
+    let stdout = text(&["(f32[2], s32[])"]);
     assert!(stdout.contains("tuple of:        2 arrays, each with its own buffer"), "{stdout}");
     assert!(stdout.contains("array {1}:\n  shape:           s32[]"), "{stdout}");
 }
@@ -383,8 +386,7 @@ fn bad_input_exits_2_with_one_line() {
 
 #[test]
 fn help_explains_the_syntax() {
-    let (code, stdout, _) = morello(&["xla", "--help"]);
-    assert_eq!(code, 0);
+    let stdout = text(&["--help"]);
     for needle in ["<SHAPE>", "--json", "Examples:", "T(..)", "L(N)", "S(N)", "pad(W,...)", "VMEM"] {
         assert!(stdout.contains(needle), "{needle} missing from help");
     }

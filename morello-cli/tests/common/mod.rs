@@ -40,6 +40,36 @@ pub fn morello(args: &[&str]) -> (i32, String, String) {
     morello_env(args, &[])
 }
 
+/// A target file of main memory (`HBM`) and eight scalar registers: the smallest target a
+/// search can use, with only the scalar kernels, which calibration refuses (it has no
+/// vector-register level to measure).
+pub const SCALAR_TARGET: &str = r#"
+name = "tiny"
+cache_line_bytes = 64
+processors = 1
+kernels = ["MultAdd", "ValueAssign", "ValueFill", "MemsetZero"]
+
+[[levels]]
+name = "HBM"
+kind = "memory"
+capacity = "1GiB"
+cost_per_line = 40
+moves_to = ["REG"]
+
+[[levels]]
+name = "REG"
+kind = "scalar-registers"
+capacity = 8
+"#;
+
+/// Runs the binary with a cache directory of its own and asserts that it succeeds (the message
+/// holds its standard error); returns its standard output and standard error.
+pub fn morello_ok(args: &[&str]) -> (String, String) {
+    let (code, stdout, stderr) = morello(args);
+    assert_eq!(code, 0, "morello {args:?}: {stderr}");
+    (stdout, stderr)
+}
+
 /// Whether a C compiler is installed (else the test is skipped, saying why).
 #[allow(clippy::print_stdout, reason = "the reason a test is skipped")]
 pub fn have_compiler() -> bool {
@@ -54,19 +84,25 @@ pub fn have_compiler() -> bool {
 /// a script that fails every link with `-fopenmp`. `None` (the test is skipped) without gcc.
 #[allow(clippy::print_stdout, reason = "the reason a test is skipped")]
 pub fn compiler_without_openmp(dir: &Path) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
     if Command::new("gcc").arg("--version").output().is_err() {
         println!("skipped: needs gcc to stand in for a compiler without OpenMP");
         return None;
     }
-    let script = dir.join("cc-without-omp");
-    std::fs::write(
-        &script,
+    Some(executable_script(
+        dir,
+        "cc-without-omp",
         "#!/bin/sh\ncase \" $* \" in *' -c '*) ;; *' -fopenmp '*) \
          echo '/usr/bin/ld: cannot find -lomp: No such file or directory' >&2; exit 1 ;; esac\n\
          exec gcc \"$@\"\n",
-    )
-    .expect("the script is written");
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("executable");
-    Some(script.to_string_lossy().into_owned())
+    ))
+}
+
+/// Writes the executable file `name` in `dir` with the text `script` (e.g. a stand-in compiler);
+/// returns its path.
+pub fn executable_script(dir: &Path, name: &str, script: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, script).expect("the script is written");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("executable");
+    path.to_string_lossy().into_owned()
 }

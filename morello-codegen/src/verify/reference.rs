@@ -223,7 +223,6 @@ pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<
         PrimitiveKind::MatmulBias { activation } => (false, Some(activation)),
         _ => return Err(CodegenError::Internal { reason: "the fast reference only does matmuls".into() }),
     };
-    let out_index = spec.output_index();
     let &[b, m, k, n] = spec.shape.dims() else {
         return Err(CodegenError::Internal { reason: "a matmul's iteration shape has rank 4".into() });
     };
@@ -293,43 +292,8 @@ pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<
             (acc.into_iter().map(|x| Value::Int(wrap(x, out_dtype))).collect(), Vec::new())
         }
     };
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(rows.max(1));
-    let chunk = rows.div_ceil(threads);
-    let results: Vec<(Vec<Value>, Vec<f64>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let row = &row;
-                scope.spawn(move || ((t * chunk)..((t + 1) * chunk).min(rows)).map(row).collect::<Vec<_>>())
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-    });
-    if results.len() != rows {
-        return Err(CodegenError::Internal { reason: "a reference thread panicked".into() });
-    }
-    // Scatter the row-major result back to buffer offsets.
-    let indexer = out_tensor
-        .layout
-        .indexer(&out_tensor.shape)
-        .map_err(|e| CodegenError::Internal { reason: format!("output: {e}") })?;
-    let volume = b * m * n;
-    let mut values = vec![Value::Int(0); volume];
-    let mut magnitudes = vec![0.0; volume];
-    for (point, linear) in out_tensor.shape.points().zip(0..volume) {
-        let offset = indexer.offset(&point) as usize;
-        let (r, j) = (linear / n, linear % n);
-        values[offset] = results[r].0[j];
-        if float {
-            magnitudes[offset] = results[r].1[j];
-        }
-    }
-    let mut all_values = initial.to_vec();
-    all_values[out_index] = values;
-    let mut all_magnitudes = vec![None; spec.operands.len()];
-    if float {
-        all_magnitudes[out_index] = Some(magnitudes);
-    }
-    Ok(Reference { values: all_values, magnitudes: all_magnitudes, method: ReferenceMethod::FastMatmul })
+    let results = parallel_map(rows, row)?;
+    with_output(spec, initial, results, n, ReferenceMethod::FastMatmul)
 }
 
 /// The convolution `out (+)= image * filters` with f64 or wrapping i64 accumulation, through the
@@ -423,43 +387,69 @@ pub(crate) fn fast_conv(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<Re
         }
         (values, mags)
     };
-    let tasks = b * f;
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(tasks.max(1));
-    let chunk = tasks.div_ceil(threads);
-    let planes: Vec<(Vec<Value>, Vec<f64>)> = std::thread::scope(|scope| {
+    let planes = parallel_map(b * f, plane)?;
+    with_output(spec, initial, planes, oh * ow, ReferenceMethod::FastConv)
+}
+
+/// `f` of each of `0..count`, in order, computed on up to the machine's parallelism in
+/// contiguous runs of indices.
+///
+/// # Errors
+/// [`CodegenError::Internal`] if a thread panicked.
+fn parallel_map<T: Send>(count: usize, f: impl Fn(usize) -> T + Sync) -> Result<Vec<T>, CodegenError> {
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(count.max(1));
+    let chunk = count.div_ceil(threads);
+    let results: Vec<T> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let plane = &plane;
-                scope
-                    .spawn(move || ((t * chunk)..((t + 1) * chunk).min(tasks)).map(plane).collect::<Vec<_>>())
+                let f = &f;
+                scope.spawn(move || ((t * chunk)..((t + 1) * chunk).min(count)).map(f).collect::<Vec<_>>())
             })
             .collect();
         handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
     });
-    if planes.len() != tasks {
-        return Err(internal("a reference thread panicked"));
+    if results.len() != count {
+        return Err(CodegenError::Internal { reason: "a reference thread panicked".into() });
     }
+    Ok(results)
+}
+
+/// The reference of `spec` by `method`: the operands' `initial` contents with the output's
+/// replaced by `runs`, each `chunk_len` consecutive output elements in row-major order (their
+/// values and, for a float output, their magnitudes), scattered through the output's layout.
+///
+/// # Errors
+/// [`CodegenError::Internal`] if the output's layout does not index its shape.
+fn with_output(
+    spec: &LogicalSpec,
+    initial: &[Vec<Value>],
+    runs: Vec<(Vec<Value>, Vec<f64>)>,
+    chunk_len: usize,
+    method: ReferenceMethod,
+) -> Result<Reference, CodegenError> {
+    let out_index = spec.output_index();
     let out_tensor = spec.output();
+    let float = out_tensor.dtype.is_float();
     let indexer = out_tensor
         .layout
         .indexer(&out_tensor.shape)
         .map_err(|e| CodegenError::Internal { reason: format!("output: {e}") })?;
-    let volume = b * f * oh * ow;
+    let volume = runs.len() * chunk_len;
     let mut values = vec![Value::Int(0); volume];
     let mut magnitudes = vec![0.0; volume];
     for (point, linear) in out_tensor.shape.points().zip(0..volume) {
         let offset = indexer.offset(&point) as usize;
-        let (task, j) = (linear / (oh * ow), linear % (oh * ow));
-        values[offset] = planes[task].0[j];
+        let (run, j) = (linear / chunk_len, linear % chunk_len);
+        values[offset] = runs[run].0[j];
         if float {
-            magnitudes[offset] = planes[task].1[j];
+            magnitudes[offset] = runs[run].1[j];
         }
     }
     let mut all_values = initial.to_vec();
-    all_values[2] = values;
-    let mut all_magnitudes = vec![None, None, None];
+    all_values[out_index] = values;
+    let mut all_magnitudes = vec![None; spec.operands.len()];
     if float {
-        all_magnitudes[2] = Some(magnitudes);
+        all_magnitudes[out_index] = Some(magnitudes);
     }
-    Ok(Reference { values: all_values, magnitudes: all_magnitudes, method: ReferenceMethod::FastConv })
+    Ok(Reference { values: all_values, magnitudes: all_magnitudes, method })
 }

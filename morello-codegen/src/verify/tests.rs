@@ -4,7 +4,7 @@
 use morello_core::spec::LogicalSpec;
 use morello_core::target::Target;
 
-use super::reference::{fast_conv, fast_matmul, reference, to_values};
+use super::reference::{Reference, fast_conv, fast_matmul, reference, to_values};
 use super::*;
 use crate::emit::kernel_signature;
 
@@ -26,82 +26,105 @@ fn seeded(spec: &LogicalSpec, seed: u64) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// Asserts that `fast` computes exactly what the interpreter does for each spec of `texts` on
+/// inputs seeded with `seed`: the same values, and the same output magnitudes where both have
+/// them. Exact, because seeded floats make every partial sum exact in f32 and f64.
+fn assert_agrees_with_the_interpreter(
+    texts: &[&str],
+    seed: u64,
+    fast: impl Fn(&LogicalSpec, &[Vec<Value>]) -> Result<Reference, CodegenError>,
+) {
+    let t = avx2();
+    for text in texts {
+        let s = spec(text, &t);
+        let initial = seeded(&s, seed);
+        let slow = reference(&s, &t, &initial).expect("interpreter");
+        let fast = fast(&s, &initial).expect("fast");
+        assert_eq!(slow.method, ReferenceMethod::Interpreter);
+        assert_eq!(slow.values, fast.values, "{text}");
+        if let (Some(a), Some(b)) = (&slow.magnitudes[2], &fast.magnitudes[2]) {
+            assert_eq!(a, b, "{text}");
+        }
+    }
+}
+
 #[test]
 fn the_fast_matmul_agrees_with_the_interpreter() {
-    let t = avx2();
-    for text in [
+    let texts = [
         "Matmul(1x5x7x3, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
         "MatmulAccum(2x3x4x5, f32 GL col-major, f32 GL [0, 2, 1], f32 GL row-major)",
         "MatmulAccum(1x4x8x8, u32 GL row-major, u32 GL [0, 2, 1, 2 p(4)], u32 GL col-major)",
         "Matmul(1x3x6x2, i32 GL row-major, i32 GL row-major, i32 GL col-major)",
         "MatmulAccum(1x2x9x3, bf16 GL row-major, bf16 GL col-major, f32 GL row-major)",
-    ] {
-        let s = spec(text, &t);
-        let initial = seeded(&s, 11);
-        let slow = reference(&s, &t, &initial).expect("interpreter");
-        let fast = fast_matmul(&s, &initial).expect("fast");
-        assert_eq!(slow.method, ReferenceMethod::Interpreter);
-        // Exact: seeded floats make every partial sum exact in f32 and f64.
-        assert_eq!(slow.values, fast.values, "{text}");
-        if let (Some(a), Some(b)) = (&slow.magnitudes[2], &fast.magnitudes[2]) {
-            assert_eq!(a, b, "{text}");
-        }
-    }
+    ];
+    assert_agrees_with_the_interpreter(&texts, 11, fast_matmul);
 }
 
 #[test]
 fn the_fast_convolution_agrees_with_the_interpreter() {
-    let t = avx2();
-    for text in [
+    let texts = [
         "Conv(1x3x2x4x4x3x3, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
         "Conv:s2x1:d1x2:p1x0x2x1(2x3x2x3x4x3x2, f32 GL [0, 2, 3, 1], f32 GL [2, 3, 1, 0], f32 GL [0, 2, 3, 1])",
         "ConvAccum:p1x1x1x1(1x2x3x4x4x3x3, u32 GL [0, 2, 3, 1], u32 GL [0, 2, 3, 1], u32 GL row-major)",
-    ] {
-        let s = spec(text, &t);
-        let initial = seeded(&s, 5);
-        let slow = reference(&s, &t, &initial).expect("interpreter");
-        let fast = fast_conv(&s, &initial).expect("fast");
-        assert_eq!(slow.values, fast.values, "{text}");
-        if let (Some(a), Some(b)) = (&slow.magnitudes[2], &fast.magnitudes[2]) {
-            assert_eq!(a, b, "{text}");
-        }
-    }
+    ];
+    assert_agrees_with_the_interpreter(&texts, 5, fast_conv);
 }
 
-/// The output the reference computes, as the kernel's buffer would hold it.
-fn correct_output(s: &LogicalSpec, t: &Target, seed: u64) -> Vec<Buffer> {
-    let signature = kernel_signature(s, "k").expect("signature");
-    let expected = reference(s, t, &seeded(s, seed)).expect("reference");
-    signature
-        .params
-        .iter()
-        .zip(&expected.values)
-        .map(|(p, values)| match p.c_type {
-            crate::CType::F32 => Buffer::F32(
-                values.iter().map(|v| if let Value::Float(x) = v { *x } else { f32::NAN }).collect(),
-            ),
-            crate::CType::U32 => Buffer::U32(
-                values.iter().map(|v| if let Value::Int(i) = v { *i as u32 } else { 0 }).collect(),
-            ),
-            other => panic!("no test conversion for {other}"),
-        })
-        .collect()
+/// A kernel's outputs checked against the reference: its spec on AVX2, its signature and the
+/// seed of its inputs, for a test to corrupt a correct output and check it.
+struct Checked {
+    t: Target,
+    s: LogicalSpec,
+    signature: KernelSignature,
+    seed: u64,
+}
+
+impl Checked {
+    fn new(text: &str, seed: u64) -> Self {
+        let t = avx2();
+        let s = spec(text, &t);
+        let signature = kernel_signature(&s, "k").expect("signature");
+        Checked { t, s, signature, seed }
+    }
+
+    /// The buffers after a correct kernel: the reference's values, as the kernel's buffers
+    /// would hold them.
+    fn correct(&self) -> Vec<Buffer> {
+        let expected = reference(&self.s, &self.t, &seeded(&self.s, self.seed)).expect("reference");
+        self.signature
+            .params
+            .iter()
+            .zip(&expected.values)
+            .map(|(p, values)| match p.c_type {
+                crate::CType::F32 => Buffer::F32(
+                    values.iter().map(|v| if let Value::Float(x) = v { *x } else { f32::NAN }).collect(),
+                ),
+                crate::CType::U32 => Buffer::U32(
+                    values.iter().map(|v| if let Value::Int(i) = v { *i as u32 } else { 0 }).collect(),
+                ),
+                other => panic!("no test conversion for {other}"),
+            })
+            .collect()
+    }
+
+    /// `after` (the buffers after the kernel ran) checked against the reference.
+    fn check(&self, after: &[Buffer]) -> Verification {
+        check_outputs(&self.s, &self.t, &self.signature, after, self.seed).expect("checks")
+    }
 }
 
 #[test]
 fn a_wrong_element_is_reported_with_its_index_and_values() {
-    let t = avx2();
-    let s = spec("Matmul(1x2x3x4, u32 GL row-major, u32 GL row-major, u32 GL col-major)", &t);
-    let signature = kernel_signature(&s, "k").expect("signature");
-    let mut after = correct_output(&s, &t, 5);
-    let ok = check_outputs(&s, &t, &signature, &after, 5).expect("checks");
+    let checked = Checked::new("Matmul(1x2x3x4, u32 GL row-major, u32 GL row-major, u32 GL col-major)", 5);
+    let mut after = checked.correct();
+    let ok = checked.check(&after);
     assert!(ok.verified && ok.mismatch.is_none() && ok.max_abs_error == 0.0);
     assert_eq!(ok.elements, 8);
     // Corrupt out[1, 2] (col-major: offset 1 + 2 * 2 = 5).
     if let Buffer::U32(v) = &mut after[2] {
         v[5] = v[5].wrapping_add(1);
     }
-    let bad = check_outputs(&s, &t, &signature, &after, 5).expect("checks");
+    let bad = checked.check(&after);
     assert!(!bad.verified);
     let m = bad.mismatch.expect("a mismatch");
     assert_eq!((m.param.as_str(), m.point.as_slice(), m.offset), ("out", &[0, 1, 2][..], 5));
@@ -116,11 +139,9 @@ fn a_wrong_element_is_reported_with_its_index_and_values() {
 
 #[test]
 fn float_errors_within_the_stated_tolerance_pass() {
-    let t = avx2();
-    let s = spec("Matmul(1x2x16x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)", &t);
-    let signature = kernel_signature(&s, "k").expect("signature");
-    let mut after = correct_output(&s, &t, 3);
-    let exact = check_outputs(&s, &t, &signature, &after, 3).expect("checks");
+    let checked = Checked::new("Matmul(1x2x16x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)", 3);
+    let mut after = checked.correct();
+    let exact = checked.check(&after);
     assert_eq!(exact.reduction_length, 16);
     // tolerance = 2 (n + 1) u M with M = Σ |a b| over 16 products.
     let tolerance = exact.max_tolerance;
@@ -128,24 +149,22 @@ fn float_errors_within_the_stated_tolerance_pass() {
     let Buffer::F32(out) = &mut after[2] else { panic!("f32") };
     let base = out[0];
     out[0] = base + (tolerance as f32) * 0.25;
-    assert!(check_outputs(&s, &t, &signature, &after, 3).expect("checks").verified);
+    assert!(checked.check(&after).verified);
     let Buffer::F32(out) = &mut after[2] else { panic!("f32") };
     out[0] = base + 1.0;
-    let wrong = check_outputs(&s, &t, &signature, &after, 3).expect("checks");
+    let wrong = checked.check(&after);
     assert!(!wrong.verified);
     assert_eq!(wrong.mismatch.expect("mismatch").point, [0, 0, 0]);
 }
 
 #[test]
 fn moves_compare_bits() {
-    let t = avx2();
-    let s = spec("Move(3x2, f32 GL row-major, f32 GL col-major)", &t);
-    let signature = kernel_signature(&s, "k").expect("signature");
-    let mut after = correct_output(&s, &t, 9);
-    assert!(check_outputs(&s, &t, &signature, &after, 9).expect("checks").verified);
+    let checked = Checked::new("Move(3x2, f32 GL row-major, f32 GL col-major)", 9);
+    let mut after = checked.correct();
+    assert!(checked.check(&after).verified);
     let Buffer::F32(dst) = &mut after[1] else { panic!("f32") };
     dst[0] = f32::from_bits(dst[0].to_bits() ^ 1);
-    let wrong = check_outputs(&s, &t, &signature, &after, 9).expect("checks");
+    let wrong = checked.check(&after);
     assert_eq!(wrong.mismatch.expect("mismatch").tolerance, 0.0);
 }
 

@@ -89,8 +89,7 @@ fn register_tiled(t: &Target) -> Impl {
         ..o.clone()
     };
     // Output: GL -> L1 (cache view) -> VRF (buffer, stored back).
-    let out_l1 = cache(s.output());
-    let s_l1 = s.with_operand(2, out_l1.clone(), t).unwrap();
+    let s_l1 = s.with_operand(2, cache(s.output()), t).unwrap();
     let out_vrf = register(&s_l1.operands[2]);
     let s_vrf = s_l1.with_operand(2, out_vrf.clone(), t).unwrap();
     let store = CanonicalSpec::move_between(&s_vrf.operands[2], &s_l1.operands[2], false, t).unwrap();
@@ -118,30 +117,8 @@ fn register_tiled(t: &Target) -> Impl {
         },
         t,
     );
-    let cache_rhs = Impl::alloc(
-        step_lhs.clone(),
-        AllocParts {
-            operand: 1,
-            kind: AllocKind::CacheView,
-            destination: step_rhs.operands[1].clone(),
-            prologue: None,
-            body: load_rhs,
-            epilogue: None,
-        },
-        t,
-    );
-    let cache_lhs = Impl::alloc(
-        step.clone(),
-        AllocParts {
-            operand: 0,
-            kind: AllocKind::CacheView,
-            destination: step_lhs.operands[0].clone(),
-            prologue: None,
-            body: cache_rhs,
-            epilogue: None,
-        },
-        t,
-    );
+    let cache_rhs = cache_view(&step_lhs, 1, &step_rhs, load_rhs, t);
+    let cache_lhs = cache_view(&step, 0, &step_lhs, cache_rhs, t);
     let k_loop = Impl::looped(accum, vec![1, 1, 1, 8], Parallelism::Serial, cache_lhs, vec![], t);
     let block = Impl::block(
         s_vrf.clone(),
@@ -162,18 +139,16 @@ fn register_tiled(t: &Target) -> Impl {
         },
         t,
     );
-    Impl::alloc(
-        s,
-        AllocParts {
-            operand: 2,
-            kind: AllocKind::CacheView,
-            destination: out_l1,
-            prologue: None,
-            body: in_registers,
-            epilogue: None,
-        },
-        t,
-    )
+    cache_view(&s, 2, &s_l1, in_registers, t)
+}
+
+/// Operand `operand` of `outer` seen in a cache level without a copy, as `inner` (its body's
+/// spec, which differs from `outer` only there) sees it: a cache view around `body`.
+fn cache_view(outer: &CanonicalSpec, operand: usize, inner: &CanonicalSpec, body: Impl, t: &Target) -> Impl {
+    let destination = inner.operands[operand].clone();
+    let parts =
+        AllocParts { operand, kind: AllocKind::CacheView, destination, prologue: None, body, epilogue: None };
+    Impl::alloc(outer.clone(), parts, t)
 }
 
 #[test]

@@ -113,34 +113,25 @@ fn a_register_vmem_hbm_target_from_a_file() {
 
 #[test]
 fn invalid_files_say_what_is_wrong() {
+    // Each case: TPU_LIKE with one text replaced, and what the error must say.
     let cases = [
-        (
-            TPU_LIKE.replace("moves_to = [\"VMEM\"]", "moves_to = [\"SRAM\"]"),
-            "level `HBM` moves to unknown level `SRAM`",
-        ),
-        (TPU_LIKE.replace("capacity = 32", "capacity = -3"), "cannot read the target description"),
-        (TPU_LIKE.replace("capacity = 32", "capacity = 0"), "level `REG` has capacity 0"),
-        (TPU_LIKE.replace("capacity = \"16MiB\"", "capacity = \"16 parsecs\""), "`16 parsecs` is not a size"),
-        (
-            TPU_LIKE.replace("moves_to = [\"REG\"]", "moves_to = [\"HBM\"]"),
-            "moves go from slower to faster levels",
-        ),
-        (TPU_LIKE.replace("processors = 1", "processors = 0"), "processors must be at least 1"),
-        (TPU_LIKE.replace("\"MultAdd\"", "\"FancyKernel\""), "cannot read the target description"),
-        (
-            TPU_LIKE.replace("kind = \"scalar-registers\"", "kind = \"vector-registers\""),
-            "needs vector_bytes",
-        ),
-        (TPU_LIKE.replace("cache_line_bytes = 128", "cache_line_bytes = 100"), "power of two"),
-        (TPU_LIKE.replace("name = \"VMEM\"", "name = \"hbm\""), "used twice"),
-        (
-            TPU_LIKE.replace("processors = 1", "processors = 1\nisa = [\"sse9\"]"),
-            "unknown ISA feature `sse9`",
-        ),
-        (TPU_LIKE.replace("\"MemsetZero\"", "\"DotProductBf16\""), "needs the ISA feature `avx512f`"),
-        (TPU_LIKE.replace("name = \"REG\"", "name = \"REG\"\ncolour = \"red\""), "unknown field `colour`"),
+        ("moves_to = [\"VMEM\"]", "moves_to = [\"SRAM\"]", "level `HBM` moves to unknown level `SRAM`"),
+        ("capacity = 32", "capacity = -3", "cannot read the target description"),
+        ("capacity = 32", "capacity = 0", "level `REG` has capacity 0"),
+        ("capacity = \"16MiB\"", "capacity = \"16 parsecs\"", "`16 parsecs` is not a size"),
+        ("moves_to = [\"REG\"]", "moves_to = [\"HBM\"]", "moves go from slower to faster levels"),
+        ("processors = 1", "processors = 0", "processors must be at least 1"),
+        ("\"MultAdd\"", "\"FancyKernel\"", "cannot read the target description"),
+        ("kind = \"scalar-registers\"", "kind = \"vector-registers\"", "needs vector_bytes"),
+        ("cache_line_bytes = 128", "cache_line_bytes = 100", "power of two"),
+        ("name = \"VMEM\"", "name = \"hbm\"", "used twice"),
+        ("processors = 1", "processors = 1\nisa = [\"sse9\"]", "unknown ISA feature `sse9`"),
+        ("\"MemsetZero\"", "\"DotProductBf16\"", "needs the ISA feature `avx512f`"),
+        ("name = \"REG\"", "name = \"REG\"\ncolour = \"red\"", "unknown field `colour`"),
     ];
-    for (text, message) in cases {
+    for (from, to, message) in cases {
+        let text = TPU_LIKE.replace(from, to);
+        assert_ne!(text, TPU_LIKE, "{from:?} is in the file");
         let err = Target::from_toml(&text).unwrap_err().to_string();
         assert!(err.contains(message), "expected {message:?} in {err:?}");
         assert!(!err.contains('\n'), "one line: {err:?}");

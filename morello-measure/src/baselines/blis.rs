@@ -6,25 +6,18 @@
 //! BLIS's alone. The thread count comes from `BLIS_NUM_THREADS` / `OMP_NUM_THREADS`. Install
 //! with `apt-get install libblis-dev`.
 
-use super::epilogue::{LibraryMatmul, library_baseline};
-use super::{CBaseline, Problem, Unavailable, f32_matmul};
+use super::epilogue::LibraryMatmul;
+use super::problem::MatmulProblem;
 
-pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailable> {
-    let problem = f32_matmul(problem)?;
+/// The BLIS call computing `problem`.
+pub(super) fn library(problem: &MatmulProblem) -> LibraryMatmul<'static> {
     let (m, k, n) = (problem.m, problem.k, problem.n);
-    let library = LibraryMatmul {
-        label: "blis",
-        what: "BLIS bli_sgemm",
-        headers: &["blis.h"],
-        body: format!(
-            r#"  float one = 1.0f;
+    let body = format!(
+        r#"  float one = 1.0f;
   float zero = 0.0f;
   bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, {m}, {n}, {k}, &one, (float *)lhs, {k}, 1,
             (float *)rhs, {n}, 1, &zero, out, {n}, 1);
 "#
-        ),
-        libraries: &["-lblis"],
-        ..LibraryMatmul::default()
-    };
-    Ok(vec![library_baseline(problem, library)])
+    );
+    LibraryMatmul::call("blis", "BLIS bli_sgemm", &["blis.h"], &["-lblis"], body)
 }

@@ -3,8 +3,8 @@
 //! applies the activation, as a user of a BLAS would write it. The pass is compiled
 //! `-O3 -march=native` with the baseline's unit.
 
-use super::CBaseline;
-use super::problem::{Activation, MatmulProblem};
+use super::problem::{Activation, MatmulProblem, Problem};
+use super::{CBaseline, Unavailable};
 
 /// The C parameter list of a matmul baseline: `const float *lhs, const float *rhs, [const float
 /// *bias,] float *out`.
@@ -86,6 +86,31 @@ pub(super) struct LibraryMatmul<'a> {
     pub(super) flags: Vec<String>,
     /// Link arguments, before the second pass's.
     pub(super) libraries: &'a [&'a str],
+}
+
+impl<'a> LibraryMatmul<'a> {
+    /// A library that needs no state, setup or flags of its own: its `label`, the `what` of the
+    /// unit's first comment, the `headers` it includes, the `libraries` it links and the `body`
+    /// that calls it.
+    pub(super) fn call(
+        label: &'static str,
+        what: &'a str,
+        headers: &'a [&'a str],
+        libraries: &'a [&'a str],
+        body: String,
+    ) -> Self {
+        LibraryMatmul { label, what, headers, body, libraries, ..LibraryMatmul::default() }
+    }
+}
+
+/// The unit of the library that `library` describes for an f32 matmul, or why the library does
+/// not compute `problem` (see [`f32_matmul`](super::f32_matmul)).
+pub(super) fn library_baselines(
+    problem: &Problem,
+    library: impl FnOnce(&MatmulProblem) -> LibraryMatmul<'static>,
+) -> Result<Vec<CBaseline>, Unavailable> {
+    let problem = super::f32_matmul(problem)?;
+    Ok(vec![library_baseline(problem, library(problem))])
 }
 
 /// The unit of `library` for `problem`.

@@ -9,19 +9,25 @@
 //! setup instead of silently timing another library). An epilogue (if any) is a second pass.
 //! Install with `apt-get install libxsmm-dev`.
 
-use super::epilogue::{LibraryMatmul, library_baseline};
-use super::{CBaseline, Problem, Unavailable, f32_matmul};
+use super::epilogue::LibraryMatmul;
+use super::problem::MatmulProblem;
 
 /// The setup function's name.
 const SETUP: &str = "baseline_libxsmm_setup";
 
-pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailable> {
-    let problem = f32_matmul(problem)?;
+/// The libxsmm JIT kernel computing `problem`, dispatched in the setup function.
+pub(super) fn library(problem: &MatmulProblem) -> LibraryMatmul<'static> {
     let (m, k, n) = (problem.m, problem.k, problem.n);
-    let library = LibraryMatmul {
-        label: "libxsmm",
-        what: "libxsmm JIT sgemm",
-        headers: &["stdio.h", "stdlib.h", "libxsmm.h"],
+    let body = format!(
+        r#"  if (baseline_libxsmm_kernel == NULL && {SETUP}() != 0) {{
+    fprintf(stderr, "libxsmm: no JIT kernel for this shape\n");
+    exit(3);
+  }}
+  baseline_libxsmm_kernel(rhs, lhs, out);
+"#
+    );
+    let libraries = &["-lxsmm", "-lxsmmnoblas", "-lpthread", "-lrt", "-ldl", "-lm"];
+    LibraryMatmul {
         state: format!(
             r#"static libxsmm_smmfunction baseline_libxsmm_kernel;
 
@@ -38,16 +44,12 @@ int {SETUP}(void) {{
 "#
         ),
         setup: Some(SETUP),
-        body: format!(
-            r#"  if (baseline_libxsmm_kernel == NULL && {SETUP}() != 0) {{
-    fprintf(stderr, "libxsmm: no JIT kernel for this shape\n");
-    exit(3);
-  }}
-  baseline_libxsmm_kernel(rhs, lhs, out);
-"#
-        ),
-        libraries: &["-lxsmm", "-lxsmmnoblas", "-lpthread", "-lrt", "-ldl", "-lm"],
-        ..LibraryMatmul::default()
-    };
-    Ok(vec![library_baseline(problem, library)])
+        ..LibraryMatmul::call(
+            "libxsmm",
+            "libxsmm JIT sgemm",
+            &["stdio.h", "stdlib.h", "libxsmm.h"],
+            libraries,
+            body,
+        )
+    }
 }

@@ -209,17 +209,16 @@ int {SETUP}(void) {{
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::baselines::touch;
 
     #[test]
     fn a_prefix_needs_the_header_and_the_runtime_library() {
         let dir = tempfile::tempdir().expect("temp dir");
         assert_eq!(locate_in(dir.path()), Err("no include/mkl.h and no lib/libmkl_rt.so*".into()));
-        std::fs::create_dir_all(dir.path().join("include")).expect("mkdir");
-        std::fs::write(dir.path().join("include/mkl.h"), "").expect("write");
+        touch(dir.path(), "include/mkl.h");
         assert_eq!(locate_in(dir.path()), Err("no lib/libmkl_rt.so*".into()));
-        std::fs::create_dir_all(dir.path().join("lib")).expect("mkdir");
         for name in ["libmkl_rt.so.2", "libmkl_rt.so.3", "libmkl_core.so.4"] {
-            std::fs::write(dir.path().join("lib").join(name), "").expect("write");
+            touch(dir.path(), &format!("lib/{name}"));
         }
         let install = locate_in(dir.path()).expect("usable");
         assert_eq!(install.library, dir.path().join("lib/libmkl_rt.so.3"));

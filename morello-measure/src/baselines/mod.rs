@@ -384,9 +384,9 @@ impl From<&str> for Unavailable {
 fn c_baselines(kind: BaselineKind, problem: &Problem, threads: usize) -> Result<Vec<CBaseline>, Unavailable> {
     match kind {
         BaselineKind::Naive | BaselineKind::Gemm => naive::c_baselines(problem, threads),
-        BaselineKind::OpenBlas => openblas::c_baselines(problem),
-        BaselineKind::Blis => blis::c_baselines(problem),
-        BaselineKind::Libxsmm => libxsmm::c_baselines(problem),
+        BaselineKind::OpenBlas => epilogue::library_baselines(problem, openblas::library),
+        BaselineKind::Blis => epilogue::library_baselines(problem, blis::library),
+        BaselineKind::Libxsmm => epilogue::library_baselines(problem, libxsmm::library),
         BaselineKind::Mkl => mkl::c_baselines(problem, threads),
         BaselineKind::OneDnn => onednn::c_baselines(problem),
         BaselineKind::Xnnpack => xnnpack::c_baselines(problem),
@@ -476,6 +476,17 @@ fn first_error_line(stderr: &str) -> String {
     let line = line.rsplit_once(": fatal error: ").map_or(line, |(_, rest)| rest);
     let line = line.rsplit_once(": error: ").map_or(line, |(_, rest)| rest);
     line.chars().take(160).collect()
+}
+
+/// Creates the empty file `relative` under `prefix`, and its folders: a stand-in for a file of a
+/// library's installation in tests of how a prefix is searched.
+#[cfg(test)]
+fn touch(prefix: &std::path::Path, relative: &str) {
+    let path = prefix.join(relative);
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder).expect("mkdir");
+    }
+    std::fs::write(&path, "").expect("write");
 }
 
 #[cfg(test)]

@@ -308,6 +308,62 @@ struct BiasC {
     arg: &'static str,
 }
 
+impl BiasC {
+    /// The start of a unit's function: its parameters (the two `inputs`, the bias if any, `out`),
+    /// its setup on the first call, and each buffer bound to its memory `<memory>_src`,
+    /// `<memory>_wei`, (the bias's,) `<memory>_dst`.
+    fn call_start(&self, inputs: [&str; 2], memory: &str) -> String {
+        let [src, wei] = inputs;
+        format!(
+            "void @FUNCTION@(const float *{src}, const float *{wei}, {param}float *out) {{
+  if (prim == NULL && @FUNCTION@_setup() != 0) exit(3);
+  onednn_bind({memory}_src, &bound_src, {src});
+  onednn_bind({memory}_wei, &bound_wei, {wei});
+{bind}  onednn_bind({memory}_dst, &bound_dst, out);",
+            param = self.param,
+            bind = self.bind,
+        )
+    }
+
+    /// The execution of the primitive on `mem_src`, `mem_wei`, the bias (if any) and `mem_dst`.
+    fn execute(&self) -> String {
+        format!(
+            "  const dnnl_exec_arg_t args[] = {{{{DNNL_ARG_SRC, mem_src}}, {{DNNL_ARG_WEIGHTS, mem_wei}}, \
+             {arg}{{DNNL_ARG_DST, mem_dst}}}};
+  onednn_run(prim, (int)(sizeof args / sizeof args[0]), args);",
+            arg = self.arg,
+        )
+    }
+}
+
+/// The end of the setup function of a primitive that may take a bias: the bias's names (which
+/// every such unit declares) marked used, the descriptor and attributes freed.
+const SETUP_END: &str = "  (void)bias_md;
+  (void)mem_bias;
+  (void)bound_bias;
+  ONEDNN_CHECK(dnnl_primitive_desc_destroy(pd));
+  ONEDNN_CHECK(dnnl_primitive_attr_destroy(attr));
+  return 0;
+}
+";
+
+/// The [`fill`] values a matmul or convolution unit with `epilogue` shares: `ALG`, `EPILOGUE`,
+/// `BIAS_MD`, `BIAS_MEMORY`, `SETUP_END`, and `CALL_START` and `EXECUTE` (see
+/// [`BiasC::call_start`] for `inputs` and `memory`).
+fn primitive_values(epilogue: Epilogue, inputs: [&str; 2], memory: &str) -> Vec<(&'static str, String)> {
+    let bias = bias_c(epilogue);
+    let fused = if epilogue.is_none() { String::new() } else { format!(" + {epilogue} (fused)") };
+    vec![
+        ("ALG", eltwise(epilogue.activation).into()),
+        ("EPILOGUE", fused),
+        ("BIAS_MD", bias.md_arg.into()),
+        ("BIAS_MEMORY", bias.memory.into()),
+        ("SETUP_END", SETUP_END.into()),
+        ("CALL_START", bias.call_start(inputs, memory)),
+        ("EXECUTE", bias.execute()),
+    ]
+}
+
 fn bias_c(epilogue: Epilogue) -> BiasC {
     if epilogue.bias {
         BiasC {
@@ -323,7 +379,6 @@ fn bias_c(epilogue: Epilogue) -> BiasC {
 }
 
 fn matmul(p: &MatmulProblem) -> String {
-    let bias = bias_c(p.epilogue);
     fill(
         r#"
 static dnnl_primitive_t prim;
@@ -353,38 +408,16 @@ int @FUNCTION@_setup(void) {
   mem_wei = onednn_memory(ONEDNN_REF(wei_md), DNNL_MEMORY_NONE);
   mem_dst = onednn_memory(ONEDNN_REF(dst_md), DNNL_MEMORY_NONE);
 @BIAS_MEMORY@  onednn_note("onednn: matmul@EPILOGUE@", pd, "");
-  (void)bias_md;
-  (void)mem_bias;
-  (void)bound_bias;
-  ONEDNN_CHECK(dnnl_primitive_desc_destroy(pd));
-  ONEDNN_CHECK(dnnl_primitive_attr_destroy(attr));
-  return 0;
-}
-
-void @FUNCTION@(const float *lhs, const float *rhs, @BIAS_PARAM@float *out) {
-  if (prim == NULL && @FUNCTION@_setup() != 0) exit(3);
-  onednn_bind(mem_src, &bound_src, lhs);
-  onednn_bind(mem_wei, &bound_wei, rhs);
-@BIAS_BIND@  onednn_bind(mem_dst, &bound_dst, out);
-  const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, mem_src}, {DNNL_ARG_WEIGHTS, mem_wei}, @BIAS_ARG@{DNNL_ARG_DST, mem_dst}};
-  onednn_run(prim, (int)(sizeof args / sizeof args[0]), args);
+@SETUP_END@
+@CALL_START@
+@EXECUTE@
 }
 "#,
         &[
-            ("M", p.m.to_string()),
-            ("K", p.k.to_string()),
-            ("N", p.n.to_string()),
-            ("ALG", eltwise(p.epilogue.activation).into()),
-            (
-                "EPILOGUE",
-                if p.epilogue.is_none() { String::new() } else { format!(" + {} (fused)", p.epilogue) },
-            ),
-            ("BIAS_MD", bias.md_arg.into()),
-            ("BIAS_MEMORY", bias.memory.into()),
-            ("BIAS_PARAM", bias.param.into()),
-            ("BIAS_BIND", bias.bind.into()),
-            ("BIAS_ARG", bias.arg.into()),
-        ],
+            vec![("M", p.m.to_string()), ("K", p.k.to_string()), ("N", p.n.to_string())],
+            primitive_values(p.epilogue, ["lhs", "rhs"], "mem"),
+        ]
+        .concat(),
     )
 }
 
@@ -396,7 +429,6 @@ enum Formats {
 }
 
 fn conv(p: &ConvProblem, formats: Formats) -> String {
-    let bias = bias_c(p.epilogue);
     let activation_tag = match p.layout {
         ActivationLayout::Nchw => "dnnl_nchw",
         ActivationLayout::Nhwc => "dnnl_nhwc",
@@ -491,26 +523,14 @@ int @FUNCTION@_setup(void) {
   }
   snprintf(layouts, sizeof layouts, "layouts src %s, weights %s, dst %s%s", src_text, wei_text, dst_text, how);
   onednn_note("@LABEL@: conv@EPILOGUE@", pd, layouts);
-  (void)bias_md;
-  (void)mem_bias;
-  (void)bound_bias;
-  ONEDNN_CHECK(dnnl_primitive_desc_destroy(pd));
-  ONEDNN_CHECK(dnnl_primitive_attr_destroy(attr));
-  return 0;
-}
-
-void @FUNCTION@(const float *input, const float *filter, @BIAS_PARAM@float *out) {
-  if (prim == NULL && @FUNCTION@_setup() != 0) exit(3);
-  onednn_bind(user_src, &bound_src, input);
-  onednn_bind(user_wei, &bound_wei, filter);
-@BIAS_BIND@  onednn_bind(user_dst, &bound_dst, out);
+@SETUP_END@
+@CALL_START@
   if (reorder_wei != NULL && reordered_wei != filter) {
     onednn_reorder(reorder_wei, user_wei, mem_wei);
     reordered_wei = filter;
   }
   if (reorder_src != NULL) onednn_reorder(reorder_src, user_src, mem_src);
-  const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, mem_src}, {DNNL_ARG_WEIGHTS, mem_wei}, @BIAS_ARG@{DNNL_ARG_DST, mem_dst}};
-  onednn_run(prim, (int)(sizeof args / sizeof args[0]), args);
+@EXECUTE@
   if (reorder_dst != NULL) onednn_reorder(reorder_dst, mem_dst, user_dst);
 }
 "#,
@@ -529,17 +549,8 @@ void @FUNCTION@(const float *input, const float *filter, @BIAS_PARAM@float *out)
                 ("WEI_TAG", chosen(filter_tag)),
                 ("ANY", if any { "1" } else { "0" }.into()),
                 ("LABEL", if any { "onednn-any" } else { "onednn" }.into()),
-                ("ALG", eltwise(p.epilogue.activation).into()),
-                (
-                    "EPILOGUE",
-                    if p.epilogue.is_none() { String::new() } else { format!(" + {} (fused)", p.epilogue) },
-                ),
-                ("BIAS_MD", bias.md_arg.into()),
-                ("BIAS_MEMORY", bias.memory.into()),
-                ("BIAS_PARAM", bias.param.into()),
-                ("BIAS_BIND", bias.bind.into()),
-                ("BIAS_ARG", bias.arg.into()),
             ],
+            primitive_values(p.epilogue, ["input", "filter"], "user"),
         ]
         .concat(),
     )
@@ -592,15 +603,14 @@ void @FUNCTION@(const float *input, float *out) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::baselines::touch;
 
     #[test]
     fn a_prefix_needs_the_header_and_the_library() {
         let dir = tempfile::tempdir().expect("temp dir");
         assert_eq!(locate_in(dir.path()), Err("no include/dnnl.h and no lib/libdnnl.so*".into()));
-        std::fs::create_dir_all(dir.path().join("include")).expect("mkdir");
-        std::fs::write(dir.path().join("include/dnnl.h"), "").expect("write");
-        std::fs::create_dir_all(dir.path().join("lib")).expect("mkdir");
-        std::fs::write(dir.path().join("lib/libdnnl.so.3"), "").expect("write");
+        touch(dir.path(), "include/dnnl.h");
+        touch(dir.path(), "lib/libdnnl.so.3");
         let found = locate_in(dir.path()).expect("usable");
         let OneDnnInstall::Prefix { include, library } = &found else { panic!("a prefix") };
         assert_eq!(

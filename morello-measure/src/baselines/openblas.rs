@@ -4,22 +4,15 @@
 //! Linked with `-lopenblas`; the thread count comes from `OPENBLAS_NUM_THREADS`, which the
 //! benchmark driver sets. Install with `apt-get install libopenblas-dev`.
 
-use super::epilogue::{LibraryMatmul, library_baseline};
-use super::{CBaseline, Problem, Unavailable, f32_matmul};
+use super::epilogue::LibraryMatmul;
+use super::problem::MatmulProblem;
 
-pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailable> {
-    let problem = f32_matmul(problem)?;
+/// The OpenBLAS call computing `problem`.
+pub(super) fn library(problem: &MatmulProblem) -> LibraryMatmul<'static> {
     let (m, k, n) = (problem.m, problem.k, problem.n);
-    let library = LibraryMatmul {
-        label: "openblas",
-        what: "OpenBLAS cblas_sgemm",
-        headers: &["cblas.h"],
-        body: format!(
-            "  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, {m}, {n}, {k}, 1.0f, lhs, {k}, rhs, {n},
+    let body = format!(
+        "  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, {m}, {n}, {k}, 1.0f, lhs, {k}, rhs, {n},
               0.0f, out, {n});\n"
-        ),
-        libraries: &["-lopenblas"],
-        ..LibraryMatmul::default()
-    };
-    Ok(vec![library_baseline(problem, library)])
+    );
+    LibraryMatmul::call("openblas", "OpenBLAS cblas_sgemm", &["cblas.h"], &["-lopenblas"], body)
 }

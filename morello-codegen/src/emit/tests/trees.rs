@@ -110,6 +110,36 @@ impl Builder {
         }
     }
 
+    /// Operand `operand` of `s` moved into a whole vector-register buffer of `lanes` lanes (copied
+    /// with `VectorAssign`), and `body` on what remains.
+    pub fn in_vector_register(
+        &self,
+        s: &CanonicalSpec,
+        operand: usize,
+        lanes: u32,
+        body: impl FnOnce(CanonicalSpec) -> Impl,
+    ) -> Impl {
+        let destination = self.dest(&s.operands[operand], "VRF", None, Some(lanes));
+        self.alloc(s, operand, destination, |m| self.kernel(m, K::VectorAssign), body)
+    }
+
+    /// A matmul whose output is in a vector register: zeroed with `VectorFill`, then accumulated
+    /// in tiles of `step` by `BroadcastVecMultAdd`, operand `operand` (the vector one, the other
+    /// input is broadcast) moved into a `lanes`-lane register at each step.
+    pub fn vector_fma(&self, s: &CanonicalSpec, step: &[u32], operand: usize, lanes: u32) -> Impl {
+        self.zero_then(
+            s,
+            |z| self.kernel(z, K::VectorFill),
+            |a| {
+                self.tiles(&a, step, Parallelism::Serial, |step| {
+                    self.in_vector_register(&step, operand, lanes, |fma| {
+                        self.kernel(fma, K::BroadcastVecMultAdd)
+                    })
+                })
+            },
+        )
+    }
+
     /// The same tensor seen in a cache level.
     pub fn cache(
         &self,
@@ -210,23 +240,8 @@ fn avx2_cases() -> Vec<Case> {
 
     // A register tile: the output row in one AVX2 register, broadcast lhs times rhs rows.
     let s = b.spec("Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
-    let vrf = |o: &TensorSpec| b.dest(o, "VRF", None, Some(8));
-    let vector_copy = |m: CanonicalSpec| b.kernel(m, K::VectorAssign);
-    let imp = b.cache(&s, 2, "L1", |s| {
-        b.alloc(&s, 2, vrf(&s.operands[2]), vector_copy, |s| {
-            b.zero_then(
-                &s,
-                |z| b.kernel(z, K::VectorFill),
-                |a| {
-                    b.tiles(&a, &[1, 1, 1, 8], Parallelism::Serial, |step| {
-                        b.alloc(&step, 1, vrf(&step.operands[1]), vector_copy, |fma| {
-                            b.kernel(fma, K::BroadcastVecMultAdd)
-                        })
-                    })
-                },
-            )
-        })
-    });
+    let imp =
+        b.cache(&s, 2, "L1", |s| b.in_vector_register(&s, 2, 8, |s| b.vector_fma(&s, &[1, 1, 1, 8], 1, 8)));
     cases.push(case("broadcast_vec_mult_add_row", t, true, imp));
 
     // A fused epilogue: the output row in a register, the matmul, then bias and relu on the
@@ -234,30 +249,14 @@ fn avx2_cases() -> Vec<Case> {
     let s = b.spec(
         "MatmulBiasRelu(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
     );
-    let imp = b.alloc(&s, 3, vrf(&s.operands[3]), vector_copy, |s| {
-        b.epilogue(
-            &s,
-            |m| {
-                b.zero_then(
-                    &m,
-                    |z| b.kernel(z, K::VectorFill),
-                    |a| {
-                        b.tiles(&a, &[1, 1, 1, 8], Parallelism::Serial, |step| {
-                            b.alloc(&step, 1, vrf(&step.operands[1]), vector_copy, |fma| {
-                                b.kernel(fma, K::BroadcastVecMultAdd)
-                            })
-                        })
-                    },
-                )
-            },
-            |e| b.kernel(e, K::VectorAddBias),
-        )
+    let imp = b.in_vector_register(&s, 3, 8, |s| {
+        b.epilogue(&s, |m| b.vector_fma(&m, &[1, 1, 1, 8], 1, 8), |e| b.kernel(e, K::VectorAddBias))
     });
     cases.push(case("vector_add_bias_relu_fused", t, true, imp));
 
     // Gelu on registers (the polynomial exp helper) and on scalars (the helper on one lane).
     let s = b.spec("AddBiasGelu(2x8, f32 GL row-major, f32 GL row-major)");
-    let imp = b.alloc(&s, 1, vrf(&s.operands[1]), vector_copy, |s| b.kernel(s, K::VectorAddBias));
+    let imp = b.in_vector_register(&s, 1, 8, |s| b.kernel(s, K::VectorAddBias));
     cases.push(case("vector_add_bias_gelu", t, true, imp));
     let s = b.spec("AddBiasGelu(2x3, f32 GL row-major, f32 GL row-major)");
     cases.push(case("value_add_bias_gelu", t, true, b.each(&s, K::ValueAddBias)));
@@ -316,7 +315,7 @@ fn avx2_cases() -> Vec<Case> {
 
     // Fills of vector registers with negative infinity, stored to memory.
     let s = b.spec("FillNegInf(2x8, f32 GL row-major)");
-    let imp = b.alloc(&s, 0, vrf(&s.operands[0]), vector_copy, |s| b.kernel(s, K::VectorFill));
+    let imp = b.in_vector_register(&s, 0, 8, |s| b.kernel(s, K::VectorFill));
     cases.push(case("vector_fill_neg_inf", t, true, imp));
 
     // A value fill of the minimum of i32 and a widening bf16 -> f32 copy.
@@ -351,24 +350,12 @@ fn avx2_cases() -> Vec<Case> {
     let panels = b.dest(&s.operands[1], "L2", Some("[0, 2, 1, 2 p(8)]"), None);
     let pack = |m: CanonicalSpec| {
         b.tiles(&m, &[1, 1, 8], Parallelism::Serial, |row| {
-            b.alloc(&row, 0, vrf(&row.operands[0]), vector_copy, |r| b.kernel(r, K::VectorAssign))
+            b.in_vector_register(&row, 0, 8, |r| b.kernel(r, K::VectorAssign))
         })
     };
     let imp = b.alloc(&s, 1, panels, pack, |s| {
         b.tiles(&s, &[1, 1, 4, 8], Parallelism::Serial, |block| {
-            b.alloc(&block, 2, vrf(&block.operands[2]), vector_copy, |block| {
-                b.zero_then(
-                    &block,
-                    |z| b.kernel(z, K::VectorFill),
-                    |a| {
-                        b.tiles(&a, &[1, 1, 1, 8], Parallelism::Serial, |step| {
-                            b.alloc(&step, 1, vrf(&step.operands[1]), vector_copy, |fma| {
-                                b.kernel(fma, K::BroadcastVecMultAdd)
-                            })
-                        })
-                    },
-                )
-            })
+            b.in_vector_register(&block, 2, 8, |block| b.vector_fma(&block, &[1, 1, 1, 8], 1, 8))
         })
     });
     cases.push(case("matmul_rhs_packed_panels", t, true, imp));
@@ -415,21 +402,7 @@ fn avx512_cases() -> Vec<Case> {
 
     // The column form in i32 with 16-lane registers: lhs columns (col-major lhs) times rhs scalars.
     let s = b.spec("Matmul(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 GL row-major)");
-    let vrf = |o: &TensorSpec| b.dest(o, "VRF", None, Some(16));
-    let vector_copy = |m: CanonicalSpec| b.kernel(m, K::VectorAssign);
-    let imp = b.alloc(&s, 2, vrf(&s.operands[2]), vector_copy, |s| {
-        b.zero_then(
-            &s,
-            |z| b.kernel(z, K::VectorFill),
-            |a| {
-                b.tiles(&a, &[1, 16, 1, 1], Parallelism::Serial, |step| {
-                    b.alloc(&step, 0, vrf(&step.operands[0]), vector_copy, |fma| {
-                        b.kernel(fma, K::BroadcastVecMultAdd)
-                    })
-                })
-            },
-        )
-    });
+    let imp = b.in_vector_register(&s, 2, 16, |s| b.vector_fma(&s, &[1, 16, 1, 1], 0, 16));
     cases.push(case("broadcast_vec_mult_add_column_i32", t, true, imp));
 
     // The AVX-512 BF16 dot product (two steps of 32 pairs) into memory.
@@ -443,11 +416,8 @@ fn avx512_cases() -> Vec<Case> {
 
     // A 512-bit register copy between two register buffers.
     let s = b.spec("Move(1x16, f32 GL row-major, f32 GL row-major)");
-    let imp = b.alloc(&s, 0, b.dest(&s.operands[0], "VRF", None, Some(16)), vector_copy, |s| {
-        b.alloc(&s, 1, b.dest(&s.operands[1], "VRF", None, Some(16)), vector_copy, |s| {
-            b.kernel(s, K::VectorAssign)
-        })
-    });
+    let imp = b
+        .in_vector_register(&s, 0, 16, |s| b.in_vector_register(&s, 1, 16, |s| b.kernel(s, K::VectorAssign)));
     cases.push(case("vector_assign_register_copy", t, true, imp));
     cases
 }
@@ -457,12 +427,10 @@ fn avx512_cases() -> Vec<Case> {
 /// `BroadcastVecMultAddBf16`, and stored.
 fn bf16_rows(b: &Builder, s: &CanonicalSpec, lanes: u32) -> Impl {
     let n = s.shape.dims()[3];
-    let vrf = |o: &TensorSpec| b.dest(o, "VRF", None, Some(lanes));
-    let vector_copy = |m: CanonicalSpec| b.kernel(m, K::VectorAssign);
     b.tiles(s, &[1, 1, s.shape.dims()[2], n], Parallelism::Serial, |row| {
         b.cache(&row, 1, "L1", |row| {
             b.cache(&row, 2, "L1", |row| {
-                b.alloc(&row, 2, vrf(&row.operands[2]), vector_copy, |row| {
+                b.in_vector_register(&row, 2, lanes, |row| {
                     b.zero_then(
                         &row,
                         |z| b.kernel(z, K::VectorFill),
