@@ -27,31 +27,16 @@
 //! kernel          = its own formula (see each kernel's file)
 //! ```
 
-use crate::kernels::step_stall;
-use crate::spec::{LogicalSpec, TensorSpec};
+use crate::spec::TensorSpec;
 use crate::target::{CacheGeometry, LevelKind, MemVec, Target};
 
 /// A cost: unitless, roughly cycles.
 pub type Cost = u64;
 
-/// The contiguous runs of the tensor's elements in their buffer, and the bytes of each.
-fn runs(t: &TensorSpec) -> (u64, u64) {
-    let sizes = t.layout.physical_sizes(&t.shape).expect("a canonical tensor's layout fits its shape");
-    let split = sizes.len() - usize::from(t.contiguous_dims).min(sizes.len());
-    let outer: u64 = sizes[..split].iter().product();
-    let run_bytes: u64 = sizes[split..].iter().product::<u64>() * u64::from(t.dtype.size_bytes());
-    (outer, run_bytes)
-}
-
 /// The contiguous runs of the tensor's elements and the cache lines they touch.
 fn runs_and_lines(t: &TensorSpec, target: &Target) -> (u64, u64) {
-    let (runs, run_bytes) = runs(t);
+    let (runs, run_bytes) = t.runs();
     (runs, runs * run_bytes.div_ceil(u64::from(target.cache_line_bytes())))
-}
-
-/// Cache lines the tensor's elements touch in their buffer.
-pub fn cache_lines(t: &TensorSpec, target: &Target) -> u64 {
-    runs_and_lines(t, target).1
 }
 
 /// The cost of touching every element of `t` once at its level.
@@ -87,7 +72,7 @@ pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
         LevelKind::ScalarRegisters => t.shape.volume(),
         LevelKind::VectorRegisters => t.shape.volume() / u64::from(t.vector_size.unwrap_or(1)),
         LevelKind::Cache | LevelKind::Memory => {
-            let bytes = cache_lines(t, target) * u64::from(target.cache_line_bytes());
+            let bytes = t.cache_lines(target.cache_line_bytes()) * u64::from(target.cache_line_bytes());
             match level.geometry {
                 Some(g) if bytes <= level.capacity => {
                     let fullest = fullest_set(t, g);
@@ -107,7 +92,7 @@ pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
 /// A tensor without a pitch is one run (or has too few lines to crowd any set), so its lines
 /// spread evenly. Memoised per thread: the search asks for few distinct patterns.
 pub fn fullest_set(t: &TensorSpec, g: CacheGeometry) -> u64 {
-    let (runs, run_bytes) = runs(t);
+    let (runs, run_bytes) = t.runs();
     let line = u64::from(g.line_bytes);
     let sets = u64::from(g.sets);
     let per_run = run_bytes.div_ceil(line);
@@ -207,23 +192,6 @@ pub fn loop_cost(body: Cost, iterations: u64, boundaries: Cost, parallel: bool, 
         .saturating_add(costs.parallel_per_iteration.saturating_mul(per_thread))
 }
 
-/// What a loop over `spec` adds for register-block steps among its bodies
-/// ([`crate::kernels::step_stall`]): each full tile's stall as often as the body runs on one
-/// thread, each boundary body's once.
-pub fn loop_stalls<'a>(
-    spec: &LogicalSpec,
-    body: &LogicalSpec,
-    boundaries: impl IntoIterator<Item = &'a LogicalSpec>,
-    iterations: u64,
-    parallel: bool,
-    target: &Target,
-) -> Cost {
-    let runs = if parallel { iterations.div_ceil(u64::from(target.processors())) } else { iterations };
-    boundaries.into_iter().fold(step_stall(spec, body, target).saturating_mul(runs), |acc, b| {
-        acc.saturating_add(step_stall(spec, b, target))
-    })
-}
-
 /// The cost of moving a tensor from `source` into `destination`, excluding the sub-specs; a move
 /// into vector registers reads its source at the source level's vector cost per line.
 pub fn alloc_cost(source: &TensorSpec, destination: &TensorSpec, target: &Target) -> Cost {
@@ -258,7 +226,7 @@ mod tests {
         let block = lhs_tile(512, [1, 64, 128, 512], "L1", &target);
         assert_eq!(block.pitch, Some(512));
         let g = target.level(block.level).geometry.unwrap();
-        assert_eq!(cache_lines(&block, &target), 512);
+        assert_eq!(block.cache_lines(target.cache_line_bytes()), 512);
         assert_eq!(fullest_set(&block, g), 32);
         assert_eq!(memory_units(&block, &target), 32 * 64 * 64, "it cannot stay in a 32 KiB L1");
         // Half that block of a 500-wide matrix (pitch 2000 bytes, 31.25 lines) spreads its 256
@@ -284,7 +252,7 @@ mod tests {
         assert_eq!(memory_units(&rows, &target), 16 << 10);
         // Four lines fit any 8-way cache wherever they fall: the pitch cannot matter.
         let small = lhs_tile(512, [1, 4, 16, 512], "L1", &target);
-        assert_eq!((small.pitch, cache_lines(&small, &target)), (None, 4));
+        assert_eq!((small.pitch, small.cache_lines(target.cache_line_bytes())), (None, 4));
         // Pitches are kept modulo the largest way (64 KiB of f32: 16384 elements).
         let wide = matmul(2, &target);
         let text = wide.display(&target).to_string();

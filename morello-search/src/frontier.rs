@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::entry::Entry;
 use crate::grid::{self, Grid};
 use crate::peaks::Peaks;
 use morello_core::cost::Cost;
@@ -21,37 +22,6 @@ const GRID_ABOVE: usize = 64;
 
 /// See [`GRID_ABOVE`].
 const GRID_CELLS_PER_CANDIDATE: usize = 16;
-
-/// One implementation summarised: its cost, peaks, depth and the action at its root.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Entry {
-    /// The implementation's cost.
-    pub cost: Cost,
-    /// Its peak memory per level (encoded; see [`crate::peaks`]).
-    pub peaks: Peaks,
-    /// The depth of its tree (a kernel is 1).
-    pub depth: u32,
-    /// The index of its root action in `actions(spec)`.
-    pub action: u16,
-}
-
-impl Entry {
-    /// The total order used for ties: cost, then peaks (slowest level first), then depth, then action.
-    pub fn rank(&self) -> (Cost, Peaks, u32, u16) {
-        (self.cost, self.peaks, self.depth, self.action)
-    }
-
-    /// The order of [`Frontier::from_candidates_on`] for the levels of `relevant`: cost, peaks
-    /// there, then all peaks, depth and action.
-    pub fn rank_on(&self, relevant: Peaks) -> (Cost, Peaks, Peaks, u32, u16) {
-        (self.cost, self.peaks.on(relevant), self.peaks, self.depth, self.action)
-    }
-
-    /// Whether `self` is at least as good as `other` on cost and on every level's peak.
-    pub fn dominates(&self, other: &Entry) -> bool {
-        self.cost <= other.cost && self.peaks.fits(other.peaks)
-    }
-}
 
 /// The non-dominated implementations of one spec, sorted by [`Entry::rank`].
 ///

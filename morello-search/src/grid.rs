@@ -24,7 +24,7 @@
 //! same way with each cell's best-ranked candidate: it survives when every candidate strictly
 //! below it costs more ([`union`]).
 
-use crate::frontier::Entry;
+use crate::entry::Entry;
 use crate::peaks::Peaks;
 
 /// Levels in a [`Peaks`] (one byte each).

@@ -20,6 +20,7 @@
 pub mod actions;
 mod control;
 pub mod db;
+mod entry;
 mod error;
 mod feasible;
 pub mod frontier;

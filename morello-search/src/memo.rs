@@ -26,7 +26,7 @@ use morello_core::spec::CanonicalSpec;
 use rustc_hash::FxBuildHasher;
 
 use crate::frontier::Frontier;
-use crate::memory::{frontier_bytes, memo_entry_bytes};
+use crate::memory::{frontier_bytes, map_entry_bytes, spec_heap_bytes};
 
 /// Where a memo looks up the specs it does not hold: a read-only store of solved specs (such as
 /// a table file, [`crate::db::OpenTable`]).
@@ -174,5 +174,30 @@ impl Memo {
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+}
+
+/// Bytes one memo entry takes: its map slot, the spec's heap and the frontier.
+fn memo_entry_bytes(spec: &CanonicalSpec, frontier: &Frontier) -> u64 {
+    map_entry_bytes(size_of::<(CanonicalSpec, Slot)>()) + spec_heap_bytes(spec) + frontier_bytes(frontier)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use morello_core::spec::SpecBuilder;
+    use morello_core::target::Target;
+
+    use super::*;
+
+    #[test]
+    fn a_memo_entry_counts_the_spec_once_its_slot_and_its_frontier() {
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        let matmul = SpecBuilder::matmul(4, 4, 4).build(&target).unwrap();
+        let heap = spec_heap_bytes(&matmul);
+        let frontier = Frontier::default();
+        let entry = memo_entry_bytes(&matmul, &frontier);
+        assert!(entry > heap + frontier_bytes(&frontier) + size_of::<CanonicalSpec>() as u64, "{entry}");
     }
 }

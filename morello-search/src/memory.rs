@@ -21,7 +21,6 @@
 use morello_core::spec::CanonicalSpec;
 
 use crate::frontier::Frontier;
-use crate::memo::Slot;
 
 /// Slots a hash map holds per entry on average: hashbrown doubles its table when it is 7/8 full,
 /// so the load swings between 7/16 and 7/8 (8/7 to 16/7 slots per entry).
@@ -50,11 +49,6 @@ pub(crate) fn frontier_bytes(frontier: &Frontier) -> u64 {
     (2 * size_of::<usize>() + size_of::<Frontier>() + frontier.heap_bytes()) as u64
 }
 
-/// Bytes one memo entry takes: its map slot, the spec's heap and the frontier.
-pub(crate) fn memo_entry_bytes(spec: &CanonicalSpec, frontier: &Frontier) -> u64 {
-    map_entry_bytes(size_of::<(CanonicalSpec, Slot)>()) + spec_heap_bytes(spec) + frontier_bytes(frontier)
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -70,9 +64,5 @@ mod tests {
         let matmul = SpecBuilder::matmul(4, 4, 4).build(&target).unwrap();
         let heap = spec_heap_bytes(&matmul);
         assert!(heap >= 3 * size_of::<morello_core::spec::TensorSpec>() as u64, "{heap}");
-        // A map entry of the memo counts the spec once, its slot and its frontier.
-        let frontier = Frontier::default();
-        let entry = memo_entry_bytes(&matmul, &frontier);
-        assert!(entry > heap + frontier_bytes(&frontier) + size_of::<CanonicalSpec>() as u64, "{entry}");
     }
 }

@@ -31,9 +31,8 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cost::{Cost, alloc_cost, loop_cost, loop_stalls, memory_units, snap_peaks};
-use crate::kernels::KernelKind;
-use crate::kernels::step_stall;
+use crate::cost::{Cost, alloc_cost, loop_cost, memory_units, snap_peaks};
+use crate::kernels::{KernelKind, loop_stalls, step_stall};
 use crate::spec::{CanonicalSpec, TensorSpec};
 use crate::target::{MemVec, Target};
 

@@ -18,7 +18,7 @@
 
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, KernelKind};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
-use crate::cost::{Cost, cache_lines, move_cost};
+use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
@@ -163,6 +163,23 @@ pub fn step_stall(parent: &LogicalSpec, child: &LogicalSpec, target: &Target) ->
     if step_sides(parent, target).is_some() { 0 } else { register_step_stall(child, target) }
 }
 
+/// What a loop over `spec` adds for register-block steps among its bodies
+/// ([`step_stall`]): each full tile's stall as often as the body runs on one
+/// thread, each boundary body's once.
+pub fn loop_stalls<'a>(
+    spec: &LogicalSpec,
+    body: &LogicalSpec,
+    boundaries: impl IntoIterator<Item = &'a LogicalSpec>,
+    iterations: u64,
+    parallel: bool,
+    target: &Target,
+) -> Cost {
+    let runs = if parallel { iterations.div_ceil(u64::from(target.processors())) } else { iterations };
+    boundaries.into_iter().fold(step_stall(spec, body, target).saturating_mul(runs), |acc, b| {
+        acc.saturating_add(step_stall(spec, b, target))
+    })
+}
+
 /// A register block's multiply-add side and load side, or `None` if `spec` is not one.
 fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
@@ -193,7 +210,7 @@ fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
     let mut load_side = costs
         .load_issue
         .saturating_mul(vectors)
-        .saturating_add(vector_fill.saturating_mul(cache_lines(vector_side, target)));
+        .saturating_add(vector_fill.saturating_mul(vector_side.cache_lines(target.cache_line_bytes())));
     if target.level(scalar_side.level).kind != LevelKind::ScalarRegisters {
         let fill = target.level(scalar_side.level).fill_cost_per_line;
         let bytes = scalars * u64::from(scalar_side.dtype.size_bytes());

@@ -15,7 +15,7 @@
 //! A kernel implements exactly its spec: the reference interpreter executes a kernel by executing
 //! the spec, and the emitted C must agree.
 
-pub use broadcast_vec_mult_add::{register_step_stall, step_stall};
+pub use broadcast_vec_mult_add::{loop_stalls, register_step_stall, step_stall};
 
 use std::fmt;
 use std::str::FromStr;

@@ -301,7 +301,7 @@ pub(crate) fn canonical_pitch(t: &TensorSpec, pitch: Option<u64>, target: &Targe
     if t.is_fully_contiguous() || kind.counts_registers() || period == 0 {
         return None;
     }
-    if crate::cost::cache_lines(t, target) <= u64::from(target.min_ways()?) {
+    if t.cache_lines(target.cache_line_bytes()) <= u64::from(target.min_ways()?) {
         return None;
     }
     u32::try_from(pitch % period).ok()

@@ -449,6 +449,24 @@ impl TensorSpec {
     pub fn bytes(&self) -> u64 {
         self.shape.volume() * u64::from(self.dtype.size_bytes())
     }
+
+    /// The contiguous runs of the tensor's elements in their buffer, and the bytes of each: the
+    /// run is the innermost `contiguous_dims` physical dims, the runs are the product of the others.
+    pub fn runs(&self) -> (u64, u64) {
+        let sizes =
+            self.layout.physical_sizes(&self.shape).expect("a canonical tensor's layout fits its shape");
+        let split = sizes.len() - usize::from(self.contiguous_dims).min(sizes.len());
+        let outer: u64 = sizes[..split].iter().product();
+        let run_bytes: u64 = sizes[split..].iter().product::<u64>() * u64::from(self.dtype.size_bytes());
+        (outer, run_bytes)
+    }
+
+    /// Cache lines of `line_bytes` the tensor's elements touch in their buffer (each run starting
+    /// on a line).
+    pub fn cache_lines(&self, line_bytes: u32) -> u64 {
+        let (runs, run_bytes) = self.runs();
+        runs * run_bytes.div_ceil(u64::from(line_bytes))
+    }
 }
 
 /// A primitive over an iteration shape with its operands: what to compute, not how.

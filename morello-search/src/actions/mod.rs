@@ -29,8 +29,9 @@ mod to_accum;
 
 use std::fmt;
 
-use morello_core::cost::{Cost, alloc_cost, loop_stalls, memory_units};
+use morello_core::cost::{Cost, alloc_cost, memory_units};
 use morello_core::imp::{AllocKind, AllocParts, Boundary, Impl, Parallelism, Stage};
+use morello_core::kernels::loop_stalls;
 use morello_core::kernels::{KernelKind, step_stall};
 use morello_core::spec::{CanonicalSpec, TensorSpec};
 use morello_core::target::{LevelKind, MemVec, Target};

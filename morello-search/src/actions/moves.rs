@@ -26,7 +26,7 @@
 //! (otherwise `Move(a -> b)` could need itself). Destinations that cannot fit `D`'s capacity are skipped:
 //! no implementation under them could fit the target.
 
-use morello_core::cost::{cache_lines, memory_units};
+use morello_core::cost::memory_units;
 use morello_core::dtype::Dtype;
 use morello_core::imp::AllocKind;
 use morello_core::layout::{Layout, LayoutDim, LayoutView};
@@ -100,7 +100,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
             let view = TensorSpec { level: level_id, ..source.clone() };
             let view_conflicts = source.pitch.is_some()
                 && memory_units(&view, target) > level.capacity
-                && cache_lines(&view, target) * u64::from(target.cache_line_bytes()) <= level.capacity;
+                && view.cache_lines(target.cache_line_bytes()) * u64::from(target.cache_line_bytes()) <= level.capacity;
             if level.packs && view_conflicts {
                 for layout in &panels {
                     let packed = TensorSpec {

@@ -29,9 +29,10 @@ use fs4::fs_std::FileExt;
 use morello_core::spec::CanonicalSpec;
 
 use crate::db::error::DbError;
+use crate::db::format::spec_key;
 use crate::db::identity::Schema;
 use crate::db::reader::Reader;
-use crate::db::table::{SaveReport, Table, check_identity, spec_key};
+use crate::db::table::{SaveReport, Table, check_identity};
 use crate::db::validate::Validation;
 use crate::db::writer::{self, Plan};
 use crate::frontier::{Entry, Frontier};

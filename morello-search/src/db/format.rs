@@ -35,6 +35,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use bincode::Options;
+use morello_core::spec::{CanonicalSpec, LogicalSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::db::error::DbError;
@@ -409,4 +410,18 @@ fn decompress(stored: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
         }
         slot.as_mut().expect("the decompressor was just created").decompress(stored, capacity)
     })
+}
+
+/// The key of a spec in a table file: its serde serialisation (bincode, varint integers), so a
+/// table stores whatever a [`CanonicalSpec`] holds without a schema of its own.
+pub fn spec_key(spec: &CanonicalSpec) -> Vec<u8> {
+    bincode_options(u64::MAX).serialize(spec).expect("a spec serialises")
+}
+
+/// The logical spec a key encodes (not yet validated for a target).
+///
+/// # Errors
+/// bincode's message.
+pub(crate) fn logical_of_key(key: &[u8]) -> Result<LogicalSpec, String> {
+    bincode_options(key.len() as u64).deserialize(key).map_err(|e| e.to_string())
 }

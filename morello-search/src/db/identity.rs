@@ -26,7 +26,6 @@ use morello_core::target::{Target, fnv1a};
 use serde::{Deserialize, Serialize};
 
 use crate::actions::ActionConfig;
-use crate::db::error::Mismatch;
 use crate::memo::Memo;
 use crate::search::Search;
 
@@ -185,5 +184,142 @@ impl<'t> Schema<'t> {
             return None;
         }
         Mismatch::between(found, &TableIdentity { model_probe: self.probe(), ..base })
+    }
+}
+
+/// How a table's identity differs from the one wanted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Mismatch {
+    /// Another target (or the same name with another description: other capacities, processors, costs).
+    #[error(
+        "was written for target {found_name} (fingerprint {found_fingerprint:016x}), not {expected_name} (fingerprint {expected_fingerprint:016x}){}",
+        difference.as_ref().map(|d| format!(": {d}")).unwrap_or_default()
+    )]
+    Target {
+        /// The target in the file.
+        found_name: String,
+        /// Its fingerprint.
+        found_fingerprint: u64,
+        /// The target of this search.
+        expected_name: String,
+        /// Its fingerprint.
+        expected_fingerprint: u64,
+        /// The first field in which the two descriptions differ (`processors is 1 in the table,
+        /// 2 here`), where the table's description was at hand.
+        difference: Option<String>,
+    },
+    /// Another model version.
+    #[error("was written with model version {found}, and this morello has model version {expected}")]
+    ModelVersion {
+        /// The version in the file.
+        found: u32,
+        /// This build's version.
+        expected: u32,
+    },
+    /// The same model version but a different model probe: the actions or the cost model changed
+    /// without a version bump (a bug in the build that wrote the table, or in this one).
+    #[error(
+        "was written by a morello whose actions or cost model differ from this one's (model version {version} in both, probe {found:016x} versus {expected:016x})"
+    )]
+    ModelProbe {
+        /// The shared model version.
+        version: u32,
+        /// The probe in the file.
+        found: u64,
+        /// This build's probe.
+        expected: u64,
+    },
+    /// Another action configuration (such as all tile sizes instead of powers of two).
+    #[error("was written with {found}, not {expected}")]
+    Actions {
+        /// The configuration in the file.
+        found: ActionConfig,
+        /// The configuration of this search.
+        expected: ActionConfig,
+    },
+}
+
+impl Mismatch {
+    /// The first difference between a table's identity and the wanted one, if any.
+    pub fn between(found: &TableIdentity, expected: &TableIdentity) -> Option<Mismatch> {
+        if found.target_name != expected.target_name
+            || found.target_fingerprint != expected.target_fingerprint
+        {
+            return Some(Mismatch::Target {
+                found_name: found.target_name.clone(),
+                found_fingerprint: found.target_fingerprint,
+                expected_name: expected.target_name.clone(),
+                expected_fingerprint: expected.target_fingerprint,
+                difference: None,
+            });
+        }
+        if found.model_version != expected.model_version {
+            return Some(Mismatch::ModelVersion {
+                found: found.model_version,
+                expected: expected.model_version,
+            });
+        }
+        if found.model_probe != expected.model_probe {
+            return Some(Mismatch::ModelProbe {
+                version: found.model_version,
+                found: found.model_probe,
+                expected: expected.model_probe,
+            });
+        }
+        if found.actions != expected.actions {
+            return Some(Mismatch::Actions { found: found.actions, expected: expected.actions });
+        }
+        None
+    }
+}
+
+impl Mismatch {
+    /// Names, in a target mismatch, the first field in which the table's stored target description
+    /// (`stored`, its JSON) differs from `expected`'s, so that two targets of the same name (for
+    /// instance the host's built-in target searched for another processor count) are told apart.
+    pub fn with_target_difference(self, stored: &str, expected: &Target) -> Mismatch {
+        match self {
+            Mismatch::Target {
+                found_name, found_fingerprint, expected_name, expected_fingerprint, ..
+            } => {
+                let difference = serde_json::from_str::<serde_json::Value>(stored).ok().and_then(|found| {
+                    let wanted = serde_json::to_value(expected.description_value()).ok()?;
+                    first_difference(&found, &wanted, "")
+                });
+                Mismatch::Target {
+                    found_name,
+                    found_fingerprint,
+                    expected_name,
+                    expected_fingerprint,
+                    difference,
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+/// The first leaf (in key order) at which two JSON values differ: `path is A in the table, B here`.
+fn first_difference(found: &serde_json::Value, wanted: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value;
+    let join = |key: &str| if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
+    match (found, wanted) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                let (x, y) = (a.get(k).unwrap_or(&Value::Null), b.get(k).unwrap_or(&Value::Null));
+                first_difference(x, y, &join(k))
+            })
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| first_difference(x, y, &format!("{path}[{i}]"))),
+        _ if found == wanted => None,
+        _ => {
+            let what = if path.is_empty() { "the description" } else { path };
+            Some(format!("{what} is {found} in the table, {wanted} here"))
+        }
     }
 }

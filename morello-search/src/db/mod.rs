@@ -46,15 +46,16 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use error::{DbError, Mismatch};
+pub use error::DbError;
 pub use file::{TableFile, TableLock, lock_path, write_atomically};
 pub use format::FORMAT_VERSION;
-pub use identity::{MODEL_SOURCES, MODEL_VERSION, Schema, TableIdentity, model_probe};
+pub use format::spec_key;
+pub use identity::{MODEL_SOURCES, MODEL_VERSION, Mismatch, Schema, TableIdentity, model_probe};
 pub use open::{
     Access, OpenTable, ReadOnlyReason, TableLocation, default_file_name, default_table_dir,
     default_table_path, read_only_reason,
 };
-pub use table::{KindStats, MergeReport, SaveReport, Table, TableStats, spec_key, stored_target};
+pub use table::{KindStats, MergeReport, SaveReport, Table, TableStats, stored_target};
 pub use validate::{Validation, VerifyReport};
 
 #[cfg(doc)]

@@ -9,13 +9,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use morello_core::spec::{CanonicalSpec, LogicalSpec, PrimitiveKind};
+use morello_core::spec::{CanonicalSpec, PrimitiveKind};
 use morello_core::target::Target;
 use rayon::slice::ParallelSliceMut;
 
-use crate::db::error::{DbError, Mismatch};
-use crate::db::format::{self, Metadata, Sink, Storage};
-use crate::db::identity::{Schema, TableIdentity};
+use crate::db::error::DbError;
+use crate::db::format::{self, Metadata, Sink, Storage, logical_of_key, spec_key};
+use crate::db::identity::{Mismatch, Schema, TableIdentity};
 use crate::db::reader::Reader;
 use crate::db::validate::{self, Validation, VerifyReport};
 use crate::db::writer;
@@ -64,22 +64,6 @@ pub struct SaveReport {
     pub written: bool,
     /// Whether the save rewrote the whole file (a compaction) rather than appending to it.
     pub rewritten: bool,
-}
-
-/// The key of a spec in a table file: its serde serialisation (bincode, varint integers), so a
-/// table stores whatever a [`CanonicalSpec`] holds without a schema of its own.
-pub fn spec_key(spec: &CanonicalSpec) -> Vec<u8> {
-    use bincode::Options;
-    format::bincode_options(u64::MAX).serialize(spec).expect("a spec serialises")
-}
-
-/// The logical spec a key encodes (not yet validated for a target).
-///
-/// # Errors
-/// bincode's message.
-pub(crate) fn logical_of_key(key: &[u8]) -> Result<LogicalSpec, String> {
-    use bincode::Options;
-    format::bincode_options(key.len() as u64).deserialize(key).map_err(|e| e.to_string())
 }
 
 impl Table {

@@ -265,11 +265,11 @@ fn make_non_canonical(entries: &mut [StoredEntry]) {
     let (key, _) = entries
         .iter_mut()
         .find(|(k, _)| {
-            let spec = table::logical_of_key(k).unwrap();
+            let spec = format::logical_of_key(k).unwrap();
             spec.operands.iter().any(|o| !target().can_reach_parallel(o.level))
         })
         .expect("some spec lives in registers");
-    let mut spec = table::logical_of_key(key).unwrap();
+    let mut spec = format::logical_of_key(key).unwrap();
     assert!(spec.serial_only);
     spec.serial_only = false;
     *key = bincode::Options::serialize(format::bincode_options(u64::MAX), &spec).unwrap();

@@ -33,8 +33,8 @@ use rustc_hash::FxHashMap;
 
 use crate::actions::{ActionConfig, actions};
 use crate::db::error::DbError;
+use crate::db::format::{logical_of_key, spec_key};
 use crate::db::reader::StoredEntry;
-use crate::db::table::{logical_of_key, spec_key};
 use crate::feasible::Feasibility;
 use crate::frontier::{Entry, Frontier};
 use crate::memo::Memo;
