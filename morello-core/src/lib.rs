@@ -22,6 +22,9 @@ pub mod dtype;
 pub mod expr;
 pub mod imp;
 pub mod interp;
+pub mod isa;
+#[macro_use]
+mod kernel_kind;
 pub mod kernels;
 pub mod layout;
 pub mod shape;

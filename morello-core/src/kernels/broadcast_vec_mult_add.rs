@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! ordinal:  1
+//! constants: fixed 1, per_unit 2 per output vectors
 //! applies:  MatmulAccum [1, 1, 1, n]: lhs scalar, rhs [1, 1, n] and out [1, 1, n] in vector registers
 //!        or MatmulAccum [1, m, 1, 1]: rhs scalar, lhs [1, m, 1] and out [1, m, 1] in vector registers;
 //!           the scalar not in vector registers; the vector operand and the output with one layout
@@ -16,7 +17,7 @@
 //!           and an add)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, KernelKind};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelKind};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -26,8 +27,7 @@ use crate::target::{KernelCost, MemVec, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("BroadcastVecMultAdd", KernelCost { fixed: 1, per_unit: 2 }, "output vectors")
-        .rules(applies, could_apply, cost, calibration)
+    KernelDefinition::rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling)
         .memory(memory);
 

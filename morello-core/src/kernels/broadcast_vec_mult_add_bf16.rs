@@ -7,6 +7,7 @@
 //!
 //! ```text
 //! ordinal:  9
+//! constants: fixed 1, per_unit 3 per output vectors
 //! applies:  MatmulAccum [1, 1, 1, n], lhs and rhs bf16, out f32; lhs a scalar not in vector
 //!           registers; rhs in memory or a cache that moves to the output's vector registers
 //!           (vector loads come from there: L1 on x86), one contiguous run along n in index order;
@@ -16,7 +17,7 @@
 //! cost:     fixed + per_unit * vectors + move_cost(lhs) + vector_move_cost(rhs)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, sized};
 use super::{
     in_index_order, in_memory, in_vector_registers, output_vectors, scalar_accessible, vectors_along,
     whole_vectors,
@@ -29,8 +30,7 @@ use crate::target::{KernelCost, MemVec, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("BroadcastVecMultAddBf16", KernelCost { fixed: 1, per_unit: 3 }, "output vectors")
-        .rules(applies, could_apply, cost, calibration)
+    KernelDefinition::rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling)
         .memory(memory);
 

@@ -3,6 +3,8 @@
 //!
 //! ```text
 //! ordinal:  8
+//! constants: fixed 4, per_unit 1 per K / 32
+//! isa:      Avx512f, Avx512bf16
 //! applies:  MatmulAccum [1, 1, K, 1], lhs and rhs bf16, out f32; lhs and rhs in memory or a
 //!           cache, each one contiguous run in k order (no odd-even strip); out not in vector
 //!           registers; K a multiple of 32
@@ -10,20 +12,17 @@
 //! cost:     fixed + per_unit * K / 32 + Σ move_cost(operand)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelKind, sized};
 use super::{in_index_order, in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{IsaFeature, KernelCost, MemVec, Target};
+use crate::target::{KernelCost, MemVec, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("DotProductBf16", KernelCost { fixed: 4, per_unit: 1 }, "K / 32")
-        .rules(applies, could_apply, cost, calibration)
-        .isa(&[IsaFeature::Avx512f, IsaFeature::Avx512bf16])
-        .memory(memory);
+    KernelDefinition::rules(applies, could_apply, cost, calibration).memory(memory);
 
 /// bf16 pairs one `vdpbf16ps` consumes.
 pub const STEP: u32 = 32;
@@ -35,7 +34,7 @@ pub const ACCUMULATORS: u64 = 4;
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], target: &Target) -> bool {
     let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
     kind == (PrimitiveKind::Matmul { accum: true })
-        && DEFINITION.required_isa.iter().all(|f| target.has_isa(*f))
+        && KernelKind::DotProductBf16.required_isa().iter().all(|f| target.has_isa(*f))
         && dtypes == [Dtype::Bf16, Dtype::Bf16, Dtype::F32]
         && memory(levels[0])
         && memory(levels[1])
@@ -49,7 +48,7 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     let [1, 1, k, 1] = spec.shape.dims() else { return false };
     let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
     spec.kind == (PrimitiveKind::Matmul { accum: true })
-        && DEFINITION.required_isa.iter().all(|f| target.has_isa(*f))
+        && KernelKind::DotProductBf16.required_isa().iter().all(|f| target.has_isa(*f))
         && lhs.dtype == Dtype::Bf16
         && rhs.dtype == Dtype::Bf16
         && out.dtype == Dtype::F32

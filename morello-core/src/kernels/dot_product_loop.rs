@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! ordinal:  7
+//! constants: fixed 4, per_unit 1 per K / f32 lanes
 //! applies:  MatmulAccum [1, 1, K, 1] in f32; lhs and rhs in memory or a cache, each one
 //!           contiguous run in k order (no odd-even strip); out not in vector registers; K a
 //!           multiple of the vector's lanes
@@ -12,7 +13,7 @@
 //! cost:     fixed + per_unit * K / lanes + Σ move_cost(operand)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, sized};
 use super::{in_index_order, in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -22,9 +23,7 @@ use crate::target::{KernelCost, MemVec, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("DotProductLoop", KernelCost { fixed: 4, per_unit: 1 }, "K / f32 lanes")
-        .rules(applies, could_apply, cost, calibration)
-        .memory(memory);
+    KernelDefinition::rules(applies, could_apply, cost, calibration).memory(memory);
 
 /// Vector accumulators the loop keeps.
 pub const ACCUMULATORS: u64 = 4;

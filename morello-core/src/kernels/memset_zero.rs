@@ -2,12 +2,13 @@
 //!
 //! ```text
 //! ordinal:  4
+//! constants: fixed 1, per_unit 0
 //! applies:  FillZero of a tensor in memory or a cache that is one contiguous run
 //! cost:     fixed + move_cost(out)
 //! ```
 
 use super::in_memory;
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{FillValue, LogicalSpec, PrimitiveKind};
@@ -15,12 +16,8 @@ use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
 /// The catalogue entry.
-pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
-    "MemsetZero",
-    KernelCost { fixed: 1, per_unit: 0 },
-    "none",
-)
-.rules(applies, could_apply, cost, calibration);
+pub(super) const DEFINITION: KernelDefinition =
+    KernelDefinition::rules(applies, could_apply, cost, calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {

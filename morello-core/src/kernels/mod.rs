@@ -15,109 +15,34 @@
 //! A kernel implements exactly its spec: the reference interpreter executes a kernel by executing
 //! the spec, and the emitted C must agree.
 
+pub use crate::kernel_kind::{KernelKind, UnknownKernel};
 pub use broadcast_vec_mult_add::{loop_stalls, register_step_stall, step_stall};
-
-use std::fmt;
-use std::str::FromStr;
-
-use serde::{Deserialize, Serialize};
 
 use crate::cost::Cost;
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
-use crate::target::{IsaFeature, KernelCost, LevelId, LevelKind, MemVec, Target};
+use crate::target::{KernelCost, LevelId, LevelKind, MemVec, Target};
 
-/// Declares the catalogue from its list: each kernel's module, the [`KernelKind`] variant (numbered
-/// by its ordinal, so two kernels with one ordinal do not compile), [`KernelKind::ALL`] (in
-/// ordinal order) and [`KernelKind::definition`].
+/// Declares the kernels' modules from the catalogue's list ([`KernelKind`] is declared from the
+/// same list in `crate::kernel_kind`) and [`KernelKind::definition`]: each module's `DEFINITION`.
 macro_rules! catalogue {
-    ($($kind:ident = $ordinal:literal => $module:ident ($summary:literal, $cost:literal),)+) => {
+    ($($kind:ident = $ordinal:literal => $module:ident { $($facts:tt)* },)+) => {
         $(mod $module;)+
 
-        /// A kernel: a leaf of an implementation that the code generator emits directly.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        pub enum KernelKind {
-            $(
-                #[doc = $summary]
-                #[doc = ""]
-                #[doc = concat!("Cost: `", $cost, "` (`kernels/", stringify!($module), ".rs`).")]
-                $kind = $ordinal,
-            )+
-        }
-
         impl KernelKind {
-            /// Every kernel, in the fixed order the search tries them.
-            pub const ALL: [KernelKind; [$(stringify!($kind)),+].len()] = [$(KernelKind::$kind,)+];
-
-            /// The kernel's catalogue entry: everything core knows about it, from its own file.
+            /// The kernel's rules: everything core knows about it beyond its facts, from its own file.
             pub fn definition(self) -> &'static KernelDefinition {
                 match self {
                     $(KernelKind::$kind => &$module::DEFINITION,)+
-                }
-            }
-
-            /// What the kernel computes, in one line (the first paragraph of its file's doc).
-            pub fn summary(self) -> &'static str {
-                match self {
-                    $(KernelKind::$kind => $summary,)+
-                }
-            }
-
-            /// The kernel's cost formula, as its file's doc states it (`fixed + per_unit * vectors
-            /// + move_cost(scalar)`).
-            pub fn cost_formula(self) -> &'static str {
-                match self {
-                    $(KernelKind::$kind => $cost,)+
-                }
-            }
-
-            /// The kernel's module name in the catalogue (`vector_scale`): the name of its
-            /// definition file here, of its emitter file in `morello-codegen` and of its golden C
-            /// file there (`tests/golden/kernels/<module>.c`).
-            pub fn module_name(self) -> &'static str {
-                match self {
-                    $(KernelKind::$kind => stringify!($module),)+
                 }
             }
         }
     };
 }
 
-// The kernel catalogue's list, `Kernel = ordinal => module` in the order of the files' ordinals, as the
-// `kernel_catalogue!` macro (exported: `morello-codegen` declares its emitters from it), generated
-// by `build.rs` from the files here that define a kernel: adding a kernel adds its file, nothing
-// else in core.
-include!(concat!(env!("OUT_DIR"), "/kernel_catalogue.rs"));
-
 kernel_catalogue!(catalogue);
 
-/// A kernel name that is not in the catalogue.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown kernel `{0}`")]
-pub struct UnknownKernel(pub String);
-
 impl KernelKind {
-    /// The kernel's name.
-    pub fn name(self) -> &'static str {
-        self.definition().name
-    }
-
-    /// ISA features the kernel's code needs (their implications aside; see
-    /// [`IsaFeature::implies`]).
-    pub fn required_isa(self) -> &'static [IsaFeature] {
-        self.definition().required_isa
-    }
-
-    /// The built-in cost constants (a target file may override them).
-    pub fn default_cost(self) -> KernelCost {
-        self.definition().default_cost
-    }
-
-    /// What the kernel's `per_unit` constant is charged per (`vectors`, `none`).
-    pub fn units(self) -> &'static str {
-        self.definition().units
-    }
-
     /// Whether the kernel implements `spec` on `target`.
     pub fn applies(self, spec: &LogicalSpec, target: &Target) -> bool {
         (self.definition().applies)(spec, target)
@@ -176,14 +101,6 @@ impl KernelKind {
 /// [`KernelKind`]; its calibration microbenchmark in `morello-measure`).
 #[derive(Debug, Clone, Copy)]
 pub struct KernelDefinition {
-    /// The name (in target files, printed trees and the text forms).
-    pub name: &'static str,
-    /// ISA features the kernel's code needs.
-    pub required_isa: &'static [IsaFeature],
-    /// The built-in cost constants.
-    pub default_cost: KernelCost,
-    /// What `per_unit` is charged per.
-    pub units: &'static str,
     /// Whether the kernel implements a spec (its operand rules).
     applies: fn(&LogicalSpec, &Target) -> bool,
     /// A necessary condition on the spec's kind, levels and dtypes (for pruning).
@@ -200,50 +117,16 @@ pub struct KernelDefinition {
     calibration: fn(&CalibrationSites) -> Vec<CalibrationCase>,
 }
 
-/// What a kernel is before its rules: name, default constants and their units (the first half of
-/// a [`KernelDefinition`], which [`KernelFacts::rules`] completes).
-#[derive(Debug, Clone, Copy)]
-struct KernelFacts {
-    name: &'static str,
-    default_cost: KernelCost,
-    units: &'static str,
-}
-
-impl KernelFacts {
-    /// A kernel named `name` with these default constants, `per_unit` counting `units`.
-    const fn new(name: &'static str, default_cost: KernelCost, units: &'static str) -> Self {
-        KernelFacts { name, default_cost, units }
-    }
-
-    /// The kernel with its operand rules, cost and calibration specs, needing no ISA extension and
-    /// no temporaries, its tiles judged by `could_apply`.
+impl KernelDefinition {
+    /// A kernel's rules: its operand rules, cost and calibration specs, with no temporaries, its
+    /// tiles judged by `could_apply`.
     const fn rules(
-        self,
         applies: fn(&LogicalSpec, &Target) -> bool,
         could_apply: fn(PrimitiveKind, &[LevelKind], &[Dtype], &Target) -> bool,
         cost: fn(&LogicalSpec, &Target, KernelCost) -> Cost,
         calibration: fn(&CalibrationSites) -> Vec<CalibrationCase>,
     ) -> KernelDefinition {
-        let KernelFacts { name, default_cost, units } = self;
-        KernelDefinition {
-            name,
-            required_isa: &[],
-            default_cost,
-            units,
-            applies,
-            could_apply,
-            after_tiling: None,
-            memory: no_memory,
-            cost,
-            calibration,
-        }
-    }
-}
-
-impl KernelDefinition {
-    /// The same kernel, needing `required_isa`.
-    const fn isa(self, required_isa: &'static [IsaFeature]) -> Self {
-        KernelDefinition { required_isa, ..self }
+        KernelDefinition { applies, could_apply, after_tiling: None, memory: no_memory, cost, calibration }
     }
 
     /// The same kernel, whose serial tiles `after_tiling` judges.
@@ -367,20 +250,6 @@ fn sized(
     spec: impl Fn(u32) -> String,
 ) -> Vec<CalibrationCase> {
     sizes.into_iter().map(|n| CalibrationCase::new(format!("{prefix}{n}"), spec(n))).collect()
-}
-
-impl fmt::Display for KernelKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for KernelKind {
-    type Err = UnknownKernel;
-
-    fn from_str(s: &str) -> Result<Self, UnknownKernel> {
-        KernelKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownKernel(s.to_string()))
-    }
 }
 
 // Predicates the kernel files share.

@@ -2,13 +2,14 @@
 //!
 //! ```text
 //! ordinal:  0
+//! constants: fixed 1, per_unit 0
 //! applies:  MatmulAccum or unpadded ConvAccum of volume 1; no operand in vector registers;
 //!           inputs of one dtype, output the same or f32 for bf16 inputs
 //! cost:     fixed + Σ move_cost(operand)
 //! ```
 
 use super::scalar_accessible;
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
@@ -16,12 +17,8 @@ use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
 /// The catalogue entry.
-pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
-    "MultAdd",
-    KernelCost { fixed: 1, per_unit: 0 },
-    "none",
-)
-.rules(applies, could_apply, cost, calibration);
+pub(super) const DEFINITION: KernelDefinition =
+    KernelDefinition::rules(applies, could_apply, cost, calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {

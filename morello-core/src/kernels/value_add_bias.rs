@@ -2,12 +2,13 @@
 //!
 //! ```text
 //! ordinal:  11
+//! constants: fixed 1, per_unit 0
 //! applies:  AddBias of volume 1, f32, no operand in vector registers
 //! cost:     fixed * (1, or 8 for gelu) + Σ move_cost(operand)
 //! ```
 
 use super::vector_add_bias::activation_weight;
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, scalar_accessible};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, scalar_accessible};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
@@ -15,12 +16,8 @@ use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
 /// The catalogue entry.
-pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
-    "ValueAddBias",
-    KernelCost { fixed: 1, per_unit: 0 },
-    "none",
-)
-.rules(applies, could_apply, cost, calibration);
+pub(super) const DEFINITION: KernelDefinition =
+    KernelDefinition::rules(applies, could_apply, cost, calibration);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::AddBias { .. })

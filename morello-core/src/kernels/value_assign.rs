@@ -2,12 +2,13 @@
 //!
 //! ```text
 //! ordinal:  5
+//! constants: fixed 1, per_unit 0
 //! applies:  Move of volume 1, neither side in vector registers
 //! cost:     fixed + move_cost(source) + move_cost(destination)
 //! ```
 
 use super::scalar_accessible;
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
@@ -15,12 +16,8 @@ use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
 
 /// The catalogue entry.
-pub(super) const DEFINITION: KernelDefinition = KernelFacts::new(
-    "ValueAssign",
-    KernelCost { fixed: 1, per_unit: 0 },
-    "none",
-)
-.rules(applies, could_apply, cost, calibration);
+pub(super) const DEFINITION: KernelDefinition =
+    KernelDefinition::rules(applies, could_apply, cost, calibration);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! ordinal:  10
+//! constants: fixed 1, per_unit 1 per output vectors (x8 for gelu)
 //! applies:  AddBias (any activation); out f32 in vector registers, whole vectors whose lanes run
 //!           along the last dim; bias in memory or a cache (it is loaded as vectors), one
 //!           contiguous run
@@ -13,7 +14,7 @@
 //! Gelu is `x / (1 + exp(-2 y))` with `y = sqrt(2 / pi) (x + 0.044715 x^3)` and the polynomial
 //! exp of the code generator (`docs/codegen.md`).
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, sized};
 use super::{in_memory, in_vector_registers, output_vectors, vectors_along};
 use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
@@ -23,8 +24,7 @@ use crate::target::{KernelCost, MemVec, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("VectorAddBias", KernelCost { fixed: 1, per_unit: 1 }, "output vectors (x8 for gelu)")
-        .rules(applies, could_apply, cost, calibration)
+    KernelDefinition::rules(applies, could_apply, cost, calibration)
         .after_tiling(could_apply_after_tiling)
         .memory(memory);
 

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! ordinal:  2
+//! constants: fixed 0, per_unit 1 per vectors
 //! applies:  Move, one dtype, one layout; at least one side in vector registers; every side in
 //!           vector registers made of whole vectors of the vector size; a side in memory or a
 //!           cache with contiguous runs that are whole vectors (so each vector is one load/store);
@@ -9,7 +10,7 @@
 //! cost:     per_unit * vectors + vector_move_cost(side in memory)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition};
 use super::{in_memory, in_vector_registers, vectors_along, whole_vectors};
 use crate::cost::{Cost, vector_move_cost};
 use crate::dtype::Dtype;
@@ -19,9 +20,7 @@ use crate::target::{KernelCost, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("VectorAssign", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
-        .rules(applies, could_apply, cost, calibration)
-        .after_tiling(could_apply_after_tiling);
+    KernelDefinition::rules(applies, could_apply, cost, calibration).after_tiling(could_apply_after_tiling);
 
 /// The vector size of the register side(s).
 fn lanes(spec: &LogicalSpec) -> Option<u32> {

@@ -2,11 +2,12 @@
 //!
 //! ```text
 //! ordinal:  3
+//! constants: fixed 0, per_unit 1 per vectors
 //! applies:  Fill (any value) of a tensor in vector registers made of whole vectors
 //! cost:     fixed + per_unit * vectors
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, sized};
 use super::{in_vector_registers, whole_vectors};
 use crate::cost::Cost;
 use crate::dtype::Dtype;
@@ -16,9 +17,7 @@ use crate::target::{KernelCost, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("VectorFill", KernelCost { fixed: 0, per_unit: 1 }, "vectors")
-        .rules(applies, could_apply, cost, calibration)
-        .after_tiling(could_apply_after_tiling);
+    KernelDefinition::rules(applies, could_apply, cost, calibration).after_tiling(could_apply_after_tiling);
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], _dtypes: &[Dtype], _target: &Target) -> bool {

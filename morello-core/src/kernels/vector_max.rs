@@ -2,13 +2,14 @@
 //!
 //! ```text
 //! ordinal:  12
+//! constants: fixed 4, per_unit 1 per row / f32 lanes
 //! applies:  Max or MaxAccum [1, n], f32; the row not in registers, one contiguous run; the
 //!           output one scalar not in vector registers
 //! memory:   5 vector registers (four partial maxima and a load)
 //! cost:     fixed + per_unit * ceil(n / lanes) + vector_move_cost(row) + move_cost(out)
 //! ```
 
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, sized};
 use super::{in_memory, scalar_accessible, widest_vector_level};
 use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
@@ -18,9 +19,7 @@ use crate::target::{KernelCost, MemVec, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("VectorMax", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")
-        .rules(applies, could_apply, cost, calibration)
-        .memory(memory);
+    KernelDefinition::rules(applies, could_apply, cost, calibration).memory(memory);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::Max { .. })

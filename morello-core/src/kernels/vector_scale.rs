@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! ordinal:  14
+//! constants: fixed 4, per_unit 1 per row / f32 lanes
 //! applies:  SoftmaxScale [1, n], f32; y not in registers, one contiguous run; sum a scalar not
 //!           in vector registers
 //! memory:   2 vector registers
@@ -9,7 +10,7 @@
 //! ```
 
 use super::vector_max::{loop_memory, row_vectors};
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, sized};
 use super::{in_memory, scalar_accessible};
 use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
@@ -19,9 +20,7 @@ use crate::target::{KernelCost, MemVec, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("VectorScale", KernelCost { fixed: 4, per_unit: 1 }, "row / f32 lanes")
-        .rules(applies, could_apply, cost, calibration)
-        .memory(memory);
+    KernelDefinition::rules(applies, could_apply, cost, calibration).memory(memory);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     kind == PrimitiveKind::SoftmaxScale

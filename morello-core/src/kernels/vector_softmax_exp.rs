@@ -3,6 +3,8 @@
 //!
 //! ```text
 //! ordinal:  13
+//! constants: fixed 8, per_unit 8 per row / f32 lanes
+//! isa:      Fma
 //! applies:  SoftmaxExp or SoftmaxExpAccum [1, n], f32; x and y not in registers, each one
 //!           contiguous run; max and sum scalars not in vector registers
 //! memory:   6 vector registers (the broadcast max, two partial sums, exp temporaries)
@@ -11,20 +13,17 @@
 //! ```
 
 use super::vector_max::{loop_memory, row_vectors};
-use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelFacts, sized};
+use super::{CalibrationCase, CalibrationSites, KernelDefinition, sized};
 use super::{in_memory, scalar_accessible};
 use crate::cost::{Cost, move_cost, vector_move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{IsaFeature, KernelCost, MemVec, Target};
+use crate::target::{KernelCost, MemVec, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelFacts::new("VectorSoftmaxExp", KernelCost { fixed: 8, per_unit: 8 }, "row / f32 lanes")
-        .rules(applies, could_apply, cost, calibration)
-        .isa(&[IsaFeature::Fma])
-        .memory(memory);
+    KernelDefinition::rules(applies, could_apply, cost, calibration).memory(memory);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     matches!(kind, PrimitiveKind::SoftmaxExp { .. })

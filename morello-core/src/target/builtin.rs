@@ -11,7 +11,7 @@
 
 use super::file::{Capacity, LevelDescription, TargetDescription};
 use super::{CostConstants, IsaFeature, LevelKind, Target, TargetError, with_implied};
-use crate::kernels::KernelKind;
+use crate::kernel_kind::KernelKind;
 
 /// Which built-in target a name resolved to, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

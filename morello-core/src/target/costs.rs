@@ -8,17 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::Dtype;
-use crate::kernels::KernelKind;
-
-/// Cost of one kernel application: `fixed + per_unit * units`, where each kernel defines its
-/// units (vectors, elements, loop steps) in its own file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KernelCost {
-    /// Cost paid once per application.
-    pub fixed: u64,
-    /// Cost per unit of work.
-    pub per_unit: u64,
-}
+use crate::kernel_kind::{KernelCost, KernelKind};
 
 /// The constants of the cost model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{CacheGeometry, CostConstants, IsaFeature, LevelId, LevelKind, MAX_LEVELS, MemoryLevel, Target};
-use crate::kernels::KernelKind;
+use crate::kernel_kind::KernelKind;
 
 /// Why a target description is invalid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -10,19 +10,19 @@
 mod builtin;
 mod costs;
 mod file;
-mod isa;
 mod memvec;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::kernels::KernelKind;
+use crate::kernel_kind::KernelKind;
 
+pub use crate::isa::{IsaFeature, UnknownIsaFeature, with_implied};
+pub use crate::kernel_kind::KernelCost;
 pub use builtin::{HostCache, HostCacheKind, HostResolution, resolve_target, resolve_target_on_host};
-pub use costs::{CostConstants, KernelCost};
+pub use costs::CostConstants;
 pub use file::{TargetDescription, TargetError, parse_size};
-pub use isa::{IsaFeature, UnknownIsaFeature, with_implied};
 pub use memvec::{MAX_LEVELS, MemVec};
 
 /// The index of a memory level in its target's level list (slowest first).

@@ -100,7 +100,8 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
             let view = TensorSpec { level: level_id, ..source.clone() };
             let view_conflicts = source.pitch.is_some()
                 && memory_units(&view, target) > level.capacity
-                && view.cache_lines(target.cache_line_bytes()) * u64::from(target.cache_line_bytes()) <= level.capacity;
+                && view.cache_lines(target.cache_line_bytes()) * u64::from(target.cache_line_bytes())
+                    <= level.capacity;
             if level.packs && view_conflicts {
                 for layout in &panels {
                     let packed = TensorSpec {

@@ -20,10 +20,10 @@ use super::buffers::View;
 use crate::error::CodegenError;
 
 /// Declares the emitters from the catalogue's list ([`morello_core::kernel_catalogue!`]): for each
-/// `Kernel = ordinal => module (summary, cost formula)`, the module (`kernels/<module>.rs`, with `emit(e, spec, views)`) and its arm
+/// `Kernel = ordinal => module { facts }`, the module (`kernels/<module>.rs`, with `emit(e, spec, views)`) and its arm
 /// of [`emit`]. A kernel of the catalogue without its emitter file does not compile.
 macro_rules! emitters {
-    ($($kind:ident = $ordinal:literal => $module:ident ($summary:literal, $cost:literal),)+) => {
+    ($($kind:ident = $ordinal:literal => $module:ident { $($facts:tt)* },)+) => {
         $(mod $module;)+
 
         /// Emits one kernel.

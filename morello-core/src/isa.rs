@@ -2,7 +2,7 @@
 //! implies, and whether the host CPU has it.
 //!
 //! A target lists the features its code may use (`isa = ["avx2", "fma"]`); a kernel lists the ones
-//! its code needs ([`crate::kernels::KernelDef::required_isa`]). A feature implies the ones it is
+//! its code needs ([`crate::kernels::KernelKind::required_isa`]). A feature implies the ones it is
 //! built on, as the compilers' `-m` flags do, so a target that names `avx2` also has `avx`:
 //!
 //! ```text
