@@ -1,16 +1,15 @@
 //! The kernel catalogue: leaf implementations the search may select.
 //!
-//! Each kernel lives in its own file, whose `DEFINITION` ([`KernelDefinition`]) is its one
-//! catalogue entry: name, `required_isa`, `default_cost` and what its `units` are, then
-//! `applies(spec, target)` (the spec shapes, levels, layouts, vector sizes and dtypes it
-//! implements), `could_apply(kind, level kinds, dtypes, target)` (a necessary condition on levels
-//! and dtypes alone, used to prune the search), optionally `could_apply_after_tiling`, `memory(spec,
-//! target)` (registers it needs beyond its operands) and `cost(spec, target, constants)`; the
-//! `ordinal:` line of its module doc is its place in the catalogue. Adding a kernel: its file here (`build.rs` lists the
-//! files that define a kernel, by ordinal, as the `kernel_catalogue!` macro, from which
-//! `catalogue!` declares the module, the [`KernelKind`] variant, its place in [`KernelKind::ALL`]
-//! and its [`KernelKind::definition`]), and its C emitter in `morello-codegen`, whose module the same
-//! list declares (see `docs/adding-a-kernel.md`).
+//! Each kernel lives in its own file. Its module doc states its facts (ordinal, default constants
+//! and units, required ISA features, summary, cost formula), which `build.rs` lists as the
+//! `kernel_catalogue!` macro and `crate::kernel_kind` declares [`KernelKind`] from; its
+//! `DEFINITION` ([`KernelDefinition`]) holds its rules: `applies(spec, target)` (the spec shapes,
+//! levels, layouts, vector sizes and dtypes it implements), `could_apply(kind, level kinds, dtypes,
+//! target)` (a necessary condition on levels and dtypes alone, used to prune the search),
+//! optionally `could_apply_after_tiling`, `memory(spec, target)` (registers it needs beyond its
+//! operands), `cost(spec, target, constants)` and its calibration specs. From the same list
+//! `catalogue!` declares the module and its [`KernelKind::definition`], and `morello-codegen` its C
+//! emitter (see `docs/adding-a-kernel.md`).
 //!
 //! A kernel implements exactly its spec: the reference interpreter executes a kernel by executing
 //! the spec, and the emitted C must agree.
