@@ -95,9 +95,10 @@ impl KernelKind {
     }
 }
 
-/// A kernel's entry in the catalogue: one constant in the kernel's own file holds everything the
-/// IR, the search and the cost model know about it (its C emitter is in `morello-codegen`, found by
-/// [`KernelKind`]; its calibration microbenchmark in `morello-measure`).
+/// A kernel's rules in the catalogue: one constant in the kernel's own file, beside the facts its
+/// module doc states ([`KernelKind`]'s name, constants and ISA features), holds what the search and
+/// the cost model ask of it (its C emitter is in `morello-codegen`, found by [`KernelKind`]; its
+/// calibration specs are its own, measured by `morello-measure`).
 #[derive(Debug, Clone, Copy)]
 pub struct KernelDefinition {
     /// Whether the kernel implements a spec (its operand rules).
