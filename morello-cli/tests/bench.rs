@@ -8,7 +8,7 @@
 use std::path::Path;
 
 mod common;
-use common::{executable_script, have_compiler, morello, morello_env};
+use common::{SCALAR_TARGET, executable_script, have_compiler, morello, morello_env};
 
 /// Quick sampling: fine for checking structure, far too noisy for figures.
 const QUICK: [&str; 4] = ["--samples", "2", "--min-sample-seconds", "0.01"];
@@ -263,4 +263,74 @@ fn the_suite_fills_its_section_between_the_markers_and_writes_the_plot() {
         3,
         "morello, naive and gemm over 4 and 8: {plot_text}"
     );
+}
+
+#[test]
+fn versus_target_times_the_kernel_another_target_picks_in_the_same_run() {
+    if !have_compiler() {
+        return;
+    }
+    // The scalar target, and a copy whose main memory costs twice as much per line: the same
+    // levels, so its kernel is verified and timed beside the first on the same inputs.
+    let dir = tempfile::tempdir().unwrap();
+    let (tiny, slow) = (dir.path().join("tiny.toml"), dir.path().join("slow memory.toml"));
+    std::fs::write(&tiny, SCALAR_TARGET).unwrap();
+    let slower = SCALAR_TARGET.replace("cost_per_line = 40", "cost_per_line = 80");
+    assert_ne!(slower, SCALAR_TARGET);
+    std::fs::write(&slow, slower).unwrap();
+    let (tiny, slow) = (tiny.to_str().unwrap(), slow.to_str().unwrap());
+    let bench = |extra: &[&str]| {
+        let mut args =
+            vec!["bench", "matmul", "2x2x2", "--target", tiny, "--versus-target", slow, "--no-db", "-q"];
+        args.extend(extra);
+        let (code, stdout, stderr) = morello(&with_quick(&args));
+        assert_eq!(code, 0, "{stderr}");
+        stdout
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&bench(&["--baseline", "naive", "--json"])).expect("JSON");
+    let results = v["results"].as_array().expect("results");
+    let names: Vec<&str> = results.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["morello", "morello-vs-slow_memory", "naive"]);
+    let cost = |i: usize| results[i]["predicted_cost"].as_u64().unwrap();
+    assert!(cost(1) > cost(0), "the other target prices its memory higher: {v}");
+    assert_eq!(results[1]["max_abs_error"], 0.0);
+    assert!(results[0]["morello_speedup"].is_null());
+    assert!(number(&results[1]["morello_speedup"]) > 0.0 && number(&results[2]["morello_speedup"]) > 0.0);
+    // The text report names the other target and its cost.
+    let stdout = bench(&["--baseline", "none"]);
+    let versus = format!("\nversus:     slow_memory (cost {}), timed as morello-vs-slow_memory\n", cost(1));
+    assert!(stdout.contains(&versus), "{stdout}");
+    assert!(stdout.contains("how many times faster morello is than each other candidate"), "{stdout}");
+}
+
+#[test]
+fn versus_target_refuses_a_target_with_other_levels_and_top_k() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = dir.path().join("tiny.toml");
+    std::fs::write(&tiny, SCALAR_TARGET).unwrap();
+    let tiny = tiny.to_str().unwrap();
+    let (code, _, stderr) = morello(&[
+        "bench",
+        "matmul",
+        "2x2x2",
+        "--target",
+        tiny,
+        "--versus-target",
+        "x86-avx2",
+        "--no-db",
+        "-q",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "--versus-target x86-avx2: its levels (GL, L2, L1, VRF, RF) or ISA differ from those of \
+             --target tiny (HBM, REG)"
+        ),
+        "{stderr}"
+    );
+    let (code, _, stderr) =
+        morello(&["bench", "matmul", "2x2x2", "--top-k", "2", "--versus-target", tiny, "--no-db", "-q"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
 }

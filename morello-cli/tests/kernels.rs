@@ -41,3 +41,34 @@ fn an_unknown_target_is_bad_input() {
     assert_eq!(code, 2, "{stdout}");
     assert!(stderr.contains("unknown target `no-such-target`"), "{stderr}");
 }
+
+#[test]
+fn a_target_printed_as_a_file_reads_back_as_the_same_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, file, stderr) = morello(&["kernels", "--target", "x86-avx512", "--as-file"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(file.starts_with("name = \"x86-avx512\"\n"), "{file}");
+    let path = dir.path().join("avx512.toml");
+    std::fs::write(&path, &file).unwrap();
+    let path = path.to_str().unwrap();
+    // The same listing and, printed again, the same file.
+    assert_eq!(morello(&["kernels", "--target", path]).1, morello(&["kernels", "--target", "x86-avx512"]).1);
+    assert_eq!(morello(&["kernels", "--target", path, "--as-file"]).1, file);
+    // And the same search: its cost, its tree.
+    let search = |target: &str| {
+        let (code, out, err) = morello(&[
+            "search",
+            "matmul",
+            "16x16x16",
+            "--target",
+            target,
+            "--no-db",
+            "--processors",
+            "1",
+            "-q",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    assert_eq!(search(path), search("x86-avx512"));
+}

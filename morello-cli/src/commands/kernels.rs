@@ -1,6 +1,6 @@
 //! `morello kernels`: the kernels of a target, each as its definition in `morello-core` states it.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use morello_core::dtype::Dtype;
 use morello_core::target::{KernelCost, Target};
 
@@ -14,6 +14,7 @@ Examples:
   morello kernels
   morello kernels --target x86-avx512
   morello kernels --target my-target.toml
+  morello kernels --target x86 --as-file > mine.toml   (the whole target as a file, to edit)
 
 Each kernel is defined in one file, morello-core/src/kernels/<name>.rs: its operand rules, cost
 formula and calibration specs are there; this lists what the cost model charges for it.";
@@ -24,6 +25,11 @@ pub struct Args {
     /// The target: `x86` (the host's x86 target), `x86-avx2`, `x86-avx512`, or a target file.
     #[arg(long, default_value = "x86")]
     target: String,
+    /// Print the whole target (levels, geometry, cost constants, kernels) as a TOML target file
+    /// instead: edit it and load it with `--target FILE`, or time its kernel beside the original's
+    /// with `morello bench ... --versus-target FILE`.
+    #[arg(long)]
+    as_file: bool,
 }
 
 /// Runs `morello kernels`.
@@ -31,6 +37,10 @@ pub fn run(args: &Args) -> Result<()> {
     let (target, note) = load_target(&args.target)?;
     if let Some(note) = note {
         eprint_line(&note);
+    }
+    if args.as_file {
+        let text = target.description_value().to_toml().context("cannot write the target as TOML")?;
+        return output::print(&text);
     }
     output::print(&listing(&target))
 }

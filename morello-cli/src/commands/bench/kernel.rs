@@ -6,6 +6,12 @@
 //! lowest costs), else (`--candidates all-costs`) ties included; of variants with the same C text
 //! only the cheapest is kept. The report adds each one's predicted cost and the Spearman rank
 //! correlation between predicted cost and measured median time.
+//!
+//! With `--versus-target T` (repeatable), the best kernel for the same spec on target `T` is timed
+//! in the same run, labelled `morello-vs-T` (`T`'s file stem): a side-by-side test of a change to
+//! a target's constants, geometry or packing. `T` must have `--target`'s levels (names, kinds,
+//! vector widths) and ISA, so that its kernel runs on the same buffers and emits under the same
+//! target.
 
 use anyhow::{Result, anyhow};
 use morello_codegen::{Compiler, EmitConfig, ImplComment, emit_kernel};
@@ -26,7 +32,7 @@ use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;
 use crate::failure::bad_input;
 use crate::output;
-use crate::spec_args::{SpecArgs, resolve};
+use crate::spec_args::{Resolved, SpecArgs, resolve};
 
 /// Examples shown after `morello bench --help`.
 pub const EXAMPLES: &str = "\
@@ -35,6 +41,7 @@ Examples:
   morello bench matmul 256x256x256 --baseline openblas,libxsmm --json
   morello bench matmul 512x512x512 --threads 2
   morello bench --top-k 10 matmul 64x64x64      (the model's 10 best; Spearman of cost against time)
+  morello bench matmul 512x512x512 --versus-target nopack.toml   (also the kernel a target file picks)
   morello bench matmul 1x2048x16384 --samples 9 --min-sample-seconds 0.5
   morello bench matmul 8x8x8 --samples 2 --min-sample-seconds 0.01   (a quick check: noisy figures)
   morello bench matmul 256x256x256 --epilogue bias,relu --unfused --baseline onednn
@@ -86,6 +93,11 @@ pub struct Args {
     /// separate pass of the epilogue over the output), labelled `morello-unfused`.
     #[arg(long)]
     unfused: bool,
+    /// Also time the best kernel for the same spec on this target (a built-in name or a target
+    /// file with --target's levels and ISA), labelled `morello-vs-TARGET` (a file's stem);
+    /// repeatable. Its table is the default one for that target (none with --no-db).
+    #[arg(long, value_name = "TARGET", conflicts_with = "top_k")]
+    versus_target: Vec<String>,
     #[command(flatten)]
     options: SearchOptions,
     #[command(flatten)]
@@ -150,6 +162,11 @@ pub fn run(args: &Args) -> Result<()> {
     };
     crate::signals::check()?;
     let target = &resolved.target;
+    let versus = args
+        .versus_target
+        .iter()
+        .map(|name| versus_solution(name, &spec_args, &resolved, args))
+        .collect::<Result<Vec<_>>>()?;
     let mut chosen = choose(&solutions, target, args.top_k)?;
     let mut labels: Vec<String> = match args.top_k {
         None => vec!["morello".to_string()],
@@ -160,6 +177,14 @@ pub fn run(args: &Args) -> Result<()> {
             chosen.kernels.push(unfused);
             labels.push("morello-unfused".to_string());
         }
+    }
+    for (name, solution) in &versus {
+        let label = format!("morello-vs-{name}");
+        if labels.contains(&label) {
+            return Err(bad_input(format!("two --versus-target files are named {name}: rename one")));
+        }
+        chosen.kernels.push(solution);
+        labels.push(label);
     }
     let kernels: Vec<KernelCandidate<'_>> = chosen
         .kernels
@@ -195,6 +220,52 @@ pub fn run(args: &Args) -> Result<()> {
         noise: args.measure.noise_note(),
     };
     if args.json { output::print_json(&report.json()) } else { output::print(&report.text(args.impls)) }
+}
+
+/// The best kernel for `resolved`'s spec on target `name` (`--versus-target`), searched with the
+/// default table of that target (or none with `--no-db`), with the name it is labelled by.
+fn versus_solution(
+    name: &str,
+    spec_args: &SpecArgs,
+    resolved: &Resolved,
+    args: &Args,
+) -> Result<(String, Solution)> {
+    let mut other_args = spec_args.clone();
+    other_args.target = name.to_string();
+    let other = resolve(&other_args).map_err(|e| e.context(format!("--versus-target {name}")))?;
+    let (mine, theirs) = (&resolved.target, &other.target);
+    let shape = |t: &Target| -> Vec<(String, String, Vec<u32>)> {
+        t.levels().iter().map(|l| (l.name.clone(), format!("{:?}", l.kind), l.vector_bytes.clone())).collect()
+    };
+    if shape(mine) != shape(theirs) || mine.isa_with_implied() != theirs.isa_with_implied() {
+        return Err(bad_input(format!(
+            "--versus-target {name}: its levels ({}) or ISA differ from those of --target {} ({}), so its \
+             kernel cannot be timed beside it; compare targets with the same levels, such as an \
+             edited copy of `morello kernels --target {} --as-file`",
+            theirs.level_names().join(", "),
+            mine.name(),
+            mine.level_names().join(", "),
+            mine.name(),
+        )));
+    }
+    let db = DbArgs { db: None, no_db: args.db.no_db };
+    let session = Session::start(&other, &args.options, false)?;
+    let solution = session
+        .solve_with_table(&other, &db, None)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("--versus-target {name}: the search returned no implementation"))?;
+    if solution.imp.spec != resolved.spec {
+        return Err(bad_input(format!(
+            "--versus-target {name}: the spec resolves to {} there, not {}",
+            other.spec.display(theirs),
+            resolved.spec.display(mine)
+        )));
+    }
+    let stem = std::path::Path::new(name).file_stem().and_then(|s| s.to_str()).unwrap_or(name);
+    let label =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() || "_.+-".contains(c) { c } else { '_' }).collect();
+    Ok((label, solution))
 }
 
 /// The best solution, and with `--top-k K` up to K-1 more whose C differs from every cheaper one.
@@ -282,6 +353,12 @@ impl Report<'_> {
         self.labels.iter().any(|l| l == label)
     }
 
+    /// Whether the result of kernel `rank` (`None`: a baseline) gets a speedup of the first kernel
+    /// over it: every baseline, and besides the first kernel, `--unfused`'s and `--versus-target`'s.
+    fn is_compared(&self, rank: Option<usize>) -> bool {
+        rank.is_none_or(|i| i > 0 && !self.top_k)
+    }
+
     fn json(&self) -> Value {
         let reference = self.reference();
         let mut results = Vec::new();
@@ -290,6 +367,8 @@ impl Report<'_> {
             let extra = match self.labels.iter().position(|l| *l == result.label) {
                 Some(i) => {
                     let solution = self.kernels.kernels[i];
+                    let compared =
+                        reference.filter(|_| self.is_compared(Some(i))).and_then(|r| speedup(r, result));
                     let verification = &self.measured.verifications[i];
                     json!({
                         "rank": i + 1,
@@ -297,7 +376,7 @@ impl Report<'_> {
                         "max_abs_error": verification.max_abs_error,
                         "differs": (i > 0).then(|| first_difference(&self.kernels.kernels[0].imp, &solution.imp, self.target)).flatten(),
                         "impl": solution.imp.render(self.target),
-                        "morello_speedup": Value::Null,
+                        "morello_speedup": compared,
                     })
                 }
                 None => json!({ "morello_speedup": reference.and_then(|r| speedup(r, result)) }),
@@ -346,6 +425,11 @@ impl Report<'_> {
         let best = self.kernels.kernels[0];
         text += &format!("spec:       {}\n", self.spec_text);
         text += &format!("target:     {} (cost {})\n", self.target.name(), best.cost);
+        for (label, solution) in self.labels.iter().zip(&self.kernels.kernels) {
+            if let Some(name) = label.strip_prefix("morello-vs-") {
+                text += &format!("versus:     {name} (cost {}), timed as {label}\n", solution.cost);
+            }
+        }
         text += &format!("compiler:   {}\n", self.compiler);
         text += &self.verification_line();
         text += &format!("peak:       {}\n", peak_line(self.peak));
@@ -371,10 +455,13 @@ impl Report<'_> {
         }
         text.push('\n');
         text += &self.table();
-        if self.measured.report.results.iter().any(|r| !self.is_kernel(&r.label)) {
+        if self.measured.report.results.iter().any(|r| !self.is_kernel(&r.label))
+            || (self.labels.len() > 1 && !self.top_k)
+        {
             text += "\nmorello vs: how many times faster morello";
             text += if self.top_k { "-1" } else { "" };
-            text += " is than each baseline (its median time / morello's)\n";
+            text += if self.top_k { " is than each baseline" } else { " is than each other candidate" };
+            text += " (its median time / morello's)\n";
         }
         if self.top_k {
             text += &self.top_k_text();
@@ -452,7 +539,8 @@ impl Report<'_> {
             if self.peak_applies {
                 cells.push(self.percent(result).map_or_else(|| "-".to_string(), |p| format!("{p:.1}%")));
             }
-            let versus = if rank.is_some() { None } else { reference.and_then(|r| speedup(r, result)) };
+            let versus =
+                if self.is_compared(rank) { reference.and_then(|r| speedup(r, result)) } else { None };
             cells.push(ratio(versus));
             table.row(cells);
         }
