@@ -305,6 +305,36 @@ fn versus_target_times_the_kernel_another_target_picks_in_the_same_run() {
 }
 
 #[test]
+fn versus_target_says_when_both_targets_pick_the_same_c() {
+    if !have_compiler() {
+        return;
+    }
+    // A copy under another name: another target (its own table), the same kernel.
+    let dir = tempfile::tempdir().unwrap();
+    let (tiny, copy) = (dir.path().join("tiny.toml"), dir.path().join("copy.toml"));
+    std::fs::write(&tiny, SCALAR_TARGET).unwrap();
+    std::fs::write(&copy, SCALAR_TARGET.replace("name = \"tiny\"", "name = \"copy\"")).unwrap();
+    let args = with_quick(&[
+        "bench",
+        "matmul",
+        "2x2x2",
+        "--target",
+        tiny.to_str().unwrap(),
+        "--versus-target",
+        copy.to_str().unwrap(),
+        "--baseline",
+        "none",
+        "--no-db",
+        "-q",
+    ]);
+    let (code, stdout, stderr) = morello(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let note = "\nnote:       morello-vs-copy emits the same C as morello: the difference between their times \
+                is this run's noise\n";
+    assert!(stdout.contains(note), "{stdout}");
+}
+
+#[test]
 fn versus_target_refuses_a_target_with_other_levels_and_top_k() {
     let dir = tempfile::tempdir().unwrap();
     let tiny = dir.path().join("tiny.toml");

@@ -178,8 +178,14 @@ pub fn run(args: &Args) -> Result<()> {
             labels.push("morello-unfused".to_string());
         }
     }
+    let mut notes = Vec::new();
     for (name, solution) in &versus {
         let label = format!("morello-vs-{name}");
+        if same_c(&solution.imp, &chosen.kernels[0].imp, target)? {
+            notes.push(format!(
+                "{label} emits the same C as morello: the difference between their times is this run's noise"
+            ));
+        }
         if labels.contains(&label) {
             return Err(bad_input(format!("two --versus-target files are named {name}: rename one")));
         }
@@ -218,6 +224,7 @@ pub fn run(args: &Args) -> Result<()> {
         memory_bound: is_memory_bound(&resolved.spec),
         peak_applies: peak_applies(&resolved.spec),
         noise: args.measure.noise_note(),
+        notes,
     };
     if args.json { output::print_json(&report.json()) } else { output::print(&report.text(args.impls)) }
 }
@@ -268,6 +275,12 @@ fn versus_solution(
     Ok((label, solution))
 }
 
+/// Whether `a` and `b` emit the same C on `target`.
+fn same_c(a: &Impl, b: &Impl, target: &Target) -> Result<bool> {
+    let config = EmitConfig { name: "kernel".into(), comment: ImplComment::Omit };
+    Ok(emit_kernel(a, target, &config)?.source == emit_kernel(b, target, &config)?.source)
+}
+
 /// The best solution, and with `--top-k K` up to K-1 more whose C differs from every cheaper one.
 fn choose<'s>(solutions: &'s [Solution], target: &Target, top_k: Option<usize>) -> Result<Chosen<'s>> {
     let best = solutions.first().ok_or_else(|| anyhow!("the search returned no implementation"))?;
@@ -315,6 +328,8 @@ struct Report<'a> {
     memory_bound: bool,
     peak_applies: bool,
     noise: Option<String>,
+    /// What the report adds to the measurement's notes.
+    notes: Vec<String>,
 }
 
 impl Report<'_> {
@@ -408,7 +423,7 @@ impl Report<'_> {
             "results": results,
             "skipped": skipped,
             "baselines_not_comparable": self.measured.not_comparable,
-            "notes": self.measured.report.notes,
+            "notes": self.measured.report.notes.iter().chain(&self.notes).collect::<Vec<_>>(),
         });
         if self.top_k {
             if let Some(object) = value.as_object_mut() {
@@ -450,7 +465,7 @@ impl Report<'_> {
         for s in &self.measured.skipped {
             text += &format!("skipped:    {}\n", s.reason);
         }
-        for note in &self.measured.report.notes {
+        for note in self.measured.report.notes.iter().chain(&self.notes) {
             text += &format!("note:       {note}\n");
         }
         text.push('\n');
