@@ -241,10 +241,12 @@ fn versus_solution(
     other_args.target = name.to_string();
     let other = resolve(&other_args).map_err(|e| e.context(format!("--versus-target {name}")))?;
     let (mine, theirs) = (&resolved.target, &other.target);
-    let shape = |t: &Target| -> Vec<(String, String, Vec<u32>)> {
-        t.levels().iter().map(|l| (l.name.clone(), format!("{:?}", l.kind), l.vector_bytes.clone())).collect()
-    };
-    if shape(mine) != shape(theirs) || mine.isa_with_implied() != theirs.isa_with_implied() {
+    let (a, b) = (mine.levels(), theirs.levels());
+    let same_levels = a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.name == y.name && x.kind == y.kind && x.vector_bytes == y.vector_bytes);
+    if !same_levels || mine.isa_with_implied() != theirs.isa_with_implied() {
         return Err(bad_input(format!(
             "--versus-target {name}: its levels ({}) or ISA differ from those of --target {} ({}), so its \
              kernel cannot be timed beside it; compare targets with the same levels, such as an \
