@@ -206,7 +206,10 @@ fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
     let costs = target.costs();
     let per_unit = costs.kernel_for(KernelKind::BroadcastVecMultAdd, out.dtype).per_unit;
     let fma_side = per_unit.saturating_mul(output_vectors(spec)).saturating_mul(k);
-    let vector_fill = target.level(vector_side.level).fill_cost_per_line;
+    // A vector side whose every row is a run of its own (a column of a wider matrix) is a strided
+    // stream; a packed panel or a whole matrix is read as a few long runs.
+    let (runs, _) = vector_side.runs();
+    let vector_fill = target.level(vector_side.level).fill_cost(runs > 1 && runs >= k);
     let mut load_side = costs
         .load_issue
         .saturating_mul(vectors)

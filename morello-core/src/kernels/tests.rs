@@ -214,6 +214,28 @@ fn register_blocks_pay_for_loads_beyond_their_fmas() {
     assert_eq!(step_stall(&outer, &parent, &t), 12 * 128);
 }
 
+/// A vector side read as a strided stream (each row of `rhs` a run of its own: a column of a wider
+/// matrix) pays L2's `strided_fill_cost_per_line` (12 on the built-in targets) per line, the same
+/// lines as one run pay `fill_cost_per_line` (8): a 6-row, 2-vector block over 128 steps, which
+/// keeps up with a contiguous panel, waits 4 per step on a column of a 1024-wide `rhs`.
+#[test]
+fn a_strided_vector_side_pays_the_strided_fill() {
+    let t = avx2();
+    let l2 = t.level(t.level_id("L2").unwrap());
+    assert_eq!((l2.fill_cost(false), l2.fill_cost(true)), (8, 12));
+    let stall = |rhs: &str| {
+        let text = format!("MatmulAccum(1x6x128x16, f32 L1 row-major, f32 {rhs}, f32 VRF row-major v8)");
+        let spec = LogicalSpec::parse(&text, &t).unwrap().canonicalize(&t).unwrap();
+        register_step_stall(&spec, &t)
+    };
+    assert_eq!(stall("L2 row-major"), 0);
+    assert_eq!(stall("L2 row-major c1 s1024"), 4 * 128);
+    // One row is one run whatever the pitch: no stream to stride.
+    let one_row = "MatmulAccum(1x6x1x16, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)";
+    let spec = LogicalSpec::parse(one_row, &t).unwrap().canonicalize(&t).unwrap();
+    assert_eq!(register_step_stall(&spec, &t), 0);
+}
+
 /// The variants are numbered by their files' ordinals and `ALL` is in that order (`build.rs`
 /// generates the list), so stored tables, which refer to kernels by number, read back the same.
 #[test]

@@ -39,6 +39,7 @@ fn level(
         run_overhead_lines: 0,
         load_cost_per_line: None,
         fill_cost_per_line: 0,
+        strided_fill_cost_per_line: None,
         parallel: matches!(kind, LevelKind::Memory | LevelKind::Cache),
         allocates: true,
         packs: false,
@@ -96,6 +97,12 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
                 packs: true,
                 load_cost_per_line: Some(2),
                 fill_cost_per_line: 8,
+                // A strided stream (a column of a wider matrix, each row a run of its own) refills
+                // L1 more slowly: the prefetchers restart at every row and, at a pitch of a page or
+                // more, on a new page. At 12 (against 8), 128x768x3072 packs its `rhs` columns and
+                // ran 1.7x faster on an Intel Xeon (AVX-512), and with AVX2 kernels there 1.5x, 1024^3
+                // 1.37x; no shape tried got slower (`docs/PERFORMANCE.md`, "The strided fill").
+                strided_fill_cost_per_line: Some(12),
                 ways: Some(L2_WAYS),
                 ..level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1", "VRF"])
             },

@@ -104,6 +104,10 @@ pub struct LevelDescription {
     /// (default 0: the fastest cache; `docs/cost-model.md`, "Register blocks").
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fill_cost_per_line: u64,
+    /// What such a line costs when the block reads its vector side as a strided stream, each row a
+    /// run of its own (default: `fill_cost_per_line`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strided_fill_cost_per_line: Option<u64>,
     /// Whether parallel loops may split tensors here.
     #[serde(default)]
     pub parallel: bool,
@@ -297,6 +301,7 @@ impl Target {
                 run_overhead_lines: level.run_overhead_lines,
                 load_cost_per_line: level.load_cost_per_line,
                 fill_cost_per_line: level.fill_cost_per_line,
+                strided_fill_cost_per_line: level.strided_fill_cost_per_line,
                 parallel: level.parallel,
                 allocates: level.allocates,
                 packs: level.packs,
@@ -345,6 +350,7 @@ pub(super) fn describe(target: &Target) -> TargetDescription {
                 run_overhead_lines: l.run_overhead_lines,
                 load_cost_per_line: l.load_cost_per_line,
                 fill_cost_per_line: l.fill_cost_per_line,
+                strided_fill_cost_per_line: l.strided_fill_cost_per_line,
                 parallel: l.parallel,
                 allocates: l.allocates,
                 packs: l.packs,

@@ -83,6 +83,12 @@ pub struct MemoryLevel {
     /// the fastest cache, in cost units per line (0 for the fastest cache and registers). See
     /// [`crate::kernels::register_step_stall`].
     pub fill_cost_per_line: u64,
+    /// What each such line costs instead when the register block reads its vector side as a
+    /// *strided* stream: each of its rows a separate run of the buffer (a column of a row-major
+    /// matrix), where the prefetchers start over at every row and, at a pitch of a page or more,
+    /// on a new page; `None`: as `fill_cost_per_line`. A packed panel, read as one run, pays
+    /// `fill_cost_per_line` ([`MemoryLevel::fill_cost`]).
+    pub strided_fill_cost_per_line: Option<u64>,
     /// Whether a parallel loop may split tensors that live here.
     pub parallel: bool,
     /// Whether a move may allocate a new buffer here (to change the layout, or to pack a tile).
@@ -132,6 +138,16 @@ impl MemoryLevel {
     /// overlapped with arithmetic, although a tensor viewed or copied there costs `cost_per_line`.
     pub fn vector_cost_per_line(&self) -> u64 {
         self.load_cost_per_line.unwrap_or(self.cost_per_line)
+    }
+
+    /// What a line a register block's loads bring from here costs its step's load side:
+    /// `strided_fill_cost_per_line` (if set) for a strided stream, else `fill_cost_per_line`.
+    pub fn fill_cost(&self, strided: bool) -> u64 {
+        if strided {
+            self.strided_fill_cost_per_line.unwrap_or(self.fill_cost_per_line)
+        } else {
+            self.fill_cost_per_line
+        }
     }
 }
 

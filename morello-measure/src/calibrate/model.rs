@@ -113,6 +113,7 @@ fn isolated(base: &Target, params: &[Parameter], values: &[u64]) -> Result<Targe
         // Vector loads are measured from the nearest cache only, where the two costs are one.
         level.load_cost_per_line = None;
         level.fill_cost_per_line = 0;
+        level.strided_fill_cost_per_line = None;
     }
     set(&mut desc, base, params, values);
     Target::new(desc).map_err(|e| CalibrationError::Model(e.to_string()))
@@ -185,6 +186,7 @@ pub fn with_constants(
         desc.costs.load_issue = scale(base.costs().load_issue);
         for (level, old) in desc.levels.iter_mut().zip(base.levels()) {
             level.fill_cost_per_line = scale(old.fill_cost_per_line);
+            level.strided_fill_cost_per_line = old.strided_fill_cost_per_line.map(scale);
         }
     }
     Target::new(desc).map_err(|e| CalibrationError::Model(e.to_string()))
