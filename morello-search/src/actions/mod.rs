@@ -14,14 +14,19 @@
 //!    one computed as a matmul;
 //! 6. a matmul's epilogue split into a pass of its own (fused when the output is in registers);
 //! 7. softmax as its three passes (row maxima, exp and sums, scale), per level of its temporaries;
-//! 8. kernels, in the target's order.
+//! 8. a matmul whose columns are not whole vectors padded to whole vectors, per level of the
+//!    padded buffers;
+//! 9. kernels, in the target's order.
 //!
 //! Every action strictly shrinks the spec (a smaller iteration space, an operand on a faster
-//! level, or an accumulating kind), so the sub-spec graph is acyclic.
+//! level, or an accumulating kind), so the sub-spec graph is acyclic. Padding alone grows the
+//! iteration space, but moves two operands to a faster level and leaves whole vectors that are
+//! never padded again.
 
 mod conv;
 mod epilogue;
 mod moves;
+mod pad;
 mod parallel_tile;
 mod softmax;
 mod tile;
@@ -212,6 +217,13 @@ pub enum Action {
     SoftmaxParts {
         /// Where the temporaries live.
         level: morello_core::target::LevelId,
+    },
+    /// Pad a matmul's columns to whole vectors in buffers allocated at `level`.
+    Pad {
+        /// Where the padded `rhs` and output live.
+        level: morello_core::target::LevelId,
+        /// The padded column count.
+        columns: u32,
     },
     /// Select a kernel.
     Kernel(KernelKind),
@@ -414,6 +426,7 @@ pub fn actions(
         conv::enumerate(spec, target, &mut out);
         epilogue::enumerate(spec, target, &mut out);
         softmax::enumerate(spec, target, &mut out);
+        pad::enumerate(spec, target, &mut out);
         kernels(spec, target, &mut out);
     }
     if config.prune_infeasible {
