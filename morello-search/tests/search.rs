@@ -403,7 +403,8 @@ fn columns_that_leave_a_scalar_edge_are_padded_to_whole_vectors() {
     // Whole 4-lane vectors need no padding; nor does a kernel too small to spread the copies over.
     assert!(pads(&whole(16, 16, 20), &t).is_empty());
     assert!(pads(&whole(8, 8, 13), &t).is_empty());
-    // Only whole buffers pad (a column tile is left to its parent), and only outside L2.
+    // Only whole buffers pad (a column tile is left to its parent), and only into a level that
+    // holds buffers (L2 moves only to L1 views and registers).
     let tile =
         "MatmulAccum(1x16x16x21, f32 GL row-major, f32 GL row-major c1 s64, f32 GL row-major c1 s64, serial)";
     assert!(pads(tile, &t).is_empty());

@@ -20,8 +20,8 @@
 //!
 //! Every action strictly shrinks the spec (a smaller iteration space, an operand on a faster
 //! level, or an accumulating kind), so the sub-spec graph is acyclic. Padding alone grows the
-//! iteration space, but moves two operands to a faster level and leaves whole vectors that are
-//! never padded again.
+//! iteration space, but it moves two operands to a faster level, and no matmul below it has them
+//! slower again.
 
 mod conv;
 mod epilogue;
