@@ -36,6 +36,14 @@ use crate::kernels::{KernelKind, loop_stalls, step_stall};
 use crate::spec::{CanonicalSpec, TensorSpec};
 use crate::target::{MemVec, Target};
 
+/// What a block's temporaries hold while its stages run: each one's units at its level (what
+/// [`Impl::block_with`] adds to its stages' peaks, and a search's plan for the block must too).
+pub fn temporaries_memory(temporaries: &[TensorSpec], target: &Target) -> MemVec {
+    temporaries
+        .iter()
+        .fold(MemVec::ZERO, |acc, t| acc.saturating_add(&MemVec::single(t.level, memory_units(t, target))))
+}
+
 /// Whether a loop's iterations may run on several threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Parallelism {
@@ -266,10 +274,7 @@ impl Impl {
     ) -> Impl {
         let cost = stages.iter().fold(0, |acc: Cost, s| acc.saturating_add(s.body.cost));
         let child = stages.iter().fold(MemVec::ZERO, |acc, s| acc.elementwise_max(&s.body.peaks));
-        let own = temporaries.iter().fold(MemVec::ZERO, |acc, t| {
-            acc.saturating_add(&MemVec::single(t.level, memory_units(t, target)))
-        });
-        let peaks = snap_peaks(own.saturating_add(&child), target);
+        let peaks = snap_peaks(temporaries_memory(&temporaries, target).saturating_add(&child), target);
         Impl { spec, cost, peaks, node: Node::Block { stages, temporaries } }
     }
 

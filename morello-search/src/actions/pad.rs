@@ -39,11 +39,11 @@
 //! they replace, and every matmul below it (tiles, moves to faster levels) keeps its operands at
 //! least that fast, so padding cannot recur and the sub-spec graph stays acyclic.
 
-use morello_core::cost::memory_units;
+use morello_core::imp::temporaries_memory;
 use morello_core::layout::Layout;
 use morello_core::shape::Shape;
 use morello_core::spec::{CanonicalSpec, FillValue, LogicalSpec, PrimitiveKind, TensorSpec};
-use morello_core::target::{LevelId, LevelKind, MemVec, Target};
+use morello_core::target::{LevelId, LevelKind, Target};
 
 use super::{Action, Combine, Plan, PlanShape};
 
@@ -122,9 +122,7 @@ fn plan(spec: &CanonicalSpec, accum: bool, level: LevelId, padded: u32, target: 
     .canonicalize(target)
     .ok()?;
     let temporaries = vec![body.operands[1].clone(), body.operands[2].clone()];
-    let own = temporaries
-        .iter()
-        .fold(MemVec::ZERO, |acc, t| acc.saturating_add(&MemVec::single(t.level, memory_units(t, target))));
+    let own = temporaries_memory(&temporaries, target);
     if own.get(level) > target.level(level).capacity {
         return None;
     }
