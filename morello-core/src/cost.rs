@@ -61,6 +61,17 @@ fn lines_cost(t: &TensorSpec, target: &Target, per_line: u64) -> Cost {
     per_line.saturating_mul(charged)
 }
 
+/// Whether `t` is read as runs (rows) more than half a page apart (`CostConstants::page_bytes`),
+/// so that a stream along its rows starts a new page, and the prefetchers start over, at nearly
+/// every row. Judged on the canonical pitch ([`TensorSpec::pitch`], the stride modulo the caches'
+/// set period); `false` for one run, or where the pitch cannot matter.
+pub fn rows_on_their_own_pages(t: &TensorSpec, target: &Target) -> bool {
+    t.runs().0 > 1
+        && t.pitch.is_some_and(|p| {
+            u64::from(p).saturating_mul(u64::from(t.dtype.size_bytes())) > target.costs().page_bytes / 2
+        })
+}
+
 /// How much of its level `t` occupies: registers for register levels, bytes (whole cache lines)
 /// otherwise. In a cache with a geometry, a tensor whose lines crowd some set beyond the cache's
 /// ways cannot stay resident however much else is free: it occupies what it would take for

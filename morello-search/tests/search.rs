@@ -350,7 +350,7 @@ fn packed_rhs(text: &str, t: &Target) -> Vec<String> {
 }
 
 #[test]
-fn rhs_is_packed_only_where_a_cache_view_would_crowd_a_set() {
+fn rhs_is_packed_only_where_a_view_would_crowd_a_set_or_stride_across_pages() {
     // The built-in targets pack into L2; a copy that does not is the control.
     let packing = target("x86-avx2");
     assert!(packing.levels()[1].packs, "L2 of the built-in targets packs");
@@ -362,9 +362,22 @@ fn rhs_is_packed_only_where_a_cache_view_would_crowd_a_set() {
     let crowded = "MatmulAccum(1x64x512x256, f32 GL row-major c1 s1024, f32 GL row-major c1 s1024, f32 GL row-major c1 s1024, serial)";
     assert_eq!(packed_rhs(crowded, &packing), ["[2, 1, 2 p(16)]"]);
     assert!(packed_rhs(crowded, &plain).is_empty(), "only levels that pack");
-    // The same panel of a 1000-wide matrix spreads over the sets: its view fits, nothing is packed.
+    // The same panel of a 1000-wide matrix spreads over the sets and its view fits, but its rows are
+    // 4,000 bytes apart, each on a page of its own: register blocks would read a strided stream,
+    // which the panel copy avoids. It is offered on the matmul before `k` is split, not on the
+    // accumulating slices a split makes.
     let spread = crowded.replace("s1024", "s1000");
     assert!(packed_rhs(&spread, &packing).is_empty());
+    let whole_k = spread.replace("MatmulAccum", "Matmul");
+    assert_eq!(packed_rhs(&whole_k, &packing), ["[2, 1, 2 p(16)]"]);
+    // On AVX-512 in the narrowest panels only (32 wide; a 64-wide block reads two), where a crowded
+    // view is offered both widths.
+    let avx512 = target("x86-avx512");
+    assert_eq!(packed_rhs(&whole_k, &avx512), ["[2, 1, 2 p(32)]"]);
+    assert_eq!(packed_rhs(crowded, &avx512), ["[2, 1, 2 p(32)]", "[2, 1, 2 p(64)]"]);
+    // Rows half a page apart or closer (2,000 bytes): a view, nothing packed.
+    let near = whole_k.replace("s1000", "s500");
+    assert!(packed_rhs(&near, &packing).is_empty());
     // Nor is an `rhs` whose rows are not along n, or one too large for L2 by size.
     assert!(
         packed_rhs(

@@ -32,7 +32,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::{Cost, alloc_cost, loop_cost, memory_units, snap_peaks};
-use crate::kernels::{KernelKind, loop_stalls, step_stall};
+use crate::kernels::{KernelKind, block_stalls, loop_stalls, step_stall};
 use crate::spec::{CanonicalSpec, TensorSpec};
 use crate::target::{MemVec, Target};
 
@@ -257,9 +257,11 @@ impl Impl {
         }
     }
 
-    /// Stages run one after another.
-    pub fn block(spec: CanonicalSpec, stages: Vec<Stage>) -> Impl {
+    /// Stages run one after another (plus what register blocks among them stall:
+    /// [`block_stalls`]).
+    pub fn block(spec: CanonicalSpec, stages: Vec<Stage>, target: &Target) -> Impl {
         let cost = stages.iter().fold(0, |acc: Cost, s| acc.saturating_add(s.body.cost));
+        let cost = cost.saturating_add(block_stalls(&spec, stages.iter().map(|s| &*s.body.spec), target));
         let peaks = stages.iter().fold(MemVec::ZERO, |acc, s| acc.elementwise_max(&s.body.peaks));
         Impl { spec, cost, peaks, node: Node::Block { stages, temporaries: Vec::new() } }
     }
@@ -273,6 +275,7 @@ impl Impl {
         target: &Target,
     ) -> Impl {
         let cost = stages.iter().fold(0, |acc: Cost, s| acc.saturating_add(s.body.cost));
+        let cost = cost.saturating_add(block_stalls(&spec, stages.iter().map(|s| &*s.body.spec), target));
         let child = stages.iter().fold(MemVec::ZERO, |acc, s| acc.elementwise_max(&s.body.peaks));
         let peaks = snap_peaks(temporaries_memory(&temporaries, target).saturating_add(&child), target);
         Impl { spec, cost, peaks, node: Node::Block { stages, temporaries } }

@@ -65,6 +65,7 @@ fn zero_then_accumulate_with_scalar_kernels() {
             Stage { origins: None, operands: vec![2], body: Impl::kernel(zero, KernelKind::MemsetZero, &t) },
             Stage { origins: None, operands: vec![0, 1, 2], body: looped },
         ],
+        &t,
     );
     assert!(KernelKind::MultAdd.applies(&unit, &t));
     // A one-line tensor in GL costs 20 * (1 line + 2 lines of run overhead) = 60.
@@ -126,6 +127,7 @@ fn register_tiled(t: &Target) -> Impl {
             Stage { origins: None, operands: vec![2], body: Impl::kernel(zero, KernelKind::VectorFill, t) },
             Stage { origins: None, operands: vec![0, 1, 2], body: k_loop },
         ],
+        t,
     );
     let in_registers = Impl::alloc(
         s_l1.clone(),

@@ -19,7 +19,7 @@
 
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelKind};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
-use crate::cost::{Cost, move_cost};
+use crate::cost::{Cost, move_cost, rows_on_their_own_pages};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
@@ -154,13 +154,59 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 ///
 /// 0 for any spec that is not a register block (an input already in registers loads nothing).
 pub fn register_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
-    step_sides(spec, target).map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
+    step_sides(spec, target, Stream::AsRead).map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
+}
+
+/// The part of a register block's [`register_step_stall`] that reading its vector side as a
+/// strided stream adds to reading it as a contiguous one: 0 unless the block reads a column of a
+/// wider matrix whose rows are more than half a page apart
+/// ([`crate::cost::rows_on_their_own_pages`]) from a level whose `strided_fill_cost_per_line`
+/// exceeds its `fill_cost_per_line`. What a [`block_stalls`] stage pays.
+pub fn strided_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
+    let vector_side = match spec.operands.as_slice() {
+        [lhs, rhs, out] if spec.kind == (PrimitiveKind::Matmul { accum: true }) => {
+            if vectors_along(out, 2) { rhs } else { lhs }
+        }
+        _ => return 0,
+    };
+    if !rows_on_their_own_pages(vector_side, target) {
+        return 0;
+    }
+    let stall = |stream| {
+        step_sides(spec, target, stream).map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
+    };
+    stall(Stream::AsRead).saturating_sub(stall(Stream::Contiguous))
+}
+
+/// What a block over `stages` adds for register blocks among them: each one's
+/// [`strided_step_stall`] when `parent` is not itself a register block. A block's register block
+/// runs the whole reduction from registers it zeroed or loaded, and pays for its loads only where
+/// they stream a strided column, the stall a packed copy removes (`docs/cost-model.md`,
+/// "Register blocks").
+pub fn block_stalls<'a>(
+    parent: &LogicalSpec,
+    stages: impl IntoIterator<Item = &'a LogicalSpec>,
+    target: &Target,
+) -> Cost {
+    if step_sides(parent, target, Stream::AsRead).is_some() {
+        return 0;
+    }
+    stages.into_iter().fold(0, |acc: Cost, s| acc.saturating_add(strided_step_stall(s, target)))
+}
+
+/// How [`step_sides`] prices the vector side's lines.
+#[derive(Clone, Copy)]
+enum Stream {
+    /// As the block reads them: strided where each row is a run of its own.
+    AsRead,
+    /// As one contiguous stream.
+    Contiguous,
 }
 
 /// What a node over `child` adds for it: the child's [`register_step_stall`] when the child is a
 /// register block and `parent` is not (a block's own sub-blocks are part of its count).
 pub fn step_stall(parent: &LogicalSpec, child: &LogicalSpec, target: &Target) -> Cost {
-    if step_sides(parent, target).is_some() { 0 } else { register_step_stall(child, target) }
+    if step_sides(parent, target, Stream::AsRead).is_some() { 0 } else { register_step_stall(child, target) }
 }
 
 /// What a loop over `spec` adds for register-block steps among its bodies
@@ -181,7 +227,7 @@ pub fn loop_stalls<'a>(
 }
 
 /// A register block's multiply-add side and load side, or `None` if `spec` is not one.
-fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
+fn step_sides(spec: &LogicalSpec, target: &Target, stream: Stream) -> Option<(Cost, Cost)> {
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
         return None;
     }
@@ -209,7 +255,8 @@ fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
     // A vector side whose every row is a run of its own (a column of a wider matrix) is a strided
     // stream; a packed panel or a whole matrix is read as a few long runs.
     let (runs, _) = vector_side.runs();
-    let vector_fill = target.level(vector_side.level).fill_cost(runs > 1 && runs >= k);
+    let strided = matches!(stream, Stream::AsRead) && runs > 1 && runs >= k;
+    let vector_fill = target.level(vector_side.level).fill_cost(strided);
     let mut load_side = costs
         .load_issue
         .saturating_mul(vectors)

@@ -15,7 +15,9 @@
 //! the spec, and the emitted C must agree.
 
 pub use crate::kernel_kind::{KernelKind, UnknownKernel};
-pub use broadcast_vec_mult_add::{loop_stalls, register_step_stall, step_stall};
+pub use broadcast_vec_mult_add::{
+    block_stalls, loop_stalls, register_step_stall, step_stall, strided_step_stall,
+};
 
 use crate::cost::Cost;
 use crate::dtype::Dtype;

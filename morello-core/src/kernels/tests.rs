@@ -236,6 +236,32 @@ fn a_strided_vector_side_pays_the_strided_fill() {
     assert_eq!(register_step_stall(&spec, &t), 0);
 }
 
+/// A block's register block pays only the strided part of its stall (docs/cost-model.md, "Register
+/// blocks"): a 2-row, 4-vector block over 128 steps of a strided `rhs` column stalls 12 + 8 per
+/// step, of which 8 (two lines at 12 instead of 8) is the stride's; read from one run, or as a
+/// 6 x 2 block whose contiguous stream keeps up, it pays the stride's part alone (4 a step); a
+/// parent that is itself a register block adds nothing, as for loops.
+#[test]
+fn a_block_pays_the_strided_part_of_its_register_blocks_stall() {
+    let t = avx2();
+    let parse = |text: &str| LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
+    let block = |m: u32, n: u32, rhs: &str| {
+        parse(&format!("MatmulAccum(1x{m}x128x{n}, f32 L1 row-major, f32 {rhs}, f32 VRF row-major v8)"))
+    };
+    let wide = block(2, 32, "L2 row-major c1 s1024");
+    assert_eq!(register_step_stall(&wide, &t), 20 * 128);
+    assert_eq!(strided_step_stall(&wide, &t), 8 * 128);
+    assert_eq!(strided_step_stall(&block(2, 32, "L2 row-major"), &t), 0);
+    assert_eq!(strided_step_stall(&block(6, 16, "L2 row-major c1 s1024"), &t), 4 * 128);
+    let zero = parse("FillZero(1x2x32, f32 VRF row-major v8)");
+    let parent =
+        parse("Matmul(1x2x128x32, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)");
+    assert_eq!(block_stalls(&parent, [&*zero, &*wide], &t), 8 * 128);
+    let accum =
+        parse("MatmulAccum(1x2x256x32, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)");
+    assert_eq!(block_stalls(&accum, [&*wide], &t), 0);
+}
+
 /// The variants are numbered by their files' ordinals and `ALL` is in that order (`build.rs`
 /// generates the list), so stored tables, which refer to kernels by number, read back the same.
 #[test]

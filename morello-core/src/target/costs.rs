@@ -25,6 +25,11 @@ pub struct CostConstants {
     /// FMA side and its load side (`crate::kernels::register_step_stall`). x86: 2, as an FMA
     /// (two of each per cycle).
     pub load_issue: u64,
+    /// Bytes of a virtual-memory page (4096 on x86). A strided stream whose rows are more than
+    /// half a page apart starts a new page at nearly every row, where the hardware prefetchers
+    /// stop: only such streams make a block pay a strided stall and offer a packed copy
+    /// (`crate::cost::rows_on_their_own_pages`).
+    pub page_bytes: u64,
     /// Per-kernel constants; kernels missing here use their built-in defaults.
     pub kernels: BTreeMap<KernelKind, KernelCost>,
     /// Per element type (of a kernel's first operand), constants that replace `kernels`' for
@@ -41,6 +46,7 @@ impl Default for CostConstants {
             parallel_setup: 20_000,
             parallel_per_iteration: 60,
             load_issue: 2,
+            page_bytes: 4096,
             kernels: KernelKind::ALL.iter().map(|k| (*k, k.default_cost())).collect(),
             dtype_kernels: default_dtype_kernels(),
         }

@@ -31,13 +31,17 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
         let stage_origins = regions.iter().map(|r| Some(r.origins.clone())).collect();
         let plan = Plan {
             children: regions.into_iter().map(|r| r.spec).collect(),
-            combine: Combine::Block,
+            combine: Combine::Block { stalls: 0 },
             shape: PlanShape::Block { stage_operands, stage_origins, temporaries: Vec::new() },
         };
         out.push((Action::PaddingRegions, plan));
     }
     if let Some(Ok(matmul)) = spec.as_matmul(target) {
-        let plan = Plan { children: vec![matmul], combine: Combine::Block, shape: PlanShape::AsMatmul };
+        let plan = Plan {
+            children: vec![matmul],
+            combine: Combine::Block { stalls: 0 },
+            shape: PlanShape::AsMatmul,
+        };
         out.push((Action::AsMatmul, plan));
     }
 }

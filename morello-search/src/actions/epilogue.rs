@@ -30,7 +30,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
     }
     let plan = Plan {
         children: vec![matmul, epilogue],
-        combine: Combine::Block,
+        combine: Combine::Block { stalls: 0 },
         shape: PlanShape::Block {
             stage_operands: STAGE_OPERANDS.iter().map(|o| o.to_vec()).collect(),
             stage_origins: vec![None, None],

@@ -37,7 +37,7 @@ use std::fmt;
 use morello_core::cost::{Cost, alloc_cost, memory_units};
 use morello_core::imp::{AllocKind, AllocParts, Boundary, Impl, Parallelism, Stage};
 use morello_core::kernels::loop_stalls;
-use morello_core::kernels::{KernelKind, step_stall};
+use morello_core::kernels::{KernelKind, block_stalls, step_stall};
 use morello_core::spec::{CanonicalSpec, TensorSpec};
 use morello_core::target::{LevelKind, MemVec, Target};
 use serde::{Deserialize, Serialize};
@@ -256,7 +256,10 @@ pub enum Combine {
         cost: Cost,
     },
     /// Stages run one after another.
-    Block,
+    Block {
+        /// What register blocks among the stages stall ([`block_stalls`]); set by [`actions`].
+        stalls: Cost,
+    },
 }
 
 /// A combination in linear form: `cost = base + Σ weight_i * cost_i`,
@@ -297,7 +300,9 @@ impl Combine {
                 Linear { base, weights, own: MemVec::ZERO }
             }
             Combine::Alloc { own, cost } => Linear { base: *cost, weights: vec![1; children], own: *own },
-            Combine::Block => Linear { base: 0, weights: vec![1; children], own: MemVec::ZERO },
+            Combine::Block { stalls } => {
+                Linear { base: *stalls, weights: vec![1; children], own: MemVec::ZERO }
+            }
         }
     }
 }
@@ -393,7 +398,7 @@ impl Plan {
                     .map(|((operands, origins), body)| Stage { operands, origins, body })
                     .collect();
                 if temporaries.is_empty() {
-                    Impl::block(spec, stages)
+                    Impl::block(spec, stages, target)
                 } else {
                     Impl::block_with(spec, temporaries.clone(), stages, target)
                 }
@@ -454,6 +459,13 @@ fn add_step_stalls(spec: &CanonicalSpec, plan: &mut Plan, target: &Target) {
             if let Some(body) = plan.children.get(usize::from(*prologue)) {
                 *cost = cost.saturating_add(step_stall(spec, body, target));
             }
+        }
+        // A block with temporaries combines as an allocation (`Impl::block_with`).
+        (Combine::Alloc { cost, .. }, PlanShape::Block { .. }) => {
+            *cost = cost.saturating_add(block_stalls(spec, plan.children.iter().map(|c| &**c), target));
+        }
+        (Combine::Block { stalls }, _) => {
+            *stalls = block_stalls(spec, plan.children.iter().map(|c| &**c), target);
         }
         _ => {}
     }

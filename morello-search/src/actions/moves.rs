@@ -16,9 +16,12 @@
 //! `packs` may also be copied into a new buffer there in a *panel* layout `[b, n / w, k, w]`
 //! ([`panel_layouts`]): `w` is the width of a register block (whole vectors of the target's widest
 //! vector registers), so each `k x w` panel that a microkernel streams is one contiguous run, free
-//! of the set conflicts of a long pitch. Only these layouts, and only where a cache view of the
-//! operand there cannot stay resident because its lines crowd a few sets although it fits by
-//! size (`morello_core::cost::memory_units`), so the space stays small.
+//! of the set conflicts and the strided refills of a long pitch. Only these layouts, and only
+//! where a cache view of the operand there cannot stay resident because its lines crowd a few
+//! sets although it fits by size (`morello_core::cost::memory_units`), or where register blocks
+//! would read the view as a strided stream with rows more than half a page apart
+//! (`morello_core::cost::rows_on_their_own_pages`) from a level that refills those more slowly
+//! (`MemoryLevel::fill_cost`), so the space stays small.
 //!
 //! A new buffer is copied in by a `Move` prologue when the operand is read and copied back by a
 //! `Move` epilogue when it is written. Inside a `Move`, an operand only moves into a new buffer at
@@ -26,7 +29,7 @@
 //! (otherwise `Move(a -> b)` could need itself). Destinations that cannot fit `D`'s capacity are skipped:
 //! no implementation under them could fit the target.
 
-use morello_core::cost::memory_units;
+use morello_core::cost::{memory_units, rows_on_their_own_pages};
 use morello_core::dtype::Dtype;
 use morello_core::imp::AllocKind;
 use morello_core::layout::{Layout, LayoutDim, LayoutView};
@@ -95,15 +98,25 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
             let mut all = destinations(source, level_id, &layouts, target);
             let level = target.level(level_id);
             // Pack only where a cache view cannot stay resident because its lines crowd a few sets
-            // (it would fit by size): packing is the escape from set conflicts, and offering it
-            // anywhere else more than doubles the space for nothing the model can see.
+            // (it would fit by size), or where register blocks would read the view as a strided
+            // stream with rows more than half a page apart from a level that refills strided
+            // streams more slowly: packing is the escape from both, and offering it anywhere else
+            // more than doubles the space for nothing the model can see.
             let view = TensorSpec { level: level_id, ..source.clone() };
             let view_conflicts = source.pitch.is_some()
                 && memory_units(&view, target) > level.capacity
                 && view.cache_lines(target.cache_line_bytes()) * u64::from(target.cache_line_bytes())
                     <= level.capacity;
-            if level.packs && view_conflicts {
-                for layout in &panels {
+            // A strided column is offered its copy on the matmul before any split of `k` (not on
+            // the accumulating slices a split makes), in the narrowest panels (which every wider
+            // block reads, two or more side by side): each column is offered one copy, so the
+            // space stays small (docs/search.md, "Packing").
+            let strided_view = spec.kind == (PrimitiveKind::Matmul { accum: false })
+                && rows_on_their_own_pages(source, target)
+                && level.fill_cost(true) > level.fill_cost(false);
+            if level.packs && (view_conflicts || strided_view) {
+                let offered = if view_conflicts { panels.len() } else { 1 };
+                for layout in panels.iter().take(offered) {
                     let packed = TensorSpec {
                         shape: source.shape.clone(),
                         dtype: source.dtype,

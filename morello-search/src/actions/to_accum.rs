@@ -15,7 +15,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
     let output = spec.output_index();
     let plan = Plan {
         children: vec![zero, accum],
-        combine: Combine::Block,
+        combine: Combine::Block { stalls: 0 },
         shape: PlanShape::Block {
             stage_operands: vec![vec![output], (0..spec.operands.len()).collect()],
             stage_origins: vec![None, None],

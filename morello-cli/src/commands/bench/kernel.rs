@@ -154,7 +154,7 @@ pub fn run(args: &Args) -> Result<()> {
                     .map(|(operands, body)| Stage { operands: operands.to_vec(), origins: None, body })
                     .collect();
                 let unfused =
-                    Solution { imp: Impl::block(spec.clone(), stages), cost, report: matmul.report };
+                    Solution { imp: Impl::block(spec.clone(), stages, target), cost, report: matmul.report };
                 Ok(vec![best, unfused])
             })?
         }

@@ -73,6 +73,7 @@ impl Builder {
                 Stage { origins: None, operands: vec![s.output_index()], body: zero(z) },
                 Stage { origins: None, operands: all, body: accum(a) },
             ],
+            &self.t,
         )
     }
 
@@ -90,6 +91,7 @@ impl Builder {
                 Stage { origins: None, operands: vec![0, 1, 3], body: matmul(plain) },
                 Stage { origins: None, operands: vec![2, 3], body: epilogue(bias) },
             ],
+            &self.t,
         )
     }
 
