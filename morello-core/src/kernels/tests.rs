@@ -238,9 +238,9 @@ fn a_strided_vector_side_pays_the_strided_fill() {
 
 /// A block's register block pays only the strided part of its stall (docs/cost-model.md, "Register
 /// blocks"): a 2-row, 4-vector block over 128 steps of a strided `rhs` column stalls 12 + 8 per
-/// step, of which 8 (two lines at 12 instead of 8) is the stride's; read from one run, or as a
-/// 6 x 2 block whose contiguous stream keeps up, it pays the stride's part alone (4 a step); a
-/// parent that is itself a register block adds nothing, as for loops.
+/// step, of which 8 (two lines at 12 instead of 8) is the stride's; read from one run it pays
+/// nothing, and a 6 x 2 block, whose contiguous stream keeps up, pays the stride's part alone (4 a
+/// step); a parent that is itself a register block adds nothing, as for loops.
 #[test]
 fn a_block_pays_the_strided_part_of_its_register_blocks_stall() {
     let t = avx2();

@@ -443,9 +443,9 @@ pub fn actions(
     out
 }
 
-/// Adds to a loop or a move what the register-block steps among its children cost beyond their
-/// kernels ([`step_stall`], `docs/cost-model.md`, "Register blocks"), as `Impl::looped` and
-/// `Impl::alloc` do.
+/// Adds to a loop, a move or a block what the register-block steps among its children cost beyond
+/// their kernels ([`step_stall`], [`block_stalls`], `docs/cost-model.md`, "Register blocks"), as
+/// `Impl::looped`, `Impl::alloc`, `Impl::block` and `Impl::block_with` do.
 fn add_step_stalls(spec: &CanonicalSpec, plan: &mut Plan, target: &Target) {
     match (&mut plan.combine, &plan.shape) {
         (Combine::Loop { iterations, parallelism, stalls }, _) => {
@@ -464,7 +464,8 @@ fn add_step_stalls(spec: &CanonicalSpec, plan: &mut Plan, target: &Target) {
         (Combine::Alloc { cost, .. }, PlanShape::Block { .. }) => {
             *cost = cost.saturating_add(block_stalls(spec, plan.children.iter().map(|c| &**c), target));
         }
-        (Combine::Block { stalls }, _) => {
+        // (`AsMatmul` also combines as a block, but `Impl::as_matmul` adds nothing to its one child.)
+        (Combine::Block { stalls }, PlanShape::Block { .. }) => {
             *stalls = block_stalls(spec, plan.children.iter().map(|c| &**c), target);
         }
         _ => {}
