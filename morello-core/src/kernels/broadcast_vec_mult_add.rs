@@ -154,7 +154,8 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 ///
 /// 0 for any spec that is not a register block (an input already in registers loads nothing).
 pub fn register_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
-    step_sides(spec, target, Stream::AsRead).map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
+    step_sides(spec, target, Stream::AsRead)
+        .map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
 }
 
 /// The part of a register block's [`register_step_stall`] that reading its vector side as a
@@ -163,12 +164,13 @@ pub fn register_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
 /// ([`crate::cost::rows_on_their_own_pages`]) from a level whose `strided_fill_cost_per_line`
 /// exceeds its `fill_cost_per_line`. What a [`block_stalls`] stage pays.
 pub fn strided_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
-    let vector_side = match spec.operands.as_slice() {
-        [lhs, rhs, out] if spec.kind == (PrimitiveKind::Matmul { accum: true }) => {
-            if vectors_along(out, 2) { rhs } else { lhs }
-        }
-        _ => return 0,
-    };
+    let vector_side =
+        match spec.operands.as_slice() {
+            [lhs, rhs, out] if spec.kind == (PrimitiveKind::Matmul { accum: true }) => {
+                if vectors_along(out, 2) { rhs } else { lhs }
+            }
+            _ => return 0,
+        };
     if !rows_on_their_own_pages(vector_side, target) {
         return 0;
     }
