@@ -44,6 +44,12 @@ pub fn temporaries_memory(temporaries: &[TensorSpec], target: &Target) -> MemVec
         .fold(MemVec::ZERO, |acc, t| acc.saturating_add(&MemVec::single(t.level, memory_units(t, target))))
 }
 
+/// A block's cost: its stages', plus what register blocks among them stall ([`block_stalls`]).
+fn stages_cost(spec: &CanonicalSpec, stages: &[Stage], target: &Target) -> Cost {
+    let sum = stages.iter().fold(0, |acc: Cost, s| acc.saturating_add(s.body.cost));
+    sum.saturating_add(block_stalls(spec, stages.iter().map(|s| &*s.body.spec), target))
+}
+
 /// Whether a loop's iterations may run on several threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Parallelism {
@@ -257,11 +263,9 @@ impl Impl {
         }
     }
 
-    /// Stages run one after another (plus what register blocks among them stall:
-    /// [`block_stalls`]).
+    /// Stages run one after another, plus what register blocks among them stall ([`block_stalls`]).
     pub fn block(spec: CanonicalSpec, stages: Vec<Stage>, target: &Target) -> Impl {
-        let cost = stages.iter().fold(0, |acc: Cost, s| acc.saturating_add(s.body.cost));
-        let cost = cost.saturating_add(block_stalls(&spec, stages.iter().map(|s| &*s.body.spec), target));
+        let cost = stages_cost(&spec, &stages, target);
         let peaks = stages.iter().fold(MemVec::ZERO, |acc, s| acc.elementwise_max(&s.body.peaks));
         Impl { spec, cost, peaks, node: Node::Block { stages, temporaries: Vec::new() } }
     }
@@ -274,8 +278,7 @@ impl Impl {
         stages: Vec<Stage>,
         target: &Target,
     ) -> Impl {
-        let cost = stages.iter().fold(0, |acc: Cost, s| acc.saturating_add(s.body.cost));
-        let cost = cost.saturating_add(block_stalls(&spec, stages.iter().map(|s| &*s.body.spec), target));
+        let cost = stages_cost(&spec, &stages, target);
         let child = stages.iter().fold(MemVec::ZERO, |acc, s| acc.elementwise_max(&s.body.peaks));
         let peaks = snap_peaks(temporaries_memory(&temporaries, target).saturating_add(&child), target);
         Impl { spec, cost, peaks, node: Node::Block { stages, temporaries } }

@@ -154,8 +154,7 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 ///
 /// 0 for any spec that is not a register block (an input already in registers loads nothing).
 pub fn register_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
-    step_sides(spec, target, Stream::AsRead)
-        .map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
+    stall(spec, target, Stream::AsRead)
 }
 
 /// The part of a register block's [`register_step_stall`] that reading its vector side as a
@@ -164,20 +163,13 @@ pub fn register_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
 /// ([`crate::cost::rows_on_their_own_pages`]) from a level whose `strided_fill_cost_per_line`
 /// exceeds its `fill_cost_per_line`. What a [`block_stalls`] stage pays.
 pub fn strided_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
-    let vector_side =
-        match spec.operands.as_slice() {
-            [lhs, rhs, out] if spec.kind == (PrimitiveKind::Matmul { accum: true }) => {
-                if vectors_along(out, 2) { rhs } else { lhs }
-            }
-            _ => return 0,
-        };
-    if !rows_on_their_own_pages(vector_side, target) {
-        return 0;
-    }
-    let stall = |stream| {
-        step_sides(spec, target, stream).map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
-    };
-    stall(Stream::AsRead).saturating_sub(stall(Stream::Contiguous))
+    stall(spec, target, Stream::AcrossPages).saturating_sub(stall(spec, target, Stream::Contiguous))
+}
+
+/// A register block's stall with its vector side's lines priced as `stream` says (0 for a spec
+/// that is not a register block).
+fn stall(spec: &LogicalSpec, target: &Target, stream: Stream) -> Cost {
+    step_sides(spec, target, stream).map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
 }
 
 /// What a block over `stages` adds for register blocks among them: each one's
@@ -201,6 +193,8 @@ pub fn block_stalls<'a>(
 enum Stream {
     /// As the block reads them: strided where each row is a run of its own.
     AsRead,
+    /// Strided only where, besides, the rows are more than half a page apart.
+    AcrossPages,
     /// As one contiguous stream.
     Contiguous,
 }
@@ -257,7 +251,13 @@ fn step_sides(spec: &LogicalSpec, target: &Target, stream: Stream) -> Option<(Co
     // A vector side whose every row is a run of its own (a column of a wider matrix) is a strided
     // stream; a packed panel or a whole matrix is read as a few long runs.
     let (runs, _) = vector_side.runs();
-    let strided = matches!(stream, Stream::AsRead) && runs > 1 && runs >= k;
+    let strided = runs > 1
+        && runs >= k
+        && match stream {
+            Stream::AsRead => true,
+            Stream::AcrossPages => rows_on_their_own_pages(vector_side, target),
+            Stream::Contiguous => false,
+        };
     let vector_fill = target.level(vector_side.level).fill_cost(strided);
     let mut load_side = costs
         .load_issue
