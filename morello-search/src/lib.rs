@@ -20,6 +20,7 @@
 pub mod actions;
 mod control;
 pub mod db;
+mod edge;
 mod entry;
 mod error;
 mod feasible;

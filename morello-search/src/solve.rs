@@ -38,8 +38,9 @@ use morello_core::target::{MemVec, Target};
 use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
-use crate::actions::{ActionConfig, Linear, actions};
+use crate::actions::{ActionConfig, actions};
 use crate::control::{CancelToken, Checkpoint};
+use crate::edge::Edge;
 use crate::feasible::Feasibility;
 use crate::frontier::{Entry, Frontier};
 use crate::grid::{self, Grid, Partial};
@@ -48,13 +49,6 @@ use crate::memory::{map_entry_bytes, spec_heap_bytes, vec_slots_bytes};
 use crate::peaks::{PeakCodec, Peaks};
 use crate::projection::Projection;
 use crate::report::{Phase, Progress, StopReason};
-
-/// One action of a spec in the graph: its index, its sub-specs, and how they combine.
-struct Edge {
-    action: u16,
-    children: Vec<u32>,
-    linear: Linear,
-}
 
 /// What expanding one spec found: its id, its actions, and the sub-specs seen for the first time.
 type Expansion = (u32, Vec<Edge>, Vec<(u32, CanonicalSpec)>);
@@ -93,10 +87,7 @@ fn id_map_bytes(spec: &CanonicalSpec) -> u64 {
 #[allow(clippy::ptr_arg, reason = "the vector's capacity is counted")]
 fn edges_bytes(edges: &Vec<Edge>) -> u64 {
     let own = edges.capacity() * size_of::<Edge>();
-    let inner: usize = edges
-        .iter()
-        .map(|e| e.children.capacity() * size_of::<u32>() + e.linear.weights.capacity() * size_of::<u64>())
-        .sum();
+    let inner: usize = edges.iter().map(Edge::heap_bytes).sum();
     (own + inner) as u64
 }
 
@@ -289,36 +280,40 @@ impl Solver<'_> {
                     }
                     let spec = specs[id as usize].as_ref().expect("specs of a wave are recorded");
                     let mut discovered = Vec::new();
-                    let spec_edges: Vec<Edge> = actions(spec, self.target, &self.config, self.feasibility)
-                        .into_iter()
-                        .enumerate()
-                        .map(|(index, (_, plan))| {
-                            let linear = plan.combine.linear(plan.children.len(), self.target);
-                            debug_assert!(
-                                plan.children.iter().all(|c| projection.keeps(spec, &linear.own, c)),
-                                "an action of {} breaks the projection's facts (see projection.rs)",
-                                spec.display(self.target)
-                            );
-                            let children = plan
-                                .children
-                                .into_iter()
-                                .map(|child| match ids.entry(child) {
-                                    MapEntry::Occupied(e) => *e.get(),
-                                    MapEntry::Vacant(v) => {
-                                        let child_id = next.fetch_add(1, Ordering::Relaxed);
-                                        discovered.push((child_id, v.key().clone()));
-                                        v.insert(child_id);
-                                        child_id
-                                    }
-                                })
-                                .collect();
-                            Edge {
-                                action: u16::try_from(index).expect("fewer than 65536 actions"),
-                                children,
-                                linear,
-                            }
-                        })
-                        .collect();
+                    let mut spec_edges: Vec<Edge> =
+                        actions(spec, self.target, &self.config, self.feasibility)
+                            .into_iter()
+                            .enumerate()
+                            .map(|(index, (_, plan))| {
+                                let linear = plan.combine.linear(plan.children.len(), self.target);
+                                debug_assert!(
+                                    plan.children.iter().all(|c| projection.keeps(spec, &linear.own, c)),
+                                    "an action of {} breaks the projection's facts (see projection.rs)",
+                                    spec.display(self.target)
+                                );
+                                let children = plan
+                                    .children
+                                    .into_iter()
+                                    .map(|child| match ids.entry(child) {
+                                        MapEntry::Occupied(e) => *e.get(),
+                                        MapEntry::Vacant(v) => {
+                                            let child_id = next.fetch_add(1, Ordering::Relaxed);
+                                            discovered.push((child_id, v.key().clone()));
+                                            v.insert(child_id);
+                                            child_id
+                                        }
+                                    })
+                                    .collect();
+                                Edge::new(
+                                    u16::try_from(index).expect("fewer than 65536 actions"),
+                                    children,
+                                    linear,
+                                )
+                            })
+                            .collect();
+                    // Collected in place, the edges would keep the allocation of the actions they
+                    // were made from, ten times their size: millions of edges are held at once.
+                    spec_edges.shrink_to_fit();
                     let new_ids: u64 = discovered.iter().map(|(_, spec)| id_map_bytes(spec)).sum();
                     let new_nodes: u64 = discovered
                         .iter()
@@ -501,7 +496,8 @@ impl Graph {
     /// The sub-specs of spec `id` that are neither known nor solved, smallest first (by volume,
     /// then spec order), each once.
     fn unsolved_children(&self, id: usize) -> Vec<CanonicalSpec> {
-        let mut children: Vec<u32> = self.edges[id].iter().flat_map(|e| e.children.iter().copied()).collect();
+        let mut children: Vec<u32> =
+            self.edges[id].iter().flat_map(|e| e.children().iter().copied()).collect();
         children.sort_unstable();
         children.dedup();
         let mut specs: Vec<CanonicalSpec> = children
@@ -559,7 +555,7 @@ fn heights(edges: &[Vec<Edge>], known: &[Option<Arc<Frontier>>], expanded: &[boo
         }
         stack.push((root, false));
         while let Some((id, children_done)) = stack.pop() {
-            let children = edges[id as usize].iter().flat_map(|e| e.children.iter().copied());
+            let children = edges[id as usize].iter().flat_map(|e| e.children().iter().copied());
             if children_done {
                 let h = children.map(|c| height[c as usize].saturating_add(1)).max().unwrap_or(0);
                 height[id as usize] = if h > OPEN { OPEN } else { h };
@@ -615,15 +611,15 @@ const GRID_GAIN: usize = 2;
 fn solve_node(edges: &[Edge], relevant: Peaks, cx: &NodeContext<'_>) -> Frontier {
     let mut candidates = Vec::new();
     'actions: for edge in edges {
-        let mut children: Vec<(&[Entry], u64)> = Vec::with_capacity(edge.children.len());
-        for (child, &weight) in edge.children.iter().zip(&edge.linear.weights) {
-            let frontier = cx.frontiers[*child as usize].get().expect("children are solved before parents");
+        let mut children: Vec<(&[Entry], u64)> = Vec::with_capacity(edge.children().len());
+        for (child, weight) in edge.weighted_children() {
+            let frontier = cx.frontiers[child as usize].get().expect("children are solved before parents");
             if frontier.is_empty() {
                 continue 'actions;
             }
             children.push((frontier.entries(), weight));
         }
-        let own = edge.linear.own;
+        let own = edge.own();
         for p in combine(&children, cx.limits) {
             let peaks = if own == MemVec::ZERO {
                 p.peaks
@@ -633,10 +629,10 @@ fn solve_node(edges: &[Edge], relevant: Peaks, cx: &NodeContext<'_>) -> Frontier
             };
             if peaks.fits(cx.limits) {
                 candidates.push(Entry {
-                    cost: edge.linear.base.saturating_add(p.cost),
+                    cost: edge.base().saturating_add(p.cost),
                     peaks,
                     depth: p.depth + 1,
-                    action: edge.action,
+                    action: edge.action(),
                 });
             }
         }
@@ -756,6 +752,8 @@ fn prune(mut partials: Vec<Partial>, last: bool) -> Vec<Partial> {
 mod tests {
     use proptest::prelude::*;
 
+    use crate::actions::Linear;
+
     use super::*;
 
     /// A frontier from random entries over four levels (the first always 0).
@@ -810,10 +808,9 @@ mod tests {
     fn a_closed_graph_keeps_what_needs_an_unexpanded_spec_open() {
         let target = Target::builtin("x86-avx2", 1).expect("a built-in target");
         let spec = morello_core::spec::SpecBuilder::matmul(2, 2, 2).build(&target).expect("a spec");
-        let edge = |children: Vec<u32>| Edge {
-            action: 0,
-            linear: Linear { base: 1, weights: vec![1; children.len()], own: MemVec::ZERO },
-            children,
+        let edge = |children: Vec<u32>| {
+            let weights = vec![1; children.len()];
+            Edge::new(0, children, Linear { base: 1, weights, own: MemVec::ZERO })
         };
         let graph = Graph {
             specs: vec![Some(spec.clone()); 4],
