@@ -287,6 +287,43 @@ fn register_block_tiles_split_rows_whose_output_fits_the_registers() {
     assert!(powers.iter().all(|&(_, size)| size.is_power_of_two()), "{powers:?}");
 }
 
+#[test]
+fn rows_of_an_odd_vector_width_get_the_tallest_block_that_fits() {
+    let t = target("x86-avx512");
+    let config = ActionConfig::default();
+    // 80 f32 columns are 5 AVX-512 vectors: 5 rows (25 accumulators, a row of 5, a broadcast) fill
+    // the 32 registers, and 6 rows would not leave room for the row.
+    let five = serial_tiles(
+        "MatmulAccum(1x100x8x80, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)",
+        &t,
+        config,
+    );
+    assert!(five.contains(&(1, 5)), "{five:?}");
+    // 48 columns are 3 vectors: 9 rows.
+    let three = serial_tiles(
+        "MatmulAccum(1x100x8x48, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)",
+        &t,
+        config,
+    );
+    assert!(three.contains(&(1, 9)) && !three.contains(&(1, 5)), "{three:?}");
+    // Power-of-two widths keep the target's heights only.
+    let four = serial_tiles(
+        "MatmulAccum(1x100x8x64, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)",
+        &t,
+        config,
+    );
+    let odd: Vec<u32> =
+        four.iter().filter(|&&(dim, s)| dim == 1 && !s.is_power_of_two()).map(|&(_, s)| s).collect();
+    assert_eq!(odd, vec![6], "{four:?}");
+    // Not with powers of two only.
+    let powers = serial_tiles(
+        "MatmulAccum(1x100x8x80, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)",
+        &t,
+        ActionConfig { tile_sizes: TileSizes::PowersOfTwo, ..config },
+    );
+    assert!(powers.iter().all(|&(dim, size)| dim != 1 || size.is_power_of_two()), "{powers:?}");
+}
+
 /// The frontier of `text` (every cost and peak vector, cheapest first) under `config`.
 fn frontier_of(text: &str, t: &Target, config: ActionConfig) -> Vec<(u64, u64)> {
     let s = spec(text, t);

@@ -12,7 +12,9 @@
 //! The sizes are the configuration's [`TileSizes`]; by default that adds register-block heights
 //! (six rows of four vectors and fourteen of two for 32 registers) on dims that no operand stores
 //! innermost (a matmul's rows), and only where the tile's output fits in a vector register file,
-//! so they shape register blocks without multiplying the specs of every cache level.
+//! so they shape register blocks without multiplying the specs of every cache level; and, where a
+//! row of the output is a width the target's heights miss (3, 5 or 7 vectors: odd or padded
+//! columns), the tallest block of that width (five rows of five vectors for 32 registers).
 
 use morello_core::imp::{Boundary, Parallelism};
 use morello_core::spec::CanonicalSpec;
@@ -30,11 +32,12 @@ pub(super) fn enumerate(
     out: &mut Vec<(Action, Plan)>,
 ) {
     let reductions = spec.kind.reduction_dims();
-    let heights = match config.tile_sizes {
-        TileSizes::RegisterBlocks => register_block_heights(target),
-        TileSizes::PowersOfTwo | TileSizes::All | TileSizes::Coarse => Vec::new(),
+    let register_blocks = match config.tile_sizes {
+        TileSizes::RegisterBlocks => true,
+        TileSizes::PowersOfTwo | TileSizes::All | TileSizes::Coarse => false,
     };
-    let innermost = if heights.is_empty() { Vec::new() } else { innermost_dims(spec) };
+    let heights = if register_blocks { register_block_heights(target) } else { Vec::new() };
+    let innermost = if register_blocks { innermost_dims(spec) } else { Vec::new() };
     for dim in 0..spec.shape.rank() {
         if reductions.contains(&dim) && !spec.kind.accumulates() {
             continue;
@@ -45,11 +48,13 @@ pub(super) fn enumerate(
             ConvTiles::One if n > 1 => vec![1],
             ConvTiles::One | ConvTiles::Never => continue,
         };
-        if !innermost.contains(&dim) {
+        if register_blocks && !innermost.contains(&dim) {
             let before = sizes.len();
             sizes.extend(
                 heights.iter().copied().filter(|&h| h < n && output_fits_registers(spec, dim, h, target)),
             );
+            let tallest = tallest_block(spec, dim, target).filter(|h| *h < n && !sizes.contains(h));
+            sizes.extend(tallest);
             if sizes.len() > before {
                 sizes.sort_unstable();
             }
@@ -96,6 +101,32 @@ fn innermost_dims(spec: &CanonicalSpec) -> Vec<usize> {
         }
     }
     dims
+}
+
+/// The rows of the tallest register block over the output of this spec's tile one row tall along
+/// `dim`, where that row is a whole number `w` of the widest vectors other than a power of two
+/// (77 columns padded to 80: 5 vectors of 16 lanes), so the [`register_block_heights`] of
+/// power-of-two widths miss it: `(registers - w - 1) / w`, when that is at least 3 and not a power
+/// of two.
+fn tallest_block(spec: &CanonicalSpec, dim: usize, target: &Target) -> Option<u32> {
+    let mut tile = spec.shape.dims().to_vec();
+    tile[dim] = 1;
+    let shapes = spec.kind.operand_tile_shapes(&tile).ok()?;
+    let row_bytes =
+        shapes.get(spec.output_index())?.volume().saturating_mul(u64::from(spec.output().dtype.size_bytes()));
+    let level = target.levels().iter().find(|level| level.kind == LevelKind::VectorRegisters)?;
+    let widest = u64::from(level.vector_bytes.iter().copied().max()?);
+    // A register block's rows are whole vectors (`BroadcastVecMultAdd`).
+    if row_bytes % widest != 0 {
+        return None;
+    }
+    let width = row_bytes / widest;
+    if width < 3 || width.is_power_of_two() || level.capacity <= width + 1 {
+        return None;
+    }
+    let rows = (level.capacity - width - 1) / width;
+    let rows = u32::try_from(rows).ok()?;
+    (rows >= 3 && !rows.is_power_of_two()).then_some(rows)
 }
 
 /// Whether the output of the tile with `size` along `dim` fits in some vector register file.
