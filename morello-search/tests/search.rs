@@ -118,6 +118,13 @@ fn search_space_sizes_are_pinned() {
         ("x86-avx2", "Matmul(1x4x4x4, u32 GL row-major, u32 GL row-major, u32 GL row-major)", 2758, 14949),
         ("x86-avx2", "Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)", 8161, 54545),
         ("x86-avx512", "Move(8x8, f32 GL row-major, f32 GL col-major)", 228, 1124),
+        // Rows of 5 AVX-512 vectors: 5-row tiles are tried besides the target's heights.
+        (
+            "x86-avx512",
+            "Matmul(1x10x4x80, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+            30178,
+            231913,
+        ),
         // Uneven shapes: every remainder of every tiling is a sub-spec of its own (and one tile
         // whose pitch differs from a same-shaped tile's, 12 lines 10 and 6 elements apart).
         ("x86-avx2", "Matmul(1x12x10x6, f32 GL row-major, f32 GL row-major, f32 GL row-major)", 8120, 60560),
