@@ -97,13 +97,22 @@ pub fn register_block_heights(target: &Target) -> Vec<u32> {
             (1..32)
                 .map(|p| 1u32 << p)
                 .take_while(move |&width| width.saturating_mul(4).saturating_add(1) <= registers)
-                .map(move |width| (registers - width - 1) / width)
+                .filter_map(move |width| block_rows(registers.into(), width.into()))
         })
-        .filter(|&rows| rows >= 3 && !rows.is_power_of_two())
         .collect();
     heights.sort_unstable();
     heights.dedup();
     heights
+}
+
+/// The rows of the tallest register block `width` vectors wide in a file of `registers`:
+/// `(registers - width - 1) / width` (the accumulators, one row of the other operand and a
+/// broadcast register), when that is at least 3 and not a power of two (powers of two are tried
+/// anyway).
+pub(super) fn block_rows(registers: u64, width: u64) -> Option<u32> {
+    let rows = registers.checked_sub(width + 1)?.checked_div(width)?;
+    let rows = u32::try_from(rows).ok()?;
+    (rows >= 3 && !rows.is_power_of_two()).then_some(rows)
 }
 
 /// Which serial tiles that leave a remainder are tried.

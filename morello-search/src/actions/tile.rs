@@ -23,7 +23,7 @@ use morello_core::target::{LevelKind, Target};
 #[cfg(doc)]
 use super::Remainders;
 use super::conv::{self, ConvTiles};
-use super::{Action, ActionConfig, Combine, Plan, PlanShape, TileSizes, register_block_heights};
+use super::{Action, ActionConfig, Combine, Plan, PlanShape, TileSizes, block_rows, register_block_heights};
 
 pub(super) fn enumerate(
     spec: &CanonicalSpec,
@@ -104,40 +104,40 @@ fn innermost_dims(spec: &CanonicalSpec) -> Vec<usize> {
 }
 
 /// The rows of the tallest register block over the output of this spec's tile one row tall along
-/// `dim`, where that row is a whole number `w` of the widest vectors other than a power of two
-/// (77 columns padded to 80: 5 vectors of 16 lanes), so the [`register_block_heights`] of
-/// power-of-two widths miss it: `(registers - w - 1) / w`, when that is at least 3 and not a power
-/// of two.
+/// `dim`, where that row is a whole number `w` of a vector register file's widest vectors other
+/// than a power of two (77 columns padded to 80: 5 vectors of 16 lanes), so the
+/// [`register_block_heights`] of power-of-two widths miss it ([`block_rows`]).
 fn tallest_block(spec: &CanonicalSpec, dim: usize, target: &Target) -> Option<u32> {
-    let mut tile = spec.shape.dims().to_vec();
-    tile[dim] = 1;
-    let shapes = spec.kind.operand_tile_shapes(&tile).ok()?;
-    let row_bytes =
-        shapes.get(spec.output_index())?.volume().saturating_mul(u64::from(spec.output().dtype.size_bytes()));
-    let level = target.levels().iter().find(|level| level.kind == LevelKind::VectorRegisters)?;
-    let widest = u64::from(level.vector_bytes.iter().copied().max()?);
-    // A register block's rows are whole vectors (`BroadcastVecMultAdd`).
-    if row_bytes % widest != 0 {
-        return None;
-    }
-    let width = row_bytes / widest;
-    if width < 3 || width.is_power_of_two() || level.capacity <= width + 1 {
-        return None;
-    }
-    let rows = (level.capacity - width - 1) / width;
-    let rows = u32::try_from(rows).ok()?;
-    (rows >= 3 && !rows.is_power_of_two()).then_some(rows)
+    let row_bytes = output_tile_bytes(spec, dim, 1)?;
+    vector_register_files(target)
+        .filter_map(|(registers, widest)| {
+            // A register block's rows are whole vectors (`BroadcastVecMultAdd`).
+            let width = (widest > 0 && row_bytes % widest == 0).then_some(row_bytes / widest)?;
+            if width < 3 || width.is_power_of_two() { None } else { block_rows(registers, width) }
+        })
+        .max()
 }
 
 /// Whether the output of the tile with `size` along `dim` fits in some vector register file.
 fn output_fits_registers(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> bool {
+    let Some(bytes) = output_tile_bytes(spec, dim, size) else { return false };
+    vector_register_files(target).any(|(registers, widest)| bytes <= registers.saturating_mul(widest))
+}
+
+/// The bytes of the output of this spec's tile `size` long along `dim`.
+fn output_tile_bytes(spec: &CanonicalSpec, dim: usize, size: u32) -> Option<u64> {
     let mut tile = spec.shape.dims().to_vec();
     tile[dim] = size;
-    let Ok(shapes) = spec.kind.operand_tile_shapes(&tile) else { return false };
-    let Some(output) = shapes.get(spec.output_index()) else { return false };
-    let bytes = output.volume().saturating_mul(u64::from(spec.output().dtype.size_bytes()));
-    target.levels().iter().filter(|level| level.kind == LevelKind::VectorRegisters).any(|level| {
-        let widest = level.vector_bytes.iter().copied().max().unwrap_or(0);
-        bytes <= level.capacity.saturating_mul(u64::from(widest))
-    })
+    let shapes = spec.kind.operand_tile_shapes(&tile).ok()?;
+    let output = shapes.get(spec.output_index())?;
+    Some(output.volume().saturating_mul(u64::from(spec.output().dtype.size_bytes())))
+}
+
+/// Each vector register file's registers and widest vector in bytes.
+fn vector_register_files(target: &Target) -> impl Iterator<Item = (u64, u64)> + '_ {
+    target
+        .levels()
+        .iter()
+        .filter(|level| level.kind == LevelKind::VectorRegisters)
+        .map(|level| (level.capacity, u64::from(level.vector_bytes.iter().copied().max().unwrap_or(0))))
 }
