@@ -37,6 +37,34 @@ fn a_matmul_padded_to_whole_vectors_compiles_and_verifies() {
 }
 
 #[test]
+fn an_l1_packed_panel_with_its_first_k_chunk_peeled_compiles_and_verifies() {
+    if !have_compiler() {
+        return;
+    }
+    // x86-avx512 with a 48 KiB 12-way L1 and a 2 MiB L2 (an Intel Xeon's): 128 x 64 panels of the
+    // 256-wide rhs are packed into L1, and the first 128 of k is a matmul of its own.
+    let (code, file, stderr) = morello(&["kernels", "--target", "x86-avx512", "--as-file"]);
+    assert_eq!(code, 0, "{stderr}");
+    let file = file
+        .replace("capacity = \"32KiB\"", "capacity = \"48KiB\"")
+        .replace("ways = 8", "ways = 12")
+        .replace("capacity = \"1MiB\"", "capacity = \"2MiB\"")
+        .replace("sets = 1024", "sets = 2048");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("xeon.toml");
+    std::fs::write(&path, file).expect("target file");
+    let target = path.to_string_lossy().into_owned();
+    let args = ["matmul", "128x256x256", "--target", &target, "--processors", "1", "--no-db"];
+    let (code, stdout, stderr) = morello(&[&["search"], &args[..]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("[at 0,0,0; 0,0,0; 0,0,0]"), "{stdout}");
+    assert!(stdout.contains("move operand 1 to f32 L1 [2, 1, 2 p(32)]"), "{stdout}");
+    let (code, stdout, stderr) = morello(&[&["run"], &args[..], &["-q"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.ends_with("verified\n"), "{stdout}");
+}
+
+#[test]
 fn run_prints_verified_and_keeps_its_files() {
     if !have_compiler() {
         return;

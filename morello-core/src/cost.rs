@@ -22,7 +22,7 @@
 //! alloc (move)    = move_cost(source) + move_cost(destination) + prologue + body + epilogue
 //!                   (vector_move_cost(source) when the destination is in vector registers)
 //! alloc peaks     = snap(units(destination) + max(children)), snap rounding cache and memory
-//!                   amounts up to a power of two
+//!                   amounts up to a power of two or three quarters of one
 //! block           = Σ stages
 //! kernel          = its own formula (see each kernel's file)
 //! ```
@@ -73,10 +73,12 @@ pub fn rows_on_their_own_pages(t: &TensorSpec, target: &Target) -> bool {
 }
 
 /// How much of its level `t` occupies: registers for register levels, bytes (whole cache lines)
-/// otherwise. In a cache with a geometry, a tensor whose lines crowd some set beyond the cache's
-/// ways cannot stay resident however much else is free: it occupies what it would take for
-/// every set to be that full (`fullest set * sets * line bytes`, more than the capacity), so no
-/// implementation keeps it there and its uses are priced at the level it streams from.
+/// otherwise. In a cache with a geometry, a tensor with two or more lines in some set occupies
+/// at least what it would take for every set to be that full (`fullest set * sets * line
+/// bytes`). So one that crowds a set beyond the cache's ways cannot stay resident however much
+/// else is free (no implementation keeps it there, and its uses are priced at the level it
+/// streams from), and tensors that fit together by these units leave each other room in every
+/// set, but for the one line a set of a tensor that has no more.
 pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
     let level = target.level(t.level);
     match level.kind {
@@ -87,7 +89,7 @@ pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
             match level.geometry {
                 Some(g) if bytes <= level.capacity => {
                     let fullest = fullest_set(t, g);
-                    if fullest > u64::from(g.ways) { fullest * g.way_bytes() } else { bytes }
+                    if fullest > 1 { bytes.max(fullest * g.way_bytes()) } else { bytes }
                 }
                 _ => bytes,
             }
@@ -179,15 +181,25 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 /// Peaks as the model counts them: amounts at caches and memory are rounded up to a power of two
-/// (memory is budgeted in power-of-two blocks), registers are exact.
+/// or three quarters of one (`2^k` or `3 * 2^(k-2)`: 32, 48, 64, 96 KiB...), so a 48 KiB L1 or a
+/// 1.5 MiB L2 is budgeted whole while frontiers stay small; registers are exact.
 pub fn snap_peaks(peaks: MemVec, target: &Target) -> MemVec {
     let mut out = peaks;
     for (i, level) in target.levels().iter().enumerate() {
-        if matches!(level.kind, LevelKind::Cache | LevelKind::Memory) && out.0[i] > 0 {
-            out.0[i] = out.0[i].checked_next_power_of_two().unwrap_or(u64::MAX);
+        if matches!(level.kind, LevelKind::Cache | LevelKind::Memory) {
+            out.0[i] = snap_bytes(out.0[i]);
         }
     }
     out
+}
+
+/// `v` rounded up to the next power of two or three quarters of one ([`snap_peaks`]); 0 stays 0.
+pub fn snap_bytes(v: u64) -> u64 {
+    if v == 0 {
+        return 0;
+    }
+    let Some(p) = v.checked_next_power_of_two() else { return u64::MAX };
+    if p >= 4 && v <= p / 4 * 3 { p / 4 * 3 } else { p }
 }
 
 /// The cost of a loop from its body's and boundary bodies' costs.
@@ -204,14 +216,21 @@ pub fn loop_cost(body: Cost, iterations: u64, boundaries: Cost, parallel: bool, 
 }
 
 /// The cost of moving a tensor from `source` into `destination`, excluding the sub-specs; a move
-/// into vector registers reads its source at the source level's vector cost per line.
-pub fn alloc_cost(source: &TensorSpec, destination: &TensorSpec, target: &Target) -> Cost {
-    let read = if target.level(destination.level).kind == LevelKind::VectorRegisters {
-        vector_move_cost(source, target)
+/// into vector registers reads its source at the source level's vector cost per line. A
+/// `round_trip` (an output read and written back: an accumulator reloaded between two parts of
+/// a reduction, into registers or a faster cache's view) also waits for its lines to come from
+/// the source level: its `fill_cost_per_line` each, which no multiply-adds overlap
+/// (`docs/cost-model.md`, "Register blocks").
+pub fn alloc_cost(source: &TensorSpec, destination: &TensorSpec, round_trip: bool, target: &Target) -> Cost {
+    let into_registers = target.level(destination.level).kind == LevelKind::VectorRegisters;
+    let read = if into_registers { vector_move_cost(source, target) } else { move_cost(source, target) };
+    let reload = if round_trip {
+        let level = target.level(source.level);
+        level.fill_cost(false).saturating_mul(source.cache_lines(target.cache_line_bytes()))
     } else {
-        move_cost(source, target)
+        0
     };
-    read.saturating_add(move_cost(destination, target))
+    read.saturating_add(reload).saturating_add(move_cost(destination, target))
 }
 
 #[cfg(test)]
@@ -241,15 +260,18 @@ mod tests {
         assert_eq!(fullest_set(&block, g), 32);
         assert_eq!(memory_units(&block, &target), 32 * 64 * 64, "it cannot stay in a 32 KiB L1");
         // Half that block of a 500-wide matrix (pitch 2000 bytes, 31.25 lines) spreads its 256
-        // lines over every set, and fits; of the 512-wide matrix it crowds 16 sets 16 deep.
+        // lines over every set, 6 at most, and fits; of the 512-wide matrix it crowds 16 sets 16 deep.
         let odd = lhs_tile(500, [1, 32, 128, 500], "L1", &target);
         assert_eq!(odd.pitch, Some(500));
         assert_eq!(fullest_set(&odd, g), 6);
-        assert_eq!(memory_units(&odd, &target), 256 * 64);
+        assert_eq!(memory_units(&odd, &target), 6 * 64 * 64, "as if every set held 6 of its lines");
         assert_eq!(fullest_set(&lhs_tile(512, [1, 32, 128, 512], "L1", &target), g), 16);
         let panel = lhs_tile(512, [1, 6, 128, 512], "L1", &target);
         assert_eq!(fullest_set(&panel, g), 3);
-        assert_eq!(memory_units(&panel, &target), 6 * 512);
+        assert_eq!(memory_units(&panel, &target), 3 * 64 * 64);
+        // A tensor with at most a line in each set counts its own lines.
+        let row = lhs_tile(512, [1, 1, 128, 512], "L1", &target);
+        assert_eq!((fullest_set(&row, g), memory_units(&row, &target)), (1, 8 * 64));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Compact peak-memory vectors for frontiers: one byte per level in a `u64`.
 //!
-//! Peaks at caches and memory are powers of two (the cost model snaps them up), so a byte holds
-//! `log2(peak) + 1` (0 for nothing); register counts are stored as they are. Comparisons then work
+//! Peaks at caches and memory are powers of two or three quarters of one (the cost model snaps
+//! them up, `morello_core::cost::snap_bytes`), so a byte holds `2 log2(peak) + 1` for `2^k` and
+//! `2k` for `3 * 2^(k-2)` (0 for nothing: 1, 2, 3, 4, 6, 8 bytes are codes 1, 3, 4, 5, 6, 7, in
+//! order); register counts are stored as they are. Comparisons then work
 //! on all levels at once with bit tricks (each byte below 128, so no borrow crosses a byte):
 //!
 //! ```text
@@ -10,9 +12,10 @@
 //! ```
 //!
 //! The first level is the most significant byte, so comparing the `u64`s compares levels slowest
-//! first, which is the tie-break order of frontiers. Limits encode rounded down
-//! (`floor(log2(limit)) + 1`), so a power-of-two peak fits a limit exactly when its code does.
+//! first, which is the tie-break order of frontiers. Limits encode rounded down to the largest
+//! such amount, so a snapped peak fits a limit exactly when its code does.
 
+use morello_core::cost::snap_bytes;
 use morello_core::target::{LevelKind, MAX_LEVELS, MemVec, Target};
 use serde::{Deserialize, Serialize};
 
@@ -75,14 +78,24 @@ impl PeakCodec {
         Peaks((0..self.levels).filter(|&i| levels & (1 << i) != 0).fold(0, |m, i| m | (0xff << shift(i))))
     }
 
-    /// Encodes peaks (cache and memory amounts must be 0 or powers of two; registers at most 127).
+    /// Encodes peaks (cache and memory amounts snapped, else rounded up; registers at most 127).
     pub fn encode_peaks(&self, peaks: &MemVec) -> Peaks {
-        self.encode(peaks, |v| if v == 0 { 0 } else { u64::from(v.trailing_zeros()) + 1 })
+        self.encode(peaks, |v| code_of(snap_bytes(v)))
     }
 
-    /// Encodes limits, rounding byte amounts down to a power of two.
+    /// Encodes limits, rounding byte amounts down to the largest snapped amount.
     pub fn encode_limits(&self, limits: &MemVec) -> Peaks {
-        self.encode(limits, |v| if v == 0 { 0 } else { u64::from(63 - v.leading_zeros()) + 1 })
+        self.encode(limits, |v| {
+            if v == 0 {
+                return 0;
+            }
+            let floor = 1u64 << (63 - v.leading_zeros());
+            if (2..1 << 63).contains(&floor) && v >= floor / 2 * 3 {
+                code_of(floor / 2 * 3)
+            } else {
+                code_of(floor)
+            }
+        })
     }
 
     fn encode(&self, values: &MemVec, log: impl Fn(u64) -> u64) -> Peaks {
@@ -102,9 +115,21 @@ impl PeakCodec {
             match (self.registers[i], code) {
                 (true, c) => c,
                 (false, 0) => 0,
-                (false, c) => 1u64 << (c - 1),
+                (false, c) if c % 2 == 1 => 1u64 << (c / 2),
+                (false, c) => 3u64 << (c / 2).saturating_sub(2),
             }
         })
+    }
+}
+
+/// The code of a snapped amount: `2k + 1` for `2^k`, `2k` for `3 * 2^(k-2)`, 127 for more than
+/// `2^63` (saturated).
+fn code_of(v: u64) -> u64 {
+    match v {
+        0 => 0,
+        v if v.is_power_of_two() => 2 * u64::from(v.trailing_zeros()) + 1,
+        v if v == 3 << v.trailing_zeros() => 2 * u64::from(v.trailing_zeros()) + 4,
+        _ => 127,
     }
 }
 
@@ -130,5 +155,37 @@ mod tests {
         assert!(!big.fits(limits));
         // Lexicographic order: slowest level first.
         assert!(pb < pa);
+    }
+
+    #[test]
+    fn snapped_amounts_code_in_order_and_limits_round_down() {
+        let t = Target::builtin("x86-avx2", 1).unwrap();
+        let codec = PeakCodec::new(&t);
+        let at_l1 = |v: u64| MemVec::from_fn(5, |i| if i == 2 { v } else { 0 });
+        let mut last = (0, Peaks::ZERO);
+        for v in (1..5000).chain([48 << 10, (48 << 10) + 1, 3 << 40, 1 << 63, u64::MAX]) {
+            let snapped = snap_bytes(v);
+            assert!(
+                snapped >= v && (snapped == u64::MAX || snapped < v.max(2).saturating_mul(2)),
+                "{v} -> {snapped}"
+            );
+            let peaks = codec.encode_peaks(&at_l1(v));
+            let limits = codec.encode_limits(&at_l1(v));
+            assert!(peaks.fits(limits) == (snapped == v || v == u64::MAX), "{v}");
+            if snapped != u64::MAX {
+                assert_eq!(codec.decode(peaks), at_l1(snapped), "{v}");
+                assert!(codec.decode(limits).get(morello_core::target::LevelId(2)) <= v, "{v}");
+            }
+            if v < 5000 {
+                assert!(peaks >= last.1 && (snapped > last.0) == (peaks > last.1), "{v}");
+                last = (snapped, peaks);
+            }
+        }
+        // A 48 KiB L1 admits 48 KiB (three quarters of 64), not more.
+        let l1 = codec.encode_limits(&at_l1(48 << 10));
+        assert!(codec.encode_peaks(&at_l1(40 << 10)).fits(l1));
+        assert!(!codec.encode_peaks(&at_l1((48 << 10) + 1)).fits(l1));
+        assert_eq!(snap_bytes(33 << 10), 48 << 10);
+        assert_eq!(snap_bytes(49 << 10), 64 << 10);
     }
 }

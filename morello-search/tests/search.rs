@@ -128,6 +128,13 @@ fn search_space_sizes_are_pinned() {
         // Uneven shapes: every remainder of every tiling is a sub-spec of its own (and one tile
         // whose pitch differs from a same-shaped tile's, 12 lines 10 and 6 elements apart).
         ("x86-avx2", "Matmul(1x12x10x6, f32 GL row-major, f32 GL row-major, f32 GL row-major)", 8120, 60560),
+        // k = 128: its first 64 may be peeled off (`actions/peel.rs`).
+        (
+            "x86-avx512",
+            "Matmul(1x6x128x32, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+            19850,
+            163063,
+        ),
         // Serial, so its 6 columns may be padded to 8 (`actions/pad.rs`).
         (
             "x86-avx2",
@@ -437,15 +444,20 @@ fn rhs_is_packed_only_where_a_view_would_crowd_a_set_or_stride_across_pages() {
     assert!(packed_rhs(large, &packing).is_empty());
 }
 
-/// The `Pad` actions of a spec, as `(level name, padded columns)`.
-fn pads(text: &str, t: &Target) -> Vec<(String, u32)> {
+/// What `pick` takes from each action of a spec that it matches.
+fn picked<T>(text: &str, t: &Target, pick: impl Fn(Action) -> Option<T>) -> Vec<T> {
     actions(&spec(text, t), t, &ActionConfig::default(), &Feasibility::new(t))
         .into_iter()
-        .filter_map(|(action, _)| match action {
-            Action::Pad { level, columns } => Some((t.level(level).name.clone(), columns)),
-            _ => None,
-        })
+        .filter_map(|(action, _)| pick(action))
         .collect()
+}
+
+/// The `Pad` actions of a spec, as `(level name, padded columns)`.
+fn pads(text: &str, t: &Target) -> Vec<(String, u32)> {
+    picked(text, t, |action| match action {
+        Action::Pad { level, columns } => Some((t.level(level).name.clone(), columns)),
+        _ => None,
+    })
 }
 
 #[test]
@@ -483,4 +495,42 @@ fn columns_that_leave_a_scalar_edge_are_padded_to_whole_vectors() {
         );
         check_with_interpreter(&best.imp, &t);
     }
+}
+
+/// The chunks of the `PeelReduction` actions of a spec.
+fn peels(text: &str, t: &Target) -> Vec<u32> {
+    picked(text, t, |action| match action {
+        Action::PeelReduction { size } => Some(size),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_matmul_peels_its_first_reduction_chunk_and_the_block_computes_its_spec() {
+    let t = Target::builtin("x86-avx512", 1).unwrap();
+    let whole = |m: u32, k: u32, n: u32| {
+        format!("Matmul(1x{m}x{k}x{n}, f32 GL row-major, f32 GL row-major, f32 GL row-major)")
+    };
+    // Chunks of 64 to 256 rows, at most half of k, that tile the rest evenly.
+    assert_eq!(peels(&whole(8, 256, 64), &t), [64, 128]);
+    assert_eq!(peels(&whole(8, 1024, 64), &t), [64, 128, 256]);
+    assert_eq!(peels(&whole(8, 192, 64), &t), [64]);
+    assert!(peels(&whole(8, 96, 64), &t).is_empty());
+    // Not an accumulating matmul (it has no zeroing to save), nor one whose `rhs` is in L1 already.
+    assert!(peels(&whole(8, 256, 64).replace("Matmul(", "MatmulAccum("), &t).is_empty());
+    assert!(peels(&whole(8, 256, 64).replacen("GL", "L1", 2), &t).is_empty());
+
+    // The block computes its spec: each stage solved by the search, the whole checked by the
+    // interpreter.
+    let s = spec(&whole(8, 256, 32), &t);
+    let (_, plan) = actions(&s, &t, &ActionConfig::default(), &Feasibility::new(&t))
+        .into_iter()
+        .find(|(action, _)| *action == Action::PeelReduction { size: 128 })
+        .expect("a peel of 128");
+    let search = Search::new(&t).threads(1);
+    let children = plan.children.iter().map(|c| search.solve(c).unwrap().imp).collect();
+    let imp = plan.build(s, children, &t);
+    let text = imp.render(&t);
+    assert!(text.contains("MatmulAccum(1x8x128x32"), "{text}");
+    check_with_interpreter(&imp, &t);
 }

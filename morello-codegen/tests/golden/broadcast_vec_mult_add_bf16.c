@@ -2,11 +2,11 @@
  * Matmul(1x1x2x32, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
  *
  *   cost  GL  L2   L1  VRF  RF  implementation
- *    318   0   0  256    4   0  tile 1x1x2x32  Matmul(1x1x2x32, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
- *    318   0   0  256    4   0    cache operand 1 to bf16 L1 row-major  Matmul(1x1x2x32, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
- *    234   0   0  128    4   0      cache operand 2 to f32 L1 row-major  Matmul(1x1x2x32, bf16 GL row-major, bf16 L1 row-major, f32 GL row-major)
- *    150   0   0    0    4   0        move operand 2 to f32 VRF row-major v16  Matmul(1x1x2x32, bf16 GL row-major, bf16 L1 row-major, f32 L1 row-major)
- *    140   0   0    0    2   0          block  Matmul(1x1x2x32, bf16 GL row-major, bf16 L1 row-major, f32 VRF row-major v16, serial)
+ *    322   0   0  256    4   0  tile 1x1x2x32  Matmul(1x1x2x32, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
+ *    322   0   0  256    4   0    cache operand 1 to bf16 L1 row-major  Matmul(1x1x2x32, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
+ *    238   0   0  128    4   0      cache operand 2 to f32 L1 row-major  Matmul(1x1x2x32, bf16 GL row-major, bf16 L1 row-major, f32 GL row-major)
+ *    154   0   0    0    4   0        move operand 2 to f32 VRF row-major v16  Matmul(1x1x2x32, bf16 GL row-major, bf16 L1 row-major, f32 L1 row-major)
+ *    144   0   0    0    2   0          block  Matmul(1x1x2x32, bf16 GL row-major, bf16 L1 row-major, f32 VRF row-major v16, serial)
  *      2   0   0    0    0   0            kernel VectorFill  FillZero(1x1x32, f32 VRF row-major v16, serial)
  *    138   0   0    0    2   0            tile 1x1x1x32  MatmulAccum(1x1x2x32, bf16 GL row-major, bf16 L1 row-major, f32 VRF row-major v16, serial)
  *     69   0   0    0    2   0              kernel BroadcastVecMultAddBf16  MatmulAccum(1x1x1x32, bf16 GL row-major, bf16 L1 row-major, f32 VRF row-major v16, serial)

@@ -2,9 +2,9 @@
  * Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *    436   0   0  64    3   0  cache operand 2 to f32 L1 row-major  Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)
- *    374   0   0   0    3   0    move operand 2 to f32 VRF row-major v8  Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 L1 row-major)
- *    369   0   0   0    2   0      block  Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
+ *    440   0   0  64    3   0  cache operand 2 to f32 L1 row-major  Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ *    378   0   0   0    3   0    move operand 2 to f32 VRF row-major v8  Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 L1 row-major)
+ *    373   0   0   0    2   0      block  Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
  *      1   0   0   0    0   0        kernel VectorFill  FillZero(1x1x8, f32 VRF row-major v8, serial)
  *    368   0   0   0    2   0        tile 1x1x1x8  MatmulAccum(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
  *    184   0   0   0    2   0          move operand 1 to f32 VRF row-major v8  MatmulAccum(1x1x1x8, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)

@@ -245,7 +245,9 @@ impl Impl {
         let child_peaks =
             children.iter().flatten().fold(MemVec::ZERO, |acc, c| acc.elementwise_max(&c.peaks));
         let child_cost = children.iter().flatten().fold(0, |acc: Cost, c| acc.saturating_add(c.cost));
-        let cost = alloc_cost(&spec.operands[operand], &destination, target)
+        let direction = spec.kind.directions()[operand];
+        let round_trip = direction.reads() && direction.writes();
+        let cost = alloc_cost(&spec.operands[operand], &destination, round_trip, target)
             .saturating_add(step_stall(&spec, &body.spec, target))
             .saturating_add(child_cost);
         Impl {

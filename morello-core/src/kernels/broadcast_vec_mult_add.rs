@@ -19,11 +19,11 @@
 
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelKind};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
-use crate::cost::{Cost, move_cost, rows_on_their_own_pages};
+use crate::cost::{Cost, fullest_set, move_cost, rows_on_their_own_pages};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
-use crate::target::{KernelCost, MemVec, Target};
+use crate::target::{KernelCost, MemVec, MemoryLevel, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
@@ -157,13 +157,12 @@ pub fn register_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
     stall(spec, target, Stream::AsRead)
 }
 
-/// The part of a register block's [`register_step_stall`] that reading its vector side as a
-/// strided stream adds to reading it as a contiguous one: 0 unless the block reads a column of a
-/// wider matrix whose rows are more than half a page apart
-/// ([`crate::cost::rows_on_their_own_pages`]) from a level whose `strided_fill_cost_per_line`
-/// exceeds its `fill_cost_per_line`. What a [`block_stalls`] stage pays.
-pub fn strided_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
-    stall(spec, target, Stream::AcrossPages).saturating_sub(stall(spec, target, Stream::Contiguous))
+/// A register block's stall as a [`block_stalls`] stage pays it: its vector side priced as a
+/// strided stream only where, besides being a column of a wider matrix, its rows are more than
+/// half a page apart ([`crate::cost::rows_on_their_own_pages`]); at shorter pitches the
+/// prefetchers keep a column's stream as fast as a contiguous one.
+pub fn block_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
+    stall(spec, target, Stream::AcrossPages)
 }
 
 /// A register block's stall with its vector side's lines priced as `stream` says (0 for a spec
@@ -173,10 +172,10 @@ fn stall(spec: &LogicalSpec, target: &Target, stream: Stream) -> Cost {
 }
 
 /// What a block over `stages` adds for register blocks among them: each one's
-/// [`strided_step_stall`] when `parent` is not itself a register block. A block's register block
-/// runs the whole reduction from registers it zeroed or loaded, and pays for its loads only where
-/// they stream a strided column, the stall a packed copy removes (`docs/cost-model.md`,
-/// "Register blocks").
+/// [`block_step_stall`] when `parent` is not itself a register block. A block's register block
+/// runs the whole reduction from registers it zeroed or loaded, and waits for its loads as a loop
+/// of its steps would: streaming `rhs` rows from L2 rather than from a panel resident in L1 costs
+/// the cycles that L1-resident panels save (`docs/cost-model.md`, "Register blocks").
 pub fn block_stalls<'a>(
     parent: &LogicalSpec,
     stages: impl IntoIterator<Item = &'a LogicalSpec>,
@@ -185,7 +184,35 @@ pub fn block_stalls<'a>(
     if step_sides(parent, target, Stream::AsRead).is_some() {
         return 0;
     }
-    stages.into_iter().fold(0, |acc: Cost, s| acc.saturating_add(strided_step_stall(s, target)))
+    stages.into_iter().fold(0, |acc: Cost, s| acc.saturating_add(block_step_stall(s, target)))
+}
+
+/// The level whose fill a register block's vector side pays: its own, unless that is a cache
+/// where the vector side's and the scalar side's lines together crowd some set beyond its ways
+/// (the scalar side's rows pass through that cache as they are broadcast). Then the vector side
+/// cannot stay resident and is refilled, line by line, from the fastest level that moves into
+/// its own. The sum of each side's fullest set bounds the fullest set of both.
+fn refill_level<'a>(
+    vector_side: &TensorSpec,
+    scalar_side: &TensorSpec,
+    target: &'a Target,
+) -> &'a MemoryLevel {
+    let level = target.level(vector_side.level);
+    let crowded = level.kind == LevelKind::Cache
+        && target.level(scalar_side.level).kind != LevelKind::ScalarRegisters
+        && level.geometry.is_some_and(|g| {
+            fullest_set(vector_side, g).saturating_add(fullest_set(scalar_side, g)) > u64::from(g.ways)
+        });
+    if !crowded {
+        return level;
+    }
+    target
+        .level_ids()
+        .filter(|&id| target.level(id).moves_to.contains(&vector_side.level))
+        .map(|id| target.level(id))
+        .filter(|l| matches!(l.kind, LevelKind::Cache | LevelKind::Memory))
+        .last()
+        .unwrap_or(level)
 }
 
 /// How [`step_sides`] prices the vector side's lines.
@@ -195,8 +222,6 @@ enum Stream {
     AsRead,
     /// Strided only where, besides, the rows are more than half a page apart.
     AcrossPages,
-    /// As one contiguous stream.
-    Contiguous,
 }
 
 /// What a node over `child` adds for it: the child's [`register_step_stall`] when the child is a
@@ -256,9 +281,8 @@ fn step_sides(spec: &LogicalSpec, target: &Target, stream: Stream) -> Option<(Co
         && match stream {
             Stream::AsRead => true,
             Stream::AcrossPages => rows_on_their_own_pages(vector_side, target),
-            Stream::Contiguous => false,
         };
-    let vector_fill = target.level(vector_side.level).fill_cost(strided);
+    let vector_fill = refill_level(vector_side, scalar_side, target).fill_cost(strided);
     let mut load_side = costs
         .load_issue
         .saturating_mul(vectors)

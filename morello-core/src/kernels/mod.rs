@@ -16,7 +16,7 @@
 
 pub use crate::kernel_kind::{KernelKind, UnknownKernel};
 pub use broadcast_vec_mult_add::{
-    block_stalls, loop_stalls, register_step_stall, step_stall, strided_step_stall,
+    block_stalls, block_step_stall, loop_stalls, register_step_stall, step_stall,
 };
 
 use crate::cost::Cost;

@@ -236,13 +236,14 @@ fn a_strided_vector_side_pays_the_strided_fill() {
     assert_eq!(register_step_stall(&spec, &t), 0);
 }
 
-/// A block's register block pays only the strided part of its stall (docs/cost-model.md, "Register
-/// blocks"): a 2-row, 4-vector block over 128 steps of a strided `rhs` column stalls 12 + 8 per
-/// step, of which 8 (two lines at 12 instead of 8) is the stride's; read from one run it pays
-/// nothing, and a 6 x 2 block, whose contiguous stream keeps up, pays the stride's part alone (4 a
-/// step); a parent that is itself a register block adds nothing, as for loops.
+/// A block's register block pays its whole stall (docs/cost-model.md, "Register blocks"), its
+/// vector side priced as strided only for rows more than half a page apart: a 2-row, 4-vector
+/// block over 128 steps of a column of a 1024-wide `rhs` stalls 20 a step (two lines at 12), of
+/// one run 12 (two lines at 8); a 6 x 2 block keeps up with a contiguous stream and with a column
+/// at a 1 KiB pitch, and waits 4 a step on one at 4 KiB; a parent that is itself a register block
+/// adds nothing, as for loops.
 #[test]
-fn a_block_pays_the_strided_part_of_its_register_blocks_stall() {
+fn a_block_pays_its_register_blocks_whole_stall() {
     let t = avx2();
     let parse = |text: &str| LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
     let block = |m: u32, n: u32, rhs: &str| {
@@ -250,16 +251,35 @@ fn a_block_pays_the_strided_part_of_its_register_blocks_stall() {
     };
     let wide = block(2, 32, "L2 row-major c1 s1024");
     assert_eq!(register_step_stall(&wide, &t), 20 * 128);
-    assert_eq!(strided_step_stall(&wide, &t), 8 * 128);
-    assert_eq!(strided_step_stall(&block(2, 32, "L2 row-major"), &t), 0);
-    assert_eq!(strided_step_stall(&block(6, 16, "L2 row-major c1 s1024"), &t), 4 * 128);
+    assert_eq!(block_step_stall(&wide, &t), 20 * 128);
+    assert_eq!(block_step_stall(&block(2, 32, "L2 row-major"), &t), 12 * 128);
+    assert_eq!(block_step_stall(&block(6, 16, "L2 row-major"), &t), 0);
+    assert_eq!(block_step_stall(&block(6, 16, "L2 row-major c1 s256"), &t), 0);
+    assert_eq!(block_step_stall(&block(6, 16, "L2 row-major c1 s1024"), &t), 4 * 128);
     let zero = parse("FillZero(1x2x32, f32 VRF row-major v8)");
     let parent =
         parse("Matmul(1x2x128x32, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)");
-    assert_eq!(block_stalls(&parent, [&*zero, &*wide], &t), 8 * 128);
+    assert_eq!(block_stalls(&parent, [&*zero, &*wide], &t), 20 * 128);
     let accum =
         parse("MatmulAccum(1x2x256x32, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)");
     assert_eq!(block_stalls(&accum, [&*wide], &t), 0);
+}
+
+/// A vector side in L1 stays there only if the scalar side's rows, which pass through L1 as they
+/// are broadcast, leave it room: a 64 x 64 panel of `rhs` (4 lines in each of the 64 sets of
+/// `x86-avx512`'s 8-way L1) beside 6 rows of `lhs` 1 KiB apart (2 lines in a set at most) streams
+/// from L1 and keeps up; beside rows 4 KiB apart (all 6 in the same 4 sets: 10 lines there) it is
+/// refilled from L2 at L2's fill per line, 8 (4 lines a step: 20 loads and broadcasts, 32 of
+/// fill and 3 of `lhs` against 48 multiply-adds).
+#[test]
+fn a_vector_side_crowded_out_of_l1_pays_l2s_fill() {
+    let t = Target::builtin("x86-avx512", 1).unwrap();
+    let stall = |lhs: &str| {
+        let text = format!("MatmulAccum(1x6x64x64, f32 {lhs}, f32 L1 row-major, f32 VRF row-major v16)");
+        register_step_stall(&LogicalSpec::parse(&text, &t).unwrap().canonicalize(&t).unwrap(), &t)
+    };
+    assert_eq!(stall("L2 row-major c1 s256"), 0);
+    assert_eq!(stall("L2 row-major c1 s1024"), 20 * 64 + 8 * 256 + 8 * 24 - 48 * 64);
 }
 
 /// The variants are numbered by their files' ordinals and `ALL` is in that order (`build.rs`

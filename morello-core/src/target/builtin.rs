@@ -106,9 +106,11 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
                 ways: Some(L2_WAYS),
                 ..level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1", "VRF"])
             },
-            // Packing into L1 buffers is left to L2: L1 only holds views of L2 data.
+            // L1 holds views of L2 data, and packs a matmul's `rhs` panels where a view of them
+            // would crowd its sets (a `kc x 64` panel reused by every row block, as BLIS does).
             LevelDescription {
                 allocates: false,
+                packs: true,
                 ways: Some(L1_WAYS),
                 ..level("L1", LevelKind::Cache, 32 << 10, &[], 2, &["VRF", "RF"])
             },

@@ -212,7 +212,7 @@ pub(crate) fn invocation_cost(measures: &Measures, target: &Target) -> Option<Co
             let target = &without_run_overheads(target)?;
             Some(
                 path.iter()
-                    .map(|(source, destination)| alloc_cost(source, destination, target))
+                    .map(|(source, destination)| alloc_cost(source, destination, false, target))
                     .fold(KernelKind::VectorAssign.cost(load, target), Cost::saturating_add),
             )
         }

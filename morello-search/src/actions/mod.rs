@@ -9,7 +9,8 @@
 //! 2. serial tilings of one iteration dim (reduction dims only when accumulating; power-of-two
 //!    tiles that leave a remainder only as splits, see [`Remainders`]);
 //! 3. parallel tilings (when the spec is not serial-only);
-//! 4. zero-then-accumulate (non-accumulating matmul and convolution);
+//! 4. zero-then-accumulate (non-accumulating matmul and convolution), and a matmul's first
+//!    reduction chunk peeled off as a matmul before accumulating the rest;
 //! 5. convolutions: a padded one split into unpadded regions (its only action), a one-row 1x1
 //!    one computed as a matmul;
 //! 6. a matmul's epilogue split into a pass of its own (fused when the output is in registers);
@@ -28,6 +29,7 @@ mod epilogue;
 mod moves;
 mod pad;
 mod parallel_tile;
+mod peel;
 mod softmax;
 mod tile;
 mod to_accum;
@@ -216,6 +218,11 @@ pub enum Action {
     },
     /// Zero the output, then accumulate into it.
     ToAccum,
+    /// Compute a matmul's first `size` of the reduction as a matmul, then accumulate the rest.
+    PeelReduction {
+        /// The peeled chunk of the reduction dim.
+        size: u32,
+    },
     /// Split a padded convolution into unpadded regions.
     PaddingRegions,
     /// Compute a one-row convolution with a 1x1 window as a matmul.
@@ -437,6 +444,7 @@ pub fn actions(
         tile::enumerate(spec, target, config, &mut out);
         parallel_tile::enumerate(spec, target, config, &mut out);
         to_accum::enumerate(spec, target, &mut out);
+        peel::enumerate(spec, target, &mut out);
         conv::enumerate(spec, target, &mut out);
         epilogue::enumerate(spec, target, &mut out);
         softmax::enumerate(spec, target, &mut out);
@@ -495,9 +503,14 @@ fn kernels(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Action, Plan)>)
 }
 
 /// The combination for moving `source` into `destination`.
-fn alloc_combine(source: &TensorSpec, destination: &TensorSpec, target: &Target) -> Combine {
+fn alloc_combine(
+    source: &TensorSpec,
+    destination: &TensorSpec,
+    round_trip: bool,
+    target: &Target,
+) -> Combine {
     Combine::Alloc {
         own: MemVec::single(destination.level, memory_units(destination, target)),
-        cost: alloc_cost(source, destination, target),
+        cost: alloc_cost(source, destination, round_trip, target),
     }
 }

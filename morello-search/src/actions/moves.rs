@@ -301,7 +301,7 @@ fn plan(
     }
     Some(Plan {
         children,
-        combine: alloc_combine(source, &destination, target),
+        combine: alloc_combine(source, &destination, direction.reads() && direction.writes(), target),
         shape: PlanShape::Alloc { operand, kind, destination, prologue, epilogue },
     })
 }

@@ -18,8 +18,8 @@
 //! against what they save. Where it applies, each rule keeping the space small or the model honest:
 //!
 //! - `rhs` and `out` share a dtype and a level outside the registers, and the buffers go to a level
-//!   that level moves to and that allocates or packs (`L2` from main memory on the built-in
-//!   targets), where both fit;
+//!   that level moves to and that allocates, or packs and still moves to a cache (`L2` from main
+//!   memory on the built-in targets: their L1 packs only `rhs` panels), where both fit;
 //! - every operand is one contiguous run (the whole matrices, or tiles of whole rows): a tile of
 //!   columns is left to its parent, which pads once for all of them;
 //! - `n` is not a multiple of the narrowest vector (4 lanes for f32 on x86): columns that are whole
@@ -74,7 +74,10 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
     for &level in &source.moves_to {
         let info = target.level(level);
         let holds_buffers = match info.kind {
-            LevelKind::Cache => info.allocates || info.packs,
+            LevelKind::Cache => {
+                info.allocates
+                    || (info.packs && info.moves_to.iter().any(|&l| target.level(l).kind == LevelKind::Cache))
+            }
             LevelKind::Memory => info.allocates,
             LevelKind::VectorRegisters | LevelKind::ScalarRegisters => false,
         };

@@ -384,13 +384,13 @@ fn avx2_cases() -> Vec<Case> {
     let imp = bf16_rows(&b, &s, 8);
     cases.push(case("broadcast_vec_mult_add_bf16_avx2", t, false, imp));
 
-    // A large heap-allocated copy of the output (more than 16 KiB).
-    let s = b.spec("FillZero(64x128, f32 GL row-major)");
+    // A large heap-allocated copy of the output (more than 64 KiB).
+    let s = b.spec("FillZero(128x256, f32 GL row-major)");
     let imp = b.alloc(
         &s,
         0,
         b.dest(&s.operands[0], "L2", Some("col-major"), None),
-        |m| b.tiles(&m, &[64, 1], Parallelism::Serial, |column| b.each(&column, K::ValueAssign)),
+        |m| b.tiles(&m, &[128, 1], Parallelism::Serial, |column| b.each(&column, K::ValueAssign)),
         |s| b.kernel(s, K::MemsetZero),
     );
     cases.push(case("heap_buffer", t, false, imp));
