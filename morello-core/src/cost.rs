@@ -73,12 +73,13 @@ pub fn rows_on_their_own_pages(t: &TensorSpec, target: &Target) -> bool {
 }
 
 /// How much of its level `t` occupies: registers for register levels, bytes (whole cache lines)
-/// otherwise. In a cache with a geometry, a tensor with two or more lines in some set occupies
-/// at least what it would take for every set to be that full (`fullest set * sets * line
-/// bytes`). So one that crowds a set beyond the cache's ways cannot stay resident however much
-/// else is free (no implementation keeps it there, and its uses are priced at the level it
-/// streams from), and tensors that fit together by these units leave each other room in every
-/// set, but for the one line a set of a tensor that has no more.
+/// otherwise. In a cache with a geometry, a strided tensor (one with a pitch) with two or more
+/// lines in some set occupies at least what it would take for every set to be that full
+/// (`fullest set * sets * line bytes`). So one that crowds a set beyond the cache's ways cannot
+/// stay resident however much else is free (no implementation keeps it there, and its uses are
+/// priced at the level it streams from), and tensors that fit together by these units leave
+/// each other room in every set, but for the one line a set of a tensor that has no more and
+/// the rounding of a contiguous one, whose lines spread evenly (it counts its bytes).
 pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
     let level = target.level(t.level);
     match level.kind {
@@ -89,7 +90,7 @@ pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
             match level.geometry {
                 Some(g) if bytes <= level.capacity => {
                     let fullest = fullest_set(t, g);
-                    if fullest > 1 { bytes.max(fullest * g.way_bytes()) } else { bytes }
+                    if t.pitch.is_some() && fullest > 1 { bytes.max(fullest * g.way_bytes()) } else { bytes }
                 }
                 _ => bytes,
             }
@@ -283,6 +284,10 @@ mod tests {
         let g = target.level(rows.level).geometry.unwrap();
         assert_eq!(fullest_set(&rows, g), 4);
         assert_eq!(memory_units(&rows, &target), 16 << 10);
+        // Whole rows of a 500-wide matrix are one run too: 250 lines, 4 in some sets and 3 in
+        // others, counted as they are.
+        let odd_rows = lhs_tile(500, [1, 8, 500, 500], "L1", &target);
+        assert_eq!((fullest_set(&odd_rows, g), memory_units(&odd_rows, &target)), (4, 250 * 64));
         // Four lines fit any 8-way cache wherever they fall: the pitch cannot matter.
         let small = lhs_tile(512, [1, 4, 16, 512], "L1", &target);
         assert_eq!((small.pitch, small.cache_lines(target.cache_line_bytes())), (None, 4));
