@@ -250,6 +250,11 @@ impl Target {
         l.parallel || l.moves_to.iter().any(|&d| self.can_reach_parallel(d))
     }
 
+    /// Whether a tensor at `level` can move to a cache (a faster one: `level` is not the fastest).
+    pub fn moves_to_a_cache(&self, level: LevelId) -> bool {
+        self.level(level).moves_to.iter().any(|&d| self.level(d).kind == LevelKind::Cache)
+    }
+
     /// The capacity of every level, as a memory vector (the default memory limits).
     pub fn capacities(&self) -> MemVec {
         MemVec::from_fn(self.levels.len(), |i| self.levels[i].capacity)

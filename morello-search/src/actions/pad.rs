@@ -74,10 +74,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
     for &level in &source.moves_to {
         let info = target.level(level);
         let holds_buffers = match info.kind {
-            LevelKind::Cache => {
-                info.allocates
-                    || (info.packs && info.moves_to.iter().any(|&l| target.level(l).kind == LevelKind::Cache))
-            }
+            LevelKind::Cache => info.allocates || (info.packs && target.moves_to_a_cache(level)),
             LevelKind::Memory => info.allocates,
             LevelKind::VectorRegisters | LevelKind::ScalarRegisters => false,
         };

@@ -19,7 +19,7 @@
 //! 3.0 to 7.4 s cold on two threads; `docs/PERFORMANCE.md`, "L1-resident panels in the search").
 
 use morello_core::spec::{CanonicalSpec, PrimitiveKind};
-use morello_core::target::{LevelKind, Target};
+use morello_core::target::Target;
 
 use super::{Action, Combine, Plan, PlanShape};
 
@@ -28,16 +28,9 @@ use super::{Action, Combine, Plan, PlanShape};
 const CHUNKS: [u32; 3] = [64, 128, 256];
 
 pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Action, Plan)>) {
-    let rhs_moves_to_a_cache = || {
-        target
-            .level(spec.operands[1].level)
-            .moves_to
-            .iter()
-            .any(|&l| target.level(l).kind == LevelKind::Cache)
-    };
     if spec.kind != (PrimitiveKind::Matmul { accum: false })
         || target.level(spec.output().level).kind.counts_registers()
-        || !rhs_moves_to_a_cache()
+        || !target.moves_to_a_cache(spec.operands[1].level)
     {
         return;
     }
