@@ -101,8 +101,11 @@ pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
 /// The most lines of `t` that fall into one set of a cache of geometry `g`.
 ///
 /// Run `i` of the tensor starts `i * pitch` elements after the first (runs are modelled as
-/// equally spaced by the pitch, exact for matrices and their tiles) and covers `ceil(run bytes /
-/// line)` consecutive lines from the line its start falls in; line `a` lives in set `a mod sets`.
+/// equally spaced by the pitch, exact for matrices and their tiles, with the first starting a
+/// line) and covers every line from the one its first byte falls in to the one its last byte
+/// does: a run whose pitch leaves it off the line grid touches one line more than its bytes
+/// fill (a 256-byte row of a 1000-column f32 matrix: 4 lines or 5); line `a` lives in set `a mod
+/// sets`.
 /// A tensor without a pitch is one run (or has too few lines to crowd any set), so its lines
 /// spread evenly. Memoised per thread: the search asks for few distinct patterns.
 pub fn fullest_set(t: &TensorSpec, g: CacheGeometry) -> u64 {
@@ -114,12 +117,12 @@ pub fn fullest_set(t: &TensorSpec, g: CacheGeometry) -> u64 {
         return (runs * per_run).div_ceil(sets);
     };
     let pitch_bytes = (u64::from(pitch) * u64::from(t.dtype.size_bytes())) % g.way_bytes();
-    let key = (g, pitch_bytes, runs, per_run);
+    let key = (g, pitch_bytes, runs, run_bytes);
     FULLEST.with(|memo| {
         if let Some(&v) = memo.borrow().get(&key) {
             return v;
         }
-        let v = simulate_fullest(g, pitch_bytes, runs, per_run);
+        let v = simulate_fullest(g, pitch_bytes, runs, run_bytes);
         let mut memo = memo.borrow_mut();
         if memo.len() > 1 << 16 {
             memo.clear();
@@ -136,22 +139,27 @@ thread_local! {
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
-/// Counts the lines per set of `runs` runs of `per_run` lines, `pitch_bytes` apart (modulo a way).
-fn simulate_fullest(g: CacheGeometry, pitch_bytes: u64, runs: u64, per_run: u64) -> u64 {
+/// Counts the lines per set of `runs` runs of `run_bytes` bytes, `pitch_bytes` apart (modulo a way),
+/// the first starting a line.
+fn simulate_fullest(g: CacheGeometry, pitch_bytes: u64, runs: u64, run_bytes: u64) -> u64 {
     let sets = u64::from(g.sets);
     let line = u64::from(g.line_bytes);
     let way = g.way_bytes();
-    // Whole laps of the sets add the same to every set; the rest is a range per run.
-    let laps = per_run / sets;
-    let rest = per_run % sets;
     // Runs repeat their set pattern after `way / gcd(pitch, way)` runs: fold the repeats.
     let period = if pitch_bytes == 0 { 1 } else { way / gcd(pitch_bytes, way) };
     let distinct = runs.min(period);
     let mut diff = vec![0i64; g.sets as usize + 1];
+    let mut laps = 0u64;
     let mut offset = 0u64;
     for i in 0..distinct {
-        // Runs i, i + period, i + 2 period, ... start at the same offset.
-        let repeats = (runs - i).div_ceil(period) as i64;
+        // Runs i, i + period, i + 2 period, ... start at the same offset, and cover the lines
+        // from the one their first byte falls in to the one their last byte does.
+        let repeats = (runs - i).div_ceil(period);
+        let lines = (offset % line + run_bytes).div_ceil(line);
+        // Whole laps of the sets add the same to every set; the rest is a range.
+        laps += repeats * (lines / sets);
+        let rest = lines % sets;
+        let repeats = repeats as i64;
         let start = (offset / line) % sets;
         let end = start + rest;
         if end <= sets {
@@ -171,7 +179,7 @@ fn simulate_fullest(g: CacheGeometry, pitch_bytes: u64, runs: u64, per_run: u64)
         running += d;
         fullest = fullest.max(running);
     }
-    fullest as u64 + laps * runs
+    fullest as u64 + laps
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -301,13 +309,26 @@ mod tests {
     fn fullest_set_folds_repeating_runs() {
         let g = CacheGeometry { line_bytes: 64, ways: 8, sets: 64 };
         // 64 runs of 8 lines, 4 KiB apart: every run in sets 0..8.
-        assert_eq!(simulate_fullest(g, 4096, 64, 8), 64);
+        assert_eq!(simulate_fullest(g, 4096, 64, 512), 64);
         // 1 KiB apart: 4 start sets.
-        assert_eq!(simulate_fullest(g, 1024, 64, 8), 16);
-        // One line apart: a contiguous stream of 64 * 8... runs overlap by construction only if
-        // the pitch is below the run; 512 bytes apart with 8 lines each is dense: 8 a set.
-        assert_eq!(simulate_fullest(g, 512, 64, 8), 8);
-        // Runs longer than the sets lap them.
-        assert_eq!(simulate_fullest(g, 0, 2, 130), 2 * 3);
+        assert_eq!(simulate_fullest(g, 1024, 64, 512), 16);
+        // 512 bytes apart with 8 lines each is dense: 8 a set.
+        assert_eq!(simulate_fullest(g, 512, 64, 512), 8);
+        // Runs longer than the sets lap them: 130 lines are two laps and two more.
+        assert_eq!(simulate_fullest(g, 0, 2, 130 * 64), 2 * 3);
+    }
+
+    #[test]
+    fn runs_off_the_line_grid_count_every_line_they_touch() {
+        let g = CacheGeometry { line_bytes: 64, ways: 12, sets: 64 };
+        // 128 rows of 64 f32 in a 1000-column matrix (4,000-byte pitch): every other row starts
+        // half a line in and touches 5 lines, so 576 lines over 64 sets, 9 in each (8 if each row
+        // touched only 4).
+        assert_eq!(simulate_fullest(g, 4000, 128, 256), 9);
+        // On the line grid (a 1024-column matrix has a 4,096-byte pitch) runs touch 4 lines.
+        assert_eq!(simulate_fullest(g, 4096 % g.way_bytes(), 128, 256), 128 * 4 / 4);
+        // A run of one line's bytes that starts mid-line touches two lines.
+        assert_eq!(simulate_fullest(g, 96, 2, 64), 1);
+        assert_eq!(simulate_fullest(g, 32, 2, 64), 2);
     }
 }
