@@ -6,7 +6,8 @@
 //! ```text
 //! target name + fingerprint   Target::fingerprint, a hash of the full description
 //! MODEL_VERSION               bumped by hand when actions or the cost model change
-//! model probe                 a hash of the frontiers of one small search
+//! model probe                 a hash of the frontiers of one small search, and of the actions
+//!                             and costs of a larger spec two levels deep
 //! action configuration        tile sizes and pruning, which change the action lists
 //! sources                     a hash of the sources of morello-core and morello-search
 //! ```
@@ -20,12 +21,14 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+use morello_core::cost::{memory_units, move_cost};
 use morello_core::dtype::Dtype;
-use morello_core::spec::SpecBuilder;
+use morello_core::spec::{CanonicalSpec, SpecBuilder};
 use morello_core::target::{Target, fnv1a};
 use serde::{Deserialize, Serialize};
 
-use crate::actions::ActionConfig;
+use crate::actions::{ActionConfig, actions};
+use crate::feasible::Feasibility;
 use crate::memo::Memo;
 use crate::search::Search;
 
@@ -95,21 +98,28 @@ impl fmt::Display for TableIdentity {
     }
 }
 
-/// A hash of every frontier of one small search (a `1x2x2x2` f32 matmul in the home level),
-/// which changes when the actions, kernels or cost model change for small specs.
+/// A hash of every frontier of one small search (a `1x2x2x2` f32 matmul in the home level), which
+/// changes when the actions, kernels or cost model change for small specs, and of what the
+/// actions and the cost model make of a larger one ([`wide_probe_bytes`]).
 ///
 /// It is a check against forgetting to bump [`MODEL_VERSION`], not a replacement: a change that
-/// only affects large specs goes unnoticed. It costs a few milliseconds.
+/// only affects specs neither part reaches goes unnoticed. It costs a few milliseconds.
 pub fn model_probe(target: &Target, config: &ActionConfig) -> u64 {
-    let Some(spec) = probe_spec(target) else {
+    let Some(mut bytes) = small_probe_bytes(target, config) else {
         // A target without f32 in its home level: only the version guards its tables.
         return 0;
     };
+    bytes.extend(wide_probe_bytes(target, config));
+    fnv1a(&bytes)
+}
+
+/// Every frontier of the small search of [`model_probe`], or `None` where the target cannot
+/// express its spec or the search fails.
+pub(crate) fn small_probe_bytes(target: &Target, config: &ActionConfig) -> Option<Vec<u8>> {
+    let spec = probe_spec(target)?;
     let memo = std::sync::Arc::new(Memo::new());
     let search = Search::new(target).configure_actions(*config).memo(std::sync::Arc::clone(&memo));
-    if search.fill(&spec).is_err() {
-        return 0;
-    }
+    search.fill(&spec).ok()?;
     let mut bytes = Vec::new();
     for (spec, frontier) in memo.entries() {
         // Serialising a spec cannot fail; an empty key would only weaken the probe.
@@ -122,11 +132,43 @@ pub fn model_probe(target: &Target, config: &ActionConfig) -> u64 {
         }
         bytes.push(b'\n');
     }
-    fnv1a(&bytes)
+    Some(bytes)
+}
+
+/// What the actions and the cost model make of a matmul the small search never reaches, `6x256x40`
+/// f32 in the home level: `k` long enough to be peeled and tiled by every chunk, and rows of 160
+/// bytes, off the cache-line grid. Every action of the spec and of each of its actions'
+/// sub-specs (two levels deep, no search), each sub-spec, and each operand's memory units and move
+/// cost at its level (so set conflicts and line counts at the caches it moves into count).
+pub(crate) fn wide_probe_bytes(target: &Target, config: &ActionConfig) -> Vec<u8> {
+    let Ok(root) = SpecBuilder::matmul(6, 256, 40).dtype(Dtype::F32).build(target) else { return Vec::new() };
+    let feasibility = Feasibility::new(target);
+    let mut bytes = Vec::new();
+    let record = |spec: &CanonicalSpec, bytes: &mut Vec<u8>| {
+        let listed = actions(spec, target, config, &feasibility);
+        for (action, plan) in &listed {
+            bytes.extend(bincode::serialize(action).unwrap_or_default());
+            for child in &plan.children {
+                bytes.extend(bincode::serialize(child).unwrap_or_default());
+                for operand in &child.operands {
+                    bytes.extend_from_slice(&memory_units(operand, target).to_le_bytes());
+                    bytes.extend_from_slice(&move_cost(operand, target).to_le_bytes());
+                }
+            }
+            bytes.push(b'\n');
+        }
+        listed
+    };
+    for (_, plan) in record(&root, &mut bytes) {
+        for child in &plan.children {
+            record(child, &mut bytes);
+        }
+    }
+    bytes
 }
 
 /// The probe's goal, if the target can express it.
-fn probe_spec(target: &Target) -> Option<morello_core::spec::CanonicalSpec> {
+fn probe_spec(target: &Target) -> Option<CanonicalSpec> {
     SpecBuilder::matmul(2, 2, 2).dtype(Dtype::F32).build(target).ok()
 }
 

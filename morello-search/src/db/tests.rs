@@ -149,6 +149,42 @@ fn with_identity(identity: TableIdentity) -> Vec<u8> {
     file_of(&metadata, &stored(small_bytes()))
 }
 
+/// `target` with its L1 cut to `ways` ways of the same capacity (more sets).
+fn with_l1_ways(target: &Target, ways: u32) -> Target {
+    let text = target.description_value().to_toml().unwrap();
+    let (before, l1) = text.split_at(text.find("name = \"L1\"").unwrap());
+    let field = |name: &str| -> u32 {
+        let start = l1.find(&format!("{name} = ")).unwrap() + name.len() + 3;
+        l1[start..].lines().next().unwrap().trim().parse().unwrap()
+    };
+    let (old_ways, old_sets) = (field("ways"), field("sets"));
+    let l1 = l1.replacen(&format!("ways = {old_ways}"), &format!("ways = {ways}"), 1).replacen(
+        &format!("sets = {old_sets}"),
+        &format!("sets = {}", old_sets * old_ways / ways),
+        1,
+    );
+    Target::from_toml(&format!("{before}{l1}")).unwrap()
+}
+
+#[test]
+fn the_probe_sees_set_conflicts_that_its_small_search_does_not() {
+    // A forgotten version bump after a change to how tiles crowd cache sets (which only tiles
+    // with a pitch and more lines than a cache has ways can show) must still change the probe:
+    // its wide part sees a change of the L1's ways where its small search does not.
+    let avx512 = Target::builtin("x86-avx512", 1).unwrap();
+    let narrow = with_l1_ways(&avx512, 2);
+    assert_ne!(narrow, avx512);
+    let config = ActionConfig::default();
+    assert_eq!(
+        identity::small_probe_bytes(&avx512, &config).unwrap(),
+        identity::small_probe_bytes(&narrow, &config).unwrap()
+    );
+    let (wide, wide_narrow) =
+        (identity::wide_probe_bytes(&avx512, &config), identity::wide_probe_bytes(&narrow, &config));
+    assert!(!wide.is_empty());
+    assert_ne!(wide, wide_narrow);
+}
+
 #[test]
 fn other_versions_targets_and_configurations_are_refused_with_the_reason() {
     let mine = schema().identity();
