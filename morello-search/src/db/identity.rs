@@ -103,7 +103,7 @@ impl fmt::Display for TableIdentity {
 /// actions and the cost model make of a larger one ([`wide_probe_bytes`]).
 ///
 /// It is a check against forgetting to bump [`MODEL_VERSION`], not a replacement: a change that
-/// only affects specs neither part reaches goes unnoticed. It costs a few milliseconds.
+/// only affects specs neither part reaches goes unnoticed. It costs about 20 ms.
 pub fn model_probe(target: &Target, config: &ActionConfig) -> u64 {
     let Some(mut bytes) = small_probe_bytes(target, config) else {
         // A target without f32 in its home level: only the version guards its tables.
