@@ -100,7 +100,8 @@ impl fmt::Display for TableIdentity {
 
 /// A hash of every frontier of one small search (a `1x2x2x2` f32 matmul in the home level), which
 /// changes when the actions, kernels or cost model change for small specs, and of what the
-/// actions and the cost model make of a larger one ([`wide_probe_bytes`]).
+/// actions and the cost model make of a larger spec (a `6x256x40` matmul, two levels of actions
+/// deep, without a search).
 ///
 /// It is a check against forgetting to bump [`MODEL_VERSION`], not a replacement: a change that
 /// only affects specs neither part reaches goes unnoticed. It costs about 20 ms.
