@@ -377,7 +377,7 @@ proptest! {
     #[test]
     fn splits_lose_nothing_on_random_matmuls(m in 1u32..=14, k in 1u32..=14, n in 1u32..=14) {
         let t = target("x86-avx2");
-        let text = format!("Matmul(1x{m}x{k}x{n}, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+        let text = whole(m, k, n);
         let every = ActionConfig { remainders: Remainders::EveryTile, ..ActionConfig::default() };
         prop_assert_eq!(frontier_of(&text, &t, ActionConfig::default()), frontier_of(&text, &t, every));
     }
@@ -444,6 +444,11 @@ fn rhs_is_packed_only_where_a_view_would_crowd_a_set_or_stride_across_pages() {
     assert!(packed_rhs(large, &packing).is_empty());
 }
 
+/// The spec text of an `m x k x n` f32 matmul with every operand row-major in `GL`.
+fn whole(m: u32, k: u32, n: u32) -> String {
+    format!("Matmul(1x{m}x{k}x{n}, f32 GL row-major, f32 GL row-major, f32 GL row-major)")
+}
+
 /// What `pick` takes from each action of a spec that it matches.
 fn picked<T>(text: &str, t: &Target, pick: impl Fn(Action) -> Option<T>) -> Vec<T> {
     actions(&spec(text, t), t, &ActionConfig::default(), &Feasibility::new(t))
@@ -463,9 +468,6 @@ fn pads(text: &str, t: &Target) -> Vec<(String, u32)> {
 #[test]
 fn columns_that_leave_a_scalar_edge_are_padded_to_whole_vectors() {
     let t = Target::builtin("x86-avx512", 1).unwrap();
-    let whole = |m: u32, k: u32, n: u32| {
-        format!("Matmul(1x{m}x{k}x{n}, f32 GL row-major, f32 GL row-major, f32 GL row-major)")
-    };
     // 21 columns: 16 + 4 + 1 as edge code; padded to 32 (two AVX-512 vectors) in L2.
     assert_eq!(pads(&whole(16, 16, 21), &t), [("L2".to_string(), 32)]);
     assert_eq!(pads(&whole(16, 16, 21).replace("Matmul(", "MatmulAccum("), &t), [("L2".to_string(), 32)]);
@@ -508,9 +510,6 @@ fn peels(text: &str, t: &Target) -> Vec<u32> {
 #[test]
 fn a_matmul_peels_its_first_reduction_chunk_and_the_block_computes_its_spec() {
     let t = Target::builtin("x86-avx512", 1).unwrap();
-    let whole = |m: u32, k: u32, n: u32| {
-        format!("Matmul(1x{m}x{k}x{n}, f32 GL row-major, f32 GL row-major, f32 GL row-major)")
-    };
     // Chunks of 64 to 256 rows, at most half of k, that tile the rest evenly.
     assert_eq!(peels(&whole(8, 256, 64), &t), [64, 128]);
     assert_eq!(peels(&whole(8, 1024, 64), &t), [64, 128, 256]);
