@@ -162,7 +162,9 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
     let names: Vec<&str> = results.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["morello-1", "morello-2", "morello-3"], "no baseline unless asked");
     let costs: Vec<u64> = results.iter().map(|r| r["predicted_cost"].as_u64().unwrap()).collect();
-    assert!(costs.windows(2).all(|w| w[0] < w[1]), "{costs:?}");
+    // By default each is at least 2% costlier than the one before (--min-gap).
+    assert!(costs.windows(2).all(|w| w[1] * 100 >= w[0] * 102), "{costs:?}");
+    assert!(v["within_gap_dropped"].is_u64(), "{v}");
     assert!(results[0]["differs"].is_null() && results[1]["differs"].is_string());
     let rho = &v["spearman"];
     assert!(rho.is_null() || (-1.0..=1.0).contains(&number(rho)), "{rho}");
@@ -186,6 +188,10 @@ fn bad_measurement_options_are_input_errors() {
         (vec!["bench", "matmul", "4x4x4", "--baseline", "cublas"], "unknown baseline `cublas`"),
         (vec!["bench", "matmul", "4x4x4", "--top-k", "0"], "--top-k must be at least 1"),
         (
+            vec!["bench", "matmul", "4x4x4", "--top-k", "2", "--min-gap", "150"],
+            "150 is not a percentage from 0 to 100",
+        ),
+        (
             vec!["bench", "matmul", "4x4x4", "--min-sample-seconds", "0"],
             "--min-sample-seconds must be in (0, 3600]",
         ),
@@ -199,6 +205,8 @@ fn bad_measurement_options_are_input_errors() {
     }
     let (code, _, stderr) = morello(&["bench", "matmul", "4x4x4", "--candidates", "all-costs"]);
     assert_eq!(code, 2, "--candidates needs --top-k: {stderr}");
+    let (code, _, stderr) = morello(&["bench", "matmul", "4x4x4", "--min-gap", "5"]);
+    assert_eq!(code, 2, "--min-gap needs --top-k: {stderr}");
 }
 
 #[test]

@@ -26,6 +26,9 @@ pub(crate) struct Edge {
     base: Cost,
     own: Own,
     action: u16,
+    /// [`Linear::credit`], which is small (a few broadcasts per body), so it fits beside `action`;
+    /// a larger one is kept at `u32::MAX`, which only makes the edge dearer.
+    credit: u32,
 }
 
 impl Edge {
@@ -36,6 +39,7 @@ impl Edge {
             base: linear.base,
             own: Own::new(linear.own),
             action,
+            credit: u32::try_from(linear.credit).unwrap_or(u32::MAX),
         }
     }
 
@@ -55,8 +59,19 @@ impl Edge {
     }
 
     /// The constant part of the cost.
+    #[cfg(test)]
     pub(crate) fn base(&self) -> Cost {
         self.base
+    }
+
+    /// What the node's cost subtracts from the sum ([`Linear::credit`]).
+    pub(crate) fn credit(&self) -> Cost {
+        Cost::from(self.credit)
+    }
+
+    /// The node's cost when its weighted children cost `children` in all.
+    pub(crate) fn cost(&self, children: Cost) -> Cost {
+        self.base.saturating_add(children).saturating_sub(self.credit())
     }
 
     /// Memory the node itself holds while its children run.
@@ -196,6 +211,7 @@ mod tests {
         #[test]
         fn an_edge_keeps_its_linear_form(
             base in any::<u64>(),
+            credit in any::<u32>(),
             children in prop::collection::vec(
                 (prop_oneof![3 => 0u32..1000, 1 => Just(NO_CHILD)], prop_oneof![Just(1u64), any::<u64>()]),
                 0..5,
@@ -204,10 +220,11 @@ mod tests {
         ) {
             let own = MemVec(own.try_into().expect("MAX_LEVELS units"));
             let (ids, weights): (Vec<u32>, Vec<u64>) = children.iter().copied().unzip();
-            let edge = Edge::new(7, ids.clone(), Linear { base, weights, own });
+            let edge = Edge::new(7, ids.clone(), Linear { base, weights, own, credit: u64::from(credit) });
             prop_assert_eq!(edge.action(), 7);
             prop_assert_eq!(edge.children(), &ids[..]);
             prop_assert_eq!(edge.base(), base);
+            prop_assert_eq!(edge.credit(), u64::from(credit));
             prop_assert_eq!(edge.own(), own);
             prop_assert_eq!(edge.weighted_children().collect::<Vec<_>>(), children);
         }

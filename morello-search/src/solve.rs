@@ -629,7 +629,7 @@ fn solve_node(edges: &[Edge], relevant: Peaks, cx: &NodeContext<'_>) -> Frontier
             };
             if peaks.fits(cx.limits) {
                 candidates.push(Entry {
-                    cost: edge.base().saturating_add(p.cost),
+                    cost: edge.cost(p.cost),
                     peaks,
                     depth: p.depth + 1,
                     action: edge.action(),
@@ -810,7 +810,7 @@ mod tests {
         let spec = morello_core::spec::SpecBuilder::matmul(2, 2, 2).build(&target).expect("a spec");
         let edge = |children: Vec<u32>| {
             let weights = vec![1; children.len()];
-            Edge::new(0, children, Linear { base: 1, weights, own: MemVec::ZERO })
+            Edge::new(0, children, Linear { base: 1, weights, own: MemVec::ZERO, credit: 0 })
         };
         let graph = Graph {
             specs: vec![Some(spec.clone()); 4],

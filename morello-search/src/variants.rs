@@ -22,12 +22,12 @@
 //! (the best-ranked) and none that ties with the best: the K lowest predicted costs, which is what
 //! a rank correlation with measured times can test. [`VariantCosts::All`] keeps the ties.
 //!
-//! A node's cost is an increasing function of each child's cost (`base + w * child` with `w >= 1`:
-//! loops multiply it by their trip count, the other nodes add it), so replacing a subtree by a
-//! cheaper one makes the whole tree cheaper, and two variants at one node cost the same at the root
-//! exactly when they cost the same at the node. Hence the cheapest `max` variants of the whole tree
-//! (or of distinct costs) are built from the cheapest `max` of each node, and each node keeps only
-//! those.
+//! A node's cost is an increasing function of each child's cost (`base + w * child - credit` with
+//! `w >= 1`: loops multiply it by their trip count, the other nodes add it; the credit depends on
+//! the specs alone), so replacing a subtree by a cheaper one makes the whole tree cheaper, and two
+//! variants at one node cost the same at the root exactly when they cost the same at the node.
+//! Hence the cheapest `max` variants of the whole tree (or of distinct costs) are built from the
+//! cheapest `max` of each node, and each node keeps only those.
 
 use morello_core::cost::Cost;
 use morello_core::imp::Impl;
@@ -120,10 +120,11 @@ fn node(
         let linear = other.combine.linear(other.children.len(), target);
         let Some(budget) = limits.checked_sub(&linear.own) else { continue };
         let encoded = codec.encode_limits(&budget);
-        let cost = other.children.iter().zip(&linear.weights).try_fold(linear.base, |sum, (child, w)| {
+        let children = other.children.iter().zip(&linear.weights).try_fold(0, |sum: Cost, (child, w)| {
             let child_cost = rebuild.memo().get(child)?.best(encoded)?.cost;
             Some(sum.saturating_add(child_cost.saturating_mul(*w)))
         });
+        let cost = children.map(|c| linear.cost(c));
         if let Some(cost) = cost {
             others.push((cost, index, budget));
         }

@@ -51,7 +51,7 @@ fn outcomes(spec: &CanonicalSpec, target: &Target, memo: &mut HashMap<CanonicalS
                 snap_peaks(linear.own.saturating_add(&p), target)
             };
             if peaks.fits(&capacities) {
-                all.insert((linear.base + c, peaks));
+                all.insert((linear.cost(c), peaks));
             }
         }
     }

@@ -218,6 +218,28 @@ fn variants_compute_their_specs() {
     }
 }
 
+/// A step of a register block split into 16-wide columns emits the same machine code as the whole
+/// row once the compiler shares the broadcasts (docs/cost-model.md, "Shared broadcasts"), and the
+/// model now prices it so: the same cost, in the registers that keep the broadcasts. The variant
+/// computes its spec, and the whole row stays the best (fewer registers at the same cost).
+#[test]
+fn a_step_split_into_columns_costs_what_the_whole_row_does() {
+    let t = target("x86-avx512");
+    let text = "MatmulAccum(1x6x1x64, f32 L1 row-major, f32 L1 row-major, f32 VRF row-major v16)";
+    let spec = LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
+    let variants = Search::new(&t).solve_variants(&spec, 50, VariantCosts::All).unwrap();
+    let vrf = t.level_id("VRF").unwrap().index();
+    let best = &variants[0];
+    assert_eq!(best.imp.describe(&t), "move operand 1 to f32 VRF row-major v16", "{}", best.imp.render(&t));
+    let columns = variants
+        .iter()
+        .find(|v| v.imp.describe(&t) == "tile 1x6x1x16")
+        .unwrap_or_else(|| panic!("no column split among {} variants", variants.len()));
+    assert_eq!(columns.cost, best.cost, "{}", columns.imp.render(&t));
+    assert!(columns.imp.peaks.0[vrf] > best.imp.peaks.0[vrf]);
+    check_with_interpreter(&columns.imp, &t);
+}
+
 /// Every entry of every frontier rebuilds, under its own peaks as the limits, as itself: the same
 /// cost, peaks that fit. (Rebuilding children with more room than the entry was computed with
 /// once picked cheaper children whose snapped peaks did not fit, so `db verify` failed.)

@@ -32,7 +32,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::{Cost, alloc_cost, loop_cost, memory_units, snap_peaks};
-use crate::kernels::{KernelKind, block_stalls, loop_stalls, step_stall};
+use crate::kernels::{KernelKind, block_stalls, loop_stalls, shared_broadcasts, step_stall};
 use crate::spec::{CanonicalSpec, TensorSpec};
 use crate::target::{MemVec, Target};
 
@@ -233,7 +233,15 @@ impl Impl {
             parallel,
             target,
         );
-        let cost = loop_cost(body.cost, iterations, boundary_cost, parallel, target).saturating_add(stalls);
+        let shared = shared_broadcasts(&spec, &body.spec, boundaries.len(), iterations, parallel, target);
+        let cost = loop_cost(body.cost, iterations, boundary_cost, parallel, target)
+            .saturating_add(stalls)
+            .saturating_sub(shared.credit);
+        let peaks = if shared.held == MemVec::ZERO {
+            peaks
+        } else {
+            snap_peaks(shared.held.saturating_add(&peaks), target)
+        };
         Impl { spec, cost, peaks, node: Node::Loop { tile, parallelism, body: Box::new(body), boundaries } }
     }
 

@@ -247,6 +247,88 @@ pub fn loop_stalls<'a>(
     })
 }
 
+/// What a loop's bodies share: broadcasts counted in every body and made once, and the
+/// registers that keep them ([`shared_broadcasts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SharedBroadcasts {
+    /// What the bodies' costs count more than once: subtracted from the loop's.
+    pub credit: Cost,
+    /// The registers the loop holds while its bodies run: the broadcasts beside the one each
+    /// body's kernel holds.
+    pub held: MemVec,
+}
+
+/// What a serial loop over one step of a register block saves by broadcasting each scalar once:
+/// the bodies' [`BroadcastVecMultAdd`](KernelKind::BroadcastVecMultAdd)s count a broadcast of
+/// the same scalars in every body, and the compiler, which unrolls code over vector registers,
+/// keeps each broadcast in a register for all of them (`docs/cost-model.md`, "Shared
+/// broadcasts").
+///
+/// A *step* is a `MatmulAccum [1, m, 1, n]` with its output in vector registers and its scalar
+/// side outside them: in row form (vectors along `n`) its `m` elements of `lhs` are broadcast, in
+/// column form (along `m`) its `n` of `rhs`. A loop over it that tiles only the vector dimension
+/// leaves the scalars the same in every body, so all but one body's broadcasts are shared, and
+/// the loop holds them in registers:
+///
+/// ```text
+/// credit = (bodies - 1) * scalars * (fixed + move_cost(one scalar))
+/// held   = scalars - 1 registers at the output's level
+/// ```
+///
+/// with `fixed` the kernel's constant for the output's dtype (f32, u32 or i32, as its inputs'); only
+/// where the broadcasts fit in
+/// the registers beside the accumulators and one vector of the other side
+/// (`output vectors + scalars + 1 <= the level's registers`), and otherwise nothing, as for every
+/// other loop. A 6 x 64 f32 step split into four 16-wide columns (x86: `fixed` 1, an L1 line 2)
+/// shares 3 * 6 * 3 = 54 and holds 5 registers: it costs what the whole row does, with its six
+/// broadcasts, in 2 more registers.
+pub fn shared_broadcasts(
+    spec: &LogicalSpec,
+    body: &LogicalSpec,
+    boundaries: usize,
+    iterations: u64,
+    parallel: bool,
+    target: &Target,
+) -> SharedBroadcasts {
+    let none = SharedBroadcasts::default();
+    if parallel || spec.kind != (PrimitiveKind::Matmul { accum: true }) {
+        return none;
+    }
+    let ([1, m, 1, n], [1, body_m, 1, body_n]) = (spec.shape.dims(), body.shape.dims()) else { return none };
+    let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
+    // Only this kernel's dtypes: bf16 steps have a kernel of their own, with its own costs.
+    let dtypes = matches!(out.dtype, Dtype::F32 | Dtype::U32 | Dtype::I32)
+        && lhs.dtype == out.dtype
+        && rhs.dtype == out.dtype;
+    if !dtypes || !in_vector_registers(out, target) || out.vector_size.is_none() {
+        return none;
+    }
+    let (scalar_side, scalars) = if vectors_along(out, 2) && body_m == m && body_n < n {
+        (lhs, *m)
+    } else if vectors_along(out, 1) && body_n == n && body_m < m {
+        (rhs, *n)
+    } else {
+        return none;
+    };
+    let scalars = u64::from(scalars);
+    let registers = target.level(out.level).capacity;
+    if in_vector_registers(scalar_side, target) || output_vectors(spec) + scalars + 1 > registers {
+        return none;
+    }
+    let bodies = iterations.saturating_add(u64::try_from(boundaries).unwrap_or(u64::MAX));
+    let fixed = target.costs().kernel_for(KernelKind::BroadcastVecMultAdd, out.dtype).fixed;
+    let level = target.level(scalar_side.level);
+    // One scalar is one contiguous run in one line (`move_cost` of a one-element tile).
+    let element = level.cost_per_line.saturating_mul(1 + level.run_overhead_lines);
+    SharedBroadcasts {
+        credit: bodies
+            .saturating_sub(1)
+            .saturating_mul(scalars)
+            .saturating_mul(fixed.saturating_add(element)),
+        held: MemVec::single(out.level, scalars - 1),
+    }
+}
+
 /// A register block's multiply-add side and load side, or `None` if `spec` is not one.
 fn step_sides(spec: &LogicalSpec, target: &Target, stream: Stream) -> Option<(Cost, Cost)> {
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {

@@ -16,7 +16,8 @@
 
 pub use crate::kernel_kind::{KernelKind, UnknownKernel};
 pub use broadcast_vec_mult_add::{
-    block_stalls, block_step_stall, loop_stalls, register_step_stall, step_stall,
+    SharedBroadcasts, block_stalls, block_step_stall, loop_stalls, register_step_stall, shared_broadcasts,
+    step_stall,
 };
 
 use crate::cost::Cost;

@@ -282,6 +282,51 @@ fn a_vector_side_crowded_out_of_l1_pays_l2s_fill() {
     assert_eq!(stall("L2 row-major c1 s1024"), 20 * 64 + 8 * 256 + 8 * 24 - 48 * 64);
 }
 
+/// A loop over one step of a register block that tiles only the vector dimension shares its
+/// bodies' broadcasts (docs/cost-model.md, "Shared broadcasts"): a 6 x 64 step on `x86-avx512` in
+/// four 16-wide columns shares 3 bodies' six broadcasts at 3 each (`fixed` 1, an L1 line 2) and
+/// holds 5 more registers; in
+/// column form the `rhs` scalars are shared. Nothing is shared when the loop also tiles the
+/// scalars, when the step has more than one `k`, when the broadcasts would not fit beside the
+/// accumulators, or when the loop is parallel.
+#[test]
+fn a_loop_over_a_steps_columns_shares_its_broadcasts() {
+    let t = Target::builtin("x86-avx512", 1).unwrap();
+    let vrf = t.level_id("VRF").unwrap();
+    let parse = |text: &str| LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
+    let step = |m: u32, k: u32, n: u32| {
+        parse(&format!(
+            "MatmulAccum(1x{m}x{k}x{n}, f32 L1 row-major, f32 L1 row-major, f32 VRF row-major v16)"
+        ))
+    };
+    let shared = |spec: &LogicalSpec, body: &LogicalSpec, boundaries: usize, iterations: u64| {
+        shared_broadcasts(spec, body, boundaries, iterations, false, &t)
+    };
+    let row = shared(&step(6, 1, 64), &step(6, 1, 16), 0, 4);
+    assert_eq!(row, SharedBroadcasts { credit: 3 * 6 * 3, held: MemVec::single(vrf, 5) });
+    // A boundary body shares them too: 48 + 16 columns.
+    assert_eq!(shared(&step(6, 1, 64), &step(6, 1, 48), 1, 1).credit, 6 * 3);
+    // Tiling the rows changes the scalars; more than one k is a loop the compiler keeps.
+    assert_eq!(shared(&step(6, 1, 64), &step(3, 1, 16), 0, 8), SharedBroadcasts::default());
+    assert_eq!(shared(&step(6, 4, 64), &step(6, 4, 16), 0, 4), SharedBroadcasts::default());
+    // 28 accumulators, 7 broadcasts and a vector of `rhs` are more than 32 registers.
+    assert_eq!(shared(&step(7, 1, 64), &step(7, 1, 16), 0, 4), SharedBroadcasts::default());
+    assert_eq!(
+        shared_broadcasts(&step(6, 1, 64), &step(6, 1, 16), 0, 4, true, &t),
+        SharedBroadcasts::default()
+    );
+    // Column form: vectors along m, each of the 4 `rhs` scalars broadcast.
+    let column = |m: u32| {
+        parse(&format!("MatmulAccum(1x{m}x1x4, f32 L1 col-major, f32 L1 row-major, f32 VRF col-major v16)"))
+    };
+    assert_eq!(shared(&column(64), &column(32), 0, 2).credit, 4 * 3);
+    // bf16 inputs take a kernel of their own.
+    let bf16 = parse("MatmulAccum(1x6x1x64, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v16)");
+    let bf16_body =
+        parse("MatmulAccum(1x6x1x16, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v16)");
+    assert_eq!(shared(&bf16, &bf16_body, 0, 4), SharedBroadcasts::default());
+}
+
 /// The variants are numbered by their files' ordinals and `ALL` is in that order (`build.rs`
 /// generates the list), so stored tables, which refer to kernels by number, read back the same.
 #[test]

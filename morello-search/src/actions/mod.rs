@@ -38,8 +38,8 @@ use std::fmt;
 
 use morello_core::cost::{Cost, alloc_cost, memory_units};
 use morello_core::imp::{AllocKind, AllocParts, Boundary, Impl, Parallelism, Stage};
-use morello_core::kernels::loop_stalls;
 use morello_core::kernels::{KernelKind, block_stalls, step_stall};
+use morello_core::kernels::{SharedBroadcasts, loop_stalls, shared_broadcasts};
 use morello_core::spec::{CanonicalSpec, TensorSpec};
 use morello_core::target::{LevelKind, MemVec, Target};
 use serde::{Deserialize, Serialize};
@@ -263,6 +263,8 @@ pub enum Combine {
         parallelism: Parallelism,
         /// What register-block steps among the bodies add ([`loop_stalls`]); set by [`actions`].
         stalls: Cost,
+        /// What the bodies share ([`shared_broadcasts`]); set by [`actions`].
+        shared: SharedBroadcasts,
     },
     /// A move: the children run one after another inside the allocation.
     Alloc {
@@ -278,8 +280,10 @@ pub enum Combine {
     },
 }
 
-/// A combination in linear form: `cost = base + Σ weight_i * cost_i`,
-/// `peaks = own + max_i(peaks_i)`. Every [`Combine`] has one.
+/// A combination in linear form: `cost = base + Σ weight_i * cost_i - credit`,
+/// `peaks = own + max_i(peaks_i)`. Every [`Combine`] has one. The credit is what the children's
+/// costs count more than once and the node runs once (a loop's shared broadcasts); it never
+/// exceeds what they count, so the cost still grows with each child's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Linear {
     /// The constant part of the cost.
@@ -288,21 +292,32 @@ pub struct Linear {
     pub weights: Vec<u64>,
     /// Memory the node itself holds while its children run.
     pub own: MemVec,
+    /// What the sum counts that the node does not pay.
+    pub credit: Cost,
+}
+
+impl Linear {
+    /// The node's cost when its weighted children cost `children` in all.
+    pub fn cost(&self, children: Cost) -> Cost {
+        self.base.saturating_add(children).saturating_sub(self.credit)
+    }
 }
 
 impl Combine {
     /// The linear form for `children` children.
     pub fn linear(&self, children: usize, target: &Target) -> Linear {
         match self {
-            Combine::Leaf { cost, peaks } => Linear { base: *cost, weights: Vec::new(), own: *peaks },
-            Combine::Loop { iterations, parallelism: Parallelism::Serial, stalls } => {
+            Combine::Leaf { cost, peaks } => {
+                Linear { base: *cost, weights: Vec::new(), own: *peaks, credit: 0 }
+            }
+            Combine::Loop { iterations, parallelism: Parallelism::Serial, stalls, shared } => {
                 let mut weights = vec![1; children];
                 if let Some(w) = weights.first_mut() {
                     *w = *iterations;
                 }
-                Linear { base: *stalls, weights, own: MemVec::ZERO }
+                Linear { base: *stalls, weights, own: shared.held, credit: shared.credit }
             }
-            Combine::Loop { iterations, parallelism: Parallelism::Parallel, stalls } => {
+            Combine::Loop { iterations, parallelism: Parallelism::Parallel, stalls, shared } => {
                 let per_thread = iterations.div_ceil(u64::from(target.processors()));
                 let costs = target.costs();
                 let mut weights = vec![1; children];
@@ -313,11 +328,13 @@ impl Combine {
                     .parallel_setup
                     .saturating_add(costs.parallel_per_iteration.saturating_mul(per_thread))
                     .saturating_add(*stalls);
-                Linear { base, weights, own: MemVec::ZERO }
+                Linear { base, weights, own: shared.held, credit: shared.credit }
             }
-            Combine::Alloc { own, cost } => Linear { base: *cost, weights: vec![1; children], own: *own },
+            Combine::Alloc { own, cost } => {
+                Linear { base: *cost, weights: vec![1; children], own: *own, credit: 0 }
+            }
             Combine::Block { stalls } => {
-                Linear { base: *stalls, weights: vec![1; children], own: MemVec::ZERO }
+                Linear { base: *stalls, weights: vec![1; children], own: MemVec::ZERO, credit: 0 }
             }
         }
     }
@@ -465,11 +482,12 @@ pub fn actions(
 /// `Impl::looped`, `Impl::alloc`, `Impl::block` and `Impl::block_with` do.
 fn add_step_stalls(spec: &CanonicalSpec, plan: &mut Plan, target: &Target) {
     match (&mut plan.combine, &plan.shape) {
-        (Combine::Loop { iterations, parallelism, stalls }, _) => {
+        (Combine::Loop { iterations, parallelism, stalls, shared }, _) => {
             if let Some((body, boundaries)) = plan.children.split_first() {
                 let parallel = *parallelism == Parallelism::Parallel;
                 *stalls =
                     loop_stalls(spec, body, boundaries.iter().map(|b| &**b), *iterations, parallel, target);
+                *shared = shared_broadcasts(spec, body, boundaries.len(), *iterations, parallel, target);
             }
         }
         (Combine::Alloc { cost, .. }, PlanShape::Alloc { prologue, .. }) => {

@@ -7,6 +7,7 @@
 //! Loops with fewer than two full tiles are not worth a parallel region and are not listed.
 
 use morello_core::imp::{Boundary, Parallelism};
+use morello_core::kernels::SharedBroadcasts;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 
@@ -67,7 +68,12 @@ fn plan(spec: &CanonicalSpec, tile: &[u32], target: &Target) -> Option<Plan> {
     }
     Some(Plan {
         children,
-        combine: Combine::Loop { iterations, parallelism: Parallelism::Parallel, stalls: 0 },
+        combine: Combine::Loop {
+            iterations,
+            parallelism: Parallelism::Parallel,
+            stalls: 0,
+            shared: SharedBroadcasts::default(),
+        },
         shape: PlanShape::Loop { tile: tile.to_vec(), parallelism: Parallelism::Parallel, boundary_origins },
     })
 }

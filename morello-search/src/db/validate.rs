@@ -197,7 +197,7 @@ fn first_bad_action(
             ));
         };
         let limits = codec.encode_limits(&budget);
-        let mut cost = linear.base;
+        let mut children: u64 = 0;
         for (child, &weight) in plan.children.iter().zip(&linear.weights) {
             let Some(child_frontier) = held.get(child) else {
                 return Some(format!(
@@ -214,8 +214,9 @@ fn first_bad_action(
                     budget.display(target)
                 ));
             };
-            cost = cost.saturating_add(weight.saturating_mul(best.cost));
+            children = children.saturating_add(weight.saturating_mul(best.cost));
         }
+        let cost = linear.cost(children);
         if cost != e.cost {
             return Some(format!(
                 "action #{} ({action:?}) combines its sub-specs to cost {cost}, and the entry says {}",

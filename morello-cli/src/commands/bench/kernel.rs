@@ -4,7 +4,9 @@
 //! With `--top-k`, the candidates are the best implementation and its cheapest variants that take
 //! another action at one node (`Search::solve_variants`): by default one per predicted cost (the K
 //! lowest costs), else (`--candidates all-costs`) ties included; of variants with the same C text
-//! only the cheapest is kept. The report adds each one's predicted cost and the Spearman rank
+//! only the cheapest is kept, and each is predicted at least `--min-gap` percent (default 2)
+//! costlier than the one ranked before it, so the ranking spans what a timer can tell apart. The
+//! report adds each one's predicted cost and the Spearman rank
 //! correlation between predicted cost and measured median time.
 //!
 //! With `--versus-target T` (repeatable), the best kernel for the same spec on target `T` is timed
@@ -40,7 +42,7 @@ Examples:
   morello bench matmul 64x64x64 --target x86
   morello bench matmul 256x256x256 --baseline openblas,libxsmm --json
   morello bench matmul 512x512x512 --threads 2
-  morello bench --top-k 10 matmul 64x64x64      (the model's 10 best; Spearman of cost against time)
+  morello bench --top-k 10 matmul 256x256x256   (the model's 10 best, 2% apart; Spearman of cost against time)
   morello bench matmul 512x512x512 --versus-target nopack.toml   (also the kernel a target file picks)
   morello bench matmul 1x2048x16384 --samples 9 --min-sample-seconds 0.5
   morello bench matmul 8x8x8 --samples 2 --min-sample-seconds 0.01   (a quick check: noisy figures)
@@ -82,6 +84,12 @@ pub struct Args {
     /// With --top-k: which implementations to time.
     #[arg(long, value_enum, default_value = "distinct-costs", requires = "top_k")]
     candidates: Candidates,
+    /// With --top-k: time only candidates predicted at least PERCENT costlier than the one ranked
+    /// before them. Variants a fraction of a percent apart are common (a loop order, a tile one
+    /// size smaller) and their order is lost in a shared machine's noise of a few percent, so by
+    /// default the ranking spans differences a timer can see; 0 times the cheapest.
+    #[arg(long, value_name = "PERCENT", default_value = "2", requires = "top_k", value_parser = parse_gap)]
+    min_gap: f64,
     /// Print one JSON object: `{"peak_gflops": x, "results": [{"name": ..., "gflops": x,
     /// "seconds_per_call": x, ...}, ...], ...}`.
     #[arg(long)]
@@ -111,6 +119,8 @@ struct Chosen<'s> {
     duplicates: usize,
     /// Variants the emitter cannot express.
     unemittable: usize,
+    /// Variants predicted within `--min-gap` of the one chosen before them.
+    within_gap: usize,
 }
 
 /// Runs `morello bench`.
@@ -134,8 +144,14 @@ pub fn run(args: &Args) -> Result<()> {
                 Candidates::DistinctCosts => VariantCosts::Distinct,
                 Candidates::AllCosts => VariantCosts::All,
             };
+            // With a gap, many more: most of the cheapest are skipped.
+            let wanted = if gap(args) > 0.0 {
+                k.saturating_mul(40).saturating_add(200)
+            } else {
+                k.saturating_mul(4).saturating_add(8)
+            };
             session.solve_with_table_by(&resolved, &args.db, |search, spec| {
-                search.solve_variants(spec, k.saturating_mul(4).saturating_add(8), costs)
+                search.solve_variants(spec, wanted, costs)
             })?
         }
         None if args.unfused => {
@@ -167,7 +183,7 @@ pub fn run(args: &Args) -> Result<()> {
         .iter()
         .map(|name| versus_solution(name, &spec_args, &resolved, args))
         .collect::<Result<Vec<_>>>()?;
-    let mut chosen = choose(&solutions, target, args.top_k)?;
+    let mut chosen = choose(&solutions, target, args.top_k, gap(args))?;
     let mut labels: Vec<String> = match args.top_k {
         None => vec!["morello".to_string()],
         Some(_) => (1..=chosen.kernels.len()).map(|rank| format!("morello-{rank}")).collect(),
@@ -283,16 +299,43 @@ fn same_c(a: &Impl, b: &Impl, target: &Target) -> Result<bool> {
     Ok(emit_kernel(a, target, &config)?.source == emit_kernel(b, target, &config)?.source)
 }
 
-/// The best solution, and with `--top-k K` up to K-1 more whose C differs from every cheaper one.
-fn choose<'s>(solutions: &'s [Solution], target: &Target, top_k: Option<usize>) -> Result<Chosen<'s>> {
+/// `--min-gap` as a fraction (0 without `--top-k`).
+fn gap(args: &Args) -> f64 {
+    if args.top_k.is_some() { args.min_gap / 100.0 } else { 0.0 }
+}
+
+/// Parses `--min-gap`: a percentage from 0 to 100.
+fn parse_gap(text: &str) -> std::result::Result<f64, String> {
+    let value: f64 = text.trim_end_matches('%').parse().map_err(|_| format!("`{text}` is not a number"))?;
+    if (0.0..=100.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value} is not a percentage from 0 to 100"))
+    }
+}
+
+/// The best solution, and with `--top-k K` up to K-1 more whose C differs from every cheaper one,
+/// each predicted at least `gap` (a fraction) costlier than the one chosen before it.
+fn choose<'s>(
+    solutions: &'s [Solution],
+    target: &Target,
+    top_k: Option<usize>,
+    gap: f64,
+) -> Result<Chosen<'s>> {
     let best = solutions.first().ok_or_else(|| anyhow!("the search returned no implementation"))?;
-    let mut chosen = Chosen { kernels: vec![best], duplicates: 0, unemittable: 0 };
+    let mut chosen = Chosen { kernels: vec![best], duplicates: 0, unemittable: 0, within_gap: 0 };
     let Some(k) = top_k else { return Ok(chosen) };
     let config = EmitConfig { name: "kernel".into(), comment: ImplComment::Omit };
     let mut sources = vec![emit_kernel(&best.imp, target, &config)?.source];
     for solution in &solutions[1..] {
         if chosen.kernels.len() >= k {
             break;
+        }
+        let last = chosen.kernels.last().map_or(0, |s| s.cost);
+        #[allow(clippy::cast_precision_loss)]
+        if (solution.cost as f64) < last as f64 * (1.0 + gap) {
+            chosen.within_gap += 1;
+            continue;
         }
         match emit_kernel(&solution.imp, target, &config) {
             Err(_) => chosen.unemittable += 1,
@@ -432,6 +475,7 @@ impl Report<'_> {
                 object.insert("spearman".into(), json!(self.spearman()));
                 object.insert("duplicates_dropped".into(), json!(self.kernels.duplicates));
                 object.insert("unemittable_dropped".into(), json!(self.kernels.unemittable));
+                object.insert("within_gap_dropped".into(), json!(self.kernels.within_gap));
             }
         }
         value
@@ -590,10 +634,11 @@ impl Report<'_> {
             text += "\nhow each differs from morello-1:\n";
             text += &differences.concat();
         }
-        if self.kernels.duplicates > 0 || self.kernels.unemittable > 0 {
+        let Chosen { duplicates, unemittable, within_gap, .. } = self.kernels;
+        if duplicates + unemittable + within_gap > 0 {
             text += &format!(
-                "\nleft out: {} variants whose C equals a cheaper one's, {} the emitter cannot express\n",
-                self.kernels.duplicates, self.kernels.unemittable
+                "\nleft out: {duplicates} variants whose C equals a cheaper one's, {unemittable} the emitter \
+                 cannot express, {within_gap} predicted within --min-gap of the one ranked before them\n"
             );
         }
         text
