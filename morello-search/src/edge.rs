@@ -26,8 +26,8 @@ pub(crate) struct Edge {
     base: Cost,
     own: Own,
     action: u16,
-    /// [`Linear::credit`], which is small (a few broadcasts per body), so it fits beside `action`;
-    /// a larger one is kept at `u32::MAX`, which only makes the edge dearer.
+    /// [`Linear::credit`], which fits beside `action`: the only credit, a loop's shared
+    /// broadcasts, is at most [`morello_core::kernels::MAX_CREDIT`].
     credit: u32,
 }
 
@@ -39,7 +39,7 @@ impl Edge {
             base: linear.base,
             own: Own::new(linear.own),
             action,
-            credit: u32::try_from(linear.credit).unwrap_or(u32::MAX),
+            credit: u32::try_from(linear.credit).expect("credits fit in 32 bits"),
         }
     }
 

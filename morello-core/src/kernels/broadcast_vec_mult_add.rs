@@ -247,6 +247,11 @@ pub fn loop_stalls<'a>(
     })
 }
 
+/// The largest credit [`shared_broadcasts`] gives (the search keeps credits in 32 bits); only a
+/// target file with enormous constants reaches it, and then the loop is priced dearer, never
+/// below its bodies.
+pub const MAX_CREDIT: Cost = u32::MAX as Cost;
+
 /// What a loop's bodies share: broadcasts counted in every body and made once, and the
 /// registers that keep them ([`shared_broadcasts`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -271,7 +276,7 @@ pub struct SharedBroadcasts {
 /// the loop holds them in registers:
 ///
 /// ```text
-/// credit = (bodies - 1) * scalars * (fixed + move_cost(one scalar))
+/// credit = min((bodies - 1) * scalars * (fixed + move_cost(one scalar)), MAX_CREDIT)
 /// held   = scalars - 1 registers at the output's level
 /// ```
 ///
@@ -324,7 +329,8 @@ pub fn shared_broadcasts(
         credit: bodies
             .saturating_sub(1)
             .saturating_mul(scalars)
-            .saturating_mul(fixed.saturating_add(element)),
+            .saturating_mul(fixed.saturating_add(element))
+            .min(MAX_CREDIT),
         held: MemVec::single(out.level, scalars - 1),
     }
 }

@@ -23,7 +23,8 @@ use std::sync::OnceLock;
 
 use morello_core::cost::{memory_units, move_cost};
 use morello_core::dtype::Dtype;
-use morello_core::spec::{CanonicalSpec, SpecBuilder};
+use morello_core::kernels::CalibrationSites;
+use morello_core::spec::{CanonicalSpec, LogicalSpec, SpecBuilder};
 use morello_core::target::{Target, fnv1a};
 use serde::{Deserialize, Serialize};
 
@@ -100,8 +101,8 @@ impl fmt::Display for TableIdentity {
 
 /// A hash of every frontier of one small search (a `1x2x2x2` f32 matmul in the home level), which
 /// changes when the actions, kernels or cost model change for small specs, and of what the
-/// actions and the cost model make of a larger spec (a `6x256x40` matmul, two levels of actions
-/// deep, without a search).
+/// actions and the cost model make of two larger specs (a `6x256x40` matmul and a register-block
+/// step, two levels of actions deep, without a search).
 ///
 /// It is a check against forgetting to bump [`MODEL_VERSION`], not a replacement: a change that
 /// only affects specs neither part reaches goes unnoticed. It costs about 20 ms.
@@ -136,19 +137,23 @@ pub(crate) fn small_probe_bytes(target: &Target, config: &ActionConfig) -> Optio
     Some(bytes)
 }
 
-/// What the actions and the cost model make of a matmul the small search never reaches, `6x256x40`
-/// f32 in the home level: `k` long enough to be peeled and tiled by every chunk, and rows of 160
-/// bytes, off the cache-line grid. Every action of the spec and of each of its actions'
-/// sub-specs (two levels deep, no search), each sub-spec, and each operand's memory units and move
-/// cost at its level (so set conflicts and line counts at the caches it moves into count).
+/// What the actions and the cost model make of specs the small search never reaches: a `6x256x40`
+/// f32 matmul in the home level (`k` long enough to be peeled and tiled by every chunk, rows of
+/// 160 bytes, off the cache-line grid), and one step of a register block (`MatmulAccum 1x6x1xn`,
+/// `n` four of the widest vectors, its output in them and its inputs in the nearest cache, where
+/// loops share broadcasts). Every action of each spec and of each of its actions' sub-specs (two
+/// levels deep, no search), with the action's linear form (its constant cost, weights, memory
+/// and credit), each sub-spec, and each operand's memory units and move cost at its level (so
+/// set conflicts and line counts at the caches it moves into count).
 pub(crate) fn wide_probe_bytes(target: &Target, config: &ActionConfig) -> Vec<u8> {
-    let Ok(root) = SpecBuilder::matmul(6, 256, 40).dtype(Dtype::F32).build(target) else { return Vec::new() };
     let feasibility = Feasibility::new(target);
     let mut bytes = Vec::new();
     let record = |spec: &CanonicalSpec, bytes: &mut Vec<u8>| {
         let listed = actions(spec, target, config, &feasibility);
         for (action, plan) in &listed {
             bytes.extend(bincode::serialize(action).unwrap_or_default());
+            let linear = plan.combine.linear(plan.children.len(), target);
+            bytes.extend(format!("{linear:?}").into_bytes());
             for child in &plan.children {
                 bytes.extend(bincode::serialize(child).unwrap_or_default());
                 for operand in &child.operands {
@@ -160,12 +165,27 @@ pub(crate) fn wide_probe_bytes(target: &Target, config: &ActionConfig) -> Vec<u8
         }
         listed
     };
-    for (_, plan) in record(&root, &mut bytes) {
-        for child in &plan.children {
-            record(child, &mut bytes);
+    let matmul = SpecBuilder::matmul(6, 256, 40).dtype(Dtype::F32).build(target).ok();
+    for root in matmul.into_iter().chain(register_step(target)) {
+        for (_, plan) in record(&root, &mut bytes) {
+            for child in &plan.children {
+                record(child, &mut bytes);
+            }
         }
     }
     bytes
+}
+
+/// A 6-row step of a register block four of the target's widest f32 vectors wide, its inputs in
+/// the nearest cache, if the target has such levels.
+fn register_step(target: &Target) -> Option<CanonicalSpec> {
+    let sites = CalibrationSites::of(target).ok()?;
+    let (lanes, l1, vrf) = (sites.lanes(), &sites.l1, &sites.vrf);
+    let text = format!(
+        "MatmulAccum(1x6x1x{}, f32 {l1} row-major, f32 {l1} row-major, f32 {vrf} row-major v{lanes})",
+        4 * lanes
+    );
+    LogicalSpec::parse(&text, target).ok()?.canonicalize(target).ok()
 }
 
 /// The probe's goal, if the target can express it.
