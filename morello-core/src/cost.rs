@@ -29,7 +29,7 @@
 //! ```
 
 use crate::spec::TensorSpec;
-use crate::target::{CacheGeometry, LevelKind, MemVec, Target};
+use crate::target::{CacheGeometry, LevelKind, MemVec, MemoryLevel, Target};
 
 /// A cost: unitless, roughly cycles.
 pub type Cost = u64;
@@ -43,6 +43,11 @@ fn runs_and_lines(t: &TensorSpec, target: &Target) -> (u64, u64) {
 /// The cost of touching every element of `t` once at its level.
 pub fn move_cost(t: &TensorSpec, target: &Target) -> Cost {
     lines_cost(t, target, target.level(t.level).cost_per_line)
+}
+
+/// [`move_cost`] of a single element at `level`: one contiguous run in one line.
+pub fn element_move_cost(level: &MemoryLevel) -> Cost {
+    level.cost_per_line.saturating_mul(level.run_overhead_lines.saturating_add(1))
 }
 
 /// The cost of moving every element of `t` once between its level and vector registers with
@@ -256,6 +261,19 @@ mod tests {
     fn lhs_tile(n: u32, tile: [u32; 4], level: &str, target: &Target) -> TensorSpec {
         let t = matmul(n, target).tile(&tile, false, target).unwrap();
         TensorSpec { level: target.level_id(level).unwrap(), ..t.operands[0].clone() }
+    }
+
+    #[test]
+    fn one_element_costs_what_a_one_element_tile_does() {
+        for name in ["x86-avx2", "x86-avx512"] {
+            let t = Target::builtin(name, 1).unwrap();
+            for level in ["GL", "L2", "L1"] {
+                let element = lhs_tile(64, [1, 1, 1, 1], level, &t);
+                assert_eq!(element.shape.volume(), 1);
+                let at = t.level(t.level_id(level).unwrap());
+                assert_eq!(move_cost(&element, &t), element_move_cost(at), "{name} {level}");
+            }
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@
 
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelKind};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
-use crate::cost::{Cost, fullest_set, move_cost, rows_on_their_own_pages};
+use crate::cost::{Cost, element_move_cost, fullest_set, move_cost, rows_on_their_own_pages};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
@@ -322,9 +322,7 @@ pub fn shared_broadcasts(
     }
     let bodies = iterations.saturating_add(u64::try_from(boundaries).unwrap_or(u64::MAX));
     let fixed = target.costs().kernel_for(KernelKind::BroadcastVecMultAdd, out.dtype).fixed;
-    let level = target.level(scalar_side.level);
-    // One scalar is one contiguous run in one line (`move_cost` of a one-element tile).
-    let element = level.cost_per_line.saturating_mul(1 + level.run_overhead_lines);
+    let element = element_move_cost(target.level(scalar_side.level));
     SharedBroadcasts {
         credit: bodies
             .saturating_sub(1)
