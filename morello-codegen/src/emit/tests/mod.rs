@@ -175,6 +175,25 @@ fn parallel_loops_use_openmp() {
 }
 
 #[test]
+fn a_register_blocks_steps_are_unrolled_by_four() {
+    let emit = |name: &str| {
+        let case = trees::all().into_iter().find(|c| c.name == name).expect("case");
+        let target = Target::builtin(case.target, 2).expect("target");
+        emit_kernel(&case.imp, &target, &EmitConfig::default()).expect("emits").source
+    };
+    let block = emit("register_block_steps_unrolled");
+    let pragma = block.find("#pragma GCC unroll 4").unwrap_or_else(|| panic!("no pragma:\n{block}"));
+    let steps = block[pragma..].lines().nth(1).expect("a line after the pragma");
+    assert!(steps.trim_start().starts_with("for (int64_t k_") && steps.contains("< 8;"), "{block}");
+    assert_eq!(block.matches("#pragma GCC unroll").count(), 1, "{block}");
+    // Two steps, and loops that are not a register block's steps: nothing to ask.
+    for name in ["broadcast_vec_mult_add_row", "matmul_parallel", "matmul_2x2x2"] {
+        let source = emit(name);
+        assert!(!source.contains("#pragma GCC unroll"), "{name}:\n{source}");
+    }
+}
+
+#[test]
 fn features_follow_the_target_and_the_code() {
     let avx512 = Target::builtin("x86-avx512", 1).expect("target");
     let find = |name: &str| trees::all().into_iter().find(|c| c.name == name).expect("case").imp;

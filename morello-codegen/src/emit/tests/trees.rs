@@ -407,6 +407,12 @@ fn avx512_cases() -> Vec<Case> {
     let imp = b.in_vector_register(&s, 2, 16, |s| b.vector_fma(&s, &[1, 16, 1, 1], 0, 16));
     cases.push(case("broadcast_vec_mult_add_column_i32", t, true, imp));
 
+    // A 1 x 32 register block over 8 steps of `k`: the loop over the steps asks the compiler to
+    // unroll it by 4.
+    let s = b.spec("Matmul(1x1x8x32, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+    let imp = b.in_vector_register(&s, 2, 16, |s| b.vector_fma(&s, &[1, 1, 1, 16], 1, 16));
+    cases.push(case("register_block_steps_unrolled", t, true, imp));
+
     // The AVX-512 BF16 dot product (two steps of 32 pairs) into memory.
     let s = b.spec("Matmul(1x1x64x1, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)");
     let imp = b.zero_then(&s, |z| b.kernel(z, K::MemsetZero), |a| b.kernel(a, K::DotProductBf16));
