@@ -57,7 +57,8 @@ fn an_l1_packed_panel_with_its_first_k_chunk_peeled_compiles_and_verifies() {
     if !have_compiler() {
         return;
     }
-    // x86-avx512 with a 48 KiB 12-way L1 and a 2 MiB L2 (an Intel Xeon's): 128 x 64 panels of the
+    // x86-avx512 with a 48 KiB 12-way L1 and a 2 MiB L2 (an Intel Xeon's), and L2's fill as before
+    // model version 18 (8, strided 12; at 7 the rhs rows stream from L2): 128 x 64 panels of the
     // 256-wide rhs are packed into L1, and the first 128 of k is a matmul of its own.
     let (code, file, stderr) = morello(&["kernels", "--target", "x86-avx512", "--as-file"]);
     assert_eq!(code, 0, "{stderr}");
@@ -65,7 +66,10 @@ fn an_l1_packed_panel_with_its_first_k_chunk_peeled_compiles_and_verifies() {
         .replace("capacity = \"32KiB\"", "capacity = \"48KiB\"")
         .replace("ways = 8", "ways = 12")
         .replace("capacity = \"1MiB\"", "capacity = \"2MiB\"")
-        .replace("sets = 1024", "sets = 2048");
+        .replace("sets = 1024", "sets = 2048")
+        .replace("fill_cost_per_line = 7", "fill_cost_per_line = 8")
+        .replace("strided_fill_cost_per_line = 11", "strided_fill_cost_per_line = 12");
+    assert!(file.contains("fill_cost_per_line = 8") && file.contains("strided_fill_cost_per_line = 12"));
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("xeon.toml");
     std::fs::write(&path, file).expect("target file");

@@ -148,8 +148,8 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 /// ```
 ///
 /// A 2-row, 4-vector block streaming `rhs` rows from L2 (x86: `per_unit` 2, `load_issue` 2, L2
-/// `fill_cost_per_line` 8) loads 6 times and brings 2 lines per 8 multiply-adds: 28 against 16,
-/// a stall of 12 per step; a 6-row, 2-vector block loads 8 times and brings 1 line per 12: 24
+/// `fill_cost_per_line` 7) loads 6 times and brings 2 lines per 8 multiply-adds: 26 against 16,
+/// a stall of 10 per step; a 6-row, 2-vector block loads 8 times and brings 1 line per 12: 23
 /// against 24, none.
 ///
 /// 0 for any spec that is not a register block (an input already in registers loads nothing).

@@ -178,8 +178,8 @@ fn every_kernel_names_calibration_specs_it_applies_to() {
 }
 
 /// The register-block bound (docs/cost-model.md, "Register blocks"): streaming `rhs` rows from L2,
-/// a 2-row, 4-vector block waits on its loads (6 loads and 2 L2 lines per 8 FMAs: 28 against
-/// 16), a 6-row, 2-vector block does not (8 loads and 1 line per 12 FMAs: 24 against 24); from
+/// a 2-row, 4-vector block waits on its loads (6 loads and 2 L2 lines per 8 FMAs: 26 against
+/// 16), a 6-row, 2-vector block does not (8 loads and 1 line per 12 FMAs: 23 against 24); from
 /// L1 neither does; a spec that is not a register block, or whose parent is one, adds nothing.
 #[test]
 fn register_blocks_pay_for_loads_beyond_their_fmas() {
@@ -191,10 +191,10 @@ fn register_blocks_pay_for_loads_beyond_their_fmas() {
     let block = |m: u32, k: u32, n: u32, rhs: &str| {
         format!("MatmulAccum(1x{m}x{k}x{n}, f32 L1 row-major, f32 {rhs} row-major, f32 VRF row-major v8)")
     };
-    assert_eq!(stall(&block(2, 1, 32, "L2")), 12);
-    assert_eq!(stall(&block(2, 128, 32, "L2")), 12 * 128);
+    assert_eq!(stall(&block(2, 1, 32, "L2")), 10);
+    assert_eq!(stall(&block(2, 128, 32, "L2")), 10 * 128);
     assert_eq!(stall(&block(6, 1, 16, "L2")), 0);
-    assert_eq!(stall(&block(4, 1, 16, "L2")), 4);
+    assert_eq!(stall(&block(4, 1, 16, "L2")), 3);
     assert_eq!(stall(&block(2, 1, 32, "L1")), 0);
     // The rhs row already in registers: the block loads nothing of it, and is not a register block.
     assert_eq!(
@@ -211,25 +211,25 @@ fn register_blocks_pay_for_loads_beyond_their_fmas() {
     .unwrap()
     .canonicalize(&t)
     .unwrap();
-    assert_eq!(step_stall(&outer, &parent, &t), 12 * 128);
+    assert_eq!(step_stall(&outer, &parent, &t), 10 * 128);
 }
 
 /// A vector side read as a strided stream (each row of `rhs` a run of its own: a column of a wider
-/// matrix) pays L2's `strided_fill_cost_per_line` (12 on the built-in targets) per line, the same
-/// lines as one run pay `fill_cost_per_line` (8): a 6-row, 2-vector block over 128 steps, which
-/// keeps up with a contiguous panel, waits 4 per step on a column of a 1024-wide `rhs`.
+/// matrix) pays L2's `strided_fill_cost_per_line` (11 on the built-in targets) per line, the same
+/// lines as one run pay `fill_cost_per_line` (7): a 6-row, 2-vector block over 128 steps, which
+/// keeps up with a contiguous panel, waits 3 per step on a column of a 1024-wide `rhs`.
 #[test]
 fn a_strided_vector_side_pays_the_strided_fill() {
     let t = avx2();
     let l2 = t.level(t.level_id("L2").unwrap());
-    assert_eq!((l2.fill_cost(false), l2.fill_cost(true)), (8, 12));
+    assert_eq!((l2.fill_cost(false), l2.fill_cost(true)), (7, 11));
     let stall = |rhs: &str| {
         let text = format!("MatmulAccum(1x6x128x16, f32 L1 row-major, f32 {rhs}, f32 VRF row-major v8)");
         let spec = LogicalSpec::parse(&text, &t).unwrap().canonicalize(&t).unwrap();
         register_step_stall(&spec, &t)
     };
     assert_eq!(stall("L2 row-major"), 0);
-    assert_eq!(stall("L2 row-major c1 s1024"), 4 * 128);
+    assert_eq!(stall("L2 row-major c1 s1024"), 3 * 128);
     // One row is one run whatever the pitch: no stream to stride.
     let one_row = "MatmulAccum(1x6x1x16, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)";
     let spec = LogicalSpec::parse(one_row, &t).unwrap().canonicalize(&t).unwrap();
@@ -238,9 +238,9 @@ fn a_strided_vector_side_pays_the_strided_fill() {
 
 /// A block's register block pays its whole stall (docs/cost-model.md, "Register blocks"), its
 /// vector side priced as strided only for rows more than half a page apart: a 2-row, 4-vector
-/// block over 128 steps of a column of a 1024-wide `rhs` stalls 20 a step (two lines at 12), of
-/// one run 12 (two lines at 8); a 6 x 2 block keeps up with a contiguous stream and with a column
-/// at a 1 KiB pitch, and waits 4 a step on one at 4 KiB; a parent that is itself a register block
+/// block over 128 steps of a column of a 1024-wide `rhs` stalls 18 a step (two lines at 11), of
+/// one run 10 (two lines at 7); a 6 x 2 block keeps up with a contiguous stream and with a column
+/// at a 1 KiB pitch, and waits 3 a step on one at 4 KiB; a parent that is itself a register block
 /// adds nothing, as for loops.
 #[test]
 fn a_block_pays_its_register_blocks_whole_stall() {
@@ -250,16 +250,16 @@ fn a_block_pays_its_register_blocks_whole_stall() {
         parse(&format!("MatmulAccum(1x{m}x128x{n}, f32 L1 row-major, f32 {rhs}, f32 VRF row-major v8)"))
     };
     let wide = block(2, 32, "L2 row-major c1 s1024");
-    assert_eq!(register_step_stall(&wide, &t), 20 * 128);
-    assert_eq!(block_step_stall(&wide, &t), 20 * 128);
-    assert_eq!(block_step_stall(&block(2, 32, "L2 row-major"), &t), 12 * 128);
+    assert_eq!(register_step_stall(&wide, &t), 18 * 128);
+    assert_eq!(block_step_stall(&wide, &t), 18 * 128);
+    assert_eq!(block_step_stall(&block(2, 32, "L2 row-major"), &t), 10 * 128);
     assert_eq!(block_step_stall(&block(6, 16, "L2 row-major"), &t), 0);
     assert_eq!(block_step_stall(&block(6, 16, "L2 row-major c1 s256"), &t), 0);
-    assert_eq!(block_step_stall(&block(6, 16, "L2 row-major c1 s1024"), &t), 4 * 128);
+    assert_eq!(block_step_stall(&block(6, 16, "L2 row-major c1 s1024"), &t), 3 * 128);
     let zero = parse("FillZero(1x2x32, f32 VRF row-major v8)");
     let parent =
         parse("Matmul(1x2x128x32, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)");
-    assert_eq!(block_stalls(&parent, [&*zero, &*wide], &t), 20 * 128);
+    assert_eq!(block_stalls(&parent, [&*zero, &*wide], &t), 18 * 128);
     let accum =
         parse("MatmulAccum(1x2x256x32, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)");
     assert_eq!(block_stalls(&accum, [&*wide], &t), 0);
@@ -269,8 +269,8 @@ fn a_block_pays_its_register_blocks_whole_stall() {
 /// are broadcast, leave it room: a 64 x 64 panel of `rhs` (4 lines in each of the 64 sets of
 /// `x86-avx512`'s 8-way L1) beside 6 rows of `lhs` 1 KiB apart (2 lines in a set at most) streams
 /// from L1 and keeps up; beside rows 4 KiB apart (all 6 in the same 4 sets: 10 lines there) it is
-/// refilled from L2 at L2's fill per line, 8 (4 lines a step: 20 loads and broadcasts, 32 of
-/// fill and 3 of `lhs` against 48 multiply-adds).
+/// refilled from L2 at L2's fill per line, 7 (4 lines a step: 20 loads and broadcasts, 28 of
+/// fill and about 3 of `lhs` against 48 multiply-adds).
 #[test]
 fn a_vector_side_crowded_out_of_l1_pays_l2s_fill() {
     let t = Target::builtin("x86-avx512", 1).unwrap();
@@ -279,7 +279,7 @@ fn a_vector_side_crowded_out_of_l1_pays_l2s_fill() {
         register_step_stall(&LogicalSpec::parse(&text, &t).unwrap().canonicalize(&t).unwrap(), &t)
     };
     assert_eq!(stall("L2 row-major c1 s256"), 0);
-    assert_eq!(stall("L2 row-major c1 s1024"), 20 * 64 + 8 * 256 + 8 * 24 - 48 * 64);
+    assert_eq!(stall("L2 row-major c1 s1024"), 20 * 64 + 7 * 256 + 7 * 24 - 48 * 64);
 }
 
 /// A loop over one step of a register block that tiles only the vector dimension shares its
