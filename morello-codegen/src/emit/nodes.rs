@@ -19,7 +19,7 @@
 
 use morello_core::expr::{IndexExpr, Interval, Var};
 use morello_core::imp::{AllocKind, Boundary, Impl, Node, Parallelism};
-use morello_core::kernels::KernelKind;
+use morello_core::kernels::{KernelKind, is_register_block};
 use morello_core::spec::{PrimitiveKind, TensorSpec, matmul_axes};
 use morello_core::target::LevelKind;
 
@@ -199,18 +199,12 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// Whether dimension `dim` of `nest` walks the `k` of a register block one step at a time:
-    /// a matmul accumulating into vector registers, tiled to one `k`, with neither input in
-    /// registers (each step loads one and broadcasts the other).
+    /// Whether dimension `dim` of `nest` walks the `k` of a register block one step at a time: its
+    /// body is a register block ([`is_register_block`]) of one `k`, loading a row of one input and
+    /// broadcasting the other.
     fn steps_a_register_block(&self, nest: &LoopNest<'_>, dim: usize) -> bool {
         let spec = &nest.body.spec;
-        let [lhs, rhs, out] = spec.operands.as_slice() else { return false };
-        spec.kind == (PrimitiveKind::Matmul { accum: true })
-            && dim == 2
-            && spec.shape.dims().get(2) == Some(&1)
-            && self.level_kind(out) == LevelKind::VectorRegisters
-            && !self.level_kind(lhs).counts_registers()
-            && !self.level_kind(rhs).counts_registers()
+        dim == 2 && spec.shape.dims().get(2) == Some(&1) && is_register_block(spec, self.target)
     }
 
     fn alloc(

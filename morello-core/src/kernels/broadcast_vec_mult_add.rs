@@ -181,7 +181,7 @@ pub fn block_stalls<'a>(
     stages: impl IntoIterator<Item = &'a LogicalSpec>,
     target: &Target,
 ) -> Cost {
-    if step_sides(parent, target, Stream::AsRead).is_some() {
+    if is_register_block(parent, target) {
         return 0;
     }
     stages.into_iter().fold(0, |acc: Cost, s| acc.saturating_add(block_step_stall(s, target)))
@@ -224,10 +224,16 @@ enum Stream {
     AcrossPages,
 }
 
+/// Whether `spec` is a register block ([`register_step_stall`]): a `MatmulAccum [1, m, k, n]`
+/// accumulating into vector registers, its vectors along `m` or `n`, with neither input in them.
+pub fn is_register_block(spec: &LogicalSpec, target: &Target) -> bool {
+    step_sides(spec, target, Stream::AsRead).is_some()
+}
+
 /// What a node over `child` adds for it: the child's [`register_step_stall`] when the child is a
 /// register block and `parent` is not (a block's own sub-blocks are part of its count).
 pub fn step_stall(parent: &LogicalSpec, child: &LogicalSpec, target: &Target) -> Cost {
-    if step_sides(parent, target, Stream::AsRead).is_some() { 0 } else { register_step_stall(child, target) }
+    if is_register_block(parent, target) { 0 } else { register_step_stall(child, target) }
 }
 
 /// What a loop over `spec` adds for register-block steps among its bodies
