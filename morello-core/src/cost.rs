@@ -17,7 +17,7 @@
 //!                 | lines(t) * line bytes (caches and memory)
 //! loop            = body * iterations + Σ boundary bodies
 //!                   (+ each body's register-step stall the same number of times: kernels::step_stall)
-//!                   (- the broadcasts its bodies share: kernels::shared_broadcasts)
+//!                   (- the loads its bodies share: kernels::shared_loads)
 //! parallel loop   = body * ceil(iterations / processors) + Σ boundary bodies
 //!                   + parallel_setup + parallel_per_iteration * ceil(iterations / processors)
 //! alloc (move)    = move_cost(source) + move_cost(destination) + prologue + body + epilogue

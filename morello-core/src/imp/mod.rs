@@ -32,7 +32,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::{Cost, alloc_cost, loop_cost, memory_units, snap_peaks};
-use crate::kernels::{KernelKind, block_stalls, loop_stalls, shared_broadcasts, step_stall};
+use crate::kernels::{KernelKind, block_stalls, loop_stalls, shared_loads, step_stall};
 use crate::spec::{CanonicalSpec, TensorSpec};
 use crate::target::{MemVec, Target};
 
@@ -233,7 +233,7 @@ impl Impl {
             parallel,
             target,
         );
-        let shared = shared_broadcasts(&spec, &body.spec, boundaries.len(), iterations, parallel, target);
+        let shared = shared_loads(&spec, &body.spec, boundaries.len(), iterations, parallel, target);
         let cost = loop_cost(body.cost, iterations, boundary_cost, parallel, target)
             .saturating_add(stalls)
             .saturating_sub(shared.credit);

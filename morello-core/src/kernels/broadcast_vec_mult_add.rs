@@ -19,11 +19,12 @@
 
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelKind};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
-use crate::cost::{Cost, element_move_cost, fullest_set, move_cost, rows_on_their_own_pages};
+use crate::cost::{Cost, alloc_cost, element_move_cost, fullest_set, move_cost};
+use crate::cost::{rows_on_their_own_pages, vector_move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
-use crate::target::{KernelCost, MemVec, MemoryLevel, Target};
+use crate::target::{KernelCost, LevelId, MemVec, MemoryLevel, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
@@ -152,27 +153,19 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 /// a stall of 10 per step; a 6-row, 2-vector block loads 8 times and brings 1 line per 12: 23
 /// against 24, none.
 ///
+/// The vector side is a strided stream (its level's `strided_fill_cost_per_line`) only where its
+/// every row is a run of its own (a column of a wider matrix) and those rows are more than half a
+/// page apart ([`crate::cost::rows_on_their_own_pages`]); at shorter pitches the prefetchers keep a
+/// column's stream as fast as a contiguous one. The stall is the register block's own: the same
+/// under a loop, a move or a block.
+///
 /// 0 for any spec that is not a register block (an input already in registers loads nothing).
 pub fn register_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
-    stall(spec, target, Stream::AsRead)
-}
-
-/// A register block's stall as a [`block_stalls`] stage pays it: its vector side priced as a
-/// strided stream only where, besides being a column of a wider matrix, its rows are more than
-/// half a page apart ([`crate::cost::rows_on_their_own_pages`]); at shorter pitches the
-/// prefetchers keep a column's stream as fast as a contiguous one.
-pub fn block_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
-    stall(spec, target, Stream::AcrossPages)
-}
-
-/// A register block's stall with its vector side's lines priced as `stream` says (0 for a spec
-/// that is not a register block).
-fn stall(spec: &LogicalSpec, target: &Target, stream: Stream) -> Cost {
-    step_sides(spec, target, stream).map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
+    step_sides(spec, target).map_or(0, |(fma_side, load_side)| load_side.saturating_sub(fma_side))
 }
 
 /// What a block over `stages` adds for register blocks among them: each one's
-/// [`block_step_stall`] when `parent` is not itself a register block. A block's register block
+/// [`register_step_stall`] when `parent` is not itself a register block. A block's register block
 /// runs the whole reduction from registers it zeroed or loaded, and waits for its loads as a loop
 /// of its steps would: streaming `rhs` rows from L2 rather than from a panel resident in L1 costs
 /// the cycles that L1-resident panels save (`docs/cost-model.md`, "Register blocks").
@@ -184,7 +177,7 @@ pub fn block_stalls<'a>(
     if is_register_block(parent, target) {
         return 0;
     }
-    stages.into_iter().fold(0, |acc: Cost, s| acc.saturating_add(block_step_stall(s, target)))
+    stages.into_iter().fold(0, |acc: Cost, s| acc.saturating_add(register_step_stall(s, target)))
 }
 
 /// The level whose fill a register block's vector side pays: its own, unless that is a cache
@@ -215,19 +208,10 @@ fn refill_level<'a>(
         .unwrap_or(level)
 }
 
-/// How [`step_sides`] prices the vector side's lines.
-#[derive(Clone, Copy)]
-enum Stream {
-    /// As the block reads them: strided where each row is a run of its own.
-    AsRead,
-    /// Strided only where, besides, the rows are more than half a page apart.
-    AcrossPages,
-}
-
 /// Whether `spec` is a register block ([`register_step_stall`]): a `MatmulAccum [1, m, k, n]`
 /// accumulating into vector registers, its vectors along `m` or `n`, with neither input in them.
 pub fn is_register_block(spec: &LogicalSpec, target: &Target) -> bool {
-    step_sides(spec, target, Stream::AsRead).is_some()
+    step_sides(spec, target).is_some()
 }
 
 /// What a node over `child` adds for it: the child's [`register_step_stall`] when the child is a
@@ -253,55 +237,61 @@ pub fn loop_stalls<'a>(
     })
 }
 
-/// The largest credit [`shared_broadcasts`] gives (the search keeps credits in 32 bits); only a
+/// The largest credit [`shared_loads`] gives (the search keeps credits in 32 bits); only a
 /// target file with enormous constants reaches it, and then the loop is priced dearer, never
 /// below its bodies.
 pub const MAX_CREDIT: Cost = u32::MAX as Cost;
 
-/// What a loop's bodies share: broadcasts counted in every body and made once, and the
-/// registers that keep them ([`shared_broadcasts`]).
+/// What a loop's bodies share: loads into registers counted in every body and made once, and the
+/// registers that keep them ([`shared_loads`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SharedBroadcasts {
+pub struct SharedLoads {
     /// What the bodies' costs count more than once: subtracted from the loop's.
     pub credit: Cost,
-    /// The registers the loop holds while its bodies run: the broadcasts beside the one each
-    /// body's kernel holds.
+    /// The registers the loop holds while its bodies run: the shared values beside the one each
+    /// body holds.
     pub held: MemVec,
 }
 
-/// What a serial loop over one step of a register block saves by broadcasting each scalar once:
-/// the bodies' [`BroadcastVecMultAdd`](KernelKind::BroadcastVecMultAdd)s count a broadcast of
-/// the same scalars in every body, and the compiler, which unrolls code over vector registers,
-/// keeps each broadcast in a register for all of them (`docs/cost-model.md`, "Shared
-/// broadcasts").
+/// What a serial loop over one step of a register block saves by loading what every body loads
+/// once: the bodies count a load of the same values into registers each, and the compiler, which
+/// unrolls code over vector registers, keeps them in registers for all of them
+/// (`docs/cost-model.md`, "Shared loads").
 ///
-/// A *step* is a `MatmulAccum [1, m, 1, n]` with its output in vector registers and its scalar
-/// side outside them: in row form (vectors along `n`) its `m` elements of `lhs` are broadcast, in
-/// column form (along `m`) its `n` of `rhs`. A loop over it that tiles only the vector dimension
-/// leaves the scalars the same in every body, so all but one body's broadcasts are shared, and
-/// the loop holds them in registers:
+/// A *step* is a `MatmulAccum [1, m, 1, n]` with its output in vector registers: in row form
+/// (vectors along `n`) its `m` elements of `lhs` are broadcast and its `n / lanes` vectors of
+/// `rhs` loaded, in column form (along `m`) its `n` elements of `rhs` and its `m / lanes` vectors
+/// of `lhs`. A loop over it that tiles only one of the two dimensions leaves the other side the
+/// same in every body, and where that side is outside the registers, its loads are shared:
+///
+/// - tiling the vectors, the bodies' [`BroadcastVecMultAdd`](KernelKind::BroadcastVecMultAdd)s
+///   broadcast the same scalars;
+/// - tiling the scalars, the bodies move the same row of vectors into registers.
 ///
 /// ```text
-/// credit = min((bodies - 1) * scalars * (fixed + move_cost(one scalar)), MAX_CREDIT)
-/// held   = scalars - 1 registers at the output's level
+/// broadcasts: credit = (bodies - 1) * scalars * (fixed + move_cost(one scalar))
+///             held   = scalars - 1
+/// vectors:    credit = (bodies - 1) * (alloc_cost(row into registers) + VectorAssign's cost of it)
+///             held   = vectors - 1
 /// ```
 ///
-/// with `fixed` the kernel's constant for the output's dtype (f32, u32 or i32, as its inputs'); only
-/// where the broadcasts fit in
-/// the registers beside the accumulators and one vector of the other side
-/// (`output vectors + scalars + 1 <= the level's registers`), and otherwise nothing, as for every
-/// other loop. A 6 x 64 f32 step split into four 16-wide columns (x86: `fixed` 1, an L1 line 2)
-/// shares 3 * 6 * 3 = 54 and holds 5 registers: it costs what the whole row does, with its six
-/// broadcasts, in 2 more registers.
-pub fn shared_broadcasts(
+/// (`held` in registers at the output's level, `credit` at most [`MAX_CREDIT`]), with `fixed` the
+/// kernel's constant for the output's dtype (f32, u32 or i32, as its inputs'); only where the
+/// shared values fit in the registers beside the accumulators and one more (`output vectors +
+/// shared + 1 <= the level's registers`), and otherwise nothing, as for every other loop. A 6 x 64
+/// f32 step split into four 16-wide columns (x86: `fixed` 1, an L1 line 2) shares 3 * 6 * 3 = 54
+/// and holds 5 registers; split into rows of 4 and 2, it shares one load of its 4 `rhs` vectors
+/// from L2 (a move at 8 and a `VectorAssign` at 12) and holds 3: either costs what the whole row
+/// does, in more registers.
+pub fn shared_loads(
     spec: &LogicalSpec,
     body: &LogicalSpec,
     boundaries: usize,
     iterations: u64,
     parallel: bool,
     target: &Target,
-) -> SharedBroadcasts {
-    let none = SharedBroadcasts::default();
+) -> SharedLoads {
+    let none = SharedLoads::default();
     if parallel || spec.kind != (PrimitiveKind::Matmul { accum: true }) {
         return none;
     }
@@ -311,36 +301,72 @@ pub fn shared_broadcasts(
     let dtypes = matches!(out.dtype, Dtype::F32 | Dtype::U32 | Dtype::I32)
         && lhs.dtype == out.dtype
         && rhs.dtype == out.dtype;
-    if !dtypes || !in_vector_registers(out, target) || out.vector_size.is_none() {
+    let Some(lanes) = out.vector_size else { return none };
+    if !dtypes || !in_vector_registers(out, target) {
         return none;
     }
-    let (scalar_side, scalars) = if vectors_along(out, 2) && body_m == m && body_n < n {
-        (lhs, *m)
-    } else if vectors_along(out, 1) && body_n == n && body_m < m {
-        (rhs, *n)
+    let (row, column) = (vectors_along(out, 2), vectors_along(out, 1));
+    let keeps_m = body_m == m && body_n < n;
+    let keeps_n = body_n == n && body_m < m;
+    // The side the bodies share, `shared` values of it (scalars or vectors), and what each body
+    // pays to bring them into registers.
+    let (side, shared, per_body) = if (row && keeps_m) || (column && keeps_n) {
+        // The scalar side is the same in every body: its broadcasts.
+        let (scalar_side, scalars) = if row { (lhs, u64::from(*m)) } else { (rhs, u64::from(*n)) };
+        let fixed = target.costs().kernel_for(KernelKind::BroadcastVecMultAdd, out.dtype).fixed;
+        let element = element_move_cost(target.level(scalar_side.level));
+        (scalar_side, scalars, scalars.saturating_mul(fixed.saturating_add(element)))
+    } else if (row && keeps_n) || (column && keeps_m) {
+        // The vector side is the same in every body: its row of vectors.
+        let (vector_side, length) = if row { (rhs, *n) } else { (lhs, *m) };
+        let vectors = u64::from(length / lanes);
+        (vector_side, vectors, vector_load_cost(vector_side, out, vectors, target))
     } else {
         return none;
     };
-    let scalars = u64::from(scalars);
     let registers = target.level(out.level).capacity;
-    if in_vector_registers(scalar_side, target) || output_vectors(spec) + scalars + 1 > registers {
+    if in_vector_registers(side, target) || shared == 0 || output_vectors(spec) + shared + 1 > registers {
         return none;
     }
     let bodies = iterations.saturating_add(u64::try_from(boundaries).unwrap_or(u64::MAX));
-    let fixed = target.costs().kernel_for(KernelKind::BroadcastVecMultAdd, out.dtype).fixed;
-    let element = element_move_cost(target.level(scalar_side.level));
-    SharedBroadcasts {
-        credit: bodies
-            .saturating_sub(1)
-            .saturating_mul(scalars)
-            .saturating_mul(fixed.saturating_add(element))
-            .min(MAX_CREDIT),
-        held: MemVec::single(out.level, scalars - 1),
+    SharedLoads {
+        credit: bodies.saturating_sub(1).saturating_mul(per_body).min(MAX_CREDIT),
+        held: MemVec::single(out.level, shared - 1),
     }
 }
 
+/// The least a body can pay to bring `side`, `vectors` whole vectors, into registers like `out`'s:
+/// a move's [`alloc_cost`] and its `VectorAssign`, from `side`'s level or from any faster level
+/// it could be moved to first, whichever is cheapest (a move there costs nothing less than
+/// nothing), so that a credit of this much never exceeds what a body pays.
+fn vector_load_cost(side: &TensorSpec, out: &TensorSpec, vectors: u64, target: &Target) -> Cost {
+    let assign = target.costs().kernel_for(KernelKind::VectorAssign, side.dtype);
+    let from = |level: LevelId| {
+        let source = TensorSpec { level, ..side.clone() };
+        let destination = TensorSpec { level: out.level, vector_size: out.vector_size, ..side.clone() };
+        alloc_cost(&source, &destination, false, target)
+            .saturating_add(assign.fixed)
+            .saturating_add(assign.per_unit.saturating_mul(vectors))
+            .saturating_add(vector_move_cost(&source, target))
+    };
+    let mut levels = vec![side.level];
+    let mut cheapest = Cost::MAX;
+    while let Some(level) = levels.pop() {
+        let moves_to = &target.level(level).moves_to;
+        if moves_to.contains(&out.level) {
+            cheapest = cheapest.min(from(level));
+        }
+        levels.extend(
+            moves_to
+                .iter()
+                .filter(|&&d| matches!(target.level(d).kind, LevelKind::Cache | LevelKind::Memory)),
+        );
+    }
+    if cheapest == Cost::MAX { 0 } else { cheapest }
+}
+
 /// A register block's multiply-add side and load side, or `None` if `spec` is not one.
-fn step_sides(spec: &LogicalSpec, target: &Target, stream: Stream) -> Option<(Cost, Cost)> {
+fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
         return None;
     }
@@ -365,15 +391,11 @@ fn step_sides(spec: &LogicalSpec, target: &Target, stream: Stream) -> Option<(Co
     let costs = target.costs();
     let per_unit = costs.kernel_for(KernelKind::BroadcastVecMultAdd, out.dtype).per_unit;
     let fma_side = per_unit.saturating_mul(output_vectors(spec)).saturating_mul(k);
-    // A vector side whose every row is a run of its own (a column of a wider matrix) is a strided
-    // stream; a packed panel or a whole matrix is read as a few long runs.
+    // A vector side whose every row is a run of its own (a column of a wider matrix), those rows
+    // on pages of their own, is a strided stream; a packed panel or a whole matrix is read as a few
+    // long runs.
     let (runs, _) = vector_side.runs();
-    let strided = runs > 1
-        && runs >= k
-        && match stream {
-            Stream::AsRead => true,
-            Stream::AcrossPages => rows_on_their_own_pages(vector_side, target),
-        };
+    let strided = runs > 1 && runs >= k && rows_on_their_own_pages(vector_side, target);
     let vector_fill = refill_level(vector_side, scalar_side, target).fill_cost(strided);
     let mut load_side = costs
         .load_issue

@@ -16,8 +16,8 @@
 
 pub use crate::kernel_kind::{KernelKind, UnknownKernel};
 pub use broadcast_vec_mult_add::{
-    MAX_CREDIT, SharedBroadcasts, block_stalls, block_step_stall, is_register_block, loop_stalls,
-    register_step_stall, shared_broadcasts, step_stall,
+    MAX_CREDIT, SharedLoads, block_stalls, is_register_block, loop_stalls, register_step_stall, shared_loads,
+    step_stall,
 };
 
 use crate::cost::Cost;

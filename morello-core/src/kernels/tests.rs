@@ -215,9 +215,10 @@ fn register_blocks_pay_for_loads_beyond_their_fmas() {
 }
 
 /// A vector side read as a strided stream (each row of `rhs` a run of its own: a column of a wider
-/// matrix) pays L2's `strided_fill_cost_per_line` (11 on the built-in targets) per line, the same
-/// lines as one run pay `fill_cost_per_line` (7): a 6-row, 2-vector block over 128 steps, which
-/// keeps up with a contiguous panel, waits 3 per step on a column of a 1024-wide `rhs`.
+/// matrix, its rows more than half a page apart) pays L2's `strided_fill_cost_per_line` (11 on the
+/// built-in targets) per line, the same lines as one run pay `fill_cost_per_line` (7): a 6-row,
+/// 2-vector block over 128 steps, which keeps up with a contiguous panel, waits 3 per step on a
+/// column of a 1024-wide `rhs` (rows 4 KiB apart) and none on one of a 256-wide `rhs` (1 KiB).
 #[test]
 fn a_strided_vector_side_pays_the_strided_fill() {
     let t = avx2();
@@ -230,18 +231,19 @@ fn a_strided_vector_side_pays_the_strided_fill() {
     };
     assert_eq!(stall("L2 row-major"), 0);
     assert_eq!(stall("L2 row-major c1 s1024"), 3 * 128);
+    assert_eq!(stall("L2 row-major c1 s256"), 0);
     // One row is one run whatever the pitch: no stream to stride.
     let one_row = "MatmulAccum(1x6x1x16, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)";
     let spec = LogicalSpec::parse(one_row, &t).unwrap().canonicalize(&t).unwrap();
     assert_eq!(register_step_stall(&spec, &t), 0);
 }
 
-/// A block's register block pays its whole stall (docs/cost-model.md, "Register blocks"), its
-/// vector side priced as strided only for rows more than half a page apart: a 2-row, 4-vector
-/// block over 128 steps of a column of a 1024-wide `rhs` stalls 18 a step (two lines at 11), of
-/// one run 10 (two lines at 7); a 6 x 2 block keeps up with a contiguous stream and with a column
-/// at a 1 KiB pitch, and waits 3 a step on one at 4 KiB; a parent that is itself a register block
-/// adds nothing, as for loops.
+/// A block's register block pays its whole stall (docs/cost-model.md, "Register blocks"), the same
+/// stall a loop or a move over it pays: a 2-row, 4-vector block over 128 steps of a column of a
+/// 1024-wide `rhs` stalls 18 a step (two lines at 11), of one run or of a column at a 1 KiB pitch
+/// 10 (two lines at 7), under a block and a move alike; a 6 x 2 block keeps up with a contiguous
+/// stream and with a column at a 1 KiB pitch, and waits 3 a step on one at 4 KiB; a parent that is
+/// itself a register block adds nothing, as for loops.
 #[test]
 fn a_block_pays_its_register_blocks_whole_stall() {
     let t = avx2();
@@ -251,15 +253,23 @@ fn a_block_pays_its_register_blocks_whole_stall() {
     };
     let wide = block(2, 32, "L2 row-major c1 s1024");
     assert_eq!(register_step_stall(&wide, &t), 18 * 128);
-    assert_eq!(block_step_stall(&wide, &t), 18 * 128);
-    assert_eq!(block_step_stall(&block(2, 32, "L2 row-major"), &t), 10 * 128);
-    assert_eq!(block_step_stall(&block(6, 16, "L2 row-major"), &t), 0);
-    assert_eq!(block_step_stall(&block(6, 16, "L2 row-major c1 s256"), &t), 0);
-    assert_eq!(block_step_stall(&block(6, 16, "L2 row-major c1 s1024"), &t), 3 * 128);
+    assert_eq!(register_step_stall(&block(2, 32, "L2 row-major"), &t), 10 * 128);
+    assert_eq!(register_step_stall(&block(6, 16, "L2 row-major"), &t), 0);
+    assert_eq!(register_step_stall(&block(6, 16, "L2 row-major c1 s256"), &t), 0);
+    assert_eq!(register_step_stall(&block(6, 16, "L2 row-major c1 s1024"), &t), 3 * 128);
     let zero = parse("FillZero(1x2x32, f32 VRF row-major v8)");
     let parent =
         parse("Matmul(1x2x128x32, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)");
     assert_eq!(block_stalls(&parent, [&*zero, &*wide], &t), 18 * 128);
+    // The same register block under a move of its output pays the same (docs/cost-model.md).
+    let near = block(2, 32, "L2 row-major c1 s256");
+    let moved = parse(
+        "MatmulAccum(1x2x128x32, f32 L1 row-major, f32 L2 row-major c1 s256, f32 L2 row-major c1 s256)",
+    );
+    assert_eq!(step_stall(&moved, &near, &t), 10 * 128);
+    let blocked =
+        parse("Matmul(1x2x128x32, f32 L1 row-major, f32 L2 row-major c1 s256, f32 VRF row-major v8)");
+    assert_eq!(block_stalls(&blocked, [&*zero, &*near], &t), 10 * 128);
     let accum =
         parse("MatmulAccum(1x2x256x32, f32 L1 row-major, f32 L2 row-major c1 s1024, f32 VRF row-major v8)");
     assert_eq!(block_stalls(&accum, [&*wide], &t), 0);
@@ -283,7 +293,7 @@ fn a_vector_side_crowded_out_of_l1_pays_l2s_fill() {
 }
 
 /// A loop over one step of a register block that tiles only the vector dimension shares its
-/// bodies' broadcasts (docs/cost-model.md, "Shared broadcasts"): a 6 x 64 step on `x86-avx512` in
+/// bodies' broadcasts (docs/cost-model.md, "Shared loads"): a 6 x 64 step on `x86-avx512` in
 /// four 16-wide columns shares 3 bodies' six broadcasts at 3 each (`fixed` 1, an L1 line 2) and
 /// holds 5 more registers; in
 /// column form the `rhs` scalars are shared. Nothing is shared when the loop also tiles the
@@ -300,21 +310,18 @@ fn a_loop_over_a_steps_columns_shares_its_broadcasts() {
         ))
     };
     let shared = |spec: &LogicalSpec, body: &LogicalSpec, boundaries: usize, iterations: u64| {
-        shared_broadcasts(spec, body, boundaries, iterations, false, &t)
+        shared_loads(spec, body, boundaries, iterations, false, &t)
     };
     let row = shared(&step(6, 1, 64), &step(6, 1, 16), 0, 4);
-    assert_eq!(row, SharedBroadcasts { credit: 3 * 6 * 3, held: MemVec::single(vrf, 5) });
+    assert_eq!(row, SharedLoads { credit: 3 * 6 * 3, held: MemVec::single(vrf, 5) });
     // A boundary body shares them too: 48 + 16 columns.
     assert_eq!(shared(&step(6, 1, 64), &step(6, 1, 48), 1, 1).credit, 6 * 3);
     // Tiling the rows changes the scalars; more than one k is a loop the compiler keeps.
-    assert_eq!(shared(&step(6, 1, 64), &step(3, 1, 16), 0, 8), SharedBroadcasts::default());
-    assert_eq!(shared(&step(6, 4, 64), &step(6, 4, 16), 0, 4), SharedBroadcasts::default());
+    assert_eq!(shared(&step(6, 1, 64), &step(3, 1, 16), 0, 8), SharedLoads::default());
+    assert_eq!(shared(&step(6, 4, 64), &step(6, 4, 16), 0, 4), SharedLoads::default());
     // 28 accumulators, 7 broadcasts and a vector of `rhs` are more than 32 registers.
-    assert_eq!(shared(&step(7, 1, 64), &step(7, 1, 16), 0, 4), SharedBroadcasts::default());
-    assert_eq!(
-        shared_broadcasts(&step(6, 1, 64), &step(6, 1, 16), 0, 4, true, &t),
-        SharedBroadcasts::default()
-    );
+    assert_eq!(shared(&step(7, 1, 64), &step(7, 1, 16), 0, 4), SharedLoads::default());
+    assert_eq!(shared_loads(&step(6, 1, 64), &step(6, 1, 16), 0, 4, true, &t), SharedLoads::default());
     // Column form: vectors along m, each of the 4 `rhs` scalars broadcast.
     let column = |m: u32| {
         parse(&format!("MatmulAccum(1x{m}x1x4, f32 L1 col-major, f32 L1 row-major, f32 VRF col-major v16)"))
@@ -324,7 +331,44 @@ fn a_loop_over_a_steps_columns_shares_its_broadcasts() {
     let bf16 = parse("MatmulAccum(1x6x1x64, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v16)");
     let bf16_body =
         parse("MatmulAccum(1x6x1x16, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v16)");
-    assert_eq!(shared(&bf16, &bf16_body, 0, 4), SharedBroadcasts::default());
+    assert_eq!(shared(&bf16, &bf16_body, 0, 4), SharedLoads::default());
+}
+
+/// A loop over one step of a register block that tiles only the scalar dimension shares its
+/// bodies' loads of the vector side (docs/cost-model.md, "Shared loads"): a 6 x 64 step on
+/// `x86-avx512` in rows of 2 loads the same 4 `rhs` vectors in each of its 3 bodies, and from L2
+/// each load costs 20 (a move at 2 a line and a `VectorAssign` at 1 a vector and 2 a line), so the
+/// loop shares 2 * 20 and holds 3 more registers. From main memory the least a body can pay is
+/// the same load from a faster cache, so the credit is no larger. Nothing is shared when the side
+/// is already in registers, when the row would not fit beside the accumulators, or when the loop
+/// is parallel.
+#[test]
+fn a_loop_over_a_steps_rows_shares_its_vector_loads() {
+    let t = Target::builtin("x86-avx512", 1).unwrap();
+    let vrf = t.level_id("VRF").unwrap();
+    let parse = |text: &str| LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
+    let step = |m: u32, n: u32, rhs: &str| {
+        parse(&format!("MatmulAccum(1x{m}x1x{n}, f32 L1 row-major, f32 {rhs}, f32 VRF row-major v16)"))
+    };
+    let shared = |spec: &LogicalSpec, body: &LogicalSpec, boundaries: usize, iterations: u64| {
+        shared_loads(spec, body, boundaries, iterations, false, &t)
+    };
+    let rows = shared(&step(6, 64, "L2 row-major"), &step(2, 64, "L2 row-major"), 0, 3);
+    assert_eq!(rows, SharedLoads { credit: 2 * 20, held: MemVec::single(vrf, 3) });
+    // Rows of 4 and a boundary of 2: one body's load is shared.
+    assert_eq!(shared(&step(6, 64, "L2 row-major"), &step(4, 64, "L2 row-major"), 1, 1).credit, 20);
+    assert_eq!(shared(&step(6, 64, "GL row-major"), &step(2, 64, "GL row-major"), 0, 3).credit, 2 * 20);
+    let in_registers = step(6, 64, "VRF row-major v16");
+    assert_eq!(shared(&in_registers, &step(2, 64, "VRF row-major v16"), 0, 3), SharedLoads::default());
+    // 28 accumulators, a row of 4 vectors and a broadcast are more than 32 registers.
+    assert_eq!(
+        shared(&step(7, 64, "L2 row-major"), &step(1, 64, "L2 row-major"), 0, 7),
+        SharedLoads::default()
+    );
+    assert_eq!(
+        shared_loads(&step(6, 64, "L2 row-major"), &step(2, 64, "L2 row-major"), 0, 3, true, &t),
+        SharedLoads::default()
+    );
 }
 
 /// The variants are numbered by their files' ordinals and `ALL` is in that order (`build.rs`

@@ -39,7 +39,7 @@ use std::fmt;
 use morello_core::cost::{Cost, alloc_cost, memory_units};
 use morello_core::imp::{AllocKind, AllocParts, Boundary, Impl, Parallelism, Stage};
 use morello_core::kernels::{KernelKind, block_stalls, step_stall};
-use morello_core::kernels::{SharedBroadcasts, loop_stalls, shared_broadcasts};
+use morello_core::kernels::{SharedLoads, loop_stalls, shared_loads};
 use morello_core::spec::{CanonicalSpec, TensorSpec};
 use morello_core::target::{LevelKind, MemVec, Target};
 use serde::{Deserialize, Serialize};
@@ -263,8 +263,8 @@ pub enum Combine {
         parallelism: Parallelism,
         /// What register-block steps among the bodies add ([`loop_stalls`]); set by [`actions`].
         stalls: Cost,
-        /// What the bodies share ([`shared_broadcasts`]); set by [`actions`].
-        shared: SharedBroadcasts,
+        /// What the bodies share ([`shared_loads`]); set by [`actions`].
+        shared: SharedLoads,
     },
     /// A move: the children run one after another inside the allocation.
     Alloc {
@@ -282,7 +282,7 @@ pub enum Combine {
 
 /// A combination in linear form: `cost = base + Σ weight_i * cost_i - credit`,
 /// `peaks = own + max_i(peaks_i)`. Every [`Combine`] has one. The credit is what the children's
-/// costs count more than once and the node runs once (a loop's shared broadcasts); it never
+/// costs count more than once and the node runs once (a loop's shared loads); it never
 /// exceeds what they count, so the cost still grows with each child's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Linear {
@@ -487,7 +487,7 @@ fn add_step_stalls(spec: &CanonicalSpec, plan: &mut Plan, target: &Target) {
                 let parallel = *parallelism == Parallelism::Parallel;
                 *stalls =
                     loop_stalls(spec, body, boundaries.iter().map(|b| &**b), *iterations, parallel, target);
-                *shared = shared_broadcasts(spec, body, boundaries.len(), *iterations, parallel, target);
+                *shared = shared_loads(spec, body, boundaries.len(), *iterations, parallel, target);
             }
         }
         (Combine::Alloc { cost, .. }, PlanShape::Alloc { prologue, .. }) => {

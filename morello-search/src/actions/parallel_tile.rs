@@ -7,7 +7,7 @@
 //! Loops with fewer than two full tiles are not worth a parallel region and are not listed.
 
 use morello_core::imp::{Boundary, Parallelism};
-use morello_core::kernels::SharedBroadcasts;
+use morello_core::kernels::SharedLoads;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 
@@ -72,7 +72,7 @@ fn plan(spec: &CanonicalSpec, tile: &[u32], target: &Target) -> Option<Plan> {
             iterations,
             parallelism: Parallelism::Parallel,
             stalls: 0,
-            shared: SharedBroadcasts::default(),
+            shared: SharedLoads::default(),
         },
         shape: PlanShape::Loop { tile: tile.to_vec(), parallelism: Parallelism::Parallel, boundary_origins },
     })

@@ -17,7 +17,7 @@
 //! columns), the tallest block of that width (five rows of five vectors for 32 registers).
 
 use morello_core::imp::{Boundary, Parallelism};
-use morello_core::kernels::SharedBroadcasts;
+use morello_core::kernels::SharedLoads;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::{LevelKind, Target};
 
@@ -84,7 +84,7 @@ fn plan(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> Option<
             iterations: u64::from(n / size),
             parallelism: Parallelism::Serial,
             stalls: 0,
-            shared: SharedBroadcasts::default(),
+            shared: SharedLoads::default(),
         },
         shape: PlanShape::Loop { tile, parallelism: Parallelism::Serial, boundary_origins },
     })
