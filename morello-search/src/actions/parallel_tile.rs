@@ -5,6 +5,11 @@
 //! per non-empty subset `B` of the dims that have one: remainder extent at the end for dims in
 //! `B`, the span of the full tiles for the other remainder dims, the whole extent elsewhere.
 //! Loops with fewer than two full tiles are not worth a parallel region and are not listed.
+//!
+//! Besides the configured tile sizes, each dim is offered its even share, `n / processors`
+//! (rounded down): a dim that is no multiple of a power of two (1,000 rows on two processors) is
+//! otherwise split into power-of-two tiles whose count the processors do not divide (3 full tiles
+//! of 256 and a boundary of 232), and a processor idles while another runs the last tile.
 
 use morello_core::imp::{Boundary, Parallelism};
 use morello_core::kernels::SharedLoads;
@@ -29,7 +34,8 @@ pub(super) fn enumerate(
     let dims: Vec<usize> = (0..spec.shape.rank())
         .filter(|&d| !reductions.contains(&d) && super::conv::parallel_dim(spec, d))
         .collect();
-    let sizes_of = |d: usize| config.tile_sizes.for_dim(spec.shape.dim(d));
+    let sizes_of =
+        |d: usize| with_even_share(config.tile_sizes.for_dim(spec.shape.dim(d)), spec.shape.dim(d), target);
     let mut tilings: Vec<Vec<(usize, u32)>> = Vec::new();
     for (i, &a) in dims.iter().enumerate() {
         for ta in sizes_of(a) {
@@ -52,6 +58,17 @@ pub(super) fn enumerate(
             out.push((Action::ParallelTile { sizes }, plan));
         }
     }
+}
+
+/// `sizes` (ascending) with `n / processors` inserted where it is a proper tile size not among them.
+fn with_even_share(mut sizes: Vec<u32>, n: u32, target: &Target) -> Vec<u32> {
+    let share = n / target.processors();
+    if (1..n).contains(&share) {
+        if let Err(at) = sizes.binary_search(&share) {
+            sizes.insert(at, share);
+        }
+    }
+    sizes
 }
 
 fn plan(spec: &CanonicalSpec, tile: &[u32], target: &Target) -> Option<Plan> {
