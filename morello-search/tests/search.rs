@@ -215,26 +215,39 @@ fn variants_compute_their_specs() {
     }
 }
 
+/// The variants of the step `text` on `x86-avx512`: checks that the whole row (its `rhs` row moved
+/// into registers) is the best and that each variant whose first rewrite is one of `splits` costs
+/// the same and computes its spec; returns the whole row's and the splits' peak vector registers.
+fn splits_cost_the_whole_row(text: &str, splits: &[&str]) -> (u64, Vec<u64>) {
+    let t = target("x86-avx512");
+    let variants = Search::new(&t).solve_variants(&spec(text, &t), 50, VariantCosts::All).unwrap();
+    let vrf = t.level_id("VRF").unwrap().index();
+    let best = &variants[0];
+    assert_eq!(best.imp.describe(&t), "move operand 1 to f32 VRF row-major v16", "{}", best.imp.render(&t));
+    let split_peaks = splits
+        .iter()
+        .map(|&split| {
+            let found = variants
+                .iter()
+                .find(|v| v.imp.describe(&t) == split)
+                .unwrap_or_else(|| panic!("no {split} among {} variants", variants.len()));
+            assert_eq!(found.cost, best.cost, "{}", found.imp.render(&t));
+            check_with_interpreter(&found.imp, &t);
+            found.imp.peaks.0[vrf]
+        })
+        .collect();
+    (best.imp.peaks.0[vrf], split_peaks)
+}
+
 /// A step of a register block split into 16-wide columns emits the same machine code as the whole
 /// row once the compiler shares the broadcasts (docs/cost-model.md, "Shared loads"), and the
 /// model now prices it so: the same cost, in the registers that keep the broadcasts. The variant
 /// computes its spec, and the whole row stays the best (fewer registers at the same cost).
 #[test]
 fn a_step_split_into_columns_costs_what_the_whole_row_does() {
-    let t = target("x86-avx512");
     let text = "MatmulAccum(1x6x1x64, f32 L1 row-major, f32 L1 row-major, f32 VRF row-major v16)";
-    let spec = LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
-    let variants = Search::new(&t).solve_variants(&spec, 50, VariantCosts::All).unwrap();
-    let vrf = t.level_id("VRF").unwrap().index();
-    let best = &variants[0];
-    assert_eq!(best.imp.describe(&t), "move operand 1 to f32 VRF row-major v16", "{}", best.imp.render(&t));
-    let columns = variants
-        .iter()
-        .find(|v| v.imp.describe(&t) == "tile 1x6x1x16")
-        .unwrap_or_else(|| panic!("no column split among {} variants", variants.len()));
-    assert_eq!(columns.cost, best.cost, "{}", columns.imp.render(&t));
-    assert!(columns.imp.peaks.0[vrf] > best.imp.peaks.0[vrf]);
-    check_with_interpreter(&columns.imp, &t);
+    let (whole_row, columns) = splits_cost_the_whole_row(text, &["tile 1x6x1x16"]);
+    assert!(columns[0] > whole_row);
 }
 
 /// A step of a register block split into rows loads the same `rhs` vectors in every part, and the
@@ -244,20 +257,8 @@ fn a_step_split_into_columns_costs_what_the_whole_row_does() {
 /// row, which runs as fast.) The variants compute their spec, and the whole row stays the best.
 #[test]
 fn a_step_split_into_rows_costs_what_the_whole_row_does() {
-    let t = target("x86-avx512");
     let text = "MatmulAccum(1x6x1x64, f32 L1 row-major, f32 L2 row-major, f32 VRF row-major v16)";
-    let spec = LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
-    let variants = Search::new(&t).solve_variants(&spec, 50, VariantCosts::All).unwrap();
-    let best = &variants[0];
-    assert_eq!(best.imp.describe(&t), "move operand 1 to f32 VRF row-major v16", "{}", best.imp.render(&t));
-    for split in ["tile 1x2x1x64", "tile 1x4x1x64"] {
-        let rows = variants
-            .iter()
-            .find(|v| v.imp.describe(&t) == split)
-            .unwrap_or_else(|| panic!("no {split} among {} variants", variants.len()));
-        assert_eq!(rows.cost, best.cost, "{}", rows.imp.render(&t));
-        check_with_interpreter(&rows.imp, &t);
-    }
+    splits_cost_the_whole_row(text, &["tile 1x2x1x64", "tile 1x4x1x64"]);
 }
 
 /// Every entry of every frontier rebuilds, under its own peaks as the limits, as itself: the same
