@@ -313,6 +313,47 @@ fn versus_target_times_the_kernel_another_target_picks_in_the_same_run() {
 }
 
 #[test]
+fn scaling_times_the_one_thread_kernel_beside_the_parallel_one() {
+    if !have_compiler() {
+        return;
+    }
+    // The scalar target with a main memory parallel loops may split.
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = dir.path().join("tiny.toml");
+    let parallel = SCALAR_TARGET.replace("cost_per_line = 40", "cost_per_line = 40\nparallel = true");
+    assert_ne!(parallel, SCALAR_TARGET);
+    std::fs::write(&tiny, parallel).unwrap();
+    let tiny = tiny.to_str().unwrap();
+    let bench = |extra: &[&str]| {
+        // 16x16x16 splits its rows between the two processors; one processor has no parallel loop.
+        let mut args = vec!["bench", "matmul", "16x16x16", "--target", tiny, "--threads", "2", "--scaling"];
+        args.extend(["--baseline", "none", "--no-db", "-q"]);
+        args.extend(extra);
+        let (code, stdout, stderr) = morello(&with_quick(&args));
+        assert_eq!(code, 0, "{stderr}");
+        stdout
+    };
+    let v: serde_json::Value = serde_json::from_str(&bench(&["--json"])).expect("JSON");
+    let results = v["results"].as_array().expect("results");
+    let names: Vec<&str> = results.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["morello", "morello-1-thread"]);
+    assert_eq!(results[1]["max_abs_error"], 0.0);
+    let scaling = number(&v["scaling"]);
+    assert!((scaling - number(&results[1]["morello_speedup"])).abs() < 1e-12, "{v}");
+    let stdout = bench(&[]);
+    assert!(stdout.contains("\nscaling:    the best one-thread kernel (cost "), "{stdout}");
+    assert!(stdout.contains("), timed as morello-1-thread; morello on 2 threads runs "), "{stdout}");
+    assert!(!stdout.contains("emits the same C"), "{stdout}");
+    // One thread has nothing to compare with.
+    let (code, _, stderr) = morello(&["bench", "matmul", "8x8x8", "--target", tiny, "--scaling", "--no-db"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--scaling compares --threads N with one thread: give --threads 2 or more"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn versus_target_says_when_both_targets_pick_the_same_c() {
     if !have_compiler() {
         return;

@@ -34,7 +34,7 @@ use serde::Serialize;
 use crate::error::MeasureError;
 use crate::peak::{PeakConfig, PeakReport, measure_peak};
 use crate::stats::SampleStats;
-use morello_codegen::compiler::{CProgram, CompileOptions, Compiler, SourceUnit};
+use morello_codegen::compiler::{CProgram, CompileOptions, Compiler, OpenMp, SourceUnit};
 use morello_codegen::harness::{
     BenchEntry, Buffer, KernelSignature, SERVE_READY_PREFIX, bench_program_source, parse_sample_line,
 };
@@ -47,14 +47,16 @@ pub const DEFAULT_MIN_SAMPLE_SECONDS: f64 = 0.2;
 /// The default number of samples per candidate.
 pub const DEFAULT_SAMPLES: usize = 5;
 
-/// Which CPU a benchmark runs on.
+/// Which CPUs a benchmark runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Pinning {
-    /// One thread: the highest-numbered CPU this process may use (CPU 0 tends to take more
-    /// interrupts; read from `/proc/self/status`); several threads: unpinned.
+    /// One thread: pinned to the highest-numbered CPU this process may use (CPU 0 tends to take
+    /// more interrupts; read from `/proc/self/status`). Several threads: OpenMP's are bound one to
+    /// a CPU, the highest-numbered first, when the process may use that many (threads libraries
+    /// start themselves are left to the OS).
     #[default]
     Auto,
-    /// This CPU.
+    /// Everything on this CPU.
     Cpu(usize),
     /// Let the OS schedule.
     Unpinned,
@@ -111,6 +113,18 @@ impl BenchConfig {
         }
     }
 
+    /// The CPUs OpenMP's threads are bound to, thread `i` to the `i`-th (see [`Pinning::Auto`]);
+    /// empty when nothing is bound.
+    pub fn bound_cpus(&self) -> Vec<usize> {
+        let allowed = allowed_cpus();
+        match self.pinning {
+            Pinning::Auto if self.threads > 1 && allowed.len() >= self.threads => {
+                allowed[allowed.len() - self.threads..].iter().rev().copied().collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn check(&self) -> Result<(), MeasureError> {
         let invalid = |reason: &str| Err(MeasureError::InvalidBench { reason: reason.to_string() });
         if self.samples == 0 {
@@ -126,17 +140,39 @@ impl BenchConfig {
     }
 }
 
-/// The highest-numbered CPU this process may run on (from `Cpus_allowed_list` in
-/// `/proc/self/status`, e.g. `0-3,8`), else `available_parallelism - 1`.
+/// The highest-numbered CPU this process may run on.
 fn highest_allowed_cpu() -> usize {
-    let from_status = std::fs::read_to_string("/proc/self/status").ok().and_then(|status| {
-        let list = status.lines().find_map(|line| line.strip_prefix("Cpus_allowed_list:"))?;
-        list.trim()
-            .split(',')
-            .filter_map(|range| range.rsplit('-').next()?.trim().parse::<usize>().ok())
-            .max()
-    });
-    from_status.unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get() - 1))
+    allowed_cpus().last().copied().unwrap_or(0)
+}
+
+/// The CPUs this process may run on, in increasing order: `Cpus_allowed_list` in
+/// `/proc/self/status` (e.g. `0-3,8`), else `0..available_parallelism`.
+fn allowed_cpus() -> Vec<usize> {
+    let from_status = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            Some(parse_cpu_list(status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?))
+        })
+        .filter(|cpus| !cpus.is_empty());
+    from_status.unwrap_or_else(|| (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect())
+}
+
+/// The CPUs of a Linux CPU list (`0-3,8`), in increasing order; malformed ranges are left out.
+fn parse_cpu_list(list: &str) -> Vec<usize> {
+    let mut cpus: Vec<usize> = list
+        .trim()
+        .split(',')
+        .filter_map(|range| {
+            let (first, last) = range.split_once('-').unwrap_or((range, range));
+            let (first, last) = (first.trim().parse::<usize>().ok()?, last.trim().parse::<usize>().ok()?);
+            // A CPU set holds at most a few thousand.
+            (first <= last && last < 1 << 16).then_some(first..=last)
+        })
+        .flatten()
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
 }
 
 /// A candidate written in C: an entry of the benchmark program.
@@ -259,6 +295,8 @@ pub struct BenchReport {
     pub threads: usize,
     /// The CPU everything was pinned to, if any.
     pub cpu: Option<usize>,
+    /// The CPUs OpenMP's threads were bound to, thread `i` to the `i`-th; empty if none.
+    pub bound_cpus: Vec<usize>,
     /// The minimum sample time used.
     pub min_sample_seconds: f64,
     /// The single-core peak, if measured.
@@ -349,6 +387,8 @@ pub fn run_bench(
     request.signature.validate()?;
     require_features(&request.options.features)?;
     let cpu = config.cpu();
+    // Binding needs the program's OpenMP runtime (a program without parallel loops has none).
+    let bound_cpus = if request.options.openmp == OpenMp::Enabled { config.bound_cpus() } else { Vec::new() };
     let peak = match config.peak {
         PeakProbe::Measure => {
             let peak_config = PeakConfig { min_seconds: config.min_sample_seconds, samples: 3, cpu };
@@ -387,6 +427,10 @@ pub fn run_bench(
     let mut args = vec!["--serve".to_string(), "--seed".into(), config.seed.to_string()];
     if let Some(cpu) = cpu {
         args.extend(["--cpu".to_string(), cpu.to_string()]);
+    }
+    if !bound_cpus.is_empty() {
+        let list: Vec<String> = bound_cpus.iter().map(ToString::to_string).collect();
+        args.extend(["--bind".to_string(), list.join(",")]);
     }
     let env = thread_environment(config.threads);
     let program = build.as_ref().map(|b| b.binary().to_path_buf());
@@ -444,6 +488,7 @@ pub fn run_bench(
         compiler: compiler.to_string(),
         threads: config.threads,
         cpu,
+        bound_cpus,
         min_sample_seconds: config.min_sample_seconds,
         peak,
         results,
@@ -733,6 +778,56 @@ mod tests {
     }
 
     #[test]
+    fn several_threads_are_bound_one_to_a_cpu_in_thread_order() {
+        let Some(compiler) = compiler() else { return };
+        if let Err(reason) = compiler.openmp() {
+            println!("skipped: {reason}");
+            return;
+        }
+        let config = BenchConfig { threads: 2, ..quick() };
+        let cpus = config.bound_cpus();
+        if cpus.len() != 2 {
+            println!("skipped: this process may use fewer than 2 CPUs");
+            return;
+        }
+        // The kernel aborts unless each OpenMP thread may run on its CPU of the list alone.
+        let kernel = format!(
+            "#include <omp.h>\nstatic const int morello_expected[2] = {{{}, {}}};\n\
+             void scale(const float *x, float *y) {{\n  int wrong = 0;\n\
+             #pragma omp parallel reduction(+ : wrong)\n  {{\n    cpu_set_t set;\n\
+             wrong += omp_get_num_threads() != 2 || sched_getaffinity(0, sizeof set, &set) != 0 ||\n\
+             CPU_COUNT(&set) != 1 || !CPU_ISSET(morello_expected[omp_get_thread_num()], &set);\n  }}\n\
+             if (wrong != 0) abort();\n  for (int i = 0; i < 64; i++) y[i] = 2.0f * x[i];\n}}\n",
+            cpus[0], cpus[1]
+        );
+        let request = || BenchRequest {
+            signature: scale_signature(),
+            kernel_source: kernel.clone(),
+            options: CompileOptions { openmp: OpenMp::Enabled, ..strict() },
+            candidates: vec![c_candidate("morello")],
+            work: Work::default(),
+        };
+        let report = run_bench(&compiler, request(), &config).expect("each thread on its CPU");
+        assert_eq!((report.cpu, report.bound_cpus), (None, cpus));
+        // Unpinned, nothing is bound, and the same kernel aborts.
+        let unpinned = BenchConfig { pinning: Pinning::Unpinned, ..config };
+        match run_bench(&compiler, request(), &unpinned) {
+            Err(MeasureError::Codegen(CodegenError::Signalled { termination, .. })) => {
+                assert_eq!(termination.signal_name(), Some("SIGABRT"));
+            }
+            other => panic!("expected the unbound threads to abort, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cpu_lists_parse_as_linux_prints_them() {
+        assert_eq!(parse_cpu_list(" 0-3,8\n"), [0, 1, 2, 3, 8]);
+        assert_eq!(parse_cpu_list("5,1-2,2"), [1, 2, 5]);
+        assert_eq!(parse_cpu_list("3-1,x,7"), [7]);
+        assert!(parse_cpu_list("").is_empty());
+    }
+
+    #[test]
     fn a_crashing_candidate_is_reported_with_its_signal() {
         let Some(compiler) = compiler() else { return };
         let kernel = "#include <signal.h>\nvoid scale(const float *x, float *y) {\n  (void)x; (void)y;\n  raise(SIGSEGV);\n}\n";
@@ -782,5 +877,14 @@ mod tests {
             Some(0)
         );
         assert_eq!(thread_environment(2)[0], ("OMP_NUM_THREADS".to_string(), "2".to_string()));
+        let one = BenchConfig::default();
+        let others = [Pinning::Cpu(0), Pinning::Unpinned].map(|pinning| BenchConfig {
+            pinning,
+            threads: 2,
+            ..one.clone()
+        });
+        assert!(one.bound_cpus().is_empty() && others.iter().all(|c| c.bound_cpus().is_empty()));
+        let too_many = BenchConfig { threads: allowed_cpus().len() + 1, ..one };
+        assert!(too_many.bound_cpus().is_empty());
     }
 }

@@ -209,6 +209,8 @@ int main(int argc, char **argv) {{
   long samples = 5;
   double min_seconds = 0.2;
   int cpu = -1;
+  int bind[CPU_SETSIZE];
+  int bound = 0;
   int serve = 0;
   for (int i = 1; i < argc; i++) {{
     if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {{
@@ -219,10 +221,22 @@ int main(int argc, char **argv) {{
       min_seconds = strtod(argv[++i], NULL);
     }} else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc) {{
       cpu = atoi(argv[++i]);
+    }} else if (strcmp(argv[i], "--bind") == 0 && i + 1 < argc) {{
+      for (char *next = argv[++i]; *next != '\0';) {{
+        char *end = next;
+        long id = strtol(next, &end, 10);
+        if (end == next || id < 0 || id >= CPU_SETSIZE || bound == CPU_SETSIZE) {{
+          fprintf(stderr, "morello: --bind takes CPU numbers separated by commas, got %s\n", argv[i]);
+          return 2;
+        }}
+        bind[bound++] = (int)id;
+        next = end + (*end == ',');
+      }}
     }} else if (strcmp(argv[i], "--serve") == 0) {{
       serve = 1;
     }} else {{
-      fprintf(stderr, "usage: %s [--seed N] [--samples N] [--min-seconds S] [--cpu K] [--serve]\n",
+      fprintf(stderr, "usage: %s [--seed N] [--samples N] [--min-seconds S] [--cpu K] [--bind K,L,...] "
+                      "[--serve]\n",
               argv[0]);
       return 2;
     }}
@@ -232,6 +246,7 @@ int main(int argc, char **argv) {{
     return 2;
   }}
   if (cpu >= 0 && morello_pin_to_cpu(cpu) != 0) return 3;
+  if (bound > 0 && morello_bind_openmp_threads(bind, bound) != 0) return 3;
 "#,
         args = args.join(", ")
     );

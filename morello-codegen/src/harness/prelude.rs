@@ -1,5 +1,5 @@
 //! The C text every harness starts with: feature macros, headers, and small helpers (aligned
-//! allocation, the seeded generator, raw file I/O, a monotonic clock, CPU pinning).
+//! allocation, the seeded generator, raw file I/O, a monotonic clock, CPU pinning and OpenMP thread binding).
 //!
 //! It comes *before* the kernel's translation unit so `_GNU_SOURCE` is defined before any libc
 //! header. Every helper is `static` and marked unused, so a harness that needs only some of them
@@ -22,6 +22,9 @@ const PRELUDE: &str = r#"/* ---- morello harness prelude: headers and helpers --
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the morello harness exchanges little-endian files and needs a little-endian host"
@@ -133,6 +136,28 @@ MORELLO_HELPER int morello_pin_to_cpu(int cpu) {
     fprintf(stderr, "morello: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
     return -1;
   }
+  return 0;
+}
+
+/* Binds thread i of an OpenMP team of `count` threads to `cpus[i]` (the runtime keeps its
+   threads, so later teams of that size run bound); threads that libraries start themselves keep
+   their CPUs. 0 on success, and without OpenMP, where there is nothing to bind. */
+MORELLO_HELPER int morello_bind_openmp_threads(const int *cpus, int count) {
+#ifdef _OPENMP
+  int failed = 0;
+#pragma omp parallel num_threads(count) reduction(| : failed)
+  {
+    int thread = omp_get_thread_num();
+    failed |= omp_get_num_threads() != count || morello_pin_to_cpu(cpus[thread]) != 0;
+  }
+  if (failed) {
+    fprintf(stderr, "morello: cannot bind %d OpenMP threads to their CPUs\n", count);
+    return -1;
+  }
+#else
+  (void)cpus;
+  (void)count;
+#endif
   return 0;
 }
 /* ---- end of the morello harness prelude ---- */

@@ -36,12 +36,16 @@ use crate::failure::bad_input;
 use crate::output;
 use crate::spec_args::{Resolved, SpecArgs, resolve};
 
+/// The label of `--scaling`'s one-thread kernel.
+const ONE_THREAD_LABEL: &str = "morello-1-thread";
+
 /// Examples shown after `morello bench --help`.
 pub const EXAMPLES: &str = "\
 Examples:
   morello bench matmul 64x64x64 --target x86
   morello bench matmul 256x256x256 --baseline openblas,libxsmm --json
   morello bench matmul 512x512x512 --threads 2
+  morello bench matmul 512x512x512 --threads 2 --scaling   (also the one-thread kernel: the speedup of two)
   morello bench --top-k 10 matmul 256x256x256   (the model's 10 best, 2% apart; Spearman of cost against time)
   morello bench matmul 512x512x512 --versus-target nopack.toml   (also the kernel a target file picks)
   morello bench matmul 1x2048x16384 --samples 9 --min-sample-seconds 0.5
@@ -106,6 +110,11 @@ pub struct Args {
     /// repeatable. Its table is the default one for that target (none with --no-db).
     #[arg(long, value_name = "TARGET", conflicts_with = "top_k")]
     versus_target: Vec<String>,
+    /// With --threads N (N > 1): also time the best one-thread kernel (searched with
+    /// --processors 1, in that target's default table) in the same run, labelled
+    /// `morello-1-thread`; morello's speedup over it is the kernel's scaling.
+    #[arg(long, conflicts_with = "top_k")]
+    scaling: bool,
     #[command(flatten)]
     options: SearchOptions,
     #[command(flatten)]
@@ -183,6 +192,19 @@ pub fn run(args: &Args) -> Result<()> {
         .iter()
         .map(|name| versus_solution(name, &spec_args, &resolved, args))
         .collect::<Result<Vec<_>>>()?;
+    let one_thread = if args.scaling {
+        if config.threads < 2 {
+            return Err(bad_input(
+                "--scaling compares --threads N with one thread: give --threads 2 or more",
+            ));
+        }
+        let mut one = spec_args.clone();
+        one.processors = Some(1);
+        let one = resolve(&one)?;
+        Some(solve_elsewhere(&one, &resolved, args).map_err(|e| e.context("--scaling"))?)
+    } else {
+        None
+    };
     let mut chosen = choose(&solutions, target, args.top_k, gap(args))?;
     let mut labels: Vec<String> = match args.top_k {
         None => vec!["morello".to_string()],
@@ -207,6 +229,16 @@ pub fn run(args: &Args) -> Result<()> {
         }
         chosen.kernels.push(solution);
         labels.push(label);
+    }
+    if let Some(solution) = &one_thread {
+        if same_c(&solution.imp, &chosen.kernels[0].imp, target)? {
+            notes.push(format!(
+                "{ONE_THREAD_LABEL} emits the same C as morello (the spec is too small to split between \
+                 threads): the difference between their times is this run's noise"
+            ));
+        }
+        chosen.kernels.push(solution);
+        labels.push(ONE_THREAD_LABEL.to_string());
     }
     let kernels: Vec<KernelCandidate<'_>> = chosen
         .kernels
@@ -273,24 +305,35 @@ fn versus_solution(
             mine.name(),
         )));
     }
-    let db = DbArgs { db: None, no_db: args.db.no_db };
-    let session = Session::start(&other, &args.options, false)?;
-    let solution = session
-        .solve_with_table(&other, &db, None)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| anyhow!("--versus-target {name}: the search returned no implementation"))?;
-    if solution.imp.spec != resolved.spec {
-        return Err(bad_input(format!(
-            "--versus-target {name}: the spec resolves to {} there, not {}",
-            other.spec.display(theirs),
-            resolved.spec.display(mine)
-        )));
-    }
+    let solution =
+        solve_elsewhere(&other, resolved, args).map_err(|e| e.context(format!("--versus-target {name}")))?;
     let stem = std::path::Path::new(name).file_stem().and_then(|s| s.to_str()).unwrap_or(name);
     let label =
         stem.chars().map(|c| if c.is_ascii_alphanumeric() || "_.+-".contains(c) { c } else { '_' }).collect();
     Ok((label, solution))
+}
+
+/// The best kernel for `other` (`resolved`'s spec on another target, or on the same one with
+/// other processors), searched with that target's default table (or none with `--no-db`).
+///
+/// # Errors
+/// Search failures, and a spec that resolves to another one there.
+fn solve_elsewhere(other: &Resolved, resolved: &Resolved, args: &Args) -> Result<Solution> {
+    let db = DbArgs { db: None, no_db: args.db.no_db };
+    let session = Session::start(other, &args.options, false)?;
+    let solution = session
+        .solve_with_table(other, &db, None)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("the search returned no implementation"))?;
+    if solution.imp.spec != resolved.spec {
+        return Err(bad_input(format!(
+            "the spec resolves to {} there, not {}",
+            other.spec.display(&other.target),
+            resolved.spec.display(&resolved.target)
+        )));
+    }
+    Ok(solution)
 }
 
 /// Whether `a` and `b` emit the same C on `target`.
@@ -454,6 +497,7 @@ impl Report<'_> {
             "compiler": self.compiler.to_string(),
             "threads": self.config.threads,
             "cpu": self.config.cpu(),
+            "bound_cpus": self.measured.report.bound_cpus,
             "samples": self.config.samples,
             "min_sample_seconds": self.config.min_sample_seconds,
             "seed": self.config.seed,
@@ -470,6 +514,11 @@ impl Report<'_> {
             "baselines_not_comparable": self.measured.not_comparable,
             "notes": self.measured.report.notes.iter().chain(&self.notes).collect::<Vec<_>>(),
         });
+        if let (Some(object), true) =
+            (value.as_object_mut(), self.labels.iter().any(|l| l == ONE_THREAD_LABEL))
+        {
+            object.insert("scaling".into(), json!(self.scaling()));
+        }
         if self.top_k {
             if let Some(object) = value.as_object_mut() {
                 object.insert("spearman".into(), json!(self.spearman()));
@@ -481,6 +530,11 @@ impl Report<'_> {
         value
     }
 
+    /// With `--scaling`: how many times faster the kernel runs than the one-thread kernel.
+    fn scaling(&self) -> Option<f64> {
+        self.measured.report.speedup(&self.labels[0], ONE_THREAD_LABEL)
+    }
+
     fn text(&self, impls: bool) -> String {
         let mut text = String::new();
         let best = self.kernels.kernels[0];
@@ -490,11 +544,20 @@ impl Report<'_> {
             if let Some(name) = label.strip_prefix("morello-vs-") {
                 text += &format!("versus:     {name} (cost {}), timed as {label}\n", solution.cost);
             }
+            if label == ONE_THREAD_LABEL {
+                let speedup =
+                    self.scaling().map_or_else(|| "not measured".to_string(), |s| format!("{s:.2}x"));
+                text += &format!(
+                    "scaling:    the best one-thread kernel (cost {}), timed as {label}; morello on {} threads runs \
+                     {speedup} its speed\n",
+                    solution.cost, self.config.threads
+                );
+            }
         }
         text += &format!("compiler:   {}\n", self.compiler);
         text += &self.verification_line();
         text += &format!("peak:       {}\n", peak_line(self.peak));
-        text += &format!("timing:     {}\n", protocol_line(self.config));
+        text += &format!("timing:     {}\n", protocol_line(self.config, &self.measured.report.bound_cpus));
         if let Some(noise) = &self.noise {
             text += &format!("warning:    {noise}\n");
         }

@@ -151,13 +151,17 @@ pub fn peak_line(peak: &Result<PeakReport, String>) -> String {
     }
 }
 
-/// One line describing threads, pinning and sampling.
-pub fn protocol_line(config: &BenchConfig) -> String {
+/// One line describing threads, pinning (OpenMP's threads bound to `bound`, if any) and sampling.
+pub fn protocol_line(config: &BenchConfig, bound: &[usize]) -> String {
     let threads = match (config.threads, config.cpu()) {
         (1, Some(cpu)) => format!("1 thread pinned to CPU {cpu}"),
         (1, None) => "1 thread, unpinned".to_string(),
         (n, Some(cpu)) => format!("{n} threads on CPU {cpu}"),
-        (n, None) => format!("{n} threads, unpinned"),
+        (n, None) if bound.is_empty() => format!("{n} threads, unpinned"),
+        (n, None) => {
+            let cpus: Vec<String> = bound.iter().map(ToString::to_string).collect();
+            format!("{n} threads, OpenMP's bound to CPUs {} in thread order", cpus.join(", "))
+        }
     };
     format!(
         "{threads}; {} samples of >= {} s per candidate, candidates alternating; inputs from seed {}",

@@ -223,7 +223,7 @@ pub fn run(args: &Args) -> Result<()> {
         features: host_features().iter().map(|f| f.name()).collect::<Vec<_>>().join(" "),
         compiler: compiler.to_string(),
         peak: peak_line(&peak),
-        protocol: protocol_line(&config),
+        protocol: protocol_line(&config, &config.bound_cpus()),
         target: target_text,
     };
     let svg = plot(
