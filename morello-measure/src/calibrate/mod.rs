@@ -278,7 +278,8 @@ pub fn calibrate(
         let parallel = suite::parallel_suite(target);
         progress(CalibrationStep::ParallelLoops { benchmarks: parallel.benches.len() });
         let threads = target.processors() as usize;
-        let parallel_config = BenchConfig { threads, pinning: Pinning::Unpinned, ..bench_config };
+        // OpenMP's threads bound one to a CPU, as `morello bench --threads` runs parallel kernels.
+        let parallel_config = BenchConfig { threads, pinning: Pinning::Auto, ..bench_config };
         let options = CompileOptions { features, openmp: OpenMp::Enabled, warnings: Warnings::Report };
         match run_bench(compiler, request(&parallel, options), &parallel_config) {
             Ok(report) => timed.extend(timings(&parallel, &report)?),
