@@ -138,6 +138,44 @@ fn baselines_time_side_by_side() {
 }
 
 #[test]
+fn openblas_calls_its_own_cblas_sgemm_when_blis_is_linked_first() {
+    let Some(compiler) = compiler() else { return };
+    let problem = MatmulProblem::f32(8, 8, 8);
+    let kinds = [BaselineKind::Blis, BaselineKind::OpenBlas];
+    let set = baselines(&compiler, &Problem::Matmul(problem), &kinds, &BaselineOptions::default());
+    if set.candidates.len() != 2 {
+        println!("skipped: BLIS and OpenBLAS are not both installed");
+        return;
+    }
+    let request = BenchRequest {
+        signature: problem.signature("unused_kernel"),
+        kernel_source: String::new(),
+        options: strict(),
+        candidates: set.candidates,
+        work: problem.work(),
+    };
+    let build = crate::bench::build_bench_program(&compiler, &request).expect("builds");
+    // glibc's loader reports which library each symbol binds to; BLIS's CBLAS layer exports
+    // `cblas_sgemm` too, and comes first on the link line.
+    let output = std::process::Command::new(build.binary())
+        .args(["--samples", "1", "--min-seconds", "0"])
+        .env("LD_DEBUG", "bindings")
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let bindings: Vec<&str> = stderr.lines().filter(|l| l.contains("`cblas_sgemm'")).collect();
+    if bindings.is_empty() {
+        println!("skipped: the loader reports no bindings (not glibc?)");
+        return;
+    }
+    for binding in bindings {
+        let to = binding.split(" to ").nth(1).unwrap_or_default();
+        assert!(to.contains("openblas"), "cblas_sgemm bound elsewhere: {binding}");
+    }
+}
+
+#[test]
 fn names_parse_and_multithreading_is_honest() {
     for kind in BaselineKind::ALL {
         assert_eq!(kind.name().parse::<BaselineKind>(), Ok(kind));
