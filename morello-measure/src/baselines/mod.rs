@@ -5,7 +5,7 @@
 //! | name | what | problems | runs in | install |
 //! | --- | --- | --- | --- | --- |
 //! | `naive` | plain loops, `-O3 -march=native` | matmul (f32, u32; epilogue), conv, softmax | C | a C compiler |
-//! | `openblas` | `cblas_sgemm` (the loaded OpenBLAS's own: [`openblas`]) | f32 matmul (epilogue as a second pass) | C | `apt-get install libopenblas-dev` |
+//! | `openblas` | `cblas_sgemm` (the loaded OpenBLAS's own: `openblas.rs`) | f32 matmul (epilogue as a second pass) | C | `apt-get install libopenblas-dev` |
 //! | `blis` | `bli_sgemm` | f32 matmul (epilogue as a second pass) | C | `apt-get install libblis-dev` |
 //! | `libxsmm` | JIT kernel from `libxsmm_smmdispatch` | f32 matmul (epilogue as a second pass) | C | `apt-get install libxsmm-dev` |
 //! | `mkl` | Intel MKL's `cblas_sgemm` (loaded with `dlopen`) | f32 matmul (epilogue as a second pass) | C | PyPI `mkl mkl-devel` ([`mkl`]) |

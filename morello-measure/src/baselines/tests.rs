@@ -108,6 +108,17 @@ fn what_a_baseline_does_not_compute_is_said_before_whether_it_is_installed() {
     );
 }
 
+/// A benchmark of `candidates` for `problem` without a kernel.
+fn baselines_alone(problem: &MatmulProblem, candidates: Vec<Candidate>) -> BenchRequest {
+    BenchRequest {
+        signature: problem.signature("unused_kernel"),
+        kernel_source: String::new(),
+        options: strict(),
+        candidates,
+        work: problem.work(),
+    }
+}
+
 #[test]
 fn baselines_time_side_by_side() {
     let Some(compiler) = compiler() else { return };
@@ -115,13 +126,7 @@ fn baselines_time_side_by_side() {
     let set =
         baselines(&compiler, &Problem::Matmul(problem), &BaselineKind::ALL, &BaselineOptions::default());
     let labels: Vec<String> = set.candidates.iter().map(|c| c.label().to_string()).collect();
-    let request = BenchRequest {
-        signature: problem.signature("unused_kernel"),
-        kernel_source: String::new(),
-        options: strict(),
-        candidates: set.candidates,
-        work: problem.work(),
-    };
+    let request = baselines_alone(&problem, set.candidates);
     let config = BenchConfig {
         min_sample_seconds: 0.002,
         samples: 2,
@@ -147,13 +152,7 @@ fn openblas_calls_its_own_cblas_sgemm_when_blis_is_linked_first() {
         println!("skipped: BLIS and OpenBLAS are not both installed");
         return;
     }
-    let request = BenchRequest {
-        signature: problem.signature("unused_kernel"),
-        kernel_source: String::new(),
-        options: strict(),
-        candidates: set.candidates,
-        work: problem.work(),
-    };
+    let request = baselines_alone(&problem, set.candidates);
     let build = crate::bench::build_bench_program(&compiler, &request).expect("builds");
     // glibc's loader reports which library each symbol binds to; BLIS's CBLAS layer exports
     // `cblas_sgemm` too, and comes first on the link line.
