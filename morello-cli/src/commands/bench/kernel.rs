@@ -516,6 +516,8 @@ impl Report<'_> {
             "threads": self.config.threads,
             "cpu": self.config.cpu(),
             "bound_cpus": self.measured.report.bound_cpus,
+            // What decides the cost of a parallel region (docs/benchmarking.md, "Threads").
+            "omp_wait_policy": std::env::var("OMP_WAIT_POLICY").ok(),
             "samples": self.config.samples,
             "min_sample_seconds": self.config.min_sample_seconds,
             "seed": self.config.seed,
