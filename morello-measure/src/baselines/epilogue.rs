@@ -65,6 +65,21 @@ pub(super) fn pass_flags(problem: &MatmulProblem) -> (Vec<String>, Vec<String>) 
     (vec!["-march=native".into()], vec!["-lm".into()])
 }
 
+/// A `cblas_sgemm` reached through the function pointer `pointer`, which the unit's `setup`
+/// function fills with one library's own (MKL's loaded with `dlopen`, OpenBLAS's found with
+/// `dladdr`), so that the name another linked library exports too cannot serve it: the pointer's
+/// declaration (a line of the unit's state) and the statements computing `problem` through it.
+pub(super) fn cblas_sgemm_pointer(pointer: &str, setup: &str, problem: &MatmulProblem) -> (String, String) {
+    let (m, k, n) = (problem.m, problem.k, problem.n);
+    let declaration =
+        format!("typedef __typeof__(cblas_sgemm) {pointer}_fn;\nstatic {pointer}_fn *{pointer};\n");
+    let call = format!(
+        "  if ({pointer} == NULL && {setup}() != 0) exit(3);\n  {pointer}(CblasRowMajor, CblasNoTrans, \
+         CblasNoTrans, {m}, {n}, {k}, 1.0f, lhs, {k}, rhs, {n}, 0.0f, out, {n});\n"
+    );
+    (declaration, call)
+}
+
 /// A library matmul baseline (OpenBLAS, BLIS, libxsmm, MKL): what its unit has of its own around
 /// the call of the library. [`library_baseline`] writes the rest: the function, its parameters
 /// and the epilogue (if any) as a second pass.

@@ -36,7 +36,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::epilogue::{LibraryMatmul, library_baseline};
+use super::epilogue::{LibraryMatmul, cblas_sgemm_pointer, library_baseline};
 use super::{CBaseline, Problem, Unavailable, f32_matmul};
 
 /// The environment variable naming an MKL prefix.
@@ -125,7 +125,6 @@ const SETUP: &str = "baseline_mkl_setup";
 pub(super) fn c_baselines(problem: &Problem, threads: usize) -> Result<Vec<CBaseline>, Unavailable> {
     let problem = f32_matmul(problem)?;
     let install = locate().map_err(Unavailable::NotFound)?;
-    let (m, k, n) = (problem.m, problem.k, problem.n);
     let library = c_string(&install.library.to_string_lossy());
     let (layer, layer_name) = if threads > 1 {
         ("MKL_THREADING_GNU", "GNU OpenMP")
@@ -133,11 +132,10 @@ pub(super) fn c_baselines(problem: &Problem, threads: usize) -> Result<Vec<CBase
         ("MKL_THREADING_SEQUENTIAL", "sequential")
     };
     let note = super::check::NOTE_PREFIX;
+    let (declaration, body) = cblas_sgemm_pointer("baseline_mkl_sgemm", SETUP, problem);
     let state = format!(
-        r#"typedef __typeof__(cblas_sgemm) baseline_mkl_sgemm_fn;
-typedef __typeof__(MKL_Set_Threading_Layer) baseline_mkl_layer_fn;
+        r#"{declaration}typedef __typeof__(MKL_Set_Threading_Layer) baseline_mkl_layer_fn;
 typedef __typeof__(MKL_Get_Version_String) baseline_mkl_version_fn;
-static baseline_mkl_sgemm_fn *baseline_mkl_sgemm;
 
 /* The kernel libraries MKL loaded (libmkl_def, libmkl_avx2, ...), from /proc/self/maps. */
 static void baseline_mkl_kernels(char *text, size_t size) {{
@@ -185,12 +183,6 @@ int {SETUP}(void) {{
   return 0;
 }}
 
-"#
-    );
-    let body = format!(
-        r#"  if (baseline_mkl_sgemm == NULL && {SETUP}() != 0) exit(3);
-  baseline_mkl_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, {m}, {n}, {k}, 1.0f, lhs, {k}, rhs, {n},
-                     0.0f, out, {n});
 "#
     );
     let mkl = LibraryMatmul {

@@ -14,7 +14,7 @@
 //! OpenBLAS's build configuration as a note. (OpenBLAS is still linked normally, so it starts its
 //! threads before `main`, as it would in a user's program.)
 
-use super::epilogue::LibraryMatmul;
+use super::epilogue::{LibraryMatmul, cblas_sgemm_pointer};
 use super::problem::MatmulProblem;
 
 /// The setup function's name.
@@ -22,12 +22,10 @@ const SETUP: &str = "baseline_openblas_setup";
 
 /// The OpenBLAS call computing `problem`.
 pub(super) fn library(problem: &MatmulProblem) -> LibraryMatmul<'static> {
-    let (m, k, n) = (problem.m, problem.k, problem.n);
     let note = super::check::NOTE_PREFIX;
+    let (declaration, body) = cblas_sgemm_pointer("baseline_openblas_sgemm", SETUP, problem);
     let state = format!(
-        r#"typedef __typeof__(cblas_sgemm) baseline_openblas_sgemm_fn;
-static baseline_openblas_sgemm_fn *baseline_openblas_sgemm;
-char *openblas_get_config(void);
+        r#"{declaration}char *openblas_get_config(void);
 
 int {SETUP}(void) {{
   if (baseline_openblas_sgemm != NULL) return 0;
@@ -47,12 +45,6 @@ int {SETUP}(void) {{
   return 0;
 }}
 
-"#
-    );
-    let body = format!(
-        r#"  if (baseline_openblas_sgemm == NULL && {SETUP}() != 0) exit(3);
-  baseline_openblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, {m}, {n}, {k}, 1.0f, lhs, {k}, rhs, {n},
-                          0.0f, out, {n});
 "#
     );
     LibraryMatmul {
