@@ -174,6 +174,29 @@ fn openblas_calls_its_own_cblas_sgemm_when_blis_is_linked_first() {
     }
 }
 
+/// BLIS says which configuration its run-time dispatch chose (`generic` where the build has no
+/// kernels for the CPU), as a note beside the results.
+#[test]
+fn blis_says_which_configuration_it_runs() {
+    let Some(compiler) = compiler() else { return };
+    let problem = Problem::Matmul(MatmulProblem::f32(8, 8, 8));
+    let set = baselines(&compiler, &problem, &[BaselineKind::Blis], &BaselineOptions::default());
+    if set.candidates.is_empty() {
+        println!("skipped: {:?}", set.skipped.iter().map(|s| &s.reason).collect::<Vec<_>>());
+        return;
+    }
+    let notes: Vec<&String> = set.notes.iter().filter(|n| n.starts_with("blis: BLIS ")).collect();
+    assert_eq!(notes.len(), 1, "{:?}", set.notes);
+    let configuration = notes[0].split(", configuration ").nth(1).expect("a configuration");
+    assert!(!configuration.is_empty(), "{}", notes[0]);
+    assert_eq!(
+        configuration.starts_with("generic "),
+        configuration.contains("reference kernels"),
+        "{}",
+        notes[0]
+    );
+}
+
 #[test]
 fn names_parse_and_multithreading_is_honest() {
     for kind in BaselineKind::ALL {
