@@ -56,6 +56,9 @@ fn level(
 const L1_WAYS: u32 = 8;
 const L2_WAYS: u32 = 16;
 
+/// The built-in x86 targets' caches, as their descriptions name them.
+const DEFAULT_CACHES: &str = "32 KiB L1, 1 MiB L2";
+
 fn x86(avx512: bool, processors: u32) -> TargetDescription {
     let (vector_regs, widths): (u64, &[u32]) = if avx512 { (32, &[16, 32, 64]) } else { (16, &[16, 32]) };
     let mut isa = vec![IsaFeature::Avx2, IsaFeature::Fma];
@@ -72,11 +75,10 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
     TargetDescription {
         name: if avx512 { "x86-avx512" } else { "x86-avx2" }.into(),
         description: if avx512 {
-            "x86-64 with AVX-512 (F, BW, VL, BF16): 32 x 512-bit vector registers, 32 KiB L1, 1 MiB L2"
+            format!("x86-64 with AVX-512 (F, BW, VL, BF16): 32 x 512-bit vector registers, {DEFAULT_CACHES}")
         } else {
-            "x86-64 with AVX2 and FMA: 16 x 256-bit vector registers, 32 KiB L1, 1 MiB L2"
-        }
-        .into(),
+            format!("x86-64 with AVX2 and FMA: 16 x 256-bit vector registers, {DEFAULT_CACHES}")
+        },
         cache_line_bytes: 64,
         processors,
         isa,
@@ -248,6 +250,7 @@ pub fn resolve_target_on_host(name: &str, caches: &[HostCache]) -> Result<HostRe
     }
     let mut description = resolution.target.description_value();
     let mut applied = Vec::new();
+    let mut caches_text = DEFAULT_CACHES.split(", ").map(str::to_string).collect::<Vec<_>>();
     for (level_name, number) in [("L1", 1u8), ("L2", 2u8)] {
         let Some(cache) = caches.iter().find(|c| c.level == number && c.kind != HostCacheKind::Instruction)
         else {
@@ -267,12 +270,13 @@ pub fn resolve_target_on_host(name: &str, caches: &[HostCache]) -> Result<HostRe
         level.sets = Some(cache.sets);
         level.line_bytes = Some(cache.line_bytes);
         applied.push(cache.describe());
+        caches_text[usize::from(number - 1)] = format!("{} (this host's)", cache.describe());
     }
     if applied.is_empty() {
         return Ok(resolution);
     }
-    description.description =
-        format!("{} (caches of this host: {})", description.description, applied.join(", "));
+    // The description names the caches the target has: the host's where they replaced the defaults.
+    description.description = description.description.replace(DEFAULT_CACHES, &caches_text.join(", "));
     resolution.target = Target::new(description)?;
     if let Some(note) = &mut resolution.note {
         note.push_str(&format!("; the host's caches: {}", applied.join(", ")));
