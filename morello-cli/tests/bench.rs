@@ -339,6 +339,9 @@ fn scaling_times_the_one_thread_kernel_beside_the_parallel_one() {
     assert_eq!(names, ["morello", "morello-1-thread"]);
     assert_eq!(results[1]["max_abs_error"], 0.0);
     assert!(v["omp_wait_policy"].is_null() || v["omp_wait_policy"].is_string(), "{v}");
+    // The quick sampling is below the defaults; other work may have run too (the tests run in parallel).
+    let warnings = v["warnings"].as_array().expect("warnings");
+    assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("is below the defaults")), "{v}");
     let scaling = number(&v["scaling"]);
     assert!((scaling - number(&results[1]["morello_speedup"])).abs() < 1e-12, "{v}");
     let stdout = bench(&[]);

@@ -25,6 +25,7 @@ use morello_search::actions::STAGE_OPERANDS;
 use morello_search::{Solution, VariantCosts};
 use serde_json::{Value, json};
 
+use super::busy::{CpuTimes, busy_note};
 use super::measure::{
     KernelCandidate, MeasureArgs, Measurement, expected_seconds, is_memory_bound, measure, measure_peak_once,
     peak_applies, peak_line, percent_of_peak, protocol_line, result_json, speedup, spinner,
@@ -249,6 +250,7 @@ pub fn run(args: &Args) -> Result<()> {
 
     let compiler = Compiler::find()?;
     let bar = spinner(args.options.progress, args.options.quiet, "measuring the peak".into());
+    let before = CpuTimes::now();
     let peak = measure_peak_once(&compiler, &config);
     let candidates = kernels.len() + baselines.len();
     bar.set_message(format!(
@@ -258,6 +260,7 @@ pub fn run(args: &Args) -> Result<()> {
     let measured = measure(&compiler, target, &resolved.spec, &kernels, &baselines, &config);
     bar.finish_and_clear();
     let measured = measured?;
+    let others = before.zip(CpuTimes::now()).and_then(|(before, after)| after.others_since(&before));
 
     let report = Report {
         spec_text: resolved.spec.display(target).to_string(),
@@ -271,7 +274,7 @@ pub fn run(args: &Args) -> Result<()> {
         top_k: args.top_k.is_some(),
         memory_bound: is_memory_bound(&resolved.spec),
         peak_applies: peak_applies(&resolved.spec),
-        noise: args.measure.noise_note(),
+        warnings: args.measure.noise_note().into_iter().chain(busy_note(others)).collect(),
         notes,
     };
     if args.json { output::print_json(&report.json()) } else { output::print(&report.text(args.impls)) }
@@ -433,7 +436,8 @@ struct Report<'a> {
     top_k: bool,
     memory_bound: bool,
     peak_applies: bool,
-    noise: Option<String>,
+    /// Why the figures may not be the machine's: too few samples, other work while timing.
+    warnings: Vec<String>,
     /// What the report adds to the measurement's notes.
     notes: Vec<String>,
 }
@@ -533,6 +537,7 @@ impl Report<'_> {
             "skipped": skipped,
             "baselines_not_comparable": self.measured.not_comparable,
             "notes": self.measured.report.notes.iter().chain(&self.notes).collect::<Vec<_>>(),
+            "warnings": self.warnings,
         });
         if let (Some(object), true) =
             (value.as_object_mut(), self.labels.iter().any(|l| l == ONE_THREAD_LABEL))
@@ -578,8 +583,8 @@ impl Report<'_> {
         text += &self.verification_line();
         text += &format!("peak:       {}\n", peak_line(self.peak));
         text += &format!("timing:     {}\n", protocol_line(self.config, &self.measured.report.bound_cpus));
-        if let Some(noise) = &self.noise {
-            text += &format!("warning:    {noise}\n");
+        for warning in &self.warnings {
+            text += &format!("warning:    {warning}\n");
         }
         if self.config.threads > 1 && !self.measured.parallel_loops {
             text += "threads:    the kernel has no parallel loop, so it runs on one thread\n";

@@ -10,6 +10,7 @@
 //! - `text.rs`: number formatting and aligned text tables;
 //! - `markdown.rs` and `svg.rs`: the suite's table, the section between markers, and the plot.
 
+mod busy;
 mod kernel;
 mod markdown;
 mod measure;
