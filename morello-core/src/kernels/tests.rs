@@ -215,10 +215,10 @@ fn register_blocks_pay_for_loads_beyond_their_fmas() {
 }
 
 /// A loop that splits a register block along its rows, each body running the whole reduction,
-/// runs its bodies' steps: a 6-row, 4-vector block streaming `rhs` from L2 keeps up (10 loads and 2
-/// lines, 34, against 48 per step), but as three 2-row blocks one after another each waits 10 a
-/// step, and as a 4-row block and a 2-row remainder only the remainder does (a 4 x 4 block: 30
-/// against 32). The loop adds the bodies' stalls beyond the block's own (charged above it), so a split of
+/// runs its bodies' steps: a 6-row, 4-vector block streaming `rhs` from L2 keeps up (20 loads and 2
+/// lines against 48 per step), but as three 2-row blocks one after another each waits 10 a step,
+/// and as a 4-row block and a 2-row remainder only the remainder does (a 4 x 4 block: 30 against
+/// 32). The loop adds the bodies' stalls beyond the block's own (charged above it), so a split of
 /// a stalling block telescopes; a loop over the block's steps (`k` of 1) still adds nothing.
 #[test]
 fn a_loop_splitting_a_register_block_pays_its_bodies_stalls() {
