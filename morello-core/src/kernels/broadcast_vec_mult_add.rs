@@ -223,11 +223,6 @@ pub fn step_stall(parent: &LogicalSpec, child: &LogicalSpec, target: &Target) ->
 /// What a loop over `spec` adds for register-block steps among its bodies
 /// ([`step_stall`]): each full tile's stall as often as the body runs on one
 /// thread, each boundary body's once.
-///
-/// A loop that splits a register block along its rows or vectors, each body running the whole
-/// reduction (a 6 x 64 block as three 2 x 64 blocks one after another), runs the bodies' steps,
-/// not the block's: it adds what the bodies stall beyond the block's own stall, which the node
-/// above the block already charged (a nested split telescopes to its innermost blocks' stalls).
 pub fn loop_stalls<'a>(
     spec: &LogicalSpec,
     body: &LogicalSpec,
@@ -237,26 +232,9 @@ pub fn loop_stalls<'a>(
     target: &Target,
 ) -> Cost {
     let runs = if parallel { iterations.div_ceil(u64::from(target.processors())) } else { iterations };
-    if splits_register_block(spec, body, target) {
-        let bodies =
-            boundaries.into_iter().fold(register_step_stall(body, target).saturating_mul(runs), |acc, b| {
-                acc.saturating_add(register_step_stall(b, target))
-            });
-        return bodies.saturating_sub(register_step_stall(spec, target));
-    }
     boundaries.into_iter().fold(step_stall(spec, body, target).saturating_mul(runs), |acc, b| {
         acc.saturating_add(step_stall(spec, b, target))
     })
-}
-
-/// Whether `body` is a register block that runs all of register block `spec`'s reduction (more
-/// than one step of it): a tile of `spec` along its rows or vectors only.
-fn splits_register_block(spec: &LogicalSpec, body: &LogicalSpec, target: &Target) -> bool {
-    let k = |s: &LogicalSpec| s.shape.dims().get(2).copied();
-    k(spec).is_some_and(|k| k > 1)
-        && k(spec) == k(body)
-        && is_register_block(spec, target)
-        && is_register_block(body, target)
 }
 
 /// The largest credit [`shared_loads`] gives (the search keeps credits in 32 bits); only a

@@ -214,33 +214,6 @@ fn register_blocks_pay_for_loads_beyond_their_fmas() {
     assert_eq!(step_stall(&outer, &parent, &t), 10 * 128);
 }
 
-/// A loop that splits a register block along its rows, each body running the whole reduction,
-/// runs its bodies' steps: a 6-row, 4-vector block streaming `rhs` from L2 keeps up (20 loads and 2
-/// lines against 48 per step), but as three 2-row blocks one after another each waits 10 a step,
-/// and as a 4-row block and a 2-row remainder only the remainder does (a 4 x 4 block: 30 against
-/// 32). The loop adds the bodies' stalls beyond the block's own (charged above it), so a split of
-/// a stalling block telescopes; a loop over the block's steps (`k` of 1) still adds nothing.
-#[test]
-fn a_loop_splitting_a_register_block_pays_its_bodies_stalls() {
-    let t = avx2();
-    let parse = |text: &str| LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
-    let block = |m: u32, k: u32, n: u32| {
-        parse(&format!(
-            "MatmulAccum(1x{m}x{k}x{n}, f32 L1 row-major, f32 L2 row-major, f32 VRF row-major v8)"
-        ))
-    };
-    let (six, four, two) = (block(6, 128, 32), block(4, 128, 32), block(2, 128, 32));
-    assert_eq!((register_step_stall(&six, &t), register_step_stall(&four, &t)), (0, 0));
-    assert_eq!(register_step_stall(&two, &t), 10 * 128);
-    assert_eq!(loop_stalls(&six, &two, [], 3, false, &t), 3 * 10 * 128);
-    assert_eq!(loop_stalls(&six, &four, [&*two], 1, false, &t), 10 * 128);
-    assert_eq!(loop_stalls(&six, &block(6, 1, 32), [], 128, false, &t), 0);
-    // A stalling block split further pays only what its bodies stall beyond it.
-    let wide = block(2, 128, 64);
-    assert_eq!(register_step_stall(&wide, &t), 16 * 128);
-    assert_eq!(loop_stalls(&wide, &two, [], 2, false, &t), (2 * 10 - 16) * 128);
-}
-
 /// A vector side read as a strided stream (each row of `rhs` a run of its own: a column of a wider
 /// matrix, its rows more than half a page apart) pays L2's `strided_fill_cost_per_line` (11 on the
 /// built-in targets) per line, the same lines as one run pay `fill_cost_per_line` (7): a 6-row,

@@ -48,7 +48,7 @@ use crate::search::Search;
 /// A changed target description needs no bump: the target's fingerprint is part of the identity.
 /// Tables with another version are refused (a user deletes them or keeps them for the old
 /// binary); the default table's file name carries the version, so upgrading starts a new one.
-pub const MODEL_VERSION: u32 = 21;
+pub const MODEL_VERSION: u32 = 20;
 
 /// A hash of the sources of `morello-core` and `morello-search` this build was compiled from
 /// (0 if unknown): two builds with the same value compute the same frontiers.
