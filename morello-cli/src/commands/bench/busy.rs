@@ -1,8 +1,9 @@
-//! Whether other work ran on the machine while `bench` timed: the CPU time the whole machine
-//! spent busy (Linux `/proc/stat`) less what this process and its children spent (`/proc/self/stat`:
-//! the compiler, the benchmark program), over the wall-clock time between two readings. Timings
-//! taken beside another busy process (a build, a second benchmark) are slower and noisier than
-//! the machine's, even side by side: the shared caches and memory bandwidth, and on a VM the host.
+//! Whether other work ran on the machine while `bench` or `bench-suite` timed: the CPU time the
+//! whole machine spent busy (Linux `/proc/stat`) less what this process and its children spent
+//! (`/proc/self/stat`: the search, the compiler, the benchmark program), over the wall-clock time
+//! between two readings. Timings taken beside another busy process (a build, a second benchmark)
+//! are slower and noisier than the machine's, even side by side: the shared caches and memory
+//! bandwidth, and on a VM the host.
 
 use std::time::Instant;
 
