@@ -78,7 +78,8 @@ fn own_ticks(stat: &str) -> Option<u64> {
     (11..15).map(|i| fields.get(i)?.parse::<u64>().ok()).sum()
 }
 
-/// A warning when others kept more than a quarter of a CPU busy while `bench` measured.
+/// A warning when others kept more than a quarter of a CPU busy while `bench` or `bench-suite`
+/// measured.
 pub fn busy_note(others: Option<f64>) -> Option<String> {
     let others = others.filter(|o| *o > BUSY_CPUS)?;
     Some(format!(
