@@ -56,9 +56,6 @@ fn level(
 const L1_WAYS: u32 = 8;
 const L2_WAYS: u32 = 16;
 
-/// The built-in x86 targets' caches, as their descriptions name them.
-const DEFAULT_CACHES: &str = "32 KiB L1, 1 MiB L2";
-
 fn x86(avx512: bool, processors: u32) -> TargetDescription {
     let (vector_regs, widths): (u64, &[u32]) = if avx512 { (32, &[16, 32, 64]) } else { (16, &[16, 32]) };
     let mut isa = vec![IsaFeature::Avx2, IsaFeature::Fma];
@@ -75,10 +72,11 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
     TargetDescription {
         name: if avx512 { "x86-avx512" } else { "x86-avx2" }.into(),
         description: if avx512 {
-            format!("x86-64 with AVX-512 (F, BW, VL, BF16): 32 x 512-bit vector registers, {DEFAULT_CACHES}")
+            "x86-64 with AVX-512 (F, BW, VL, BF16): 32 x 512-bit vector registers, 32 KiB L1, 1 MiB L2"
         } else {
-            format!("x86-64 with AVX2 and FMA: 16 x 256-bit vector registers, {DEFAULT_CACHES}")
-        },
+            "x86-64 with AVX2 and FMA: 16 x 256-bit vector registers, 32 KiB L1, 1 MiB L2"
+        }
+        .into(),
         cache_line_bytes: 64,
         processors,
         isa,
@@ -250,7 +248,6 @@ pub fn resolve_target_on_host(name: &str, caches: &[HostCache]) -> Result<HostRe
     }
     let mut description = resolution.target.description_value();
     let mut applied = Vec::new();
-    let mut caches_text = DEFAULT_CACHES.split(", ").map(str::to_string).collect::<Vec<_>>();
     for (level_name, number) in [("L1", 1u8), ("L2", 2u8)] {
         let Some(cache) = caches.iter().find(|c| c.level == number && c.kind != HostCacheKind::Instruction)
         else {
@@ -270,13 +267,12 @@ pub fn resolve_target_on_host(name: &str, caches: &[HostCache]) -> Result<HostRe
         level.sets = Some(cache.sets);
         level.line_bytes = Some(cache.line_bytes);
         applied.push(cache.describe());
-        caches_text[usize::from(number - 1)] = format!("{} (this host's)", cache.describe());
     }
     if applied.is_empty() {
         return Ok(resolution);
     }
-    // The description names the caches the target has: the host's where they replaced the defaults.
-    description.description = description.description.replace(DEFAULT_CACHES, &caches_text.join(", "));
+    description.description =
+        format!("{} (caches of this host: {})", description.description, applied.join(", "));
     resolution.target = Target::new(description)?;
     if let Some(note) = &mut resolution.note {
         note.push_str(&format!("; the host's caches: {}", applied.join(", ")));
