@@ -33,7 +33,7 @@ impl CpuTimes {
     }
 
     /// How many CPUs other work kept busy on average since `earlier`.
-    pub fn others_since(&self, earlier: &CpuTimes) -> Option<f64> {
+    fn others_since(&self, earlier: &CpuTimes) -> Option<f64> {
         let seconds = self.at.duration_since(earlier.at).as_secs_f64();
         others(earlier.machine, earlier.own, self.machine, self.own, seconds)
     }
@@ -78,9 +78,14 @@ fn own_ticks(stat: &str) -> Option<u64> {
     (11..15).map(|i| fields.get(i)?.parse::<u64>().ok()).sum()
 }
 
+/// [`busy_note`] for the time from the reading `before` (taken as measuring began) until now.
+pub fn busy_since(before: Option<CpuTimes>) -> Option<String> {
+    busy_note(before.zip(CpuTimes::now()).and_then(|(before, after)| after.others_since(&before)))
+}
+
 /// A warning when others kept more than a quarter of a CPU busy while `bench` or `bench-suite`
 /// measured.
-pub fn busy_note(others: Option<f64>) -> Option<String> {
+fn busy_note(others: Option<f64>) -> Option<String> {
     let others = others.filter(|o| *o > BUSY_CPUS)?;
     Some(format!(
         "other work kept {others:.1} CPUs busy on average while this ran (the machine's busy time less this \

@@ -25,7 +25,7 @@ use morello_search::actions::STAGE_OPERANDS;
 use morello_search::{Solution, VariantCosts};
 use serde_json::{Value, json};
 
-use super::busy::{CpuTimes, busy_note};
+use super::busy::{CpuTimes, busy_since};
 use super::measure::{
     KernelCandidate, MeasureArgs, Measurement, expected_seconds, is_memory_bound, measure, measure_peak_once,
     peak_applies, peak_line, percent_of_peak, protocol_line, result_json, speedup, spinner,
@@ -260,7 +260,7 @@ pub fn run(args: &Args) -> Result<()> {
     let measured = measure(&compiler, target, &resolved.spec, &kernels, &baselines, &config);
     bar.finish_and_clear();
     let measured = measured?;
-    let others = before.zip(CpuTimes::now()).and_then(|(before, after)| after.others_since(&before));
+    let busy = busy_since(before);
 
     let report = Report {
         spec_text: resolved.spec.display(target).to_string(),
@@ -274,7 +274,7 @@ pub fn run(args: &Args) -> Result<()> {
         top_k: args.top_k.is_some(),
         memory_bound: is_memory_bound(&resolved.spec),
         peak_applies: peak_applies(&resolved.spec),
-        warnings: args.measure.noise_note().into_iter().chain(busy_note(others)).collect(),
+        warnings: args.measure.noise_note().into_iter().chain(busy).collect(),
         notes,
     };
     if args.json { output::print_json(&report.json()) } else { output::print(&report.text(args.impls)) }

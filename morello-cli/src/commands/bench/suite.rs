@@ -17,7 +17,7 @@ use morello_core::dtype::Dtype;
 use morello_measure::{BaselineKind, BenchConfig};
 use serde_json::{Value, json};
 
-use super::busy::{CpuTimes, busy_note};
+use super::busy::{CpuTimes, busy_since};
 use super::markdown::{Cell, Machine, Row, Table, insert_section, section, utc_date};
 use super::measure::{
     KernelCandidate, MeasureArgs, Measurement, measure, measure_peak_once, peak_line, percent_of_peak,
@@ -207,12 +207,12 @@ pub fn run(args: &Args) -> Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let others = before.zip(CpuTimes::now()).and_then(|(before, after)| after.others_since(&before));
+    let busy = busy_since(before);
 
     let peak_gflops = peak.as_ref().ok().map(|p| p.gflops);
     let table = table(&outcomes, &baselines);
     let mut notes = notes(&outcomes);
-    for warning in args.measure.noise_note().into_iter().chain(busy_note(others)) {
+    for warning in args.measure.noise_note().into_iter().chain(busy) {
         notes.insert(0, format!("Warning: {warning}."));
     }
     let target_text = target_note.clone().unwrap_or_else(|| target.name().to_string());
