@@ -168,10 +168,16 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
     assert!(results[0]["differs"].is_null() && results[1]["differs"].is_string());
     let rho = &v["spearman"];
     assert!(rho.is_null() || (-1.0..=1.0).contains(&number(rho)), "{rho}");
+    let apart = &v["pairs_apart"];
+    let count = |key: &str| apart[key].as_u64().unwrap_or_else(|| panic!("{apart}"));
+    assert_eq!(count("pairs"), 3, "{apart}");
+    assert!(count("ordered") <= count("apart") && count("apart") <= 3, "{apart}");
 
     let (code, stdout, stderr) = morello(&with_quick(&["bench", "--top-k", "2", "matmul", "8x8x8", "-q"]));
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("Spearman rank correlation"), "{stdout}");
+    assert!(stdout.contains("pairs the timer tells apart (no overlap of their min-max): "), "{stdout}");
+    assert!(stdout.contains(" of 1; the model orders "), "{stdout}");
     assert!(stdout.contains("how each differs from morello-1:\n  morello-2: "), "{stdout}");
 }
 

@@ -62,6 +62,54 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
     pearson(&rx, &ry)
 }
 
+/// What a ranking says about the differences a timer can see ([`pairs_apart`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PairsApart {
+    /// All pairs of candidates.
+    pub pairs: usize,
+    /// Pairs whose timings do not overlap: every sample of one ran faster than every sample of the
+    /// other.
+    pub apart: usize,
+    /// Of those, the pairs the ranking orders as measured: the faster one predicted strictly cheaper.
+    pub ordered: usize,
+}
+
+/// Of the pairs of candidates, those a timer tells apart (their sample ranges `ranges[i] = (min,
+/// max)` do not overlap), and how many of them `predicted` orders as measured. Spearman's
+/// coefficient weighs every swap alike, also of candidates whose times overlap; this counts only
+/// the differences the measurement shows. Lengths that differ count nothing.
+///
+/// ```
+/// use morello_measure::correlation::{PairsApart, pairs_apart};
+/// // The first two overlap; the third ran slower than both and is predicted costlier than the
+/// // first only.
+/// let ranges = [(1.0, 1.2), (1.1, 1.3), (2.0, 2.1)];
+/// assert_eq!(pairs_apart(&[1.0, 3.0, 2.0], &ranges), PairsApart { pairs: 3, apart: 2, ordered: 1 });
+/// ```
+pub fn pairs_apart(predicted: &[f64], ranges: &[(f64, f64)]) -> PairsApart {
+    if predicted.len() != ranges.len() {
+        return PairsApart::default();
+    }
+    let mut counts = PairsApart::default();
+    for i in 0..predicted.len() {
+        for j in i + 1..predicted.len() {
+            counts.pairs += 1;
+            let (faster, slower) = if ranges[i].1 < ranges[j].0 {
+                (i, j)
+            } else if ranges[j].1 < ranges[i].0 {
+                (j, i)
+            } else {
+                continue;
+            };
+            counts.apart += 1;
+            if predicted[faster] < predicted[slower] {
+                counts.ordered += 1;
+            }
+        }
+    }
+    counts
+}
+
 /// Pearson's correlation; `None` if either side has no variance.
 fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     let n = x.len() as f64;
@@ -121,6 +169,18 @@ mod tests {
         assert!(close(spearman(&y, &x), rho));
         let negated: Vec<f64> = y.iter().map(|v| -v).collect();
         assert!(close(spearman(&x, &negated), -rho));
+    }
+
+    #[test]
+    fn only_pairs_whose_samples_do_not_overlap_count() {
+        // Touching ranges overlap; equal predictions order nothing.
+        let ranges = [(1.0, 2.0), (2.0, 3.0), (3.5, 4.0), (0.1, 0.2)];
+        let counts = pairs_apart(&[1.0, 2.0, 2.0, 5.0], &ranges);
+        // Apart: (0, 2), (1, 2), (3, every other); ordered: (0, 2) only (1 and 2 tie, 3 is
+        // predicted costliest and ran fastest).
+        assert_eq!(counts, PairsApart { pairs: 6, apart: 5, ordered: 1 });
+        assert_eq!(pairs_apart(&[1.0], &[(1.0, 1.0)]), PairsApart::default());
+        assert_eq!(pairs_apart(&[1.0, 2.0], &[(1.0, 1.0)]), PairsApart::default());
     }
 
     #[test]

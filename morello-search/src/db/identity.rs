@@ -48,6 +48,9 @@ use crate::search::Search;
 /// A changed target description needs no bump: the target's fingerprint is part of the identity.
 /// Tables with another version are refused (a user deletes them or keeps them for the old
 /// binary); the default table's file name carries the version, so upgrading starts a new one.
+///
+/// The next version is 22, not 21: 21 was on main for a while and reverted (`3be866e` to `c4fbbb7`), and
+/// tables written then exist.
 pub const MODEL_VERSION: u32 = 20;
 
 /// A hash of the sources of `morello-core` and `morello-search` this build was compiled from

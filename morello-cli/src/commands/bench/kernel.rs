@@ -6,8 +6,9 @@
 //! lowest costs), else (`--candidates all-costs`) ties included; of variants with the same C text
 //! only the cheapest is kept, and each is predicted at least `--min-gap` percent (default 2)
 //! costlier than the one ranked before it, so the ranking spans what a timer can tell apart. The
-//! report adds each one's predicted cost and the Spearman rank
-//! correlation between predicted cost and measured median time.
+//! report adds each one's predicted cost, the Spearman rank correlation between predicted cost
+//! and measured median time, and how many of the pairs the timer tells apart (samples that do not
+//! overlap) the model orders as measured.
 //!
 //! With `--versus-target T` (repeatable), the best kernel for the same spec on target `T` is timed
 //! in the same run, labelled `morello-vs-T` (`T`'s file stem): a side-by-side test of a change to
@@ -19,7 +20,7 @@ use anyhow::{Result, anyhow};
 use morello_codegen::{Compiler, EmitConfig, ImplComment, emit_kernel};
 use morello_core::imp::{Impl, Stage};
 use morello_core::target::Target;
-use morello_measure::correlation::spearman;
+use morello_measure::correlation::{PairsApart, pairs_apart, spearman};
 use morello_measure::{BaselineKind, BenchConfig, CandidateResult, PeakReport};
 use morello_search::actions::STAGE_OPERANDS;
 use morello_search::{Solution, VariantCosts};
@@ -83,7 +84,8 @@ pub struct Args {
     measure: MeasureArgs,
     /// Time the K best implementations by the cost model (the best and its cheapest variants with
     /// another action at one node, distinct C only) and report the Spearman rank correlation of
-    /// predicted cost and measured time.
+    /// predicted cost and measured time, and how many of the pairs whose samples do not overlap the
+    /// model orders as measured.
     #[arg(long, value_name = "K")]
     top_k: Option<usize>,
     /// With --top-k: which implementations to time.
@@ -474,6 +476,15 @@ impl Report<'_> {
         spearman(&costs, &times)
     }
 
+    /// The pairs of timed kernels whose samples do not overlap, and how many the model orders so.
+    fn pairs_apart(&self) -> PairsApart {
+        let (costs, ranges): (Vec<f64>, Vec<(f64, f64)>) = self
+            .kernel_rows()
+            .filter_map(|(_, s, r)| Some((s.cost as f64, (r?.stats.min, r?.stats.max))))
+            .unzip();
+        pairs_apart(&costs, &ranges)
+    }
+
     fn is_kernel(&self, label: &str) -> bool {
         self.labels.iter().any(|l| l == label)
     }
@@ -547,6 +558,11 @@ impl Report<'_> {
         if self.top_k {
             if let Some(object) = value.as_object_mut() {
                 object.insert("spearman".into(), json!(self.spearman()));
+                let apart = self.pairs_apart();
+                object.insert(
+                    "pairs_apart".into(),
+                    json!({"pairs": apart.pairs, "apart": apart.apart, "ordered": apart.ordered}),
+                );
                 object.insert("duplicates_dropped".into(), json!(self.kernels.duplicates));
                 object.insert("unemittable_dropped".into(), json!(self.kernels.unemittable));
                 object.insert("within_gap_dropped".into(), json!(self.kernels.within_gap));
@@ -710,6 +726,12 @@ impl Report<'_> {
                  predicted costs or all times equal)\n"
             ),
         };
+        let apart = self.pairs_apart();
+        text += &format!(
+            "pairs the timer tells apart (no overlap of their min-max): {} of {}; the model orders {} of them \
+             as measured\n",
+            apart.apart, apart.pairs, apart.ordered
+        );
         let best = &self.kernels.kernels[0].imp;
         let differences: Vec<String> = self
             .kernel_rows()
