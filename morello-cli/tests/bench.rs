@@ -172,6 +172,12 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
     let count = |key: &str| apart[key].as_u64().unwrap_or_else(|| panic!("{apart}"));
     assert_eq!(count("pairs"), 3, "{apart}");
     assert!(count("ordered") <= count("apart") && count("apart") <= 3, "{apart}");
+    let misordered = apart["misordered"].as_array().unwrap_or_else(|| panic!("{apart}"));
+    assert_eq!(misordered.len() as u64, count("apart") - count("ordered"), "{apart}");
+    for pair in misordered {
+        let pair: Vec<&str> = pair.as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+        assert!(pair.len() == 2 && pair.iter().all(|l| names.contains(l)), "{apart}");
+    }
 
     let (code, stdout, stderr) = morello(&with_quick(&["bench", "--top-k", "2", "matmul", "8x8x8", "-q"]));
     assert_eq!(code, 0, "{stderr}");

@@ -63,7 +63,7 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
 }
 
 /// What a ranking says about the differences a timer can see ([`pairs_apart`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PairsApart {
     /// All pairs of candidates.
     pub pairs: usize,
@@ -72,6 +72,9 @@ pub struct PairsApart {
     pub apart: usize,
     /// Of those, the pairs the ranking orders as measured: the faster one predicted strictly cheaper.
     pub ordered: usize,
+    /// The others, as `(faster, slower)` indices: the faster one was not predicted cheaper. In the
+    /// order of `faster`, then `slower`.
+    pub misordered: Vec<(usize, usize)>,
 }
 
 /// Of the pairs of candidates, those a timer tells apart (their sample ranges `ranges[i] = (min,
@@ -84,7 +87,8 @@ pub struct PairsApart {
 /// // The first two overlap; the third ran slower than both and is predicted costlier than the
 /// // first only.
 /// let ranges = [(1.0, 1.2), (1.1, 1.3), (2.0, 2.1)];
-/// assert_eq!(pairs_apart(&[1.0, 3.0, 2.0], &ranges), PairsApart { pairs: 3, apart: 2, ordered: 1 });
+/// let counts = pairs_apart(&[1.0, 3.0, 2.0], &ranges);
+/// assert_eq!(counts, PairsApart { pairs: 3, apart: 2, ordered: 1, misordered: vec![(1, 2)] });
 /// ```
 pub fn pairs_apart(predicted: &[f64], ranges: &[(f64, f64)]) -> PairsApart {
     if predicted.len() != ranges.len() {
@@ -104,9 +108,12 @@ pub fn pairs_apart(predicted: &[f64], ranges: &[(f64, f64)]) -> PairsApart {
             counts.apart += 1;
             if predicted[faster] < predicted[slower] {
                 counts.ordered += 1;
+            } else {
+                counts.misordered.push((faster, slower));
             }
         }
     }
+    counts.misordered.sort_unstable();
     counts
 }
 
@@ -178,7 +185,10 @@ mod tests {
         let counts = pairs_apart(&[1.0, 2.0, 2.0, 5.0], &ranges);
         // Apart: (0, 2), (1, 2), (3, every other); ordered: (0, 2) only (1 and 2 tie, 3 is
         // predicted costliest and ran fastest).
-        assert_eq!(counts, PairsApart { pairs: 6, apart: 5, ordered: 1 });
+        assert_eq!(
+            counts,
+            PairsApart { pairs: 6, apart: 5, ordered: 1, misordered: vec![(1, 2), (3, 0), (3, 1), (3, 2)] }
+        );
         assert_eq!(pairs_apart(&[1.0], &[(1.0, 1.0)]), PairsApart::default());
         assert_eq!(pairs_apart(&[1.0, 2.0], &[(1.0, 1.0)]), PairsApart::default());
     }

@@ -415,6 +415,31 @@ fn choose<'s>(
     Ok(chosen)
 }
 
+/// The pairs the timer told apart and the model did not order so, at most [`MISORDERED_SHOWN`] of
+/// them, each kernel's predicted cost and median time over the first kernel's:
+/// `  morello-5 (cost 1.18x, time 1.01x) ran faster than morello-4 (cost 1.09x, time 1.12x)`.
+fn misordered_text(misordered: &[(usize, usize)], kernels: &[(&str, u64, f64)]) -> String {
+    let Some(&(_, best_cost, best_time)) = kernels.first() else { return String::new() };
+    if misordered.is_empty() {
+        return String::new();
+    }
+    let describe = |i: usize| {
+        let (label, cost, time) = kernels[i];
+        format!("{label} (cost {:.2}x, time {:.2}x)", cost as f64 / best_cost as f64, time / best_time)
+    };
+    let mut text = "where it does not (cost and time over the first's):\n".to_string();
+    for &(faster, slower) in misordered.iter().take(MISORDERED_SHOWN) {
+        text += &format!("  {} ran faster than {}\n", describe(faster), describe(slower));
+    }
+    if misordered.len() > MISORDERED_SHOWN {
+        text += &format!("  ... and {} more (all in the JSON)\n", misordered.len() - MISORDERED_SHOWN);
+    }
+    text
+}
+
+/// How many misordered pairs the text report lists.
+const MISORDERED_SHOWN: usize = 10;
+
 /// Where the first node (parents first) at which `other` differs from `best` is, and how.
 fn first_difference(best: &Impl, other: &Impl, target: &Target) -> Option<String> {
     let (mine, theirs) = (best.describe(target), other.describe(target));
@@ -476,13 +501,18 @@ impl Report<'_> {
         spearman(&costs, &times)
     }
 
-    /// The pairs of timed kernels whose samples do not overlap, and how many the model orders so.
-    fn pairs_apart(&self) -> PairsApart {
-        let (costs, ranges): (Vec<f64>, Vec<(f64, f64)>) = self
+    /// The pairs of timed kernels whose samples do not overlap, and how many the model orders so,
+    /// with the timed kernels (label, predicted cost, median time) the indices refer to.
+    fn pairs_apart(&self) -> (PairsApart, Vec<(&str, u64, f64)>) {
+        let timed: Vec<(&str, u64, &CandidateResult)> = self
             .kernel_rows()
-            .filter_map(|(_, s, r)| Some((s.cost as f64, (r?.stats.min, r?.stats.max))))
-            .unzip();
-        pairs_apart(&costs, &ranges)
+            .zip(self.labels)
+            .filter_map(|((_, s, r), label)| Some((label.as_str(), s.cost, r?)))
+            .collect();
+        let costs: Vec<f64> = timed.iter().map(|t| t.1 as f64).collect();
+        let ranges: Vec<(f64, f64)> = timed.iter().map(|t| (t.2.stats.min, t.2.stats.max)).collect();
+        let kernels = timed.iter().map(|&(label, cost, r)| (label, cost, r.stats.median)).collect();
+        (pairs_apart(&costs, &ranges), kernels)
     }
 
     fn is_kernel(&self, label: &str) -> bool {
@@ -558,10 +588,13 @@ impl Report<'_> {
         if self.top_k {
             if let Some(object) = value.as_object_mut() {
                 object.insert("spearman".into(), json!(self.spearman()));
-                let apart = self.pairs_apart();
+                let (apart, kernels) = self.pairs_apart();
+                let misordered: Vec<[&str; 2]> =
+                    apart.misordered.iter().map(|&(f, s)| [kernels[f].0, kernels[s].0]).collect();
                 object.insert(
                     "pairs_apart".into(),
-                    json!({"pairs": apart.pairs, "apart": apart.apart, "ordered": apart.ordered}),
+                    json!({"pairs": apart.pairs, "apart": apart.apart, "ordered": apart.ordered,
+                           "misordered": misordered}),
                 );
                 object.insert("duplicates_dropped".into(), json!(self.kernels.duplicates));
                 object.insert("unemittable_dropped".into(), json!(self.kernels.unemittable));
@@ -726,12 +759,13 @@ impl Report<'_> {
                  predicted costs or all times equal)\n"
             ),
         };
-        let apart = self.pairs_apart();
+        let (apart, kernels) = self.pairs_apart();
         text += &format!(
             "pairs the timer tells apart (no overlap of their min-max): {} of {}; the model orders {} of them \
              as measured\n",
             apart.apart, apart.pairs, apart.ordered
         );
+        text += &misordered_text(&apart.misordered, &kernels);
         let best = &self.kernels.kernels[0].imp;
         let differences: Vec<String> = self
             .kernel_rows()
@@ -758,7 +792,20 @@ impl Report<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::wait_policy_line;
+    use super::{MISORDERED_SHOWN, misordered_text, wait_policy_line};
+
+    #[test]
+    fn misordered_pairs_are_listed_against_the_first_kernel() {
+        let kernels = [("morello-1", 100, 2.0), ("morello-2", 110, 2.4), ("morello-3", 150, 2.1)];
+        assert_eq!(misordered_text(&[], &kernels), "");
+        assert_eq!(
+            misordered_text(&[(2, 1)], &kernels),
+            "where it does not (cost and time over the first's):\n  morello-3 (cost 1.50x, time 1.05x) ran \
+             faster than morello-2 (cost 1.10x, time 1.20x)\n"
+        );
+        let many = vec![(2, 1); MISORDERED_SHOWN + 2];
+        assert!(misordered_text(&many, &kernels).ends_with("  ... and 2 more (all in the JSON)\n"));
+    }
 
     #[test]
     fn the_report_says_what_each_wait_policy_costs() {
