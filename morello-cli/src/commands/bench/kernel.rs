@@ -494,21 +494,26 @@ impl Report<'_> {
             .map(|(i, (s, label))| (i + 1, *s, self.measured.report.result(label)))
     }
 
+    /// The kernels that were timed, in rank order: label, predicted cost and result.
+    fn timed(&self) -> Vec<(&str, u64, &CandidateResult)> {
+        self.kernels
+            .kernels
+            .iter()
+            .zip(self.labels)
+            .filter_map(|(s, label)| Some((label.as_str(), s.cost, self.measured.report.result(label)?)))
+            .collect()
+    }
+
     fn spearman(&self) -> Option<f64> {
-        let pairs: Vec<(f64, f64)> =
-            self.kernel_rows().filter_map(|(_, s, r)| Some((s.cost as f64, r?.stats.median))).collect();
-        let (costs, times): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+        let (costs, times): (Vec<f64>, Vec<f64>) =
+            self.timed().iter().map(|&(_, cost, r)| (cost as f64, r.stats.median)).unzip();
         spearman(&costs, &times)
     }
 
     /// The pairs of timed kernels whose samples do not overlap, and how many the model orders so,
     /// with the timed kernels (label, predicted cost, median time) the indices refer to.
     fn pairs_apart(&self) -> (PairsApart, Vec<(&str, u64, f64)>) {
-        let timed: Vec<(&str, u64, &CandidateResult)> = self
-            .kernel_rows()
-            .zip(self.labels)
-            .filter_map(|((_, s, r), label)| Some((label.as_str(), s.cost, r?)))
-            .collect();
+        let timed = self.timed();
         let costs: Vec<f64> = timed.iter().map(|t| t.1 as f64).collect();
         let ranges: Vec<(f64, f64)> = timed.iter().map(|t| (t.2.stats.min, t.2.stats.max)).collect();
         let kernels = timed.iter().map(|&(label, cost, r)| (label, cost, r.stats.median)).collect();
