@@ -17,6 +17,7 @@
 //!           and an add)
 //! ```
 
+use super::widest_vector_level;
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelKind};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
 use crate::cost::{Cost, alloc_cost, element_move_cost, fullest_set, move_cost};
@@ -222,7 +223,10 @@ pub fn step_stall(parent: &LogicalSpec, child: &LogicalSpec, target: &Target) ->
 
 /// What a loop over `spec` adds for register-block steps among its bodies
 /// ([`step_stall`]): each full tile's stall as often as the body runs on one
-/// thread, each boundary body's once.
+/// thread, each boundary body's once. A serial loop over the reduction (its bodies have fewer
+/// steps `k` than `spec`) also adds the wait of the accumulation chain it runs in pieces, less what
+/// the pieces add for theirs (`chain_wait`), so that a chain split again and again pays its wait
+/// once, at the loop that splits its whole `k`.
 pub fn loop_stalls<'a>(
     spec: &LogicalSpec,
     body: &LogicalSpec,
@@ -232,9 +236,35 @@ pub fn loop_stalls<'a>(
     target: &Target,
 ) -> Cost {
     let runs = if parallel { iterations.div_ceil(u64::from(target.processors())) } else { iterations };
-    boundaries.into_iter().fold(step_stall(spec, body, target).saturating_mul(runs), |acc, b| {
-        acc.saturating_add(step_stall(spec, b, target))
-    })
+    // A serial loop over the reduction runs one chain in pieces: it pays the whole chain's wait,
+    // less what its pieces pay for theirs.
+    let chain = !parallel && reduction_steps(body) < reduction_steps(spec);
+    let wait = |piece: &LogicalSpec| if chain { chain_wait(piece, target) } else { 0 };
+    let first = (step_stall(spec, body, target).saturating_mul(runs), wait(body).saturating_mul(runs));
+    let (stalls, pieces) = boundaries.into_iter().fold(first, |(stalls, pieces), b| {
+        (stalls.saturating_add(step_stall(spec, b, target)), pieces.saturating_add(wait(b)))
+    });
+    if !chain {
+        return stalls;
+    }
+    stalls.saturating_add(chain_wait(spec, target).saturating_sub(pieces))
+}
+
+/// The steps `k` of a matmul `[1, m, k, n]`; 0 for anything else.
+fn reduction_steps(spec: &LogicalSpec) -> u32 {
+    match (spec.kind, spec.shape.dims()) {
+        (PrimitiveKind::Matmul { .. }, [1, _, k, _]) => *k,
+        _ => 0,
+    }
+}
+
+/// What an accumulation chain waits for its multiply-adds' latency beyond what its multiply-adds
+/// and, for a register block, its loads take ([`chain_sides`], [`register_step_stall`]): 0 where
+/// those are the longer, or for a spec that is no chain.
+fn chain_wait(spec: &LogicalSpec, target: &Target) -> Cost {
+    let Some((fma_side, latency)) = chain_sides(spec, target) else { return 0 };
+    let busy = step_sides(spec, target).map_or(fma_side, |(_, load_side)| load_side.max(fma_side));
+    latency.saturating_sub(busy)
 }
 
 /// The largest credit [`shared_loads`] gives (the search keeps credits in 32 bits); only a
@@ -365,6 +395,51 @@ fn vector_load_cost(side: &TensorSpec, out: &TensorSpec, vectors: u64, target: &
     if cheapest == Cost::MAX { 0 } else { cheapest }
 }
 
+/// An accumulation chain's multiply-add side and latency side, or `None` if `spec` is not one: a
+/// `MatmulAccum [1, m, k, n]` over `k > 1` steps, whatever its operands' levels
+/// (`docs/cost-model.md`, "Accumulation chains"). Its accumulators are its output's vectors: in
+/// vector registers, their own; elsewhere, as many as the widest vectors of its dtype cover (a
+/// loop over its `k` moves them into registers and back for each piece, and the chain runs on
+/// through memory).
+///
+/// Each accumulator waits for its previous multiply-add, so a step of fewer than the target's
+/// `fma_chains` accumulators takes that many multiply-adds' time; but the core also runs ahead
+/// into the next chains (the next rows of a loop), and a chain whose `fmas = accumulators * k`
+/// are fewer than the target's `fma_window` shares the wait with the `fma_window / k` chains'
+/// accumulators in flight:
+///
+/// ```text
+/// fma_side = per_unit * accumulators * k
+/// latency  = per_unit * fma_chains * k                     (fmas >= fma_window)
+///          = per_unit * fma_chains * k * fmas / fma_window   (fewer)
+/// ```
+fn chain_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
+    if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
+        return None;
+    }
+    let [1, _, k, _] = spec.shape.dims() else { return None };
+    let out = spec.output();
+    if *k < 2 {
+        return None;
+    }
+    let accumulators = match out.vector_size {
+        Some(_) if in_vector_registers(out, target) => output_vectors(spec),
+        _ => {
+            let bytes = widest_vector_level(target).map_or(0, |(_, bytes)| bytes);
+            let lanes = u64::from(bytes / out.dtype.size_bytes()).max(1);
+            out.shape.volume().div_ceil(lanes)
+        }
+    };
+    let costs = target.costs();
+    let (k, per_unit) =
+        (u64::from(*k), costs.kernel_for(KernelKind::BroadcastVecMultAdd, out.dtype).per_unit);
+    let fmas = accumulators.saturating_mul(k);
+    let latency = per_unit.saturating_mul(costs.fma_chains).saturating_mul(k);
+    let latency =
+        if fmas >= costs.fma_window { latency } else { latency.saturating_mul(fmas) / costs.fma_window };
+    Some((per_unit.saturating_mul(fmas), latency))
+}
+
 /// A register block's multiply-add side and load side, or `None` if `spec` is not one.
 fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
@@ -396,7 +471,11 @@ fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
     // long runs.
     let (runs, _) = vector_side.runs();
     let strided = runs > 1 && runs >= k && rows_on_their_own_pages(vector_side, target);
-    let vector_fill = refill_level(vector_side, scalar_side, target).fill_cost(strided);
+    // Refilled from a slower level, a line costs at least what its own level's fill does (main
+    // memory's fill is 0: its misses are priced where data moves, not here).
+    let vector_fill = refill_level(vector_side, scalar_side, target)
+        .fill_cost(strided)
+        .max(target.level(vector_side.level).fill_cost(strided));
     let mut load_side = costs
         .load_issue
         .saturating_mul(vectors)

@@ -292,6 +292,61 @@ fn a_vector_side_crowded_out_of_l1_pays_l2s_fill() {
     assert_eq!(stall("L2 row-major c1 s1024"), 20 * 64 + 7 * 256 + 7 * 24 - 48 * 64);
 }
 
+/// A vector side crowded out of L2 is refilled from main memory, whose fill is 0; its lines still
+/// pay at least L2's own fill (docs/cost-model.md, "A panel crowded out of L1"): a 6-row block over
+/// 64 steps of a column of `rhs` whose rows are 64 KiB apart (all 64 lines in one set of
+/// `x86-avx512`'s 16-way L2; a pitch of a whole set period, which the canonical pitch does not
+/// count as strided) pays L2's fill, 7 a line, where it used to pay nothing: 64 loads and 384
+/// broadcasts at 2, 64 lines at 7 and 24 lines of `lhs` at 7, against 384 multiply-adds at 2.
+#[test]
+fn a_vector_side_crowded_out_of_l2_pays_at_least_l2s_fill() {
+    let t = Target::builtin("x86-avx512", 1).unwrap();
+    let text = "MatmulAccum(1x6x64x16, f32 L2 row-major c1 s16384, f32 L2 row-major c1 s16384, f32 VRF row-major v16)";
+    let spec = LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
+    assert_eq!(register_step_stall(&spec, &t), 2 * (64 + 384) + 7 * 64 + 7 * 24 - 2 * 384);
+}
+
+/// Each accumulator waits for its previous multiply-add (docs/cost-model.md, "Accumulation
+/// chains"; `fma_chains` 10 and `fma_window` 128 on the built-in x86 targets, `per_unit` 2), and a
+/// loop over the reduction pays the whole chain's wait less its pieces': one accumulator over 128
+/// steps waits for 10 chains' time a step (2560 against 256); over 16 steps it shares the wait with
+/// the chains after it (16 multiply-adds of a window of 128: 40 against 32), so 128 steps in pieces
+/// of 16 add 2304 - 8 * 8; a 4 x 2 register block from L1 (8 accumulators) waits 4 a step, one
+/// that waits longer on its loads (2 x 4 from L2) and a 6 x 2 one not at all; an output in L1 keeps
+/// its chain through memory (2 accumulators of 8 lanes); a loop over rows or a parallel loop adds
+/// nothing.
+#[test]
+fn accumulation_chains_wait_for_their_latency() {
+    let t = avx2();
+    assert_eq!((t.costs().fma_chains, t.costs().fma_window), (10, 128));
+    let parse = |text: &str| LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
+    let chain = |m: u32, k: u32| {
+        parse(&format!(
+            "MatmulAccum(1x{m}x{k}x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8)"
+        ))
+    };
+    let over = |spec: &LogicalSpec, body: &LogicalSpec, iterations: u64| {
+        loop_stalls(spec, body, std::iter::empty(), iterations, false, &t)
+    };
+    assert_eq!(over(&chain(1, 128), &chain(1, 1), 128), 2560 - 256);
+    assert_eq!(over(&chain(1, 16), &chain(1, 1), 16), 40 - 32);
+    assert_eq!(over(&chain(1, 128), &chain(1, 16), 8), 2304 - 8 * 8);
+    assert_eq!(loop_stalls(&chain(1, 128), &chain(1, 1), std::iter::empty(), 128, true, &t), 0);
+    assert_eq!(over(&chain(2, 64), &chain(1, 64), 2), 0);
+    let block = |m: u32, k: u32, n: u32, rhs: &str| {
+        parse(&format!(
+            "MatmulAccum(1x{m}x{k}x{n}, f32 L1 row-major, f32 {rhs} row-major, f32 VRF row-major v8)"
+        ))
+    };
+    assert_eq!(over(&block(4, 128, 16, "L1"), &block(4, 1, 16, "L1"), 128), 4 * 128);
+    assert_eq!(over(&block(2, 128, 32, "L2"), &block(2, 1, 32, "L2"), 128), 0);
+    assert_eq!(over(&block(6, 128, 16, "L1"), &block(6, 1, 16, "L1"), 128), 0);
+    let in_l1 = |k: u32| {
+        parse(&format!("MatmulAccum(1x2x{k}x8, f32 L1 row-major, f32 L1 row-major, f32 L1 row-major)"))
+    };
+    assert_eq!(over(&in_l1(64), &in_l1(4), 16), 1280 - 256);
+}
+
 /// A loop over one step of a register block that tiles only the vector dimension shares its
 /// bodies' broadcasts (docs/cost-model.md, "Shared loads"): a 6 x 64 step on `x86-avx512` in
 /// four 16-wide columns shares 3 bodies' six broadcasts at 3 each (`fixed` 1, an L1 line 2) and

@@ -25,6 +25,20 @@ pub struct CostConstants {
     /// FMA side and its load side (`crate::kernels::register_step_stall`). x86: 2, as an FMA
     /// (two of each per cycle).
     pub load_issue: u64,
+    /// The independent accumulators a chain of multiply-adds needs to issue them at full rate: a
+    /// chain with fewer waits for each one's previous multiply-add, and a step costs at least
+    /// `per_unit` times this many (`crate::kernels::loop_stalls`). x86: 10 (an FMA's
+    /// latency of 4 cycles at two a cycle is 8, and blocks of 8 accumulators ran at 85% of the
+    /// peak on Zen 5: `docs/PERFORMANCE.md`, "A register block priced at the larger of its two
+    /// sides"). 0 or 1: no bound.
+    pub fma_chains: u64,
+    /// The multiply-adds the core runs ahead over while a chain waits: a chain of fewer (its
+    /// accumulators times its steps) overlaps its wait with the chains after it, and waits only
+    /// as `fma_window / k` chains' accumulators would (`crate::kernels::loop_stalls`). x86: 128
+    /// (on Zen 5 an 8 x 8 x 8 matmul of one accumulator a row ran as fast as one of 8; 16 x 16 x 16
+    /// of one a row, at 0.63 cycles an FMA, as about 6 chains would, where the window says 8; `docs/cost-model.md`,
+    /// "Accumulation chains"). 0: no overlap.
+    pub fma_window: u64,
     /// Bytes of a virtual-memory page (4096 on x86). A strided stream whose rows are more than
     /// half a page apart starts a new page at nearly every row, where the hardware prefetchers
     /// stop: only such streams make a block pay a strided stall and offer a packed copy
@@ -46,6 +60,8 @@ impl Default for CostConstants {
             parallel_setup: 20_000,
             parallel_per_iteration: 60,
             load_issue: 2,
+            fma_chains: 10,
+            fma_window: 128,
             page_bytes: 4096,
             kernels: KernelKind::ALL.iter().map(|k| (*k, k.default_cost())).collect(),
             dtype_kernels: default_dtype_kernels(),

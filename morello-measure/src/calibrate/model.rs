@@ -97,6 +97,8 @@ fn isolated(base: &Target, params: &[Parameter], values: &[u64]) -> Result<Targe
         parallel_setup: 0,
         parallel_per_iteration: 0,
         load_issue: 0,
+        fma_chains: 0,
+        fma_window: 0,
         page_bytes: base.costs().page_bytes,
         kernels: KernelKind::ALL.iter().map(|&k| (k, KernelCost { fixed: 0, per_unit: 0 })).collect(),
         dtype_kernels: base

@@ -49,9 +49,9 @@ use crate::search::Search;
 /// Tables with another version are refused (a user deletes them or keeps them for the old
 /// binary); the default table's file name carries the version, so upgrading starts a new one.
 ///
-/// The next version is 22, not 21: 21 was on main for a while and reverted (`3be866e` to `c4fbbb7`), and
-/// tables written then exist.
-pub const MODEL_VERSION: u32 = 20;
+/// There is no version 21: 21 was on main for a while and reverted (`3be866e` to `c4fbbb7`), and tables
+/// written then exist, so 20 was followed by 22.
+pub const MODEL_VERSION: u32 = 22;
 
 /// A hash of the sources of `morello-core` and `morello-search` this build was compiled from
 /// (0 if unknown): two builds with the same value compute the same frontiers.
