@@ -26,18 +26,18 @@ pub struct CostConstants {
     /// (two of each per cycle).
     pub load_issue: u64,
     /// The independent accumulators a chain of multiply-adds needs to issue them at full rate: a
-    /// chain with fewer waits for each one's previous multiply-add, and a step costs at least
-    /// `per_unit` times this many (`crate::kernels::loop_stalls`). x86: 10 (an FMA's
-    /// latency of 4 cycles at two a cycle is 8, and blocks of 8 accumulators ran at 85% of the
-    /// peak on Zen 5: `docs/PERFORMANCE.md`, "A register block priced at the larger of its two
-    /// sides"). 0 or 1: no bound.
+    /// chain with fewer waits for each one's previous multiply-add, and its steps take at least
+    /// `per_unit` times this many each, less what `fma_window` overlaps
+    /// (`crate::kernels::loop_stalls`). x86: 10 (an FMA's latency of 4 cycles at two a cycle is 8,
+    /// and blocks of 8 accumulators ran at 85% of the peak on Zen 5: `docs/PERFORMANCE.md`, "A
+    /// register block priced at the larger of its two sides"). 0 or 1: no bound.
     pub fma_chains: u64,
     /// The multiply-adds the core runs ahead over while a chain waits: a chain of fewer (its
     /// accumulators times its steps) overlaps its wait with the chains after it, and waits only
     /// as `fma_window / k` chains' accumulators would (`crate::kernels::loop_stalls`). x86: 128
-    /// (on Zen 5 an 8 x 8 x 8 matmul of one accumulator a row ran as fast as one of 8; 16 x 16 x 16
-    /// of one a row, at 0.63 cycles an FMA, as about 6 chains would, where the window says 8; `docs/cost-model.md`,
-    /// "Accumulation chains"). 0: no overlap.
+    /// (on Zen 5 an 8 x 8 x 8 matmul of one accumulator a row ran as fast as one of 8, and 16 x 16
+    /// x 16 of one a row, at 0.63 cycles an FMA, as about 6 chains would, where the window says 8:
+    /// `docs/cost-model.md`, "Accumulation chains"). 0: no overlap.
     pub fma_window: u64,
     /// Bytes of a virtual-memory page (4096 on x86). A strided stream whose rows are more than
     /// half a page apart starts a new page at nearly every row, where the hardware prefetchers
