@@ -104,6 +104,24 @@ pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
     }
 }
 
+/// The cache lines of `line_bytes` that `t`'s runs touch, each from the line its first byte falls
+/// in to the one its last byte does: at a pitch off the line grid, some runs straddle one line
+/// more than their bytes fill (a 128-byte column tile of a 1000-column f32 matrix touches 2 lines
+/// in one row and 3 in the next). Runs are spaced by the canonical pitch, the first starting a
+/// line, as in [`fullest_set`]; without a pitch, [`TensorSpec::cache_lines`].
+pub fn lines_touched(t: &TensorSpec, line_bytes: u32) -> u64 {
+    let (runs, run_bytes) = t.runs();
+    let line = u64::from(line_bytes);
+    let Some(pitch) = t.pitch.filter(|_| runs > 1 && line > 0) else { return t.cache_lines(line_bytes) };
+    // The canonical pitch is the stride modulo a multiple of the line, so its offset within a
+    // line is the stride's; offsets repeat every `period` runs.
+    let step = (u64::from(pitch) * u64::from(t.dtype.size_bytes())) % line;
+    let period = if step == 0 { 1 } else { line / gcd(step, line) };
+    let lines_at = |i: u64| ((i * step) % line + run_bytes).div_ceil(line);
+    let per_period: u64 = (0..period).map(lines_at).sum();
+    (runs / period).saturating_mul(per_period).saturating_add((0..runs % period).map(lines_at).sum())
+}
+
 /// The most lines of `t` that fall into one set of a cache of geometry `g`.
 ///
 /// Run `i` of the tensor starts `i * pitch` elements after the first (runs are modelled as
@@ -349,5 +367,27 @@ mod tests {
         // A run of one line's bytes that starts mid-line touches two lines.
         assert_eq!(simulate_fullest(g, 96, 2, 64), 1);
         assert_eq!(simulate_fullest(g, 32, 2, 64), 2);
+    }
+
+    #[test]
+    fn lines_touched_counts_the_lines_rows_straddle() {
+        let target = Target::builtin("x86-avx512", 1).unwrap();
+        // A 128 x 32 column of a 1000-column f32 matrix: rows of 128 bytes at a 4,000-byte
+        // pitch start at offsets 0 and 32 of a line in turn, touching 2 lines and 3.
+        let column = lhs_tile(1000, [1, 128, 32, 1000], "L2", &target);
+        assert_eq!(column.pitch, Some(1000));
+        assert_eq!(column.cache_lines(64), 256);
+        assert_eq!(lines_touched(&column, 64), 64 * 2 + 64 * 3);
+        // On the line grid (a 1024-column matrix) every row touches 2.
+        let aligned = lhs_tile(1024, [1, 128, 32, 1024], "L2", &target);
+        assert_eq!(aligned.pitch, Some(1024));
+        assert_eq!(lines_touched(&aligned, 64), aligned.cache_lines(64));
+        // An odd number of rows ends on a row of 2 lines.
+        let odd = lhs_tile(1000, [1, 17, 32, 1000], "L2", &target);
+        assert_eq!(odd.pitch, Some(1000));
+        assert_eq!(lines_touched(&odd, 64), 9 * 2 + 8 * 3);
+        // One run: its bytes' lines.
+        let rows = lhs_tile(1000, [1, 4, 1000, 1000], "L2", &target);
+        assert_eq!(lines_touched(&rows, 64), rows.cache_lines(64));
     }
 }

@@ -2,19 +2,19 @@
  * Matmul(1x2x4x16, f32 GL row-major, f32 GL row-major, f32 GL row-major)
  *
  *   cost  GL   L2  L1  VRF  RF  implementation
- *   2800   0  256   0    3   0  move operand 1 to f32 L2 [2, 1, 2 p(8)]  Matmul(1x2x4x16, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ *   2784   0  256   0    3   0  move operand 1 to f32 L2 [2, 1, 2 p(8)]  Matmul(1x2x4x16, f32 GL row-major, f32 GL row-major, f32 GL row-major)
  *    992   0    0   0    1   0    [in] tile 1x1x8  Move(1x4x16, f32 GL row-major, f32 L2 [2, 1, 2 p(8)])
  *    124   0    0   0    1   0      move operand 0 to f32 VRF row-major v8  Move(1x1x8, f32 GL row-major, f32 L2 row-major)
  *     61   0    0   0    0   0        [in] kernel VectorAssign  Move(1x1x8, f32 GL row-major, f32 VRF row-major v8, serial)
  *      3   0    0   0    0   0        kernel VectorAssign  Move(1x1x8, f32 VRF row-major v8, f32 L2 row-major, serial)
- *   1664   0    0   0    3   0    tile 1x1x4x8  Matmul(1x2x4x16, f32 GL row-major, f32 L2 [2, 1, 2 p(8)], f32 GL row-major)
- *    416   0    0   0    3   0      move operand 2 to f32 VRF row-major v8  Matmul(1x1x4x8, f32 GL row-major, f32 L2 row-major, f32 GL row-major)
- *    295   0    0   0    2   0        block  Matmul(1x1x4x8, f32 GL row-major, f32 L2 row-major, f32 VRF row-major v8, serial)
+ *   1648   0    0   0    3   0    tile 1x1x4x8  Matmul(1x2x4x16, f32 GL row-major, f32 L2 [2, 1, 2 p(8)], f32 GL row-major)
+ *    412   0    0   0    3   0      move operand 2 to f32 VRF row-major v8  Matmul(1x1x4x8, f32 GL row-major, f32 L2 row-major, f32 GL row-major)
+ *    291   0    0   0    2   0        block  Matmul(1x1x4x8, f32 GL row-major, f32 L2 row-major, f32 VRF row-major v8, serial)
  *      1   0    0   0    0   0          kernel VectorFill  FillZero(1x1x8, f32 VRF row-major v8, serial)
- *    272   0    0   0    2   0          tile 1x1x1x8  MatmulAccum(1x1x4x8, f32 GL row-major, f32 L2 row-major, f32 VRF row-major v8, serial)
- *     68   0    0   0    2   0            move operand 1 to f32 VRF row-major v8  MatmulAccum(1x1x1x8, f32 GL row-major, f32 L2 row-major, f32 VRF row-major v8, serial)
+ *    268   0    0   0    2   0          tile 1x1x1x8  MatmulAccum(1x1x4x8, f32 GL row-major, f32 L2 row-major, f32 VRF row-major v8, serial)
+ *     67   0    0   0    2   0            move operand 1 to f32 VRF row-major v8  MatmulAccum(1x1x1x8, f32 GL row-major, f32 L2 row-major, f32 VRF row-major v8, serial)
  *      3   0    0   0    0   0              [in] kernel VectorAssign  Move(1x1x8, f32 L2 row-major, f32 VRF row-major v8, serial)
- *     63   0    0   0    1   0              kernel BroadcastVecMultAdd  MatmulAccum(1x1x1x8, f32 GL row-major, f32 VRF row-major v8, f32 VRF row-major v8, serial)
+ *     62   0    0   0    1   0              kernel BroadcastVecMultAdd  MatmulAccum(1x1x1x8, f32 GL row-major, f32 VRF row-major v8, f32 VRF row-major v8, serial)
  *     61   0    0   0    0   0        [out] kernel VectorAssign  Move(1x1x8, f32 VRF row-major v8, f32 GL row-major, serial)
  */
 #include <immintrin.h>

@@ -2,13 +2,13 @@
  * Matmul(1x1x8x32, f32 GL row-major, f32 GL row-major, f32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *   3124   0   0   0    4   0  move operand 2 to f32 VRF row-major v16  Matmul(1x1x8x32, f32 GL row-major, f32 GL row-major, f32 GL row-major)
- *   2962   0   0   0    2   0    block  Matmul(1x1x8x32, f32 GL row-major, f32 GL row-major, f32 VRF row-major v16, serial)
+ *   3108   0   0   0    4   0  move operand 2 to f32 VRF row-major v16  Matmul(1x1x8x32, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ *   2946   0   0   0    2   0    block  Matmul(1x1x8x32, f32 GL row-major, f32 GL row-major, f32 VRF row-major v16, serial)
  *      2   0   0   0    0   0      kernel VectorFill  FillZero(1x1x32, f32 VRF row-major v16, serial)
- *   2944   0   0   0    2   0      tile 1x1x1x16  MatmulAccum(1x1x8x32, f32 GL row-major, f32 GL row-major, f32 VRF row-major v16, serial)
- *    184   0   0   0    2   0        move operand 1 to f32 VRF row-major v16  MatmulAccum(1x1x1x16, f32 GL row-major, f32 GL row-major, f32 VRF row-major v16, serial)
+ *   2928   0   0   0    2   0      tile 1x1x1x16  MatmulAccum(1x1x8x32, f32 GL row-major, f32 GL row-major, f32 VRF row-major v16, serial)
+ *    183   0   0   0    2   0        move operand 1 to f32 VRF row-major v16  MatmulAccum(1x1x1x16, f32 GL row-major, f32 GL row-major, f32 VRF row-major v16, serial)
  *     61   0   0   0    0   0          [in] kernel VectorAssign  Move(1x1x16, f32 GL row-major, f32 VRF row-major v16, serial)
- *     63   0   0   0    1   0          kernel BroadcastVecMultAdd  MatmulAccum(1x1x1x16, f32 GL row-major, f32 VRF row-major v16, f32 VRF row-major v16, serial)
+ *     62   0   0   0    1   0          kernel BroadcastVecMultAdd  MatmulAccum(1x1x1x16, f32 GL row-major, f32 VRF row-major v16, f32 VRF row-major v16, serial)
  *     82   0   0   0    0   0    [out] kernel VectorAssign  Move(1x1x32, f32 VRF row-major v16, f32 GL row-major, serial)
  */
 #include <immintrin.h>

@@ -2,14 +2,14 @@
  * MatmulBiasRelu(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
- *    556   0   0   0    3   0  move operand 3 to f32 VRF row-major v8  MatmulBiasRelu(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)
- *    435   0   0   0    2   0    block  MatmulBiasRelu(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
- *    373   0   0   0    2   0      block  Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
+ *    554   0   0   0    3   0  move operand 3 to f32 VRF row-major v8  MatmulBiasRelu(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ *    433   0   0   0    2   0    block  MatmulBiasRelu(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
+ *    371   0   0   0    2   0      block  Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
  *      1   0   0   0    0   0        kernel VectorFill  FillZero(1x1x8, f32 VRF row-major v8, serial)
- *    368   0   0   0    2   0        tile 1x1x1x8  MatmulAccum(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
- *    184   0   0   0    2   0          move operand 1 to f32 VRF row-major v8  MatmulAccum(1x1x1x8, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
+ *    366   0   0   0    2   0        tile 1x1x1x8  MatmulAccum(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
+ *    183   0   0   0    2   0          move operand 1 to f32 VRF row-major v8  MatmulAccum(1x1x1x8, f32 GL row-major, f32 GL row-major, f32 VRF row-major v8, serial)
  *     61   0   0   0    0   0            [in] kernel VectorAssign  Move(1x1x8, f32 GL row-major, f32 VRF row-major v8, serial)
- *     63   0   0   0    1   0            kernel BroadcastVecMultAdd  MatmulAccum(1x1x1x8, f32 GL row-major, f32 VRF row-major v8, f32 VRF row-major v8, serial)
+ *     62   0   0   0    1   0            kernel BroadcastVecMultAdd  MatmulAccum(1x1x1x8, f32 GL row-major, f32 VRF row-major v8, f32 VRF row-major v8, serial)
  *     62   0   0   0    2   0      kernel VectorAddBias  AddBiasRelu(1x1x8, f32 GL row-major, f32 VRF row-major v8, serial)
  *     61   0   0   0    0   0    [out] kernel VectorAssign  Move(1x1x8, f32 VRF row-major v8, f32 GL row-major, serial)
  */

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! ordinal:  1
-//! constants: fixed 1, per_unit 2 per output vectors
+//! constants: fixed 0, per_unit 2 per output vectors
 //! applies:  MatmulAccum [1, 1, 1, n]: lhs scalar, rhs [1, 1, n] and out [1, 1, n] in vector registers
 //!        or MatmulAccum [1, m, 1, 1]: rhs scalar, lhs [1, m, 1] and out [1, m, 1] in vector registers;
 //!           the scalar not in vector registers; the vector operand and the output with one layout
@@ -13,14 +13,20 @@
 //! memory:   1 vector register (the broadcast scalar); 2 for integers (and the product: there is
 //!           no integer multiply-add)
 //! cost:     fixed + per_unit * vectors + move_cost(scalar), with the constants of its dtype
-//!           (built in: 1, 2 for f32; 1, 4 for u32 and i32, a multiply at half the FMA's rate
+//!           (built in: 0, 2 for f32; 1, 4 for u32 and i32, a multiply at half the FMA's rate
 //!           and an add)
 //! ```
+//!
+//! The f32 `fixed` is 0 because the broadcast's issue is counted where it can delay anything: on
+//! a register block's load side (`load_issue` per broadcast, [`register_step_stall`]), which the
+//! core overlaps with the FMAs. Counted here as well, each broadcast was paid twice, and blocks of
+//! few vectors a row (6 x 2) were priced 1.2-1.4x blocks that run as fast (`docs/cost-model.md`,
+//! "Register blocks").
 
 use super::widest_vector_level;
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelKind};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};
-use crate::cost::{Cost, alloc_cost, element_move_cost, fullest_set, move_cost};
+use crate::cost::{Cost, alloc_cost, element_move_cost, fullest_set, lines_touched, move_cost};
 use crate::cost::{rows_on_their_own_pages, vector_move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
@@ -157,8 +163,10 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 /// The vector side is a strided stream (its level's `strided_fill_cost_per_line`) only where its
 /// every row is a run of its own (a column of a wider matrix) and those rows are more than half a
 /// page apart ([`crate::cost::rows_on_their_own_pages`]); at shorter pitches the prefetchers keep a
-/// column's stream as fast as a contiguous one. The stall is the register block's own: the same
-/// under a loop, a move or a block.
+/// column's stream as fast as a contiguous one. `lines(vector side)` counts every line its rows
+/// touch ([`crate::cost::lines_touched`]): a column of a matrix whose pitch is off the line grid
+/// straddles a line more in some rows. The stall is the register block's own: the same under a
+/// loop, a move or a block.
 ///
 /// 0 for any spec that is not a register block (an input already in registers loads nothing).
 pub fn register_step_stall(spec: &LogicalSpec, target: &Target) -> Cost {
@@ -309,7 +317,7 @@ pub struct SharedLoads {
 /// kernel's constant for the output's dtype (f32, u32 or i32, as its inputs'); only where the
 /// shared values fit in the registers beside the accumulators and one more (`output vectors +
 /// shared + 1 <= the level's registers`), and otherwise nothing, as for every other loop. A 6 x 64
-/// f32 step split into four 16-wide columns (x86: `fixed` 1, an L1 line 2) shares 3 * 6 * 3 = 54
+/// f32 step split into four 16-wide columns (x86: `fixed` 0, an L1 line 2) shares 3 * 6 * 2 = 36
 /// and holds 5 registers; split into rows of 4 and 2, it shares one load of its 4 `rhs` vectors
 /// from L2 (a move at 8 and a `VectorAssign` at 12) and holds 3: either costs what the whole row
 /// does, in more registers.
@@ -476,10 +484,9 @@ fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
     let vector_fill = refill_level(vector_side, scalar_side, target)
         .fill_cost(strided)
         .max(target.level(vector_side.level).fill_cost(strided));
-    let mut load_side = costs
-        .load_issue
-        .saturating_mul(vectors)
-        .saturating_add(vector_fill.saturating_mul(vector_side.cache_lines(target.cache_line_bytes())));
+    let lines = lines_touched(vector_side, target.cache_line_bytes());
+    let mut load_side =
+        costs.load_issue.saturating_mul(vectors).saturating_add(vector_fill.saturating_mul(lines));
     if target.level(scalar_side.level).kind != LevelKind::ScalarRegisters {
         let fill = target.level(scalar_side.level).fill_cost_per_line;
         let bytes = scalars * u64::from(scalar_side.dtype.size_bytes());

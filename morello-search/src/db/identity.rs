@@ -51,7 +51,7 @@ use crate::search::Search;
 ///
 /// There is no version 21: 21 was on main for a while and reverted (`3be866e` to `c4fbbb7`), and tables
 /// written then exist, so 20 was followed by 22.
-pub const MODEL_VERSION: u32 = 22;
+pub const MODEL_VERSION: u32 = 23;
 
 /// A hash of the sources of `morello-core` and `morello-search` this build was compiled from
 /// (0 if unknown): two builds with the same value compute the same frontiers.
