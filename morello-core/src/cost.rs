@@ -117,9 +117,15 @@ pub fn lines_touched(t: &TensorSpec, line_bytes: u32) -> u64 {
     // line is the stride's; offsets repeat every `period` runs.
     let step = (u64::from(pitch) * u64::from(t.dtype.size_bytes())) % line;
     let period = if step == 0 { 1 } else { line / gcd(step, line) };
-    let lines_at = |i: u64| ((i * step) % line + run_bytes).div_ceil(line);
+    let lines_at = |i: u64| run_lines(i * step, run_bytes, line);
     let per_period: u64 = (0..period).map(lines_at).sum();
     (runs / period).saturating_mul(per_period).saturating_add((0..runs % period).map(lines_at).sum())
+}
+
+/// The lines of `line` bytes a run of `run_bytes` touches when it starts `offset` bytes after a
+/// line boundary (any multiple of the line apart): from its first byte's line to its last byte's.
+fn run_lines(offset: u64, run_bytes: u64, line: u64) -> u64 {
+    (offset % line + run_bytes).div_ceil(line)
 }
 
 /// The most lines of `t` that fall into one set of a cache of geometry `g`.
@@ -179,7 +185,7 @@ fn simulate_fullest(g: CacheGeometry, pitch_bytes: u64, runs: u64, run_bytes: u6
         // Runs i, i + period, i + 2 period, ... start at the same offset, and cover the lines
         // from the one their first byte falls in to the one their last byte does.
         let repeats = (runs - i).div_ceil(period);
-        let lines = (offset % line + run_bytes).div_ceil(line);
+        let lines = run_lines(offset, run_bytes, line);
         // Whole laps of the sets add the same to every set; the rest is a range.
         laps += repeats * (lines / sets);
         let rest = lines % sets;
