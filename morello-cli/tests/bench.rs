@@ -168,6 +168,12 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
     assert!(results[0]["differs"].is_null() && results[1]["differs"].is_string());
     let rho = &v["spearman"];
     assert!(rho.is_null() || (-1.0..=1.0).contains(&number(rho)), "{rho}");
+    // The quick runs take two rounds or more, so the interval is defined wherever rho is.
+    let interval = &v["spearman_interval"];
+    if !rho.is_null() {
+        let [low, high] = [&interval[0], &interval[1]].map(number);
+        assert!(-1.0 <= low && low <= high && high <= 1.0, "{interval}");
+    }
     let apart = &v["pairs_apart"];
     let count = |key: &str| apart[key].as_u64().unwrap_or_else(|| panic!("{apart}"));
     assert_eq!(count("pairs"), 3, "{apart}");

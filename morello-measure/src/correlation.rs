@@ -12,6 +12,10 @@
 //! `rho` is 1 when `y` increases with `x` (not necessarily linearly), -1 when it decreases, and
 //! about 0 when the orders are unrelated.
 
+use rand::{Rng, SeedableRng};
+
+use crate::stats::SampleStats;
+
 /// The ranks of `values`, 1-based, ties given the average of the ranks they span; `None` if a
 /// value is NaN.
 ///
@@ -117,6 +121,62 @@ pub fn pairs_apart(predicted: &[f64], ranges: &[(f64, f64)]) -> PairsApart {
     counts
 }
 
+/// How far [`spearman`] of `predicted` against the kernels' median times could move with other
+/// samples: a bootstrap interval over the rounds of a run.
+///
+/// `samples[i]` are kernel `i`'s times in the order taken, sample `s` of every kernel from round
+/// `s` (a run alternates its candidates, every round timing each once). Each of `resamples`
+/// resamples draws as many rounds as the run had, with replacement, and takes each kernel's
+/// median over them, so that what disturbed one round (another program, a frequency change)
+/// stays together; the interval is the central `level` of the resamples' coefficients (0.9: from
+/// the 5th percentile to the 95th). The draws come from `seed`, so a run's interval repeats.
+///
+/// `None` if there are fewer than two rounds (every kernel's shortest row counts) or fewer than
+/// half the resamples define a coefficient.
+///
+/// ```
+/// use morello_measure::correlation::spearman_interval;
+/// // Three kernels whose times never overlap, in the predicted order: every resample agrees.
+/// let samples = [vec![1.0, 1.1, 1.0], vec![2.0, 2.1, 2.0], vec![3.0, 3.2, 3.1]];
+/// assert_eq!(spearman_interval(&[1.0, 2.0, 3.0], &samples, 200, 0.9, 7), Some((1.0, 1.0)));
+/// ```
+pub fn spearman_interval(
+    predicted: &[f64],
+    samples: &[Vec<f64>],
+    resamples: usize,
+    level: f64,
+    seed: u64,
+) -> Option<(f64, f64)> {
+    let rounds = samples.iter().map(Vec::len).min()?;
+    if rounds < 2 || predicted.len() != samples.len() {
+        return None;
+    }
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut drawn = vec![0usize; rounds];
+    let mut times = Vec::with_capacity(rounds);
+    let mut coefficients: Vec<f64> = (0..resamples)
+        .filter_map(|_| {
+            drawn.iter_mut().for_each(|d| *d = rng.random_range(0..rounds));
+            let medians: Option<Vec<f64>> = samples
+                .iter()
+                .map(|row| {
+                    times.clear();
+                    times.extend(drawn.iter().map(|&d| row[d]));
+                    SampleStats::of(&times).map(|s| s.median)
+                })
+                .collect();
+            spearman(predicted, &medians?)
+        })
+        .collect();
+    if coefficients.len() * 2 < resamples.max(1) {
+        return None;
+    }
+    coefficients.sort_by(f64::total_cmp);
+    let at = |p: f64| coefficients[((coefficients.len() - 1) as f64 * p).round() as usize];
+    let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
+    Some((at(tail), at(1.0 - tail)))
+}
+
 /// Pearson's correlation; `None` if either side has no variance.
 fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     let n = x.len() as f64;
@@ -199,5 +259,30 @@ mod tests {
         assert_eq!(spearman(&[1.0, 2.0], &[1.0]), None);
         assert_eq!(spearman(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]), None);
         assert_eq!(spearman(&[1.0, f64::NAN], &[1.0, 2.0]), None);
+    }
+
+    /// A slow round slows every kernel in it: drawn together, such rounds keep the order, where
+    /// kernels whose samples swap places from round to round give a wide interval.
+    #[test]
+    fn bootstrap_draws_whole_rounds() {
+        let factors = [1.0, 1.5, 0.9, 2.0, 1.1, 1.3, 0.95];
+        let drifting: Vec<Vec<f64>> =
+            [1.0, 1.02, 1.04].iter().map(|&base| factors.iter().map(|f| base * f).collect()).collect();
+        assert_eq!(spearman_interval(&[1.0, 2.0, 3.0], &drifting, 500, 0.9, 1), Some((1.0, 1.0)));
+        let swapping = [vec![1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.5], vec![2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 1.4]];
+        let (low, high) = spearman_interval(&[1.0, 2.0], &swapping, 500, 0.9, 1).expect("defined");
+        assert_eq!((low, high), (-1.0, 1.0));
+        // The same seed draws the same resamples.
+        let again = spearman_interval(&[1.0, 2.0], &swapping, 500, 0.9, 1);
+        assert_eq!(again, Some((low, high)));
+    }
+
+    #[test]
+    fn a_bootstrap_needs_two_rounds_and_matching_kernels() {
+        assert_eq!(spearman_interval(&[1.0, 2.0], &[vec![1.0], vec![2.0]], 100, 0.9, 1), None);
+        assert_eq!(spearman_interval(&[1.0], &[vec![1.0, 2.0], vec![2.0, 3.0]], 100, 0.9, 1), None);
+        assert_eq!(spearman_interval(&[1.0, 2.0], &[], 100, 0.9, 1), None);
+        // Equal predictions never define a coefficient.
+        assert_eq!(spearman_interval(&[1.0, 1.0], &[vec![1.0, 2.0], vec![2.0, 3.0]], 100, 0.9, 1), None);
     }
 }

@@ -7,8 +7,8 @@
 //! only the cheapest is kept, and each is predicted at least `--min-gap` percent (default 2)
 //! costlier than the one ranked before it, so the ranking spans what a timer can tell apart. The
 //! report adds each one's predicted cost, the Spearman rank correlation between predicted cost
-//! and measured median time, and how many of the pairs the timer tells apart (samples that do not
-//! overlap) the model orders as measured.
+//! and measured median time with a bootstrap interval over the run's rounds, and how many of the
+//! pairs the timer tells apart (samples that do not overlap) the model orders as measured.
 //!
 //! With `--versus-target T` (repeatable), the best kernel for the same spec on target `T` is timed
 //! in the same run, labelled `morello-vs-T` (`T`'s file stem): a side-by-side test of a change to
@@ -20,7 +20,7 @@ use anyhow::{Result, anyhow};
 use morello_codegen::{Compiler, EmitConfig, ImplComment, emit_kernel};
 use morello_core::imp::{Impl, Stage};
 use morello_core::target::Target;
-use morello_measure::correlation::{PairsApart, pairs_apart, spearman};
+use morello_measure::correlation::{PairsApart, pairs_apart, spearman, spearman_interval};
 use morello_measure::{BaselineKind, BenchConfig, CandidateResult, PeakReport};
 use morello_search::actions::STAGE_OPERANDS;
 use morello_search::{Solution, VariantCosts};
@@ -510,6 +510,14 @@ impl Report<'_> {
         spearman(&costs, &times)
     }
 
+    /// [`spearman_interval`] of the timed kernels: the central 90% of [`SPEARMAN_RESAMPLES`]
+    /// resamples of the run's rounds, drawn from the inputs' seed.
+    fn spearman_interval(&self) -> Option<(f64, f64)> {
+        let (costs, samples): (Vec<f64>, Vec<Vec<f64>>) =
+            self.timed().iter().map(|&(_, cost, r)| (cost as f64, r.seconds_per_call.clone())).unzip();
+        spearman_interval(&costs, &samples, SPEARMAN_RESAMPLES, 0.9, self.config.seed)
+    }
+
     /// The pairs of timed kernels whose samples do not overlap, and how many the model orders so,
     /// with the timed kernels (label, predicted cost, median time) the indices refer to.
     fn pairs_apart(&self) -> (PairsApart, Vec<(&str, u64, f64)>) {
@@ -593,6 +601,8 @@ impl Report<'_> {
         if self.top_k {
             if let Some(object) = value.as_object_mut() {
                 object.insert("spearman".into(), json!(self.spearman()));
+                object
+                    .insert("spearman_interval".into(), json!(self.spearman_interval().map(|(l, h)| [l, h])));
                 let (apart, kernels) = self.pairs_apart();
                 let misordered: Vec<[&str; 2]> =
                     apart.misordered.iter().map(|&(f, s)| [kernels[f].0, kernels[s].0]).collect();
@@ -756,8 +766,12 @@ impl Report<'_> {
         let n = self.kernels.kernels.len();
         text += &match self.spearman() {
             Some(rho) => format!(
-                "\nSpearman rank correlation of predicted cost and measured time over {n} kernels: {rho:.2}\n\
-                 (1: the model orders them as measured; 0: unrelated; -1: reversed)\n"
+                "\nSpearman rank correlation of predicted cost and measured time over {n} kernels: {rho:.2}{}\n\
+                 (1: the model orders them as measured; 0: unrelated; -1: reversed)\n",
+                self.spearman_interval().map_or(String::new(), |(low, high)| format!(
+                    " (90% of resamples of the {} rounds: {low:.2} to {high:.2})",
+                    self.config.samples
+                ))
             ),
             None => format!(
                 "\nSpearman rank correlation over {n} kernels: undefined (fewer than two kernels, or all \
@@ -794,6 +808,9 @@ impl Report<'_> {
         text
     }
 }
+
+/// How many resamples of a run's rounds [`Report::spearman_interval`] draws.
+const SPEARMAN_RESAMPLES: usize = 2000;
 
 #[cfg(test)]
 mod tests {
