@@ -50,6 +50,7 @@ fn bench_json_has_named_results_with_gflops_and_seconds_per_call() {
     assert!(number(&results[1]["morello_speedup"]) > 0.0);
     assert_eq!(results[0]["max_abs_error"], 0.0);
     assert!(results[0]["predicted_cost"].is_u64());
+    assert_eq!(v["caches"], "warm", "back-to-back calls unless asked");
 }
 
 #[test]
@@ -154,13 +155,15 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
     if !have_compiler() {
         return;
     }
-    let (code, stdout, stderr) =
-        morello(&with_quick(&["bench", "--top-k", "3", "matmul", "8x8x8", "--json", "-q"]));
+    let (code, stdout, stderr) = morello(&with_quick(&[
+        "bench", "--top-k", "3", "matmul", "8x8x8", "--caches", "cold", "--json", "-q",
+    ]));
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     let results = v["results"].as_array().unwrap();
     let names: Vec<&str> = results.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["morello-1", "morello-2", "morello-3"], "no baseline unless asked");
+    assert_eq!(v["caches"], "cold");
     let costs: Vec<u64> = results.iter().map(|r| r["predicted_cost"].as_u64().unwrap()).collect();
     // By default each is at least 2% costlier than the one before (--min-gap).
     assert!(costs.windows(2).all(|w| w[1] * 100 >= w[0] * 102), "{costs:?}");
@@ -187,6 +190,7 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
 
     let (code, stdout, stderr) = morello(&with_quick(&["bench", "--top-k", "2", "matmul", "8x8x8", "-q"]));
     assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("candidates alternating; inputs from seed 1\n"), "warm by default: {stdout}");
     assert!(stdout.contains("Spearman rank correlation"), "{stdout}");
     assert!(stdout.contains("pairs the timer tells apart (no overlap of their min-max): "), "{stdout}");
     assert!(stdout.contains(" of 1; the model orders "), "{stdout}");
@@ -214,6 +218,7 @@ fn bad_measurement_options_are_input_errors() {
             "--min-sample-seconds must be in (0, 3600]",
         ),
         (vec!["bench", "matmul", "4x4x4", "--threads", "0"], "--threads must be at least 1"),
+        (vec!["bench", "matmul", "4x4x4", "--caches", "hot"], "invalid value 'hot' for '--caches <STATE>'"),
         (vec!["bench-suite", "--sizes", "8x8", "--no-write"], "size `8x8` must be N or MxKxN"),
         (vec!["bench-suite", "--markdown", markdown.as_str()], missing_message.as_str()),
     ] {

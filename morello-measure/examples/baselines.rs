@@ -65,7 +65,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut labels: Vec<String> = Vec::new();
     let mut remarks: Vec<String> = Vec::new();
     for problem in problems {
-        let options = BaselineOptions { threads: config.threads, seed: config.seed };
+        let options = BaselineOptions { threads: config.threads, seed: config.seed, caches: config.caches };
         let set = baselines(&compiler, &problem, &kinds, &options);
         for skipped in &set.skipped {
             remarks.push(format!("skipped ({}): {}", problem.describe(), skipped.reason));

@@ -13,7 +13,9 @@
 //!    [`Buffer::from_seed`] and run on a driver thread pinned to the same CPU; the driver waits
 //!    on the program while it times, so the two never compete for the core.
 //! 4. Each candidate gets one warm-up call, then its repetitions are calibrated (growing at most
-//!    100x per step) until one sample takes at least `min_sample_seconds`.
+//!    100x per step) until one sample takes at least `min_sample_seconds`. The calls of a sample
+//!    run back to back ([`Caches::Warm`]), or each alone after the program evicted every parameter's
+//!    buffer from the caches ([`Caches::Cold`]; C candidates only).
 //! 5. `samples` rounds follow; round `s` times every candidate once, starting at candidate
 //!    `s mod n`, so slow drifts of the machine (clock, neighbours) hit every candidate alike.
 //! 6. Each candidate's seconds per call are summarised by median, quartiles and range; GFLOP/s
@@ -72,6 +74,21 @@ pub enum PeakProbe {
     Skip,
 }
 
+/// Where a call's operands are when it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Caches {
+    /// Calls run back to back, so operands stay in whatever caches hold them: a kernel called
+    /// again and again on the same data, as libraries are usually timed.
+    #[default]
+    Warm,
+    /// Each call is timed alone, after the program evicted every parameter's buffer from the
+    /// caches: the operands start in main memory, where the cost model's specs place them. Only C
+    /// candidates can be timed so (Rust ones cannot evict their buffers without `unsafe`), and a
+    /// baseline's own buffers (packed weights a setup prepared) are not evicted.
+    Cold,
+}
+
 /// How to measure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchConfig {
@@ -87,6 +104,8 @@ pub struct BenchConfig {
     pub pinning: Pinning,
     /// Whether to measure the peak first.
     pub peak: PeakProbe,
+    /// Warm (back-to-back) or cold (evicted) calls.
+    pub caches: Caches,
 }
 
 impl Default for BenchConfig {
@@ -98,6 +117,7 @@ impl Default for BenchConfig {
             threads: 1,
             pinning: Pinning::Auto,
             peak: PeakProbe::Measure,
+            caches: Caches::Warm,
         }
     }
 }
@@ -299,6 +319,8 @@ pub struct BenchReport {
     pub bound_cpus: Vec<usize>,
     /// The minimum sample time used.
     pub min_sample_seconds: f64,
+    /// Warm or cold calls.
+    pub caches: Caches,
     /// The single-core peak, if measured.
     pub peak: Option<PeakReport>,
     /// One result per candidate, in request order.
@@ -384,6 +406,17 @@ pub fn run_bench(
     if request.candidates.is_empty() {
         return Err(MeasureError::InvalidBench { reason: "no candidate to time".into() });
     }
+    if config.caches == Caches::Cold
+        && let Some(rust) = request.candidates.iter().find(|c| matches!(c, Candidate::Rust(_)))
+    {
+        return Err(MeasureError::InvalidBench {
+            reason: format!(
+                "{} is timed in Rust, which cannot evict its buffers from the caches: time it warm, or \
+                 leave it out of a cold run",
+                rust.label()
+            ),
+        });
+    }
     request.signature.validate()?;
     require_features(&request.options.features)?;
     let cpu = config.cpu();
@@ -425,6 +458,9 @@ pub fn run_bench(
     }
 
     let mut args = vec!["--serve".to_string(), "--seed".into(), config.seed.to_string()];
+    if config.caches == Caches::Cold {
+        args.push("--cold".into());
+    }
     if let Some(cpu) = cpu {
         args.extend(["--cpu".to_string(), cpu.to_string()]);
     }
@@ -490,6 +526,7 @@ pub fn run_bench(
         cpu,
         bound_cpus,
         min_sample_seconds: config.min_sample_seconds,
+        caches: config.caches,
         peak,
         results,
         notes,
@@ -775,6 +812,34 @@ mod tests {
         let speedup = report.speedup("morello", "again").expect("both present");
         assert!(speedup > 0.0 && speedup.is_finite());
         assert_eq!(report.speedups("morello").len(), 2);
+    }
+
+    /// A cold run times C candidates after evicting their buffers, and says so in its report; a
+    /// Rust candidate, which cannot evict its buffers, is refused by name before anything runs.
+    #[test]
+    fn cold_runs_time_c_candidates_and_refuse_rust_ones() {
+        let request = |candidates| BenchRequest {
+            signature: scale_signature(),
+            kernel_source: SCALE.into(),
+            options: strict(),
+            candidates,
+            work: Work::default(),
+        };
+        let cold = BenchConfig { caches: Caches::Cold, ..quick() };
+        let prepare: PrepareRustKernel =
+            Box::new(|_: &[Buffer]| Ok(Box::new(RustScale { x: vec![0.0; 64], y: vec![0.0; 64] }) as _));
+        let rust = Candidate::Rust(RustCandidate { label: "rust-scale".into(), prepare });
+        let Some(compiler) = compiler() else { return };
+        match run_bench(&compiler, request(vec![c_candidate("morello"), rust]), &cold) {
+            Err(MeasureError::InvalidBench { reason }) => {
+                assert!(reason.contains("rust-scale") && reason.contains("evict"), "{reason}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        let report = run_bench(&compiler, request(vec![c_candidate("morello")]), &cold).expect("runs");
+        assert_eq!(report.caches, Caches::Cold);
+        assert_eq!(report.results[0].seconds_per_call.len(), 3);
+        assert!(report.results[0].stats.min > 0.0);
     }
 
     #[test]

@@ -55,8 +55,8 @@ pub use baselines::{
     SkippedBaseline, SoftmaxProblem, baselines,
 };
 pub use bench::{
-    BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate, CandidateResult, PeakProbe, Pinning,
-    RustCandidate, RustKernel, Work, run_bench,
+    BenchConfig, BenchReport, BenchRequest, CCandidate, Caches, Candidate, CandidateResult, PeakProbe,
+    Pinning, RustCandidate, RustKernel, Work, run_bench,
 };
 pub use error::MeasureError;
 pub use peak::{PeakConfig, PeakReport, measure_peak};

@@ -4,7 +4,7 @@
 //! Command line of the generated program:
 //!
 //! ```text
-//! program [--seed N] [--samples N] [--min-seconds S] [--cpu K] [--serve]
+//! program [--seed N] [--samples N] [--min-seconds S] [--cpu K] [--bind K,L,...] [--serve] [--cold]
 //! ```
 //!
 //! Defaults: seed 0, 5 samples, 0.2 s per sample, no pinning. It pins itself to CPU `K` with
@@ -25,9 +25,13 @@
 //! sample\t<candidate index>\t<label>\t<reps>\t<seconds per call>
 //! ```
 //!
-//! Time is `clock_gettime(CLOCK_MONOTONIC)` around `reps` calls. Candidates are called through a
-//! function pointer read from a `volatile` slot, so the compiler can neither inline a kernel into
-//! the timing loop nor merge repeated calls; every candidate pays the same indirect call.
+//! Time is `clock_gettime(CLOCK_MONOTONIC)` around `reps` calls. With `--cold`, each call is timed
+//! alone, after every parameter's buffer was evicted from the caches (`clflush` on x86-64, `dc
+//! civac` on AArch64; refused elsewhere): the call starts with its operands in main memory, as the
+//! cost model's specs place them, and the clock's own overhead (tens of nanoseconds) is in every
+//! call's time. Candidates are called through a function pointer read from a `volatile` slot, so
+//! the compiler can neither inline a kernel into the timing loop nor merge repeated calls; every
+//! candidate pays the same indirect call.
 
 use std::fmt::Write as _;
 
@@ -149,10 +153,28 @@ static const struct morello_candidate morello_candidates[] = {{
 /* The slot the timed function pointer is read from: volatile, so no call can be inlined. */
 static morello_candidate_fn volatile morello_selected;
 
-/* Seconds taken by `reps` back-to-back calls of candidate `which`. */
+/* Whether calls are timed cold (`--cold`): each one alone, after every parameter was evicted. */
+static int morello_cold;
+
+/* Evicts every parameter's buffer from the caches. */
+static void morello_evict_all(void) {{
+{evictions}}}
+
+/* Seconds taken by `reps` calls of candidate `which`: back to back, or with `--cold` each timed
+   alone after morello_evict_all. */
 static double morello_time(size_t which, long reps) {{
   morello_selected = morello_candidates[which].function;
   morello_candidate_fn function = morello_selected;
+  if (morello_cold) {{
+    double total = 0.0;
+    for (long r = 0; r < reps; r++) {{
+      morello_evict_all();
+      double start = morello_now();
+      function({args});
+      total += morello_now() - start;
+    }}
+    return total;
+  }}
   double start = morello_now();
   for (long r = 0; r < reps; r++) {{
     function({args});
@@ -234,9 +256,15 @@ int main(int argc, char **argv) {{
       }}
     }} else if (strcmp(argv[i], "--serve") == 0) {{
       serve = 1;
+    }} else if (strcmp(argv[i], "--cold") == 0) {{
+      if (!MORELLO_CAN_EVICT) {{
+        fprintf(stderr, "morello: --cold needs x86-64 or AArch64, to evict buffers from the caches\n");
+        return 2;
+      }}
+      morello_cold = 1;
     }} else {{
       fprintf(stderr, "usage: %s [--seed N] [--samples N] [--min-seconds S] [--cpu K] [--bind K,L,...] "
-                      "[--serve]\n",
+                      "[--serve] [--cold]\n",
               argv[0]);
       return 2;
     }}
@@ -248,7 +276,10 @@ int main(int argc, char **argv) {{
   if (cpu >= 0 && morello_pin_to_cpu(cpu) != 0) return 3;
   if (bound > 0 && morello_bind_openmp_threads(bind, bound) != 0) return 3;
 "#,
-        args = args.join(", ")
+        args = args.join(", "),
+        evictions = (0..n)
+            .map(|i| format!("  morello_evict(morello_p{i}, {}u);\n", signature.params[i].bytes()))
+            .collect::<String>(),
     );
     for (i, p) in signature.params.iter().enumerate() {
         let _ = writeln!(c, "  morello_p{i} = morello_alloc({}u);", p.bytes());

@@ -1,5 +1,6 @@
 //! The C text every harness starts with: feature macros, headers, and small helpers (aligned
-//! allocation, the seeded generator, raw file I/O, a monotonic clock, CPU pinning and OpenMP thread binding).
+//! allocation, the seeded generator, raw file I/O, a monotonic clock, evicting a buffer from the
+//! caches, CPU pinning and OpenMP thread binding).
 //!
 //! It comes *before* the kernel's translation unit so `_GNU_SOURCE` is defined before any libc
 //! header. Every helper is `static` and marked unused, so a harness that needs only some of them
@@ -125,6 +126,31 @@ MORELLO_HELPER double morello_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Whether this host can evict a buffer from its caches (morello_evict). */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define MORELLO_CAN_EVICT 1
+#else
+#define MORELLO_CAN_EVICT 0
+#endif
+
+/* Writes back and drops from every cache level each line of `bytes` bytes at `data` (x86-64
+   `clflush`, AArch64 `dc civac`), then waits until that is done: the next access to the buffer
+   comes from main memory. Does nothing where MORELLO_CAN_EVICT is 0. */
+MORELLO_HELPER void morello_evict(const void *data, size_t bytes) {
+#if defined(__x86_64__)
+  for (size_t at = 0; at < bytes; at += 64) __builtin_ia32_clflush((const char *)data + at);
+  __builtin_ia32_mfence();
+#elif defined(__aarch64__)
+  for (size_t at = 0; at < bytes; at += 64) {
+    __asm__ volatile("dc civac, %0" : : "r"((const char *)data + at) : "memory");
+  }
+  __asm__ volatile("dsb ish" : : : "memory");
+#else
+  (void)data;
+  (void)bytes;
+#endif
 }
 
 /* Pins the calling thread (and threads it creates later) to one CPU; 0 on success. */

@@ -203,6 +203,28 @@ fn the_standalone_bench_main_alternates_candidates() {
     }
 }
 
+/// `--cold` evicts every parameter's buffer (all of its bytes) before each call, and the program
+/// still calibrates and prints its samples.
+#[test]
+fn the_bench_main_times_cold_calls_after_evicting_every_buffer() {
+    let signature = add_signature();
+    let source = bench_program_source(&signature, ADD, &[BenchEntry::new("add", "add")]).expect("valid");
+    for param in 0..3 {
+        assert!(source.contains(&format!("morello_evict(morello_p{param}, 20u);")), "{source}");
+    }
+    let Some(compiler) = compiler() else { return };
+    let build = compiler.build(&one_unit(source), &strict()).expect("compiles");
+    let args: Vec<String> =
+        ["--samples", "2", "--min-seconds", "0.002", "--cold"].iter().map(|s| (*s).to_string()).collect();
+    let output = crate::run::run_program(build.binary(), &args, &[]).expect("runs");
+    let samples: Vec<SampleLine> = output.stdout.lines().filter_map(parse_sample_line).collect();
+    assert_eq!(samples.len(), 2, "{}", output.stdout);
+    for sample in &samples {
+        assert!(sample.seconds_per_call > 0.0 && sample.seconds_per_call < 1e-3, "{sample:?}");
+        assert!(sample.seconds_per_call * sample.reps as f64 >= 0.002 * 0.5, "{sample:?}");
+    }
+}
+
 #[test]
 fn bench_entries_are_validated() {
     let signature = add_signature();

@@ -39,7 +39,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use crate::bench::{CCandidate, Candidate, PrepareRustKernel, RustCandidate};
+use crate::bench::{CCandidate, Caches, Candidate, PrepareRustKernel, RustCandidate};
 use morello_codegen::CodegenError;
 use morello_codegen::compiler::{CProgram, CompileOptions, Compiler, SourceUnit, Warnings};
 use morello_codegen::harness::{BenchEntry, CType};
@@ -248,11 +248,13 @@ pub struct BaselineOptions {
     pub threads: usize,
     /// The seed of the inputs they are checked on (the benchmark's).
     pub seed: u64,
+    /// Warm or cold calls: a cold run skips baselines timed in Rust ([`Caches::Cold`]).
+    pub caches: Caches,
 }
 
 impl Default for BaselineOptions {
     fn default() -> Self {
-        BaselineOptions { threads: 1, seed: 1 }
+        BaselineOptions { threads: 1, seed: 1, caches: Caches::Warm }
     }
 }
 
@@ -273,7 +275,7 @@ pub fn baselines(
             continue;
         }
         seen.push(kind);
-        let offered = match offer(compiler, problem, kind, options.threads) {
+        let offered = match offer(compiler, problem, kind, options) {
             Ok(offered) => offered,
             Err(reason) => {
                 set.skipped.push(SkippedBaseline { kind, reason });
@@ -324,13 +326,17 @@ fn offer(
     compiler: &Compiler,
     problem: &Problem,
     kind: BaselineKind,
-    threads: usize,
+    options: &BaselineOptions,
 ) -> Result<Vec<Offered>, String> {
     problem.validate().map_err(|e| format!("{kind}: {e}"))?;
+    let threads = options.threads;
     if threads > 1 && !kind.is_multithreaded() {
         return Err(format!("{kind}: single-threaded only, and {threads} threads were requested"));
     }
     if kind == BaselineKind::Gemm {
+        if options.caches == Caches::Cold {
+            return Err(format!("{kind}: timed in Rust, which cannot evict its buffers for cold calls"));
+        }
         if let Err(why) = gemm::prepare(problem) {
             return Err(format!("{kind}: {why}"));
         }

@@ -10,7 +10,12 @@ use morello_codegen::test_support::{compiler, strict};
 /// The baselines of `problem`, asserting that none disagreed with the reference or failed to
 /// build, and that `required` ones were offered. Prints the skipped ones and the notes.
 fn checked(compiler: &Compiler, problem: &Problem, required: &[&str]) -> BaselineSet {
-    let set = baselines(compiler, problem, &BaselineKind::ALL, &BaselineOptions { threads: 1, seed: 11 });
+    let set = baselines(
+        compiler,
+        problem,
+        &BaselineKind::ALL,
+        &BaselineOptions { threads: 1, seed: 11, ..BaselineOptions::default() },
+    );
     for skipped in &set.skipped {
         println!("skipped: {}", skipped.reason);
         for wrong in ["disagrees", "does not build", "failed on", "no reference"] {
@@ -206,7 +211,7 @@ fn names_parse_and_multithreading_is_honest() {
     assert!("cublas".parse::<BaselineKind>().is_err());
     let Some(compiler) = compiler() else { return };
     let problem = Problem::Matmul(MatmulProblem::f32(4, 4, 4));
-    let options = BaselineOptions { threads: 2, seed: 1 };
+    let options = BaselineOptions { threads: 2, seed: 1, ..BaselineOptions::default() };
     let set = baselines(&compiler, &problem, &[BaselineKind::Libxsmm, BaselineKind::Xnnpack], &options);
     let reasons: Vec<&str> = set.skipped.iter().map(|s| s.reason.as_str()).collect();
     assert_eq!(
@@ -217,6 +222,20 @@ fn names_parse_and_multithreading_is_honest() {
         ]
     );
     assert_eq!(problem.work().flops, Some(128.0));
+}
+
+/// A cold run skips the baseline timed in Rust, saying why, and keeps it in a warm one.
+#[test]
+fn cold_runs_skip_the_rust_baseline() {
+    let Some(compiler) = compiler() else { return };
+    let problem = Problem::Matmul(MatmulProblem::f32(4, 4, 4));
+    let cold = BaselineOptions { caches: Caches::Cold, ..BaselineOptions::default() };
+    let set = baselines(&compiler, &problem, &[BaselineKind::Gemm], &cold);
+    assert!(set.candidates.is_empty());
+    let reasons: Vec<&str> = set.skipped.iter().map(|s| s.reason.as_str()).collect();
+    assert_eq!(reasons, ["gemm: timed in Rust, which cannot evict its buffers for cold calls"]);
+    let warm = baselines(&compiler, &problem, &[BaselineKind::Gemm], &BaselineOptions::default());
+    assert_eq!(warm.candidates.len(), 1, "{:?}", warm.skipped);
 }
 
 #[test]

@@ -30,7 +30,8 @@ use morello_core::target::Target;
 use serde::Serialize;
 
 use crate::bench::{
-    BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate, PeakProbe, Pinning, Work, run_bench,
+    BenchConfig, BenchReport, BenchRequest, CCandidate, Caches, Candidate, PeakProbe, Pinning, Work,
+    run_bench,
 };
 use morello_codegen::CodegenError;
 use morello_codegen::compiler::{CompileOptions, Compiler, OpenMp, Warnings};
@@ -256,6 +257,7 @@ pub fn calibrate(
         threads: 1,
         pinning: config.pinning,
         peak: PeakProbe::Skip,
+        caches: Caches::Warm,
     };
     let options =
         CompileOptions { features: features.clone(), openmp: OpenMp::Disabled, warnings: Warnings::Report };

@@ -8,7 +8,8 @@
 //! costlier than the one ranked before it, so the ranking spans what a timer can tell apart. The
 //! report adds each one's predicted cost, the Spearman rank correlation between predicted cost
 //! and measured median time with a bootstrap interval over the run's rounds, and how many of the
-//! pairs the timer tells apart (samples that do not overlap) the model orders as measured.
+//! pairs the timer tells apart (samples that do not overlap) the model orders as measured. With
+//! `--caches cold` the calls start from main memory, where the model's specs place the operands.
 //!
 //! With `--versus-target T` (repeatable), the best kernel for the same spec on target `T` is timed
 //! in the same run, labelled `morello-vs-T` (`T`'s file stem): a side-by-side test of a change to
@@ -49,6 +50,7 @@ Examples:
   morello bench matmul 512x512x512 --threads 2
   morello bench matmul 512x512x512 --threads 2 --scaling   (also the one-thread kernel: the speedup of two)
   morello bench --top-k 10 matmul 256x256x256   (the model's 10 best, 2% apart; Spearman of cost against time)
+  morello bench matmul 256x256x256 --caches cold   (each call timed alone, its operands in main memory)
   morello bench matmul 512x512x512 --versus-target nopack.toml   (also the kernel a target file picks)
   morello bench matmul 1x2048x16384 --samples 9 --min-sample-seconds 0.5
   morello bench matmul 8x8x8 --samples 2 --min-sample-seconds 0.01   (a quick check: noisy figures)
@@ -579,6 +581,7 @@ impl Report<'_> {
             "samples": self.config.samples,
             "min_sample_seconds": self.config.min_sample_seconds,
             "seed": self.config.seed,
+            "caches": self.config.caches,
             "peak_gflops": self.peak_gflops(),
             "peak": match self.peak {
                 Ok(p) => json!({"variant": format!("{:?}", p.variant), "samples_gflops": p.samples_gflops}),

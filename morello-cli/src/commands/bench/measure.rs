@@ -21,7 +21,7 @@ use morello_core::target::Target;
 use morello_measure::baselines::{ActivationLayout, ConvPadding, FilterLayout, SoftmaxProblem};
 use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
 use morello_measure::{
-    BaselineKind, BaselineOptions, BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate,
+    BaselineKind, BaselineOptions, BenchConfig, BenchReport, BenchRequest, CCandidate, Caches, Candidate,
     CandidateResult, ConvProblem, Epilogue, MatmulProblem, PeakConfig, PeakProbe, PeakReport, Pinning,
     Problem, Work, baselines, measure_peak,
 };
@@ -58,6 +58,21 @@ pub struct MeasureArgs {
     /// Do not pin anything to a CPU.
     #[arg(long)]
     pub no_pin: bool,
+    /// Where each call's operands start. `warm`: calls run back to back, so the operands stay in
+    /// the caches that hold them (how libraries are usually timed). `cold`: each call is timed
+    /// alone after its operands were evicted from every cache, so they start in main memory, where
+    /// the cost model's specs place them. Cold runs skip the Rust baseline (gemm).
+    #[arg(long, value_enum, value_name = "STATE", default_value = "warm")]
+    pub caches: CacheState,
+}
+
+/// `--caches`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CacheState {
+    /// Back-to-back calls.
+    Warm,
+    /// Each call after its operands were evicted.
+    Cold,
 }
 
 impl MeasureArgs {
@@ -88,6 +103,10 @@ impl MeasureArgs {
             threads: self.threads,
             pinning,
             peak: PeakProbe::Skip,
+            caches: match self.caches {
+                CacheState::Warm => Caches::Warm,
+                CacheState::Cold => Caches::Cold,
+            },
         })
     }
 
@@ -163,8 +182,12 @@ pub fn protocol_line(config: &BenchConfig, bound: &[usize]) -> String {
             format!("{n} threads, OpenMP's bound to CPUs {} in thread order", cpus.join(", "))
         }
     };
+    let calls = match config.caches {
+        Caches::Warm => "",
+        Caches::Cold => "; cold: each call timed alone, its operands evicted from the caches first",
+    };
     format!(
-        "{threads}; {} samples of >= {} s per candidate, candidates alternating; inputs from seed {}",
+        "{threads}; {} samples of >= {} s per candidate, candidates alternating; inputs from seed {}{calls}",
         config.samples, config.min_sample_seconds, config.seed
     )
 }
@@ -453,7 +476,8 @@ pub fn measure(
     if !kinds.is_empty() {
         match baseline_problem(spec) {
             Ok(problem) if same_call_shape(&problem.signature("f"), &signature) => {
-                let options = BaselineOptions { threads: config.threads, seed: config.seed };
+                let options =
+                    BaselineOptions { threads: config.threads, seed: config.seed, caches: config.caches };
                 let set = baselines(compiler, &problem, kinds, &options);
                 candidates.extend(set.candidates);
                 baseline_notes = set.notes;
