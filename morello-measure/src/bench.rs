@@ -83,9 +83,10 @@ pub enum Caches {
     #[default]
     Warm,
     /// Each call is timed alone, after the program evicted every parameter's buffer from the
-    /// caches: the operands start in main memory, where the cost model's specs place them. Only C
-    /// candidates can be timed so (Rust ones cannot evict their buffers without `unsafe`), and a
-    /// baseline's own buffers (packed weights a setup prepared) are not evicted.
+    /// caches (`clflush`: x86-64 hosts only): the operands start in main memory, where the cost
+    /// model's specs place them. Only C candidates can be timed so (Rust ones cannot evict their
+    /// buffers without `unsafe`), and a baseline's own buffers (packed weights a setup prepared)
+    /// are not evicted.
     Cold,
 }
 
@@ -405,6 +406,11 @@ pub fn run_bench(
     config.check()?;
     if request.candidates.is_empty() {
         return Err(MeasureError::InvalidBench { reason: "no candidate to time".into() });
+    }
+    if config.caches == Caches::Cold && !cfg!(target_arch = "x86_64") {
+        return Err(MeasureError::InvalidBench {
+            reason: "cold calls evict buffers with clflush, which needs an x86-64 host".into(),
+        });
     }
     if config.caches == Caches::Cold
         && let Some(rust) = request.candidates.iter().find(|c| matches!(c, Candidate::Rust(_)))

@@ -26,10 +26,9 @@
 //! ```
 //!
 //! Time is `clock_gettime(CLOCK_MONOTONIC)` around `reps` calls. With `--cold`, each call is timed
-//! alone, after every parameter's buffer was evicted from the caches (`clflush` on x86-64, `dc
-//! civac` on AArch64; refused elsewhere): the call starts with its operands in main memory, as the
-//! cost model's specs place them, and the clock's own overhead (tens of nanoseconds) is in every
-//! call's time. Candidates are called through a function pointer read from a `volatile` slot, so
+//! alone, after every parameter's buffer was evicted from the caches (`clflush`; other hosts than
+//! x86-64 refuse it): the call starts with its operands in main memory, as the cost model's specs
+//! place them, and the clock's own overhead (tens of nanoseconds) is in every call's time. Candidates are called through a function pointer read from a `volatile` slot, so
 //! the compiler can neither inline a kernel into the timing loop nor merge repeated calls; every
 //! candidate pays the same indirect call.
 
@@ -258,7 +257,7 @@ int main(int argc, char **argv) {{
       serve = 1;
     }} else if (strcmp(argv[i], "--cold") == 0) {{
       if (!MORELLO_CAN_EVICT) {{
-        fprintf(stderr, "morello: --cold needs x86-64 or AArch64, to evict buffers from the caches\n");
+        fprintf(stderr, "morello: --cold evicts buffers with clflush, which needs an x86-64 host\n");
         return 2;
       }}
       morello_cold = 1;

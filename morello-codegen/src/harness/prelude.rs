@@ -128,25 +128,20 @@ MORELLO_HELPER double morello_now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Whether this host can evict a buffer from its caches (morello_evict). */
-#if defined(__x86_64__) || defined(__aarch64__)
+/* Whether this host can evict a buffer from its caches (morello_evict): x86-64 only. */
+#if defined(__x86_64__)
 #define MORELLO_CAN_EVICT 1
 #else
 #define MORELLO_CAN_EVICT 0
 #endif
 
-/* Writes back and drops from every cache level each line of `bytes` bytes at `data` (x86-64
-   `clflush`, AArch64 `dc civac`), then waits until that is done: the next access to the buffer
-   comes from main memory. Does nothing where MORELLO_CAN_EVICT is 0. */
+/* Writes back and drops from every cache level each 64-byte line of `bytes` bytes at `data`
+   (`clflush`), then waits until that is done (`mfence`): the next access to the buffer comes from
+   main memory. Does nothing where MORELLO_CAN_EVICT is 0. */
 MORELLO_HELPER void morello_evict(const void *data, size_t bytes) {
 #if defined(__x86_64__)
   for (size_t at = 0; at < bytes; at += 64) __builtin_ia32_clflush((const char *)data + at);
   __builtin_ia32_mfence();
-#elif defined(__aarch64__)
-  for (size_t at = 0; at < bytes; at += 64) {
-    __asm__ volatile("dc civac, %0" : : "r"((const char *)data + at) : "memory");
-  }
-  __asm__ volatile("dsb ish" : : : "memory");
 #else
   (void)data;
   (void)bytes;
