@@ -28,9 +28,13 @@
 //! Time is `clock_gettime(CLOCK_MONOTONIC)` around `reps` calls. With `--cold`, each call is timed
 //! alone, after every parameter's buffer was evicted from the caches (`clflush`; other hosts than
 //! x86-64 refuse it): the call starts with its operands in main memory, as the cost model's specs
-//! place them, and the clock's own overhead (tens of nanoseconds) is in every call's time. Candidates are called through a function pointer read from a `volatile` slot, so
-//! the compiler can neither inline a kernel into the timing loop nor merge repeated calls; every
-//! candidate pays the same indirect call.
+//! place them, and the clock's own overhead (tens of nanoseconds) is in every call's time.
+//! Candidates are called through a function pointer read from a `volatile` slot, so the compiler
+//! can neither inline a kernel into the timing loop nor merge repeated calls; every candidate pays
+//! the same indirect call. The loops that make the calls are functions of their own aligned to 64
+//! bytes, so that they sit at the same offset from a 64-byte boundary in every program: where the
+//! linker placed the loop otherwise changed a small kernel's time by up to a fifth
+//! (`docs/benchmarking.md`, "Where the timing loop sits").
 
 use std::fmt::Write as _;
 
@@ -159,25 +163,40 @@ static int morello_cold;
 static void morello_evict_all(void) {{
 {evictions}}}
 
+/* The loops that make the timed calls are functions of their own, aligned to 64 bytes, so each
+   sits at the same offset from a 64-byte boundary in every program this harness builds, whatever
+   code the linker places before it (a library, other candidates). Where the call loop fell used
+   to change a 16^3 kernel's time by up to a fifth on an AMD Zen 5, and a library's by less:
+   docs/benchmarking.md, "Where the timing loop sits". */
+
+/* `reps` calls of `function`, back to back. */
+__attribute__((noinline, aligned(64))) static void morello_repeat(morello_candidate_fn function, long reps) {{
+  for (long r = 0; r < reps; r++) {{
+    function({args});
+  }}
+}}
+
+/* Seconds taken by `reps` calls of `function`, each timed alone after morello_evict_all. */
+__attribute__((noinline, aligned(64))) static double morello_repeat_cold(morello_candidate_fn function,
+                                                                         long reps) {{
+  double total = 0.0;
+  for (long r = 0; r < reps; r++) {{
+    morello_evict_all();
+    double start = morello_now();
+    function({args});
+    total += morello_now() - start;
+  }}
+  return total;
+}}
+
 /* Seconds taken by `reps` calls of candidate `which`: back to back, or with `--cold` each timed
    alone after morello_evict_all. */
 static double morello_time(size_t which, long reps) {{
   morello_selected = morello_candidates[which].function;
   morello_candidate_fn function = morello_selected;
-  if (morello_cold) {{
-    double total = 0.0;
-    for (long r = 0; r < reps; r++) {{
-      morello_evict_all();
-      double start = morello_now();
-      function({args});
-      total += morello_now() - start;
-    }}
-    return total;
-  }}
+  if (morello_cold) return morello_repeat_cold(function, reps);
   double start = morello_now();
-  for (long r = 0; r < reps; r++) {{
-    function({args});
-  }}
+  morello_repeat(function, reps);
   return morello_now() - start;
 }}
 

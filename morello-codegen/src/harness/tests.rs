@@ -225,6 +225,46 @@ fn the_bench_main_times_cold_calls_after_evicting_every_buffer() {
     }
 }
 
+/// The loops that make the timed calls start on a 64-byte boundary whatever code comes before
+/// them: here a kernel unit of another size in front of the harness. Read from the program's
+/// symbol table with `nm` (binutils, which gcc needs anyway); skipped with the reason without it.
+#[test]
+fn the_timing_loops_start_on_64_byte_boundaries_whatever_precedes_them() {
+    let Some(compiler) = compiler() else { return };
+    let padding = |n: usize| {
+        let body: String =
+            (0..n).map(|i| format!("  out[{}] += lhs[{}] * {i}.5f;\n", i % 5, i % 5)).collect();
+        format!("void pad(const float *lhs, float *out) {{\n{body}}}\n")
+    };
+    for n in [1, 7, 40] {
+        let source =
+            bench_program_source(&add_signature(), ADD, &[BenchEntry::new("add", "add")]).expect("valid");
+        let program = CProgram {
+            units: vec![SourceUnit::new("pad", padding(n)), SourceUnit::new("bench", source)],
+            link_args: Vec::new(),
+        };
+        let build = compiler.build(&program, &strict()).expect("compiles");
+        let output = match std::process::Command::new("nm").arg(build.binary()).output() {
+            Ok(output) if output.status.success() => output,
+            _ => {
+                eprintln!("skipped: `nm` did not run, so the symbols' addresses cannot be read");
+                return;
+            }
+        };
+        let symbols = String::from_utf8_lossy(&output.stdout);
+        for name in ["morello_repeat", "morello_repeat_cold"] {
+            let address = symbols
+                .lines()
+                .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+                    [address, _, symbol] if symbol == name => u64::from_str_radix(address, 16).ok(),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("{name} is not in the symbol table:\n{symbols}"));
+            assert_eq!(address % 64, 0, "{name} at {address:#x} with {n} padding statements");
+        }
+    }
+}
+
 #[test]
 fn bench_entries_are_validated() {
     let signature = add_signature();
