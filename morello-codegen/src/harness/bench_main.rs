@@ -165,8 +165,8 @@ static void morello_evict_all(void) {{
 
 /* The loops that make the timed calls are functions of their own, aligned to 64 bytes, so each
    sits at the same offset from a 64-byte boundary in every program this harness builds, whatever
-   code the linker places before it (a library, other candidates). Where the call loop fell used
-   to change a 16^3 kernel's time by up to a fifth on an AMD Zen 5, and a library's by less:
+   code the linker places before it (`main` among it, which grows with the candidates). Where the
+   call loop fell used to change a 16^3 kernel's time by up to a fifth on an AMD Zen 5:
    docs/benchmarking.md, "Where the timing loop sits". */
 
 /* `reps` calls of `function`, back to back. */
