@@ -139,7 +139,7 @@ MORELLO_HELPER double morello_now(void) {
    (`clflush`), then waits until that is done (`mfence`): the next access to the buffer comes from
    main memory. Does nothing where MORELLO_CAN_EVICT is 0. */
 MORELLO_HELPER void morello_evict(const void *data, size_t bytes) {
-#if defined(__x86_64__)
+#if MORELLO_CAN_EVICT
   for (size_t at = 0; at < bytes; at += 64) __builtin_ia32_clflush((const char *)data + at);
   __builtin_ia32_mfence();
 #else
