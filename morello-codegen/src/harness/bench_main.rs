@@ -8,8 +8,9 @@
 //! ```
 //!
 //! Defaults: seed 0, 5 samples, 0.2 s per sample, no pinning. It pins itself to CPU `K` with
-//! `sched_setaffinity`, allocates every buffer (aligned), fills read parameters from the seed,
-//! runs each candidate's setup function, then either
+//! `sched_setaffinity`, places every buffer in pages it maps ([`buffer_places`]: the same page
+//! offsets in every program), fills read parameters from the seed, runs each candidate's setup
+//! function, then either
 //!
 //! - **standalone**: for each candidate, one warm-up call, then calibrates repetitions (starting
 //!   at 1, growing at most 100x at a time) until one sample of `reps` back-to-back calls takes at
@@ -38,12 +39,66 @@
 
 use std::fmt::Write as _;
 
-use super::prelude::{fill_function, prelude};
+use super::prelude::{BUFFER_ALIGNMENT, fill_function, prelude};
 use super::{KernelSignature, check_identifier};
 use crate::error::CodegenError;
 
 /// The first word of the line a serving harness prints once it is ready.
 pub const SERVE_READY_PREFIX: &str = "ready";
+
+/// Buffers of at least this many bytes get a mapping of their own ([`buffer_places`]): glibc's
+/// default `M_MMAP_THRESHOLD`.
+pub(crate) const OWN_MAPPING_BYTES: usize = 128 << 10;
+
+/// The page size the placement assumes.
+const PAGE_BYTES: usize = 4096;
+
+/// Where a benchmark puts one parameter's buffer ([`buffer_places`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BufferPlace {
+    /// In the mapping the small buffers share, `offset` bytes from its start.
+    Shared { offset: usize },
+    /// In a mapping of its own of `mapping` bytes, `offset` bytes from its start.
+    Own { mapping: usize, offset: usize },
+}
+
+/// Where a benchmark program puts buffers of these sizes, in order, and the size of the mapping
+/// the small ones share (0 if none). The layout is fixed, and follows what glibc's `malloc` does
+/// in a fresh process (`docs/benchmarking.md`, "Where the buffers sit"):
+///
+/// - A buffer of at least [`OWN_MAPPING_BYTES`] gets pages of its own, its data
+///   [`BUFFER_ALIGNMENT`] bytes in, as `malloc` maps it. Each mapping is a page longer than its
+///   buffer, so large buffers whose sizes are powers of two do not all start at one offset from a
+///   large power of two.
+/// - Smaller ones share one mapping, packed: the first [`BUFFER_ALIGNMENT`] bytes in, each next
+///   one at the first multiple of it at least 16 bytes (`malloc`'s chunk header) past the end of
+///   the one before. Three buffers of 1 KiB sit where a fresh `malloc` puts them, at page offsets
+///   `0x080`, `0x500` and `0x980`.
+///
+/// Each size is first rounded up to a multiple of [`BUFFER_ALIGNMENT`], as `morello_alloc` does.
+/// No buffer starts in the first bytes of a page, where the harness keeps its pointers to them (8
+/// bytes each: past [`BUFFER_ALIGNMENT`] bytes with over 16 parameters, and the first offset moves
+/// up with them). Placed by `malloc` after the libraries had loaded, a buffer's offset within its
+/// page depended on what they had allocated first; where the output covered the page offsets of
+/// those pointers (which the linker placed), a 16^3 kernel ran 4% slower and an 8^3 one 18%.
+pub(crate) fn buffer_places(bytes: &[usize]) -> (usize, Vec<BufferPlace>) {
+    let round = |n: usize, to: usize| n.div_ceil(to).max(1) * to;
+    let first = round(8 * bytes.len(), BUFFER_ALIGNMENT);
+    let mut end = 0;
+    let places = bytes
+        .iter()
+        .map(|&b| {
+            let rounded = round(b, BUFFER_ALIGNMENT);
+            if rounded >= OWN_MAPPING_BYTES {
+                return BufferPlace::Own { mapping: round(rounded + first, PAGE_BYTES), offset: first };
+            }
+            let offset = if end == 0 { first } else { round(end + 16, BUFFER_ALIGNMENT) };
+            end = offset + rounded;
+            BufferPlace::Shared { offset }
+        })
+        .collect();
+    (if end == 0 { 0 } else { round(end, PAGE_BYTES) }, places)
+}
 
 /// One candidate of a benchmark program: a C function with the kernel's signature (defined in
 /// the inline source or in another unit of the program).
@@ -146,8 +201,18 @@ static const struct morello_candidate morello_candidates[] = {{
         let _ = writeln!(c, "  {{\"{}\", {}, {}}},", entry.label, entry.function, setup);
     }
     let _ = writeln!(c, "}};\n#define MORELLO_CANDIDATES {}u\n", entries.len());
+    c.push_str(
+        "/* The parameters' buffers. The timing loops read these pointers before every call, just after the\n   \
+         previous call's last stores, and a load at the page offset of a recent store waits for it (4K\n   \
+         aliasing). So the block starts a page, at offsets the buffers never take in the page they\n   \
+         start in: docs/benchmarking.md, \"Where the buffers sit\". */\nstatic struct {\n",
+    );
     for (i, p) in signature.params.iter().enumerate() {
-        let _ = writeln!(c, "static {} *morello_p{i};", p.c_type.c_name());
+        let _ = writeln!(c, "  {} *p{i};", p.c_type.c_name());
+    }
+    c.push_str("} morello_args __attribute__((aligned(4096)));\n");
+    for i in 0..n {
+        let _ = writeln!(c, "#define morello_p{i} (morello_args.p{i})");
     }
     let args: Vec<String> = (0..n).map(|i| format!("morello_p{i}")).collect();
     let _ = write!(
@@ -299,8 +364,20 @@ int main(int argc, char **argv) {{
             .map(|i| format!("  morello_evict(morello_p{i}, {}u);\n", signature.params[i].bytes()))
             .collect::<String>(),
     );
+    let (arena, places) = buffer_places(&signature.params.iter().map(|p| p.bytes()).collect::<Vec<_>>());
+    if arena > 0 {
+        let _ = writeln!(c, "  unsigned char *morello_arena = morello_map({arena}u);");
+    }
     for (i, p) in signature.params.iter().enumerate() {
-        let _ = writeln!(c, "  morello_p{i} = morello_alloc({}u);", p.bytes());
+        let ty = p.c_type.c_name();
+        let _ = match places[i] {
+            BufferPlace::Shared { offset } => {
+                writeln!(c, "  morello_p{i} = ({ty} *)(morello_arena + {offset}u);")
+            }
+            BufferPlace::Own { mapping, offset } => {
+                writeln!(c, "  morello_p{i} = ({ty} *)(morello_map({mapping}u) + {offset}u);")
+            }
+        };
         if p.role.is_read() {
             let _ = writeln!(c, "  {}(morello_p{i}, {}u, seed, {i});", fill_function(p.c_type), p.elements);
         }

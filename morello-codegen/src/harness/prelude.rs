@@ -1,6 +1,6 @@
 //! The C text every harness starts with: feature macros, headers, and small helpers (aligned
-//! allocation, the seeded generator, raw file I/O, a monotonic clock, evicting a buffer from the
-//! caches, CPU pinning and OpenMP thread binding).
+//! allocation, page mappings, the seeded generator, raw file I/O, a monotonic clock, evicting a
+//! buffer from the caches, CPU pinning and OpenMP thread binding).
 //!
 //! It comes *before* the kernel's translation unit so `_GNU_SOURCE` is defined before any libc
 //! header. Every helper is `static` and marked unused, so a harness that needs only some of them
@@ -22,6 +22,7 @@ const PRELUDE: &str = r#"/* ---- morello harness prelude: headers and helpers --
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -44,6 +45,18 @@ MORELLO_HELPER void *morello_alloc(size_t bytes) {
   }
   memset(data, 0, rounded);
   return data;
+}
+
+/* `bytes` zeroed bytes of pages of their own (`mmap`), starting on a page; exits with status 3
+   when out of memory. The benchmark places its buffers in such mappings itself, so that what the
+   program's libraries allocated before `main` cannot move them within a page. */
+MORELLO_HELPER unsigned char *morello_map(size_t bytes) {
+  void *data = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) {
+    fprintf(stderr, "morello: cannot map %zu bytes\n", bytes);
+    exit(3);
+  }
+  return (unsigned char *)data;
 }
 
 /* splitmix64; one stream per parameter (see Buffer::from_seed on the Rust side). */

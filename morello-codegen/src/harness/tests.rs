@@ -226,8 +226,9 @@ fn the_bench_main_times_cold_calls_after_evicting_every_buffer() {
 }
 
 /// The loops that make the timed calls start on a 64-byte boundary whatever code comes before
-/// them: here a kernel unit of another size in front of the harness. Read from the program's
-/// symbol table with `nm` (binutils, which gcc needs anyway); skipped with the reason without it.
+/// them (here a kernel unit of another size in front of the harness), and the pointers to the
+/// buffers they pass start a page. Read from the program's symbol table with `nm` (binutils,
+/// which gcc needs anyway); skipped with the reason without it.
 #[test]
 fn the_timing_loops_start_on_64_byte_boundaries_whatever_precedes_them() {
     let Some(compiler) = compiler() else { return };
@@ -252,7 +253,8 @@ fn the_timing_loops_start_on_64_byte_boundaries_whatever_precedes_them() {
             }
         };
         let symbols = String::from_utf8_lossy(&output.stdout);
-        for name in ["morello_repeat", "morello_repeat_cold"] {
+        for (name, alignment) in [("morello_repeat", 64), ("morello_repeat_cold", 64), ("morello_args", 4096)]
+        {
             let address = symbols
                 .lines()
                 .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
@@ -260,8 +262,68 @@ fn the_timing_loops_start_on_64_byte_boundaries_whatever_precedes_them() {
                     _ => None,
                 })
                 .unwrap_or_else(|| panic!("{name} is not in the symbol table:\n{symbols}"));
-            assert_eq!(address % 64, 0, "{name} at {address:#x} with {n} padding statements");
+            assert_eq!(address % alignment, 0, "{name} at {address:#x} with {n} padding statements");
         }
+    }
+}
+
+#[test]
+fn small_buffers_are_packed_in_one_mapping_and_large_ones_get_their_own() {
+    use super::bench_main::{BufferPlace, buffer_places};
+    let shared = |offset| BufferPlace::Shared { offset };
+    // Three 1 KiB buffers: where a fresh glibc `malloc` puts them (page offsets 0x080, 0x500, 0x980).
+    assert_eq!(buffer_places(&[1024; 3]), (4096, vec![shared(0x80), shared(0x500), shared(0x980)]));
+    // Sizes are rounded up to 128 bytes first; 16 bytes of header between buffers.
+    assert_eq!(buffer_places(&[20, 300, 128]), (4096, vec![shared(0x80), shared(0x180), shared(0x380)]));
+    // From 128 KiB, a mapping each, a page longer than the buffer.
+    let own = BufferPlace::Own { mapping: (4 << 20) + 4096, offset: 128 };
+    assert_eq!(buffer_places(&[4 << 20; 3]), (0, vec![own; 3]));
+    let (arena, places) = buffer_places(&[400, (128 << 10) - 1, 5000]);
+    assert_eq!(arena, 8192);
+    assert_eq!(
+        places,
+        [shared(0x80), BufferPlace::Own { mapping: (128 << 10) + 4096, offset: 128 }, shared(0x300)]
+    );
+    // Past the harness's pointers to the buffers, 8 bytes each, where there are more than 16.
+    let (_, places) = buffer_places(&[64; 17]);
+    assert_eq!((places[0], places[1]), (shared(0x100), shared(0x200)));
+}
+
+/// The buffers sit at the same offsets within their pages whatever the program allocated before
+/// `main` (a library that allocates as it loads, as OpenBLAS does): here a constructor in another
+/// unit allocates 1,600 bytes, and the candidate prints where its arguments are.
+#[test]
+fn buffers_sit_where_the_layout_says_whatever_was_allocated_first() {
+    let Some(compiler) = compiler() else { return };
+    let signature = KernelSignature::new(
+        "where",
+        vec![
+            KernelParam::new("lhs", CType::F32, 256, ParamRole::Input),
+            KernelParam::new("rhs", CType::F32, 64 << 10, ParamRole::Input),
+            KernelParam::new("out", CType::F32, 256, ParamRole::Output),
+        ],
+    );
+    let kernel = "#include <stdint.h>\n#include <stdio.h>\n\
+                  void where(const float *lhs, const float *rhs, float *out) {\n\
+                  static int printed;\n\
+                  if (!printed++) fprintf(stderr, \"at %lx %lx %lx\\n\", (unsigned long)((uintptr_t)lhs & 4095),\n\
+                  (unsigned long)((uintptr_t)rhs & 4095), (unsigned long)((uintptr_t)out & 4095));\n}\n";
+    let early = "#include <stdlib.h>\nvoid *morello_test_early;\n\
+                 __attribute__((constructor)) static void allocate_early(void) {\n\
+                 morello_test_early = malloc(1600);\n}\n";
+    let args: Vec<String> =
+        ["--samples", "1", "--min-seconds", "0"].iter().map(|s| (*s).to_string()).collect();
+    for units in [1, 2] {
+        let source =
+            bench_program_source(&signature, kernel, &[BenchEntry::new("where", "where")]).expect("valid");
+        let mut program = CProgram { units: vec![SourceUnit::new("bench", source)], link_args: Vec::new() };
+        if units == 2 {
+            program.units.push(SourceUnit::new("early", early));
+        }
+        let build = compiler.build(&program, &strict()).expect("compiles");
+        let output = crate::run::run_program(build.binary(), &args, &[]).expect("runs");
+        // lhs and out share a mapping (0x080, 0x500); rhs (256 KiB) has its own.
+        assert!(output.stderr.contains("at 80 80 500"), "with {units} units: {}", output.stderr);
     }
 }
 
