@@ -164,6 +164,8 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
     let names: Vec<&str> = results.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["morello-1", "morello-2", "morello-3"], "no baseline unless asked");
     assert_eq!(v["caches"], "cold");
+    let notes = v["notes"].as_array().unwrap();
+    assert!(!notes.iter().any(|n| n.as_str().unwrap().contains(" fit in ")), "cold calls: {notes:?}");
     let costs: Vec<u64> = results.iter().map(|r| r["predicted_cost"].as_u64().unwrap()).collect();
     // By default each is at least 2% costlier than the one before (--min-gap).
     assert!(costs.windows(2).all(|w| w[1] * 100 >= w[0] * 102), "{costs:?}");
@@ -191,6 +193,9 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
     let (code, stdout, stderr) = morello(&with_quick(&["bench", "--top-k", "2", "matmul", "8x8x8", "-q"]));
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("candidates alternating; inputs from seed 1\n"), "warm by default: {stdout}");
+    // Warm calls find the operands in L1, where the spec places them in main memory: a note says so.
+    assert!(stdout.contains("note:       the operands (768 B in all) fit in L1 ("), "{stdout}");
+    assert!(stdout.contains("--caches cold times calls that start from GL, as the model prices them\n"));
     assert!(stdout.contains("Spearman rank correlation"), "{stdout}");
     assert!(stdout.contains("pairs the timer tells apart (no overlap of their min-max): "), "{stdout}");
     assert!(stdout.contains(" of 1; the model orders "), "{stdout}");

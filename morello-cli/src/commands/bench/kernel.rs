@@ -9,7 +9,8 @@
 //! report adds each one's predicted cost, the Spearman rank correlation between predicted cost
 //! and measured median time with a bootstrap interval over the run's rounds, and how many of the
 //! pairs the timer tells apart (samples that do not overlap) the model orders as measured. With
-//! `--caches cold` the calls start from main memory, where the model's specs place the operands.
+//! `--caches cold` the calls start from main memory, where the model's specs place the operands;
+//! warm, a note says when the operands fit in a cache together (`warm_residency_note`).
 //!
 //! With `--versus-target T` (repeatable), the best kernel for the same spec on target `T` is timed
 //! in the same run, labelled `morello-vs-T` (`T`'s file stem): a side-by-side test of a change to
@@ -20,9 +21,10 @@
 use anyhow::{Result, anyhow};
 use morello_codegen::{Compiler, EmitConfig, ImplComment, emit_kernel};
 use morello_core::imp::{Impl, Stage};
-use morello_core::target::Target;
+use morello_core::spec::LogicalSpec;
+use morello_core::target::{LevelKind, Target};
 use morello_measure::correlation::{PairsApart, pairs_apart, spearman, spearman_interval};
-use morello_measure::{BaselineKind, BenchConfig, CandidateResult, PeakReport};
+use morello_measure::{BaselineKind, BenchConfig, Caches, CandidateResult, PeakReport};
 use morello_search::actions::STAGE_OPERANDS;
 use morello_search::{Solution, VariantCosts};
 use serde_json::{Value, json};
@@ -36,6 +38,7 @@ use super::text::{Align, TextTable, duration, rate, ratio};
 use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;
 use crate::failure::bad_input;
+use crate::memory::Bytes;
 use crate::output;
 use crate::spec_args::{Resolved, SpecArgs, resolve};
 
@@ -222,6 +225,9 @@ pub fn run(args: &Args) -> Result<()> {
         }
     }
     let mut notes = Vec::new();
+    if args.top_k.is_some() && config.caches == Caches::Warm {
+        notes.extend(warm_residency_note(&resolved.spec, target));
+    }
     for (name, solution) in &versus {
         let label = format!("morello-vs-{name}");
         if same_c(&solution.imp, &chosen.kernels[0].imp, target)? {
@@ -282,6 +288,28 @@ pub fn run(args: &Args) -> Result<()> {
         notes,
     };
     if args.json { output::print_json(&report.json()) } else { output::print(&report.text(args.impls)) }
+}
+
+/// For `--top-k` with warm calls: a note when the spec places an operand in main memory but all of
+/// them fit in a cache together, the smallest that holds them. Back-to-back calls then find them
+/// there, while the model prices every read from main memory that the spec implies, so trees that
+/// differ in how often they read it run alike and are priced apart (`docs/benchmarking.md`,
+/// "Top-k"). `None` otherwise.
+fn warm_residency_note(spec: &LogicalSpec, target: &Target) -> Option<String> {
+    let memory = spec.operands.iter().find(|o| target.level(o.level).kind == LevelKind::Memory)?;
+    let bytes = spec.operands.iter().map(|o| o.bytes()).fold(0, u64::saturating_add);
+    let cache = target
+        .levels()
+        .iter()
+        .filter(|l| l.kind == LevelKind::Cache && l.capacity >= bytes)
+        .min_by_key(|l| l.capacity)?;
+    let (all, size, cache, memory) =
+        (Bytes(bytes), Bytes(cache.capacity), &cache.name, &target.level(memory.level).name);
+    Some(format!(
+        "the operands ({all} in all) fit in {cache} ({size}): warm calls find them there, while the model \
+         prices the reads from {memory} the spec implies; --caches cold times calls that start from \
+         {memory}, as the model prices them"
+    ))
 }
 
 /// The best kernel for `resolved`'s spec on target `name` (`--versus-target`), searched with the
