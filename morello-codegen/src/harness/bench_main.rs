@@ -48,7 +48,7 @@ pub const SERVE_READY_PREFIX: &str = "ready";
 
 /// Buffers of at least this many bytes get a mapping of their own ([`buffer_places`]): glibc's
 /// default `M_MMAP_THRESHOLD`.
-pub(crate) const OWN_MAPPING_BYTES: usize = 128 << 10;
+const OWN_MAPPING_BYTES: usize = 128 << 10;
 
 /// The page size the placement assumes.
 const PAGE_BYTES: usize = 4096;
