@@ -6,10 +6,10 @@
 Each command (split like a shell would, but run without one) runs W times untimed, then the commands
 take turns N times, so that a change in the machine's load falls on all of them alike. For each it
 prints the median, minimum and maximum wall clock (from just before the process is spawned to its
-exit, as a user would wait for it), the median CPU time (user + system) and the largest maximum resident set size of its runs (as
-`/usr/bin/time -v` reports it). Output goes to /dev/null; a command that
-fails stops the measurement. Used for the warm-search figures of docs/PERFORMANCE.md ("Database");
-wrap it in `flock /tmp/morello-bench.lock` on a shared machine.
+exit, as a user would wait for it), the median CPU time (user + system) and the largest maximum
+resident set size of its runs (as `/usr/bin/time -v` reports it). Output goes to /dev/null; a
+command that fails stops the measurement. Used for the warm-search figures of docs/PERFORMANCE.md
+("Warm answers from a table"); wrap it in `flock /tmp/morello-bench.lock` on a shared machine.
 """
 
 import argparse

@@ -25,8 +25,8 @@ fn cold(c: &mut Criterion) {
     group.finish();
 }
 
-/// The thread-scaling figure of `docs/PERFORMANCE.md`: the cold 64^3 f32 search on x86-avx512
-/// (two processors) with one and with two search threads. About 2 s per search: ten samples each.
+/// How the search scales with its threads: the cold 64^3 f32 search on x86-avx512 (two
+/// processors) with one and with two search threads (`docs/PERFORMANCE.md`, "Search"). About 2 s per search: ten samples each.
 fn threads(c: &mut Criterion) {
     let avx512 = Target::builtin("x86-avx512", 2).expect("built-in target");
     let spec = square_matmul(64, "f32", &avx512);

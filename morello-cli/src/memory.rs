@@ -29,11 +29,11 @@ use crate::spec_args::Resolved;
 pub const DEFAULT_PERCENT: u64 = 50;
 
 /// The share of `--max-memory`, in percent, that the search's estimate of its memo and graph may
-/// reach when what it solves is saved to a table. The estimate is 0.90-0.93 of the resident set
+/// reach when what it solves is saved to a table. The estimate is 0.85-0.95 of the resident set
 /// (the rest is the allocator's slack), and a save copies the memo into a table, clones that to
-/// merge it with the file, and the file keeps a copy of what it last wrote: measured, the resident
-/// set reached 1.2 times the estimate's peak in a search that finished and 2.4 times the budget
-/// in one stopped by it with checkpoints (docs/PERFORMANCE.md, "Memory of the search").
+/// merge it with the file, and the file keeps a copy of what it last wrote: measured on an AMD
+/// Zen 3, the resident set reached 1.2 times the estimate's peak in a search that finished and 2.4
+/// times the budget in one stopped by it with checkpoints (`docs/search.md`, "Memory").
 pub const SEARCH_SHARE_WITH_TABLE: u64 = 35;
 
 /// The share of `--max-memory`, in percent, for the search's estimate without a table to save

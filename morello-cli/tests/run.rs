@@ -57,10 +57,10 @@ fn an_l1_packed_panel_with_its_first_k_chunk_peeled_compiles_and_verifies() {
     if !have_compiler() {
         return;
     }
-    // x86-avx512 with a 48 KiB 12-way L1 and a 2 MiB L2 (an Intel Xeon's), L2's fill as before
-    // model version 18 (8, strided 12; at 7 the rhs rows stream from L2) and a broadcast's `fixed`
-    // as before version 23 (1): 128 x 64 panels of the 256-wide rhs are packed into L1, and the
-    // first 128 of k is a matmul of its own.
+    // x86-avx512 with a 48 KiB 12-way L1 and a 2 MiB L2 (an Intel Xeon's), L2's fill at 8 (strided
+    // 12) instead of 7 (at 7 the rhs rows stream from L2) and a broadcast's `fixed` at 1 instead of
+    // 0: 128 x 64 panels of the 256-wide rhs are packed into L1, and the first 128 of k is a matmul
+    // of its own.
     let (code, file, stderr) = morello(&["kernels", "--target", "x86-avx512", "--as-file"]);
     assert_eq!(code, 0, "{stderr}");
     let file = file

@@ -1,6 +1,6 @@
-//! Measures the baselines side by side on this machine and prints a Markdown table (the
-//! "Baselines" tables of `docs/PERFORMANCE.md`), without any morello kernel; `morello bench` and
-//! `morello bench-suite` time the baselines beside the kernels.
+//! Measures the baselines side by side on this machine and prints a Markdown table, without any
+//! morello kernel (to compare libraries, or check one is installed and agrees with the
+//! reference); `morello bench` and `morello bench-suite` time the baselines beside the kernels.
 //!
 //! ```text
 //! cargo run --release -p morello-measure --example baselines -- [--samples N] [--min-seconds S]

@@ -241,7 +241,7 @@ fn splits_cost_the_whole_row(text: &str, splits: &[&str]) -> (u64, Vec<u64>) {
 
 /// A step of a register block split into 16-wide columns emits the same machine code as the whole
 /// row once the compiler shares the broadcasts (docs/cost-model.md, "Shared loads"), and the
-/// model now prices it so: the same cost, in the registers that keep the broadcasts. The variant
+/// model prices it so: the same cost, in the registers that keep the broadcasts. The variant
 /// computes its spec, and the whole row stays the best (fewer registers at the same cost).
 #[test]
 fn a_step_split_into_columns_costs_what_the_whole_row_does() {
@@ -253,8 +253,8 @@ fn a_step_split_into_columns_costs_what_the_whole_row_does() {
 /// A step of a register block split into rows loads the same `rhs` vectors in every part, and the
 /// compiler, which unrolls code over vector registers, loads them once (docs/cost-model.md,
 /// "Shared loads"): the model prices the split at what the whole row costs, in the registers that
-/// keep the row. (Until model version 19 a 6 x 64 step in rows of 2 was priced 1.47x the whole
-/// row, which runs as fast.) The variants compute their spec, and the whole row stays the best.
+/// keep the row (counted per part, a 6 x 64 step in rows of 2 would cost 1.47x the whole row,
+/// which runs as fast). The variants compute their spec, and the whole row stays the best.
 #[test]
 fn a_step_split_into_rows_costs_what_the_whole_row_does() {
     let text = "MatmulAccum(1x6x1x64, f32 L1 row-major, f32 L2 row-major, f32 VRF row-major v16)";

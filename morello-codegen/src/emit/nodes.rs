@@ -33,10 +33,10 @@ const NAMES_PER_LINE: usize = 8;
 
 /// How many steps of a register block the compiler is asked to unroll (`#pragma GCC unroll`, which
 /// gcc and clang both read): a loop over `k` whose body is one step, a row of the vector side
-/// loaded and the scalar side broadcast into the block's accumulators. Unrolled by 4, as libxsmm's
-/// generated kernels are, a 6 x 64 f32 block streaming unpacked `rhs` rows from L2 ran 9% faster
-/// at 512^3 (gcc 12, `docs/PERFORMANCE.md`, "Unrolled register-block steps"); a block whose panel
-/// is packed in L1 ran as fast either way.
+/// loaded and the scalar side broadcast into the block's accumulators. gcc 12 leaves such a loop
+/// rolled; unrolled by 4, as libxsmm's generated kernels are, a 6 x 64 f32 block streaming
+/// unpacked `rhs` rows from L2 runs 5-10% faster at 512^3 (Intel Xeon, AVX-512), and a block
+/// whose panel is packed in L1 as fast either way (`docs/codegen.md`, "Nodes").
 const REGISTER_STEP_UNROLL: u32 = 4;
 
 fn arithmetic(e: morello_core::expr::ExprError) -> CodegenError {

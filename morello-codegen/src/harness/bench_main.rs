@@ -78,9 +78,11 @@ pub(crate) enum BufferPlace {
 /// Each size is first rounded up to a multiple of [`BUFFER_ALIGNMENT`], as `morello_alloc` does.
 /// No buffer starts in the first bytes of a page, where the harness keeps its pointers to them (8
 /// bytes each: past [`BUFFER_ALIGNMENT`] bytes with over 16 parameters, and the first offset moves
-/// up with them). Placed by `malloc` after the libraries had loaded, a buffer's offset within its
-/// page depended on what they had allocated first; where the output covered the page offsets of
-/// those pointers (which the linker placed), a 16^3 kernel ran 4% slower and an 8^3 one 18%.
+/// up with them). Placed by `malloc` after the libraries have loaded, a buffer's offset within its
+/// page would depend on what they allocated first, and where the output covers the page offsets
+/// of those pointers, the loop's loads of them wait for its stores (4K aliasing): on an AMD Zen 5
+/// a 16^3 kernel runs 4% slower so and an 8^3 one 18% (`docs/benchmarking.md`, "Where the buffers
+/// sit").
 pub(crate) fn buffer_places(bytes: &[usize]) -> (usize, Vec<BufferPlace>) {
     let round = |n: usize, to: usize| n.div_ceil(to).max(1) * to;
     let first = round(8 * bytes.len(), BUFFER_ALIGNMENT);
@@ -231,7 +233,7 @@ static void morello_evict_all(void) {{
 /* The loops that make the timed calls are functions of their own, aligned to 64 bytes, so each
    sits at the same offset from a 64-byte boundary in every program this harness builds, whatever
    code the linker places before it (`main` among it, which grows with the candidates). Where the
-   call loop fell used to change a 16^3 kernel's time by up to a fifth on an AMD Zen 5:
+   call loop falls changes a 16^3 kernel's time by up to a fifth on an AMD Zen 5:
    docs/benchmarking.md, "Where the timing loop sits". */
 
 /* `reps` calls of `function`, back to back. */

@@ -88,14 +88,14 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
             },
             // Vector loads may stream from L2 (prefetched, overlapped with the FMAs) at an L1 line's cost,
             // but L2 refills L1 at about 32 bytes a cycle: a line per two cycles, the time of four
-            // FMAs, on the load side of a register block's step. 7 units rather than 8 since the
-            // emitted C unrolls a block's steps by 4 (model version 18): its streams from L2 then
-            // kept up better than 8 says, and at 7 (strided 11) 9 of 16 shapes ran 1-16% faster, one
-            // (1024x64x1024) 3-4% slower, 6 the same; at 6 (strided 9) 1024^3 ran 13% slower
-            // (`docs/PERFORMANCE.md`, "L2's fill after unrolling").
+            // FMAs, on the load side of a register block's step (8 units). The fill is 7: the emitted
+            // C unrolls a block's steps by 4, and unrolled, a block streaming rows from L2 keeps up
+            // better than 8 says; of 6, 7 and 8, 7 picked the fastest kernels over the matmul shapes
+            // of `docs/PERFORMANCE.md` on an Intel Xeon (AVX-512) (`docs/cost-model.md`, "Register
+            // blocks").
             // `rhs` may be packed into register-block panels here where a view of it would crowd a
-            // set: 1024^3 ran 1.46x and 512^3 1.28x faster on a 512 KiB, 8-way L2
-            // (`docs/PERFORMANCE.md`, "Packing on the built-in targets").
+            // set or read rows on pages of their own: packed, 512^3 and 1024^3 ran 1.2-1.5x faster on
+            // an AMD Zen 3 (512 KiB, 8-way L2).
             LevelDescription {
                 allocates: false,
                 packs: true,
@@ -103,10 +103,9 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
                 fill_cost_per_line: 7,
                 // A strided stream (a column of a wider matrix, each row a run of its own) refills
                 // L1 more slowly: the prefetchers restart at every row and, at a pitch of a page or
-                // more, on a new page. At 12 (against 8), 128x768x3072 packs its `rhs` columns and
-                // ran 1.7x faster on an Intel Xeon (AVX-512), and with AVX2 kernels there 1.5x, 1024^3
-                // 1.37x; no shape tried got slower (`docs/PERFORMANCE.md`, "The strided fill"). 11
-                // against 7 since version 18.
+                // more, on a new page. 4 more than a contiguous line: at that margin the search packs
+                // such columns where that pays (128x768x3072 ran 1.5-1.7x faster packed on an Intel
+                // Xeon, with AVX2 and AVX-512 kernels), and no benchmark shape ran slower.
                 strided_fill_cost_per_line: Some(11),
                 ways: Some(L2_WAYS),
                 ..level("L2", LevelKind::Cache, 1 << 20, &[], 6, &["L1", "VRF"])

@@ -29,8 +29,8 @@ pub struct CostConstants {
     /// chain with fewer waits for each one's previous multiply-add, and its steps take at least
     /// `per_unit` times this many each, less what `fma_window` overlaps
     /// (`crate::kernels::loop_stalls`). x86: 10 (an FMA's latency of 4 cycles at two a cycle is 8,
-    /// and blocks of 8 accumulators ran at 85% of the peak on Zen 5: `docs/PERFORMANCE.md`, "A
-    /// register block priced at the larger of its two sides"). 0 or 1: no bound.
+    /// and on an AMD Zen 5 register blocks of 8 accumulators run at 85% of the FMA peak:
+    /// `docs/cost-model.md`, "Accumulation chains"). 0 or 1: no bound.
     pub fma_chains: u64,
     /// The multiply-adds the core runs ahead over while a chain waits: a chain of fewer (its
     /// accumulators times its steps) overlaps its wait with the chains after it, and waits only

@@ -24,16 +24,16 @@
 //!   columns is left to its parent, which pads once for all of them;
 //! - `n` is not a multiple of the narrowest vector (4 lanes for f32 on x86): columns that are whole
 //!   vectors of some width run at about the speed of the widest, which the model does not see (it
-//!   prices a one-vector-wide block's broadcasts on top of its multiply-adds), so padding 100 to
-//!   112 looked 3% cheaper and ran 14% slower;
+//!   prices a one-vector-wide block's broadcasts on top of its multiply-adds): padding 100 to 112
+//!   looks 3% cheaper and runs 14% slower (Intel Xeon, AVX-512);
 //! - no parallel loop can follow (the spec is serial-only, or the target has one processor): the
 //!   cores read a padded `rhs` that other cores wrote, so its lines move between their caches,
-//!   which the model does not price (100x300x77 on two threads ran 36 us padded at the top against
-//!   27 us unpadded; inside a parallel loop each thread pads its own rows, and 1000x300x77 ran
+//!   which the model does not price (on two threads 100x300x77 runs 36 us padded at the top against
+//!   27 us unpadded; inside a parallel loop each thread pads its own rows, and 1000x300x77 runs
 //!   1.32x faster so);
 //! - the copies touch at most a fifth as many elements as there are multiply-adds
-//!   (`(m + k) n' <= m k n' / 5`): the model does not see a tiny kernel's fixed costs, and padding
-//!   8x8x13 ran 0.63x as fast as its edge code (12x12x13: 1.2x faster).
+//!   (`(m + k) n' <= m k n' / 5`): the model does not see a tiny kernel's fixed costs, and padded,
+//!   8x8x13 runs 0.63x as fast as its edge code (12x12x13: 1.2x faster).
 //!
 //! The body's iteration space is larger, but its padded operands sit at a faster level than the ones
 //! they replace, and every matmul below it (tiles, moves to faster levels) keeps its operands at

@@ -49,8 +49,8 @@ use crate::search::Search;
 /// Tables with another version are refused (a user deletes them or keeps them for the old
 /// binary); the default table's file name carries the version, so upgrading starts a new one.
 ///
-/// There is no version 21: 21 was on main for a while and reverted (`3be866e` to `c4fbbb7`), and tables
-/// written then exist, so 20 was followed by 22.
+/// 21 is never a model version: tables exist that a build with another model wrote as version 21,
+/// so no build may read them as its own.
 pub const MODEL_VERSION: u32 = 23;
 
 /// A hash of the sources of `morello-core` and `morello-search` this build was compiled from
