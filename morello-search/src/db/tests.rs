@@ -656,7 +656,7 @@ fn keys_of_every_kind_are_unchanged() {
     let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
     let mut wrong = Vec::new();
     for (text, expected) in &cases {
-        let got = hex(&format::spec_key(&spec(text)));
+        let got = hex(&spec_key(&spec(text)));
         if got != *expected {
             wrong.push(format!("{text}: {got}"));
         }
