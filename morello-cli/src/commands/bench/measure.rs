@@ -16,7 +16,8 @@ use morello_codegen::{
 use morello_core::dtype::Dtype;
 use morello_core::imp::Impl;
 use morello_core::layout::{Layout, LayoutDim};
-use morello_core::spec::{LogicalSpec, PrimitiveKind};
+use morello_core::operators::{Arithmetic, Operator};
+use morello_core::spec::LogicalSpec;
 use morello_core::target::Target;
 use morello_measure::baselines::{ActivationLayout, ConvPadding, FilterLayout, SoftmaxProblem};
 use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
@@ -197,25 +198,14 @@ pub fn protocol_line(config: &BenchConfig, bound: &[usize]) -> String {
 pub fn spec_work(spec: &LogicalSpec) -> Work {
     let bytes: f64 =
         spec.operands.iter().map(|o| o.shape.volume() as f64 * f64::from(o.dtype.size_bytes())).sum();
-    let flops = match spec.kind {
-        PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } | PrimitiveKind::MatmulBias { .. } => {
-            Some(2.0 * spec.shape.volume() as f64)
-        }
-        _ => None,
-    };
+    let flops = (spec.kind.arithmetic() == Arithmetic::MultiplyAdd).then(|| 2.0 * spec.shape.volume() as f64);
     Work { flops, bytes: Some(bytes) }
 }
 
 /// Whether the spec is memory-bound by shape: a vector-matrix or matrix-vector product (`M = 1` or
 /// `N = 1`), or a move or fill (no arithmetic). Its GB/s is reported beside GFLOP/s.
 pub fn is_memory_bound(spec: &LogicalSpec) -> bool {
-    match spec.kind {
-        PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulBias { .. } => {
-            matches!(spec.shape.dims(), [_, 1, _, _] | [_, _, _, 1])
-        }
-        PrimitiveKind::Conv { .. } => false,
-        _ => true,
-    }
+    spec.kind.memory_bound(&spec.shape)
 }
 
 /// Whether percent of the f32 FMA peak means something for the spec: every operand is f32 and it
@@ -230,35 +220,38 @@ pub fn peak_applies(spec: &LogicalSpec) -> bool {
 /// # Errors
 /// A sentence saying what about the spec the baselines do not do.
 pub fn baseline_problem(spec: &LogicalSpec) -> Result<Problem, String> {
-    match spec.kind {
-        PrimitiveKind::Matmul { accum: false } | PrimitiveKind::MatmulBias { .. } => {
-            matmul_problem(spec).map(Problem::Matmul)
-        }
-        PrimitiveKind::Softmax => {
-            let [rows, cols] = *spec.shape.dims() else { return Err("the softmax is not 2-D".into()) };
-            plain_operands(spec)?;
-            Ok(Problem::Softmax(SoftmaxProblem { rows: size(rows)?, cols: size(cols)? }))
-        }
-        PrimitiveKind::AddBias { .. }
-        | PrimitiveKind::Max { .. }
-        | PrimitiveKind::SoftmaxExp { .. }
-        | PrimitiveKind::SoftmaxScale => {
-            Err("the spec is a part of a larger operator; the baselines compute whole operators".into())
-        }
-        PrimitiveKind::Conv { accum: false, .. } => conv_problem(spec).map(Problem::Conv),
-        PrimitiveKind::Matmul { accum: true } => {
-            Err("the spec is an accumulating matmul (out += lhs * rhs); the baselines overwrite out".into())
-        }
-        PrimitiveKind::Conv { accum: true, .. } => {
-            Err("the spec is an accumulating convolution (out += ...); the baselines overwrite out".into())
-        }
-        PrimitiveKind::Move => {
-            Err("the spec is a move; the baselines compute matmuls, convolutions and softmax".into())
-        }
-        PrimitiveKind::Fill { .. } => {
-            Err("the spec is a fill; the baselines compute matmuls, convolutions and softmax".into())
-        }
+    let kind = spec.kind;
+    if kind.pass_of().is_some() {
+        return Err("the spec is a part of a larger operator; the baselines compute whole operators".into());
     }
+    if kind.accumulates() {
+        return Err(format!("the spec is {}; the baselines overwrite out", kind.description()));
+    }
+    match PROBLEMS.iter().find(|(operator, _)| *operator == kind.operator()) {
+        Some((_, problem)) => problem(spec),
+        None => Err(format!(
+            "the spec is {}; the baselines compute matmuls, convolutions and softmax",
+            kind.description()
+        )),
+    }
+}
+
+/// The problem the baselines compute for a spec of an operator.
+type ProblemOf = fn(&LogicalSpec) -> Result<Problem, String>;
+
+/// The operators the baselines compute, each with the problem of a spec of it.
+const PROBLEMS: [(Operator, ProblemOf); 4] = [
+    (Operator::Matmul, |spec| matmul_problem(spec).map(Problem::Matmul)),
+    (Operator::MatmulBias, |spec| matmul_problem(spec).map(Problem::Matmul)),
+    (Operator::Softmax, softmax_problem),
+    (Operator::Conv, |spec| conv_problem(spec).map(Problem::Conv)),
+];
+
+/// The softmax along rows the baselines compute for a softmax spec, or why they cannot.
+fn softmax_problem(spec: &LogicalSpec) -> Result<Problem, String> {
+    let [rows, cols] = *spec.shape.dims() else { return Err("the softmax is not 2-D".into()) };
+    plain_operands(spec)?;
+    Ok(Problem::Softmax(SoftmaxProblem { rows: size(rows)?, cols: size(cols)? }))
 }
 
 /// Checks that every operand has one element type and is row-major (the layout the baselines'
@@ -289,9 +282,9 @@ fn size(d: u32) -> Result<usize, String> {
 /// # Errors
 /// A sentence saying what about the spec the baselines do not do.
 pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
-    let epilogue = match spec.kind {
-        PrimitiveKind::Matmul { accum: false } => Epilogue::NONE,
-        PrimitiveKind::MatmulBias { activation } => Epilogue { bias: true, activation },
+    let epilogue = match (spec.kind.operator(), spec.kind.activation()) {
+        (Operator::Matmul, _) if !spec.kind.accumulates() => Epilogue::NONE,
+        (Operator::MatmulBias, Some(activation)) => Epilogue { bias: true, activation },
         _ => return baseline_problem(spec).and_then(|_| Err("the spec is not a matmul".to_string())),
     };
     let &[batch, m, k, n] = spec.shape.dims() else {
@@ -317,7 +310,7 @@ pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
 /// # Errors
 /// A sentence saying what about the spec the baselines do not do.
 pub fn conv_problem(spec: &LogicalSpec) -> Result<ConvProblem, String> {
-    let PrimitiveKind::Conv { geometry, .. } = spec.kind else {
+    let Some(geometry) = spec.kind.conv_geometry() else {
         return Err("the spec is not a convolution".into());
     };
     let &[_, k, _, _, _, r, s] = spec.shape.dims() else {
