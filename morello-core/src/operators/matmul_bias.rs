@@ -104,20 +104,22 @@ fn tolerance(kind: PrimitiveKind) -> Tolerance {
     }
 }
 
+/// The operands of each part, as indices of this operator's: the matmul on `lhs`, `rhs` and `out`,
+/// then the epilogue on `bias` and `out` (the stages of the block that splits it).
+pub const EPILOGUE_STAGES: [&[usize]; 2] = [&[0, 1, 3], &[2, 3]];
+
 /// The matmul into the output, then the epilogue on it.
 fn parts(kind: PrimitiveKind, l: &[LevelId], d: &[Dtype], _: &Target) -> Parts {
     let activation = activation(kind).unwrap_or(Activation::Identity);
+    let part = |kind, operands: &[usize]| AbstractSpec {
+        kind,
+        levels: operands.iter().map(|&i| l[i]).collect(),
+        dtypes: operands.iter().map(|&i| d[i]).collect(),
+    };
+    let [matmul, epilogue] = EPILOGUE_STAGES;
     Parts::Also(vec![vec![
-        AbstractSpec {
-            kind: PrimitiveKind::Matmul { accum: false },
-            levels: vec![l[0], l[1], l[3]],
-            dtypes: vec![d[0], d[1], d[3]],
-        },
-        AbstractSpec {
-            kind: PrimitiveKind::AddBias { activation },
-            levels: vec![l[2], l[3]],
-            dtypes: vec![d[2], d[3]],
-        },
+        part(PrimitiveKind::Matmul { accum: false }, matmul),
+        part(PrimitiveKind::AddBias { activation }, epilogue),
     ]])
 }
 

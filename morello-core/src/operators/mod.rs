@@ -30,6 +30,7 @@ pub use conv::{ConvGeometry, ConvGeometryError};
 pub use dims::OperandDim;
 pub use fill::fill_value;
 pub use kind::{Activation, Direction, FillValue, PrimitiveKind, parse_epilogue};
+pub use matmul_bias::EPILOGUE_STAGES;
 
 use crate::dtype::Dtype;
 use crate::interp::values::{Value, convert, mul_add};

@@ -46,7 +46,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::feasible::Feasibility;
 
-pub use epilogue::STAGE_OPERANDS;
 pub use moves::{candidate_layouts, panel_layouts};
 
 /// Which tile sizes the tiling actions try.
