@@ -1,6 +1,9 @@
-//! Declares the kernel catalogue from the kernel files: every `src/kernels/<name>.rs` that holds a
-//! kernel's `DEFINITION` has a module doc whose first paragraph says what the kernel computes (after
-//! `` `Name`: ``) and whose `text` block states, one entry a line (continued on indented lines),
+//! Declares the two catalogues of core from their files: the kernels (`src/kernels/`) and the
+//! operators (`src/operators/`).
+//!
+//! Every `src/kernels/<name>.rs` that holds a kernel's `DEFINITION` has a module doc whose first
+//! paragraph says what the kernel computes (after `` `Name`: ``) and whose `text` block states, one
+//! entry a line (continued on indented lines),
 //!
 //! ```text
 //! ordinal:  14
@@ -15,16 +18,27 @@
 //! is missing) and its cost formula. This script writes `$OUT_DIR/kernel_catalogue.rs`, the
 //! `kernel_catalogue!` macro listing `Kernel = ordinal => module { summary: "..", cost: "..",
 //! fixed: N, per_unit: N, units: "..", isa: [..], },` (the variant is the file name in CamelCase)
-//! in ordinal order, which `src/kernel_kind.rs` includes. The ordinals must be 0, 1, 2,
-//! ... without gaps: they are the order the search tries kernels in and the variant numbers stored
-//! tables refer to, so a new kernel takes the next one. Anything else stops the build with a message
-//! naming the file.
+//! in ordinal order, which `src/kernel_kind.rs` includes.
+//!
+//! Every `src/operators/<name>.rs` that holds an operator's `DEFINITION` has a module doc whose
+//! first paragraph says what the operator computes (after `` `Name`: ``) and whose `text` block
+//! states `ordinal:  N`. This script writes `$OUT_DIR/operator_catalogue.rs`, the
+//! `operator_catalogue!` macro listing `Operator = ordinal => module "file" { summary: "..", },`
+//! in ordinal order (the module a raw identifier where the file name is a keyword: `r#move`),
+//! which `src/operators/mod.rs` includes.
+//!
+//! In both catalogues the ordinals must be 0, 1, 2, ... without gaps: a kernel's is the order the
+//! search tries kernels in and the variant number stored tables refer to, an operator's the
+//! variant number of its kind in stored tables, so a new one takes the next. Anything else stops
+//! the build with a message naming the file.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-const DIR: &str = "src/kernels";
-const DEFINITION: &str = "pub(super) const DEFINITION: KernelDefinition";
+const KERNELS: &str = "src/kernels";
+const KERNEL_DEFINITION: &str = "pub(super) const DEFINITION: KernelDefinition";
+const OPERATORS: &str = "src/operators";
+const OPERATOR_DEFINITION: &str = "pub(super) const DEFINITION: OperatorDefinition";
 
 /// A kernel file's facts for the list.
 struct Kernel {
@@ -38,30 +52,43 @@ struct Kernel {
     isa: Vec<String>,
 }
 
+/// An operator file's facts for the list.
+struct Operator {
+    ordinal: isize,
+    module: String,
+    summary: String,
+}
+
 fn main() {
-    println!("cargo::rerun-if-changed={DIR}");
-    match catalogue() {
-        Ok(text) => {
-            let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-            std::fs::write(Path::new(&out).join("kernel_catalogue.rs"), text)
-                .expect("the build script writes its output");
-        }
-        Err(errors) => {
-            for error in errors {
-                println!("cargo::error={error}");
+    println!("cargo::rerun-if-changed={KERNELS}");
+    println!("cargo::rerun-if-changed={OPERATORS}");
+    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let mut errors = Vec::new();
+    for (file, list) in
+        [("kernel_catalogue.rs", kernel_catalogue()), ("operator_catalogue.rs", operator_catalogue())]
+    {
+        match list {
+            Ok(text) => {
+                std::fs::write(Path::new(&out).join(file), text).expect("the build script writes its output")
             }
-            std::process::exit(1);
+            Err(why) => errors.extend(why),
         }
+    }
+    if !errors.is_empty() {
+        for error in errors {
+            println!("cargo::error={error}");
+        }
+        std::process::exit(1);
     }
 }
 
-/// The `kernel_catalogue!` macro, or what is wrong with the kernel files.
-fn catalogue() -> Result<String, Vec<String>> {
-    let mut errors = Vec::new();
-    let mut kernels: Vec<Kernel> = Vec::new();
-    let entries = std::fs::read_dir(DIR).map_err(|e| vec![format!("cannot read {DIR}: {e}")])?;
+/// The `(module, text)` of every file of `dir` that holds `marker` (a catalogue's definitions:
+/// `mod.rs`, `tests.rs` and shared helpers do not).
+fn definition_files(dir: &str, marker: &str) -> Result<Vec<(String, String)>, Vec<String>> {
+    let mut files = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| vec![format!("cannot read {dir}: {e}")])?;
     for entry in entries {
-        let path = entry.map_err(|e| vec![format!("cannot read {DIR}: {e}")])?.path();
+        let path = entry.map_err(|e| vec![format!("cannot read {dir}: {e}")])?.path();
         let Some(module) =
             path.file_stem().and_then(|s| s.to_str()).filter(|_| path.extension().is_some_and(|e| e == "rs"))
         else {
@@ -69,30 +96,49 @@ fn catalogue() -> Result<String, Vec<String>> {
         };
         let text = std::fs::read_to_string(&path)
             .map_err(|e| vec![format!("cannot read {}: {e}", path.display())])?;
-        if !text.contains(DEFINITION) {
-            continue; // not a kernel (mod.rs, tests.rs, a shared helper)
-        }
-        match kernel(module, &text) {
-            Ok(k) => kernels.push(k),
-            Err(why) => errors.push(format!("{}: {why}", path.display())),
+        if text.contains(marker) {
+            files.push((module.to_string(), text));
         }
     }
-    kernels.sort_by_key(|k| k.ordinal);
-    for pair in kernels.windows(2) {
-        if pair[0].ordinal == pair[1].ordinal {
+    files.sort();
+    Ok(files)
+}
+
+/// What is wrong with the ordinals of `(module, ordinal)`s sorted by ordinal: two alike, or a gap.
+fn ordinal_errors(dir: &str, what: &str, sorted: &[(&str, isize)]) -> Vec<String> {
+    let mut errors = Vec::new();
+    for pair in sorted.windows(2) {
+        if pair[0].1 == pair[1].1 {
             errors.push(format!(
-                "{DIR}/{}.rs and {DIR}/{}.rs both have ordinal {}: each kernel has its own",
-                pair[0].module, pair[1].module, pair[0].ordinal
+                "{dir}/{}.rs and {dir}/{}.rs both have ordinal {}: each {what} has its own",
+                pair[0].0, pair[1].0, pair[0].1
             ));
         }
     }
-    if let Some((expected, k)) =
-        kernels.iter().enumerate().find(|(i, k)| k.ordinal != *i as isize && errors.is_empty())
+    if let Some((expected, (module, ordinal))) =
+        sorted.iter().enumerate().find(|(i, (_, o))| *o != *i as isize && errors.is_empty())
     {
         errors.push(format!(
-            "{DIR}/{}.rs has ordinal {} where {expected} is expected: kernel ordinals are 0, 1, 2, ... without gaps",
-            k.module, k.ordinal
+            "{dir}/{module}.rs has ordinal {ordinal} where {expected} is expected: {what} ordinals are 0, 1, 2, ... without gaps"
         ));
+    }
+    errors
+}
+
+/// The `kernel_catalogue!` macro, or what is wrong with the kernel files.
+fn kernel_catalogue() -> Result<String, Vec<String>> {
+    let mut errors = Vec::new();
+    let mut kernels: Vec<Kernel> = Vec::new();
+    for (module, text) in definition_files(KERNELS, KERNEL_DEFINITION)? {
+        match kernel(&module, &text) {
+            Ok(k) => kernels.push(k),
+            Err(why) => errors.push(format!("{KERNELS}/{module}.rs: {why}")),
+        }
+    }
+    kernels.sort_by_key(|k| k.ordinal);
+    if errors.is_empty() {
+        let sorted: Vec<(&str, isize)> = kernels.iter().map(|k| (k.module.as_str(), k.ordinal)).collect();
+        errors = ordinal_errors(KERNELS, "kernel", &sorted);
     }
     if !errors.is_empty() {
         return Err(errors);
@@ -115,22 +161,82 @@ fn catalogue() -> Result<String, Vec<String>> {
     ))
 }
 
-/// A kernel file's ordinal, facts, summary and cost formula, from its module doc.
-fn kernel(module: &str, text: &str) -> Result<Kernel, String> {
+/// The `operator_catalogue!` macro, or what is wrong with the operator files.
+fn operator_catalogue() -> Result<String, Vec<String>> {
+    let mut errors = Vec::new();
+    let mut operators: Vec<Operator> = Vec::new();
+    for (module, text) in definition_files(OPERATORS, OPERATOR_DEFINITION)? {
+        match operator(&module, &text) {
+            Ok(o) => operators.push(o),
+            Err(why) => errors.push(format!("{OPERATORS}/{module}.rs: {why}")),
+        }
+    }
+    operators.sort_by_key(|o| o.ordinal);
+    if errors.is_empty() {
+        let sorted: Vec<(&str, isize)> = operators.iter().map(|o| (o.module.as_str(), o.ordinal)).collect();
+        errors = ordinal_errors(OPERATORS, "operator", &sorted);
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut list = String::new();
+    for Operator { ordinal, module, summary } in &operators {
+        let ident = if KEYWORDS.contains(&module.as_str()) { format!("r#{module}") } else { module.clone() };
+        let _ = writeln!(
+            list,
+            "            {} = {ordinal} => {ident} {module:?} {{ summary: {summary:?}, }},",
+            camel_case(module),
+        );
+    }
+    Ok(format!(
+        "/// The operator catalogue, `Operator = ordinal => module \"file\" {{ facts }}` in ordinal order (generated by\n\
+         /// `build.rs` from `src/operators/*.rs`): calls `$callback! {{ ... }}` with it.\n\
+         #[macro_export]\n\
+         macro_rules! operator_catalogue {{\n    ($callback:ident) => {{\n        $callback! {{\n{list}        }}\n    }};\n}}\n"
+    ))
+}
+
+/// Rust keywords an operator's file may be named after (its module is then a raw identifier).
+const KEYWORDS: [&str; 8] = ["move", "type", "match", "loop", "box", "ref", "static", "use"];
+
+/// The first paragraph of a module doc after `` `Name`: ``, capitalised, and the doc's lines.
+fn summary_of<'t>(module: &str, text: &'t str, what: &str) -> Result<(String, Vec<&'t str>), String> {
     let doc: Vec<&str> =
         text.lines().map_while(|l| l.strip_prefix("//!")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
     let first: Vec<&str> = doc.iter().take_while(|l| !l.trim().is_empty()).map(|l| l.trim()).collect();
     let name = format!("`{}`: ", camel_case(module));
     let summary = first.join(" ");
     let Some(summary) = summary.strip_prefix(&name).filter(|s| !s.is_empty()) else {
-        return Err(format!("its module doc starts `//! {name}` and says what the kernel computes"));
+        return Err(format!("its module doc starts `//! {name}` and says what the {what} computes"));
     };
-    let entry = |key: &str| -> Option<String> {
-        let start = doc.iter().position(|l| l.starts_with(&format!("{key}:")))?;
-        let mut parts = vec![doc[start][key.len() + 1..].trim()];
-        parts.extend(doc[start + 1..].iter().take_while(|l| l.starts_with(' ')).map(|l| l.trim()));
-        Some(parts.join(" "))
-    };
+    let mut chars = summary.chars();
+    let summary: String = chars.next().map(|c| c.to_ascii_uppercase()).into_iter().chain(chars).collect();
+    Ok((summary, doc))
+}
+
+/// The entry `key:` of a module doc's `text` block, its continuation lines joined.
+fn doc_entry(doc: &[&str], key: &str) -> Option<String> {
+    let start = doc.iter().position(|l| l.starts_with(&format!("{key}:")))?;
+    let mut parts = vec![doc[start][key.len() + 1..].trim()];
+    parts.extend(doc[start + 1..].iter().take_while(|l| l.starts_with(' ')).map(|l| l.trim()));
+    Some(parts.join(" "))
+}
+
+/// An operator file's ordinal and summary, from its module doc.
+fn operator(module: &str, text: &str) -> Result<Operator, String> {
+    let (summary, doc) = summary_of(module, text, "operator")?;
+    let ordinal = doc_entry(&doc, "ordinal").ok_or(
+        "its module doc's `text` block states its kind's variant number in stored tables, `ordinal:  N` \
+         (the next free N for a new operator)",
+    )?;
+    let ordinal = ordinal.parse().map_err(|_| format!("`ordinal:  {ordinal}` is not a number"))?;
+    Ok(Operator { ordinal, module: module.to_string(), summary })
+}
+
+/// A kernel file's ordinal, facts, summary and cost formula, from its module doc.
+fn kernel(module: &str, text: &str) -> Result<Kernel, String> {
+    let (summary, doc) = summary_of(module, text, "kernel")?;
+    let entry = |key: &str| doc_entry(&doc, key);
     let ordinal = entry("ordinal")
         .ok_or("its module doc's `text` block states its place in the catalogue, `ordinal:  N` (the next free N for a new kernel)")?;
     let ordinal = ordinal.parse().map_err(|_| format!("`ordinal:  {ordinal}` is not a number"))?;
@@ -144,8 +250,6 @@ fn kernel(module: &str, text: &str) -> Result<Kernel, String> {
     let isa = entry("isa")
         .map(|line| line.split(',').map(|f| f.trim().to_string()).filter(|f| !f.is_empty()).collect())
         .unwrap_or_default();
-    let mut chars = summary.chars();
-    let summary: String = chars.next().map(|c| c.to_ascii_uppercase()).into_iter().chain(chars).collect();
     Ok(Kernel { ordinal, module: module.to_string(), summary, cost, fixed, per_unit, units, isa })
 }
 

@@ -17,22 +17,23 @@
 //!
 //! 1. `Target::builtin`, `SpecBuilder::parse(..).build(&target)` (morello-core);
 //! 2. `OpenTable::open` and `Search::new(..).memo(..).solve_variants(..)` (morello-search);
-//! 3. `verify_impls`: emit each candidate as C, compile them into one program, run it on seeded
-//!    inputs and check every output against the reference (morello-codegen);
-//! 4. `run_bench`: time the candidates side by side, alternating, on one pinned core
-//!    (morello-measure);
-//! 5. `OpenTable::save`: keep what the search solved for the next run.
+//! 3. `OpenTable::save`: keep what the search solved for the next run;
+//! 4. `measure` (morello-measure, the library behind `morello bench`): emit each candidate as C,
+//!    compile them into one program, run it on seeded inputs and check every output against the
+//!    reference (a wrong kernel is never timed), then time them side by side, alternating, on one
+//!    pinned core;
+//! 5. `Ranking::of` and `first_difference` (morello-measure): how the timings agree with the
+//!    model's order, and where each candidate differs from the model's choice.
 
 #![allow(clippy::print_stdout, reason = "a command-line example prints its report")]
 
 use std::error::Error;
 
-use morello_codegen::{
-    BenchEntry, CompileOptions, Compiler, OpenMp, VerifyOptions, Warnings, host_features, verify_impls,
-};
+use morello_codegen::{Compiler, host_features};
 use morello_core::spec::SpecBuilder;
 use morello_core::target::{IsaFeature, Target};
-use morello_measure::{BenchConfig, BenchRequest, CCandidate, Candidate, PeakProbe, Work, run_bench};
+use morello_measure::ranking::{Ranking, first_difference};
+use morello_measure::{BenchConfig, KernelCandidate, PeakProbe, measure};
 use morello_search::db::{OpenTable, TableLocation};
 use morello_search::{ActionConfig, Search, Solution, VariantCosts};
 use rand::SeedableRng;
@@ -118,72 +119,40 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("model:   {} candidates ranked, {}", ranked.len(), ranked[0].report);
     let candidates = pick(ranked, k, request.explore, request.seed);
 
-    // Emit, build and verify every candidate in one program; a wrong kernel is never timed.
+    // Emit, build and verify every candidate in one program (a wrong kernel is never timed), then
+    // time them side by side.
     let compiler = Compiler::find()?;
-    let imps: Vec<_> = candidates.iter().map(|c| &c.imp).collect();
-    let verified = verify_impls(&imps, &target, &compiler, &VerifyOptions::default())?;
-    if let Some((i, mismatch)) =
-        verified.iter().enumerate().find_map(|(i, v)| v.verification.mismatch.as_ref().map(|m| (i, m)))
-    {
-        return Err(format!("candidate {i} failed verification: {mismatch}").into());
-    }
-
-    // Time them side by side.
-    let mut features: Vec<IsaFeature> = verified.iter().flat_map(|v| v.kernel.features.clone()).collect();
-    features.sort();
-    features.dedup();
-    let openmp = if verified.iter().any(|v| v.kernel.openmp == OpenMp::Enabled) && compiler.openmp().is_ok() {
-        OpenMp::Enabled
-    } else {
-        OpenMp::Disabled
-    };
-    let labels: Vec<String> = (0..verified.len())
+    let labels: Vec<String> = (0..candidates.len())
         .map(|i| if i < k { format!("model{i}") } else { format!("explore{}", i - k) })
         .collect();
-    let bench = BenchRequest {
-        signature: verified[0].kernel.signature.clone(),
-        kernel_source: verified.iter().map(|v| v.kernel.source.as_str()).collect::<Vec<_>>().join("\n"),
-        options: CompileOptions { features, openmp, warnings: Warnings::Report },
-        candidates: labels
-            .iter()
-            .zip(&verified)
-            .map(|(label, v)| {
-                Candidate::C(CCandidate {
-                    entry: BenchEntry::new(label.clone(), v.kernel.signature.name.clone()),
-                    unit: None,
-                    link_args: Vec::new(),
-                })
-            })
-            .collect(),
-        work: Work::default(),
-    };
+    let kernels: Vec<KernelCandidate<'_>> = labels
+        .iter()
+        .zip(&candidates)
+        .map(|(label, candidate)| KernelCandidate { label: label.clone(), imp: &candidate.imp })
+        .collect();
     let config = BenchConfig {
         samples: request.samples,
         min_sample_seconds: 0.01,
         peak: PeakProbe::Skip,
         ..BenchConfig::default()
     };
-    let report = run_bench(&compiler, bench, &config)?;
+    let report = measure(&compiler, &target, &spec, &kernels, &[], &config)?.report;
 
     println!(
         "\n{:<11} {:>10} {:>14}  where it differs from the model's choice",
         "candidate", "model cost", "median (ns)"
     );
-    let nodes = |imp: &morello_core::imp::Impl| {
-        let mut nodes = Vec::new();
-        imp.visit(&mut |node| nodes.push(node.describe(&target)));
-        nodes
-    };
-    let chosen = nodes(&candidates[0].imp);
+    let mut timed = Vec::new();
     let mut measured_best: Option<(usize, f64)> = None;
     for (i, (label, candidate)) in labels.iter().zip(&candidates).enumerate() {
         let result = report.result(label).ok_or_else(|| format!("no result for {label}"))?;
+        timed.push((candidate.cost, result));
         let median = result.stats.median;
         if measured_best.is_none_or(|(_, best)| median < best) {
             measured_best = Some((i, median));
         }
-        let own = nodes(&candidate.imp);
-        let differs = own.iter().zip(&chosen).position(|(a, b)| a != b).map_or("-", |at| own[at].as_str());
+        let differs =
+            first_difference(&candidates[0].imp, &candidate.imp, &target).unwrap_or_else(|| "-".into());
         println!("{label:<11} {:>10} {:>14.1}  {differs}", candidate.cost, median * 1e9);
     }
     let (best, median) = measured_best.ok_or("no candidate was timed")?;
@@ -195,5 +164,10 @@ fn main() -> Result<(), Box<dyn Error>> {
         median * 1e9,
         model / median
     );
+    let ranking = Ranking::of(&timed, config.seed);
+    match ranking.spearman {
+        Some(rho) => println!("Spearman rank correlation of model cost and time: {rho:.2}"),
+        None => println!("Spearman rank correlation of model cost and time: undefined"),
+    }
     Ok(())
 }

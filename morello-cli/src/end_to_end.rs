@@ -1,6 +1,6 @@
 //! End-to-end tests: search, emit C, compile with gcc (and clang when installed, warnings denied),
-//! run on seeded inputs and verify against the reference, for matmuls of many shapes and dtypes,
-//! moves, fills, a parallel loop and the AVX-512 BF16 dot product.
+//! run on seeded inputs and verify against the reference, for every operator's example, matmuls of
+//! many shapes and dtypes, moves, fills, a parallel loop and the AVX-512 BF16 dot product.
 //!
 //! All kernels of one suite go into one program per compiler (one compile).
 
@@ -10,7 +10,8 @@ use morello_codegen::test_support::gcc_and_clang;
 use morello_codegen::{CodegenError, VerifyOptions, Warnings, verify_impls};
 use morello_core::imp::{Boundary, Impl, Parallelism};
 use morello_core::kernels::KernelKind;
-use morello_core::spec::CanonicalSpec;
+use morello_core::operators::Operator;
+use morello_core::spec::{CanonicalSpec, LogicalSpec};
 use morello_core::target::Target;
 use morello_search::{Memo, Search};
 
@@ -128,6 +129,25 @@ fn epilogues_and_softmax() {
         "softmax 4x64",
     ];
     check_avx2(&words.map(|w| (w, "f32")));
+}
+
+/// Every operator's example (its definition's, operands in main memory): an operator the search
+/// cannot implement (no kernel, no action that splits it into operators with kernels) or whose
+/// kernels compute something else than its semantics fails here.
+#[test]
+fn every_operators_example() {
+    let target = spec("zero 1", "f32", "x86-avx2").0;
+    let memory = target.levels()[0].name.clone();
+    let specs: Vec<CanonicalSpec> = Operator::ALL
+        .into_iter()
+        .map(|op| {
+            let text = op.definition().example(&memory);
+            LogicalSpec::parse(&text, &target)
+                .and_then(|s| Ok(s.canonicalize(&target)?))
+                .unwrap_or_else(|e| panic!("{op}'s example {text}: {e}"))
+        })
+        .collect();
+    check(&target, &specs, Vec::new());
 }
 
 #[test]

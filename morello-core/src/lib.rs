@@ -6,7 +6,8 @@
 //! - [`expr`]: integer index expressions with a range-driven simplifier;
 //! - [`shape`], [`layout`]: shapes and the layout algebra (`PhysDim::{Dynamic, Packed, OddEven}`);
 //! - [`dtype`], [`target`]: element types, and targets as data (levels, kernels, cost constants);
-//! - [`spec`]: what to compute (primitives, operands, canonical forms, text);
+//! - [`operators`]: the operator catalogue, what specs compute (one file per operator);
+//! - [`spec`]: what to compute on which operands (canonical forms, text), built on the operators;
 //! - [`kernels`]: the kernel catalogue; [`cost`]: the cost model;
 //! - [`imp`]: implementation trees; [`interp`]: the reference interpreter;
 //! - [`text`]: the one text cursor and span every parser in the workspace reads with.
@@ -27,6 +28,7 @@ pub mod isa;
 mod kernel_kind;
 pub mod kernels;
 pub mod layout;
+pub mod operators;
 pub mod shape;
 pub mod spec;
 pub mod target;

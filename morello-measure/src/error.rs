@@ -1,8 +1,9 @@
 //! `MeasureError`: what can go wrong while timing candidates, beyond building and running them.
 //!
 //! Compiling a program and running it are code generation's part and keep their
-//! [`CodegenError`]; this type adds what only measurement can get wrong: a bad request, a
-//! benchmark program that stops answering the protocol, or a pipe that fails.
+//! [`CodegenError`]; this type adds what only measurement can get wrong: a bad request, a kernel
+//! that does not verify, a benchmark program that stops answering the protocol, or a pipe that
+//! fails.
 
 use std::path::PathBuf;
 
@@ -30,6 +31,16 @@ pub enum MeasureError {
         program: PathBuf,
         /// What was wrong, with the offending line.
         detail: String,
+    },
+
+    /// A kernel computed something other than its spec, so nothing was timed (a bug in the
+    /// search, the emitter or a kernel: a wrong kernel is never timed).
+    #[error("{label} failed verification, so it is not timed: {mismatch}")]
+    Unverified {
+        /// The kernel's label.
+        label: String,
+        /// Its first wrong element.
+        mismatch: String,
     },
 
     /// Talking to a benchmark program failed (the machine's fault).

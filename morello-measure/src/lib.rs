@@ -5,9 +5,15 @@
 //!
 //! - [`bench`](mod@bench): the side-by-side protocol (kernel and baselines in one run, same
 //!   inputs, alternating, pinned) behind [`run_bench`], with [`stats`] for medians and spreads;
+//! - [`compare`]: morello's kernels for one spec verified and timed beside each other and the
+//!   baselines that compute the same thing ([`measure`]), what the spec's
+//!   figures mean, and the other kernels `morello bench` times beside the best; the callers
+//!   search for the implementations (this crate never depends on the search);
+//! - [`ranking`]: the model's ranked candidates chosen for timing and their timings' agreement
+//!   with the ranking;
 //! - [`baselines`](mod@baselines): OpenBLAS, BLIS, libxsmm, MKL, oneDNN, XNNPACK, naive loops and a Rust
 //!   GEMM with the kernel's call shape, each checked against a reference before it is timed
-//!   ([`baselines()`]);
+//!   ([`baselines()`]), and the problem a spec is for them ([`baseline_problem`]);
 //! - [`peak`]: the FMA-throughput probe for the machine's single-core peak ([`measure_peak`]);
 //! - [`correlation`]: Spearman's rank correlation, to compare a cost model's ranking with timings;
 //! - [`calibrate`](mod@calibrate): measure a target's kernels and memory levels on this machine
@@ -45,19 +51,22 @@
 pub mod baselines;
 pub mod bench;
 pub mod calibrate;
+pub mod compare;
 pub mod correlation;
 mod error;
 pub mod peak;
+pub mod ranking;
 pub mod stats;
 
 pub use baselines::{
     BaselineKind, BaselineOptions, BaselineSet, ConvProblem, Epilogue, MatmulProblem, Problem,
-    SkippedBaseline, SoftmaxProblem, baselines,
+    SkippedBaseline, SoftmaxProblem, baseline_problem, baselines,
 };
 pub use bench::{
     BenchConfig, BenchReport, BenchRequest, CCandidate, Caches, Candidate, CandidateResult, PeakProbe,
     Pinning, RustCandidate, RustKernel, Work, run_bench,
 };
+pub use compare::{KernelCandidate, Measurement, Skipped, measure};
 pub use error::MeasureError;
 pub use peak::{PeakConfig, PeakReport, measure_peak};
 pub use stats::SampleStats;

@@ -27,7 +27,7 @@ pub(crate) struct Edge {
     own: Own,
     action: u16,
     /// [`Linear::credit`], which fits beside `action`: the only credit, a loop's shared
-    /// loads, is at most [`morello_core::kernels::MAX_CREDIT`].
+    /// loads, is at most [`morello_core::cost::register_block::MAX_CREDIT`].
     credit: u32,
 }
 

@@ -3,7 +3,9 @@
 //! The abstract state of a spec is its kind and, per operand, its level and dtype (shapes and
 //! layouts forgotten). From a state, tiling keeps the state; a move changes one operand's level
 //! (with a copy-in and copy-out that must themselves be feasible); zero-then-accumulate switches
-//! to the accumulating kind and needs a feasible zero fill; a kernel ends the path when its
+//! to the accumulating kind and needs a feasible zero fill; an operator's own rewrites give its
+//! parts (`PrimitiveKind::parts`: softmax's passes, a matmul and its epilogue, the matmul a
+//! convolution is), which must all be feasible; a kernel ends the path when its
 //! [`KernelKind::could_apply`] holds. A spec whose state has no path to a kernel has no
 //! implementation, so the search never generates one: this cannot lose an optimum. Operands in
 //! vector registers never move again, so a spec with some is also checked against the shapes and
@@ -13,6 +15,7 @@
 
 use dashmap::DashMap;
 use morello_core::dtype::Dtype;
+use morello_core::operators::{KernelReach, Parts};
 use morello_core::spec::{CanonicalSpec, PrimitiveKind};
 use morello_core::target::{LevelId, LevelKind, Target};
 use rustc_hash::FxBuildHasher;
@@ -55,11 +58,12 @@ impl<'t> Feasibility<'t> {
         });
         let in_vectors =
             spec.operands.iter().any(|o| self.target.level(o.level).kind == LevelKind::VectorRegisters);
-        // A convolution reaches its kernels as a matmul: the kernels' tiling rules apply there.
-        let conv = matches!(spec.kind, PrimitiveKind::Conv { .. } | PrimitiveKind::MatmulBias { .. });
+        // An operator that reaches kernels only through its parts (a convolution as a matmul) has
+        // the kernels' tiling rules checked there.
+        let through_parts = spec.kind.kernel_reach() == KernelReach::Parts;
         levels_ok
             && (!in_vectors
-                || conv
+                || through_parts
                 || self.target.kernels().iter().any(|k| k.could_apply_after_tiling(spec, self.target)))
     }
 
@@ -83,45 +87,21 @@ impl<'t> Feasibility<'t> {
         if target.kernels().iter().any(|k| k.could_apply(s.kind, &kinds, &s.dtypes, target)) {
             return true;
         }
-        if s.kind == PrimitiveKind::Softmax {
-            // Its passes, with the temporaries wherever they can be (their own moves aside).
-            let (x, y) = (s.levels[0], s.levels[1]);
-            let f = s.dtypes[0];
-            for t in target
-                .level_ids()
-                .filter(|&l| target.level(l).allocates && target.level(l).kind != LevelKind::VectorRegisters)
-            {
-                if self.levels(PrimitiveKind::Max { accum: false }, &[x, t], &[f, f])
-                    && self.levels(PrimitiveKind::SoftmaxExp { accum: false }, &[x, t, y, t], &[f; 4])
-                    && self.levels(PrimitiveKind::SoftmaxScale, &[t, y], &[f, f])
-                {
-                    return true;
-                }
-            }
+        // The operator's own rewrites: any alternative whose parts are all feasible.
+        let parts = s.kind.parts(&s.levels, &s.dtypes, target);
+        let (Parts::Also(alternatives) | Parts::Only(alternatives)) = &parts else { return self.usual(s) };
+        if alternatives.iter().any(|all| all.iter().all(|p| self.levels(p.kind, &p.levels, &p.dtypes))) {
+            return true;
         }
-        if let PrimitiveKind::MatmulBias { activation } = s.kind {
-            let l = &s.levels;
-            let d = &s.dtypes;
-            if self.levels(PrimitiveKind::Matmul { accum: false }, &[l[0], l[1], l[3]], &[d[0], d[1], d[3]])
-                && self.levels(PrimitiveKind::AddBias { activation }, &[l[2], l[3]], &[d[2], d[3]])
-            {
-                return true;
-            }
+        if matches!(parts, Parts::Only(_)) {
+            return false;
         }
-        if let PrimitiveKind::Conv { accum, geometry } = s.kind {
-            // Padded: split into unpadded regions at the same levels. Unpadded: a matmul at them.
-            let next = if geometry.is_padded() {
-                PrimitiveKind::Conv { accum, geometry: geometry.unpadded() }
-            } else {
-                PrimitiveKind::Matmul { accum }
-            };
-            if self.levels(next, &s.levels, &s.dtypes) {
-                return true;
-            }
-            if geometry.is_padded() {
-                return false;
-            }
-        }
+        self.usual(s)
+    }
+
+    /// Whether zero-then-accumulate or a move reaches a kernel from `s`.
+    fn usual(&self, s: &State) -> bool {
+        let target = self.target;
         if let Some(accum) = s.kind.as_accum() {
             let out = s.levels.len() - 1;
             if self.levels(accum, &s.levels, &s.dtypes)
@@ -143,7 +123,7 @@ impl<'t> Feasibility<'t> {
                 if target.level(dest).kind == LevelKind::Cache && body() {
                     return true;
                 }
-                let allowed = s.kind != PrimitiveKind::Move || dest > s.levels[1 - i];
+                let allowed = s.kind.moved_operand_shrinks(&s.levels, i, dest);
                 let d = s.dtypes[i];
                 let copy_in =
                     || !directions[i].reads() || self.levels(PrimitiveKind::Move, &[level, dest], &[d, d]);

@@ -12,9 +12,11 @@
 //! F_U(S) = the entries of S's implementations whose peaks fit U, of which one entry survives
 //!          for each (cost, peaks on R(S)) that no other beats on cost and on R(S)
 //! R(S)   = { L : the level of some operand of S can be reached from L by moves }
-//!                                  (matmuls, with or without an epilogue, and convolutions:
-//!                                  their sub-specs keep every operand)
-//!        = every level             (moves, fills and other kinds: epilogues, softmax and its passes)
+//!                                  (operators whose definition says `FrontierLevels::
+//!                                  ReachingOperands`: matmuls, with or without an epilogue, and
+//!                                  convolutions, whose sub-specs keep every operand)
+//!        = every level             (`FrontierLevels::All`: moves, fills, epilogues, softmax and its
+//!                                  passes)
 //! ```
 //!
 //! Why this loses no optimum under `U` (by induction from the kernels up): take an
@@ -47,7 +49,8 @@
 //! under tighter limits into a memo of its own). Fact 1 and fact 2 are checked on every edge the
 //! search explores in debug builds, so a new action or kind that breaks them fails the tests.
 
-use morello_core::spec::{CanonicalSpec, PrimitiveKind};
+use morello_core::operators::FrontierLevels;
+use morello_core::spec::CanonicalSpec;
 use morello_core::target::{LevelId, MAX_LEVELS, MemVec, Target};
 
 use crate::peaks::{PeakCodec, Peaks};
@@ -96,17 +99,9 @@ impl Projection {
 
     /// The levels `spec`'s frontier keeps apart, as a bit per level id.
     pub fn levels(&self, spec: &CanonicalSpec) -> u8 {
-        match spec.kind {
-            PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } | PrimitiveKind::MatmulBias { .. } => {
-                self.operand_levels(spec.operands.iter().map(|o| o.level))
-            }
-            PrimitiveKind::Move
-            | PrimitiveKind::Fill { .. }
-            | PrimitiveKind::AddBias { .. }
-            | PrimitiveKind::Softmax
-            | PrimitiveKind::Max { .. }
-            | PrimitiveKind::SoftmaxExp { .. }
-            | PrimitiveKind::SoftmaxScale => u8::MAX,
+        match spec.kind.frontier_levels() {
+            FrontierLevels::ReachingOperands => self.operand_levels(spec.operands.iter().map(|o| o.level)),
+            FrontierLevels::All => u8::MAX,
         }
     }
 

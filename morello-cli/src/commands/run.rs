@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use morello_codegen::compiler::BuildDir;
 use morello_codegen::{CodegenError, Compiler, OpenMp, VerifyOptions, Warnings, verify_impl};
+use morello_measure::compare::serial_note;
 use serde_json::json;
 
 use crate::commands::search::{SearchOptions, Session};
@@ -124,16 +125,6 @@ pub fn run(args: &Args) -> Result<()> {
         None => Ok(()),
         Some(mismatch) => Err(anyhow::anyhow!("verification failed: {mismatch}")),
     }
-}
-
-/// Why a kernel's parallel loops run on one thread with `compiler`, if they do: one line that
-/// says how to get them back.
-pub fn serial_note(compiler: &Compiler) -> Option<String> {
-    let missing = compiler.openmp().err()?;
-    Some(format!(
-        "{missing}: the kernel's parallel loops run on one thread (install the compiler's OpenMP runtime, \
-         libomp-dev for clang, or use gcc)"
-    ))
 }
 
 /// A number in few digits: `0`, or three significant digits in scientific notation.

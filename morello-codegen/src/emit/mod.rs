@@ -44,7 +44,7 @@ use std::collections::BTreeSet;
 use morello_core::dtype::Dtype;
 use morello_core::expr::{IndexExpr, RangeEnv};
 use morello_core::imp::Impl;
-use morello_core::spec::{Direction, LogicalSpec, PrimitiveKind};
+use morello_core::spec::{Direction, LogicalSpec};
 use morello_core::target::{LevelKind, Target};
 
 use crate::compiler::OpenMp;
@@ -201,24 +201,13 @@ fn translation_unit(comment: String, needs_math: bool, helpers: &BTreeSet<Helper
     source
 }
 
-/// The kernel's signature for a spec: one parameter per operand, named by role, sized by the
-/// operand's buffer, `Input` / `Output` / `InOut` by its direction.
+/// The kernel's signature for a spec: one parameter per operand, named as its operator names it
+/// (`lhs`, `rhs`, `out`), sized by the operand's buffer, `Input` / `Output` / `InOut` by its direction.
 ///
 /// # Errors
 /// [`CodegenError::InvalidSignature`] if a buffer is too large for this machine.
 pub fn kernel_signature(spec: &LogicalSpec, name: &str) -> Result<KernelSignature, CodegenError> {
-    let names: &[&str] = match spec.kind {
-        PrimitiveKind::Matmul { .. } => &["lhs", "rhs", "out"],
-        PrimitiveKind::MatmulBias { .. } => &["lhs", "rhs", "bias", "out"],
-        PrimitiveKind::AddBias { .. } => &["bias", "out"],
-        PrimitiveKind::Softmax => &["x", "y"],
-        PrimitiveKind::Max { .. } => &["x", "out"],
-        PrimitiveKind::SoftmaxExp { .. } => &["x", "max", "y", "sum"],
-        PrimitiveKind::SoftmaxScale => &["sum", "y"],
-        PrimitiveKind::Conv { .. } => &["image", "filters", "out"],
-        PrimitiveKind::Move => &["src", "dst"],
-        PrimitiveKind::Fill { .. } => &["out"],
-    };
+    let names = spec.kind.operand_names();
     let params = spec
         .operands
         .iter()
@@ -234,7 +223,7 @@ pub fn kernel_signature(spec: &LogicalSpec, name: &str) -> Result<KernelSignatur
                 Direction::Out => ParamRole::Output,
                 Direction::InOut => ParamRole::InOut,
             };
-            Ok(KernelParam::new(*name, c_type(operand.dtype), elements, role))
+            Ok(KernelParam::new(name, c_type(operand.dtype), elements, role))
         })
         .collect::<Result<Vec<_>, CodegenError>>()?;
     Ok(KernelSignature::new(name, params))

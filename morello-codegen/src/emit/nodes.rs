@@ -17,9 +17,10 @@
 //! Operand views move with the iteration origin exactly as in the reference interpreter: an
 //! operand dim `i` (or a sliding `i + j`) starts at `origin_i (+ origin_j)`.
 
+use morello_core::cost::register_block::is_register_block;
 use morello_core::expr::{IndexExpr, Interval, Var};
 use morello_core::imp::{AllocKind, Boundary, Impl, Node, Parallelism};
-use morello_core::kernels::{KernelKind, is_register_block};
+use morello_core::kernels::KernelKind;
 use morello_core::spec::{PrimitiveKind, TensorSpec, matmul_axes};
 use morello_core::target::LevelKind;
 

@@ -30,7 +30,8 @@ use std::fmt;
 use morello_core::dtype::Dtype;
 use morello_core::imp::Impl;
 use morello_core::interp::Value;
-use morello_core::spec::LogicalSpec;
+use morello_core::operators::Tolerance;
+use morello_core::spec::{Activation, LogicalSpec};
 use morello_core::target::Target;
 use serde::Serialize;
 
@@ -240,27 +241,26 @@ pub fn check_outputs(
     Ok(verification)
 }
 
-/// The tolerance of one float element: for softmax and its passes, a relative bound per element
-/// (see `reference::softmax_factors`); `2 (n + 1) u M` for reductions (`scale` is `2 (n + 1) u`);
-/// for an epilogue `act(s + bias)`, the error of its argument (`2 (n + 2) u M` with `M` including
-/// `|bias|`) times the activation's slope bound, plus for gelu `16 u |want|` and `2^-120` (the
-/// polynomial exp and the divide; an underflowing tail).
+/// The tolerance of one float element, as the spec's operator says ([`Tolerance`]): relative bounds
+/// per element for softmax and its passes (`magnitude` is the bound, from the operator's file);
+/// `2 (n + 1) u M` for sums (`scale` is `2 (n + 1) u`); for an epilogue `act(s + bias)`, the error
+/// of its argument (`2 (n + 2) u M` with `M` including `|bias|`) times the activation's slope
+/// bound, plus for gelu `16 u |want|` and `2^-120` (the polynomial exp and the divide; an
+/// underflowing tail).
 fn tolerance(spec: &LogicalSpec, scale: f64, magnitude: f64, want: f64) -> f64 {
-    if reference::is_softmax_family(spec.kind) {
-        // `magnitude` is the element's relative bound (`reference::softmax_factors`); results
-        // below 2^-120 (an exp that underflows) may be off by that much.
-        return magnitude * want.abs() + 2f64.powi(-120);
+    match spec.kind.tolerance() {
+        // Results below 2^-120 (an exp that underflows) may be off by that much.
+        Tolerance::Relative(_) => magnitude * want.abs() + 2f64.powi(-120),
+        Tolerance::Epilogue { activation, .. } => {
+            let u = unit_roundoff(spec.output().dtype);
+            let n = reduction_length(spec) as f64;
+            let argument = 2.0 * (n + 2.0) * u * magnitude;
+            let gelu =
+                if activation == Activation::Gelu { 16.0 * u * want.abs() + 2f64.powi(-120) } else { 0.0 };
+            activation.slope_bound() * argument + gelu
+        }
+        Tolerance::Sum | Tolerance::Exact => scale * magnitude,
     }
-    let Some(activation) = spec.kind.activation() else { return scale * magnitude };
-    let u = unit_roundoff(spec.output().dtype);
-    let n = reduction_length(spec) as f64;
-    let argument = 2.0 * (n + 2.0) * u * magnitude;
-    let gelu = if activation == morello_core::spec::Activation::Gelu {
-        16.0 * u * want.abs() + 2f64.powi(-120)
-    } else {
-        0.0
-    };
-    activation.slope_bound() * argument + gelu
 }
 
 /// The most memory verifying a kernel with this signature takes at once, in bytes (an estimate

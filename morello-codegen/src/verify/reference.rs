@@ -1,10 +1,12 @@
 //! The reference results an emitted kernel is compared with, and the magnitudes its tolerance
 //! scales with.
 //!
-//! Two references compute the same thing:
+//! The references compute the same thing:
 //!
-//! - the reference interpreter ([`Interpreter::execute_spec`]) for every spec up to
-//!   [`INTERPRETER_LIMIT`] multiply-adds (or elements, for moves and fills);
+//! - the reference interpreter ([`Interpreter::execute_spec`], which runs the operator's semantics
+//!   from its file in `morello_core::operators`) for every spec up to [`INTERPRETER_LIMIT`]
+//!   multiply-adds (or elements, for moves and fills), and above it for operators without a
+//!   fast reference ([`FAST_REFERENCES`]);
 //! - for larger matmuls, [`fast_matmul`]: the operands gathered into row-major arrays through
 //!   their layouts' indexers, then a plain triple loop in f64 (floats) or wrapping i64
 //!   (integers), split by rows over the available cores. It is checked against the interpreter
@@ -12,11 +14,16 @@
 //! - for larger convolutions, [`fast_conv`]: the same with the image gathered as NHWC and the
 //!   filters as FHWC, each output a dot product over channels of the taps inside the image.
 //!
-//! For float outputs the magnitude `M = |initial out| + Σ |a·b|` of each element comes from the
-//! same computation on absolute values.
+//! What an element may differ by is the operator's [`Tolerance`]: for sums and epilogues, the
+//! magnitude `M = |initial out| + Σ |a·b|` of each float element comes from the same computation on
+//! absolute values; for softmax and its passes, the operator gives each row's relative bound.
 
+use morello_core::dtype::Dtype;
 use morello_core::interp::{Buffer as InterpBuffer, Interpreter, Value, wrap};
-use morello_core::spec::{Activation, LogicalSpec, PrimitiveKind};
+use morello_core::layout::LayoutIndexer;
+use morello_core::operators::{Operands, Operator, RelativeBounds, Tolerance};
+use morello_core::shape::Shape;
+use morello_core::spec::LogicalSpec;
 use morello_core::target::Target;
 
 use crate::error::CodegenError;
@@ -82,29 +89,43 @@ fn absolute(values: &[Value]) -> Vec<Value> {
         .collect()
 }
 
-/// Computes the reference for `spec` from its operands' initial contents (by buffer offset).
+/// A reference faster than the interpreter for large specs of one operator.
+type FastReference = fn(&LogicalSpec, &[Vec<Value>]) -> Result<Reference, CodegenError>;
+
+/// The operators with a fast reference above [`INTERPRETER_LIMIT`] points, and that reference.
+const FAST_REFERENCES: [(Operator, FastReference); 3] =
+    [(Operator::Matmul, fast_matmul), (Operator::MatmulBias, fast_matmul), (Operator::Conv, fast_conv)];
+
+/// Computes the reference for `spec` from its operands' initial contents (by buffer offset), with
+/// each element's magnitude or relative bound as its operator's tolerance says.
 pub(crate) fn reference(
     spec: &LogicalSpec,
     target: &Target,
     initial: &[Vec<Value>],
 ) -> Result<Reference, CodegenError> {
-    let matmul = matches!(spec.kind, PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulBias { .. });
-    if matmul && spec.shape.volume() > INTERPRETER_LIMIT {
-        return fast_matmul(spec, initial);
-    }
-    if matches!(spec.kind, PrimitiveKind::Conv { .. }) && spec.shape.volume() > INTERPRETER_LIMIT {
-        return fast_conv(spec, initial);
+    if spec.shape.volume() > INTERPRETER_LIMIT {
+        let operator = spec.kind.operator();
+        if let Some((_, fast)) = FAST_REFERENCES.iter().find(|(o, _)| *o == operator) {
+            return fast(spec, initial);
+        }
     }
     let values = interpret(spec, target, initial)?;
-    if let Some(factors) = softmax_factors(spec, initial) {
-        return Ok(Reference { values, magnitudes: factors, method: ReferenceMethod::Interpreter });
+    let tolerance = spec.kind.tolerance();
+    if let Tolerance::Relative(bounds) = tolerance {
+        if let Some(factors) = relative_bounds(spec, initial, bounds) {
+            return Ok(Reference { values, magnitudes: factors, method: ReferenceMethod::Interpreter });
+        }
     }
     let reduces = !spec.kind.reduction_dims().is_empty();
     let epilogue = spec.kind.activation().is_some();
     let magnitudes = if (reduces || epilogue) && spec.output().dtype.is_float() {
         let abs: Vec<Vec<Value>> = initial.iter().map(|v| absolute(v)).collect();
         // The magnitude of an epilogue's argument: the same sum without the activation.
-        let plain = LogicalSpec { kind: without_activation(spec.kind), ..spec.clone() };
+        let kind = match tolerance {
+            Tolerance::Epilogue { argument, .. } => argument,
+            _ => spec.kind,
+        };
+        let plain = LogicalSpec { kind, ..spec.clone() };
         let m = interpret(&plain, target, &abs)?;
         m.into_iter()
             .enumerate()
@@ -133,78 +154,55 @@ fn interpret(
     Ok(buffers.into_iter().map(|b| b.values).collect())
 }
 
-/// The relative error bound of the polynomial exp (`e^x` within `8 u` of the exact value on
-/// `[-87, 88]`; see the helper in `emit/helpers.rs`).
-pub(crate) const EXP_RELATIVE_ERROR: f64 = 8.0 / 16_777_216.0;
+/// The initial values of a spec's operands, by buffer offset, read by logical point.
+struct Initial<'a> {
+    spec: &'a LogicalSpec,
+    values: &'a [Vec<Value>],
+    indexers: Vec<LayoutIndexer>,
+}
 
-/// For the softmax family, each written element's relative tolerance (its `magnitudes`): with
-/// `u = 2^-24`, `e` the exp bound, `n` the row length and `D` the row's largest `|x - max|`:
-///
-/// ```text
-/// Softmax        y:    2 (e + D u) + (n + 3) u    (exp of a rounded difference, the sum, 1 / sum)
-/// SoftmaxExp     y:    e                          (the reference takes exp of the same difference)
-///                sum:  e + (n + 1) u
-/// SoftmaxScale   y:    3 u                        (times a rounded reciprocal)
-/// Max            out:  0                          (exact)
-/// ```
-fn softmax_factors(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Option<Vec<Option<Vec<f64>>>> {
-    let u = 1.0 / 16_777_216.0;
-    let e = EXP_RELATIVE_ERROR;
-    let [rows, cols] = *spec.shape.dims() else { return None };
-    let n = f64::from(cols);
-    let per_element = |operand: usize, factor: &dyn Fn(u32) -> f64| -> Option<Vec<f64>> {
+impl Operands for Initial<'_> {
+    fn shape(&self, operand: usize) -> &Shape {
+        &self.spec.operands[operand].shape
+    }
+
+    fn dtype(&self, operand: usize) -> Dtype {
+        self.spec.operands[operand].dtype
+    }
+
+    fn read(&self, operand: usize, point: &[u32]) -> Value {
+        let offset = self.indexers[operand].offset(point) as usize;
+        self.values[operand].get(offset).copied().unwrap_or(Value::Float(f32::NAN))
+    }
+}
+
+/// Each written element's relative bound (its `magnitudes`) from the operator's per-row bounds
+/// ([`Tolerance::Relative`], e.g. softmax's `2 (e + D u) + (n + 3) u`), by buffer offset; `None`
+/// when an operand's layout does not index its shape (never, for a valid spec).
+fn relative_bounds(
+    spec: &LogicalSpec,
+    initial: &[Vec<Value>],
+    bounds: RelativeBounds,
+) -> Option<Vec<Option<Vec<f64>>>> {
+    let indexers: Vec<LayoutIndexer> =
+        spec.operands.iter().map(|t| t.layout.indexer(&t.shape).ok()).collect::<Option<_>>()?;
+    let rows = bounds(spec.kind, &spec.shape, &Initial { spec, values: initial, indexers });
+    let per_element = |operand: usize, rows: &[f64]| -> Option<Vec<f64>> {
         let tensor = &spec.operands[operand];
         let indexer = tensor.layout.indexer(&tensor.shape).ok()?;
         let mut out = vec![0.0; tensor.shape.volume() as usize];
         for point in tensor.shape.points() {
-            out[indexer.offset(&point) as usize] = factor(point[0]);
+            out[indexer.offset(&point) as usize] = *rows.get(point[0] as usize)?;
         }
         Some(out)
     };
-    let mut factors = vec![None; spec.operands.len()];
-    match spec.kind {
-        PrimitiveKind::Softmax => {
-            let x = &spec.operands[0];
-            let indexer = x.layout.indexer(&x.shape).ok()?;
-            let spread: Vec<f64> = (0..rows)
-                .map(|r| {
-                    let row: Vec<f64> =
-                        (0..cols).map(|c| as_f64(&initial[0][indexer.offset(&[r, c]) as usize])).collect();
-                    let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    row.iter().map(|v| (v - max).abs()).fold(0.0, f64::max)
-                })
-                .collect();
-            factors[1] = per_element(1, &|r| 2.0 * (e + spread[r as usize] * u) + (n + 3.0) * u);
-        }
-        PrimitiveKind::SoftmaxExp { .. } => {
-            factors[2] = per_element(2, &|_| e);
-            factors[3] = per_element(3, &|_| e + (n + 1.0) * u);
-        }
-        PrimitiveKind::SoftmaxScale => factors[1] = per_element(1, &|_| 3.0 * u),
-        PrimitiveKind::Max { .. } => factors[1] = per_element(1, &|_| 0.0),
-        _ => return None,
-    }
-    Some(factors)
-}
-
-/// Whether the kind is softmax or one of its passes (whose tolerances are relative).
-pub(crate) fn is_softmax_family(kind: PrimitiveKind) -> bool {
-    matches!(
-        kind,
-        PrimitiveKind::Softmax
-            | PrimitiveKind::SoftmaxExp { .. }
-            | PrimitiveKind::SoftmaxScale
-            | PrimitiveKind::Max { .. }
-    )
-}
-
-/// The kind with its epilogue's activation replaced by the identity.
-fn without_activation(kind: PrimitiveKind) -> PrimitiveKind {
-    match kind {
-        PrimitiveKind::MatmulBias { .. } => PrimitiveKind::MatmulBias { activation: Activation::Identity },
-        PrimitiveKind::AddBias { .. } => PrimitiveKind::AddBias { activation: Activation::Identity },
-        other => other,
-    }
+    rows.iter()
+        .enumerate()
+        .map(|(operand, rows)| match rows {
+            Some(rows) => per_element(operand, rows).map(Some),
+            None => Some(None),
+        })
+        .collect()
 }
 
 /// A value as f64.
@@ -218,11 +216,10 @@ pub(crate) fn as_f64(v: &Value) -> f64 {
 /// The matmul `out (+)= lhs * rhs` with f64 or wrapping i64 accumulation, through the operands'
 /// layouts.
 pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<Reference, CodegenError> {
-    let (accum, epilogue) = match spec.kind {
-        PrimitiveKind::Matmul { accum } => (accum, None),
-        PrimitiveKind::MatmulBias { activation } => (false, Some(activation)),
-        _ => return Err(CodegenError::Internal { reason: "the fast reference only does matmuls".into() }),
-    };
+    if !matches!(spec.kind.operator(), Operator::Matmul | Operator::MatmulBias) {
+        return Err(CodegenError::Internal { reason: "the fast reference only does matmuls".into() });
+    }
+    let (accum, epilogue) = (spec.kind.accumulates(), spec.kind.activation());
     let &[b, m, k, n] = spec.shape.dims() else {
         return Err(CodegenError::Internal { reason: "a matmul's iteration shape has rank 4".into() });
     };
@@ -300,9 +297,10 @@ pub(crate) fn fast_matmul(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<
 /// operands' layouts, padding, strides and dilations.
 pub(crate) fn fast_conv(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<Reference, CodegenError> {
     let internal = |reason: &str| CodegenError::Internal { reason: reason.into() };
-    let PrimitiveKind::Conv { accum, geometry } = spec.kind else {
+    let Some(geometry) = spec.kind.conv_geometry() else {
         return Err(internal("the fast convolution reference only does convolutions"));
     };
+    let accum = spec.kind.accumulates();
     let &[b, f, c, oh, ow, fh, fw] = spec.shape.dims() else {
         return Err(internal("a convolution's iteration shape has rank 7"));
     };
@@ -323,7 +321,7 @@ pub(crate) fn fast_conv(spec: &LogicalSpec, initial: &[Vec<Value>]) -> Result<Re
             .map_err(|e| CodegenError::Internal { reason: format!("operand {i}: {e}") })?;
         let dims = operand.shape.dims();
         let permuted: Vec<u32> = order.iter().map(|&d| dims[d]).collect();
-        let shape = morello_core::shape::Shape::new(permuted).map_err(|e| internal(&e.to_string()))?;
+        let shape = Shape::new(permuted).map_err(|e| internal(&e.to_string()))?;
         Ok(shape
             .points()
             .map(|p| {

@@ -31,8 +31,9 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cost::register_block::{block_stalls, loop_stalls, shared_loads, step_stall};
 use crate::cost::{Cost, alloc_cost, loop_cost, memory_units, snap_peaks};
-use crate::kernels::{KernelKind, block_stalls, loop_stalls, shared_loads, step_stall};
+use crate::kernels::KernelKind;
 use crate::spec::{CanonicalSpec, TensorSpec};
 use crate::target::{MemVec, Target};
 

@@ -4,20 +4,23 @@
 //! verification of emitted C. Buffers hold each tensor's elements at the offsets its layout gives.
 //! Executing an `Impl` walks the tree: loops run their bodies on tiles (views with an origin),
 //! allocs create new buffers (poisoned, so reading what was never written shows up), kernels
-//! execute their spec. With [`Interpreter::check_layouts`] on, every node also checks that its
+//! execute their spec: its operator's semantics (`crate::operators`, each operator's file) on views
+//! of the buffers. With [`Interpreter::check_layouts`] on, every node also checks that its
 //! spec's operand layouts and contiguity describe the actual views (the search's claims about
 //! tiles must be true, or the emitted code would be wrong).
 
-mod values;
+pub(crate) mod values;
 
 use crate::dtype::Dtype;
 use crate::imp::{AllocKind, Impl, Node};
 use crate::layout::{Layout, LayoutIndexer, LayoutView};
+use crate::operators::{Operands, OperandsMut};
 use crate::shape::Shape;
 use crate::spec::{Axis, LogicalSpec, PrimitiveKind, TensorSpec, matmul_axes};
 use crate::target::{LevelKind, Target};
 
-pub use values::{Value, convert, fill_value, mul_add, round_bf16, wrap};
+pub use crate::operators::fill_value;
+pub use values::{Value, convert, mul_add, round_bf16, wrap};
 
 /// Why an execution failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -393,25 +396,6 @@ fn give_back(arena: Vec<Stored>, operands: &mut [Buffer]) {
     }
 }
 
-fn as_f32(v: Value) -> f32 {
-    match v {
-        Value::Float(x) => x,
-        Value::Int(i) => i as f32,
-    }
-}
-
-fn float(v: Value) -> f64 {
-    f64::from(as_f32(v))
-}
-
-/// `act(v + bias)`: the sum rounded to f32, the activation exact in f64 then rounded.
-fn epilogue(v: Value, bias: Value, activation: crate::spec::Activation) -> Value {
-    match (v, bias) {
-        (Value::Float(v), Value::Float(b)) => Value::Float(activation.apply(f64::from(v + b)) as f32),
-        (v, _) => v,
-    }
-}
-
 fn offset_views(kind: PrimitiveKind, views: &[View], origin: &[u32]) -> Vec<View> {
     kind.operand_origins(origin).into_iter().zip(views).map(|(o, v)| v.shifted(&o)).collect()
 }
@@ -427,122 +411,34 @@ fn write(arena: &mut [Stored], view: &View, point: &[u32], value: Value) {
     stored.buffer.values[offset] = value;
 }
 
-/// Executes a spec's semantics on views.
-fn run_spec(spec: &LogicalSpec, views: &[View], arena: &mut [Stored]) {
-    let out_dtype = spec.output().dtype;
-    match spec.kind {
-        PrimitiveKind::Move => {
-            for p in spec.shape.points() {
-                let v = read(arena, &views[0], &p);
-                write(arena, &views[1], &p, convert(v, out_dtype));
-            }
-        }
-        PrimitiveKind::Fill { value } => {
-            let v = fill_value(value, out_dtype);
-            for p in spec.shape.points() {
-                write(arena, &views[0], &p, v);
-            }
-        }
-        PrimitiveKind::Softmax => {
-            let [rows, cols] = [spec.shape.dim(0), spec.shape.dim(1)];
-            for r in 0..rows {
-                let x: Vec<f64> = (0..cols).map(|c| float(read(arena, &views[0], &[r, c]))).collect();
-                let max = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let e: Vec<f64> = x.iter().map(|v| (v - max).exp()).collect();
-                let sum: f64 = e.iter().sum();
-                for (c, e) in (0..cols).zip(e) {
-                    write(arena, &views[1], &[r, c], Value::Float((e / sum) as f32));
-                }
-            }
-        }
-        PrimitiveKind::Max { accum } => {
-            let [rows, cols] = [spec.shape.dim(0), spec.shape.dim(1)];
-            for r in 0..rows {
-                let start = if accum { float(read(arena, &views[1], &[r])) } else { f64::NEG_INFINITY };
-                let max = (0..cols).map(|c| float(read(arena, &views[0], &[r, c]))).fold(start, f64::max);
-                write(arena, &views[1], &[r], Value::Float(max as f32));
-            }
-        }
-        PrimitiveKind::SoftmaxExp { accum } => {
-            let [rows, cols] = [spec.shape.dim(0), spec.shape.dim(1)];
-            for r in 0..rows {
-                let max = read(arena, &views[1], &[r]);
-                let mut sum = if accum { float(read(arena, &views[3], &[r])) } else { 0.0 };
-                for c in 0..cols {
-                    let x = read(arena, &views[0], &[r, c]);
-                    // The difference in f32 (as the kernel takes it), its exp exact, rounded.
-                    let y = f64::from(as_f32(x) - as_f32(max)).exp() as f32;
-                    write(arena, &views[2], &[r, c], Value::Float(y));
-                    sum += f64::from(y);
-                }
-                write(arena, &views[3], &[r], Value::Float(sum as f32));
-            }
-        }
-        PrimitiveKind::SoftmaxScale => {
-            let [rows, cols] = [spec.shape.dim(0), spec.shape.dim(1)];
-            for r in 0..rows {
-                let sum = float(read(arena, &views[0], &[r]));
-                for c in 0..cols {
-                    let y = float(read(arena, &views[1], &[r, c]));
-                    write(arena, &views[1], &[r, c], Value::Float((y / sum) as f32));
-                }
-            }
-        }
-        PrimitiveKind::AddBias { activation } => {
-            let bias_dim = spec.shape.rank() - 1;
-            for p in spec.shape.points() {
-                let bias = read(arena, &views[0], &[p[bias_dim]]);
-                let v = read(arena, &views[1], &p);
-                write(arena, &views[1], &p, epilogue(v, bias, activation));
-            }
-        }
-        PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } | PrimitiveKind::MatmulBias { .. } => {
-            let accum = spec.kind.accumulates();
-            let out = spec.output_index();
-            // Iterate the output, then the reduction dims in row-major order.
-            let rank = spec.shape.rank();
-            let reductions = spec.kind.reduction_dims();
-            let out_dims: Vec<usize> = (0..rank).filter(|d| !reductions.contains(d)).collect();
-            let out_shape = Shape::new(out_dims.iter().map(|&d| spec.shape.dim(d)).collect())
-                .expect("a sub-shape of a valid shape is valid");
-            let red_shape = Shape::new(reductions.iter().map(|&d| spec.shape.dim(d)).collect())
-                .expect("a sub-shape of a valid shape is valid");
-            let dims = spec.kind.operand_dims(rank);
-            // The operand point a full iteration point reads, or `None` in a convolution's padding.
-            let project = |full: &[u32], operand: usize| -> Option<Vec<u32>> {
-                let extents = spec.operands[operand].shape.dims();
-                dims[operand].iter().zip(extents).map(|(d, &extent)| d.index(full, extent)).collect()
-            };
-            let mut full = vec![0u32; rank];
-            for o in out_shape.points() {
-                for (&d, &v) in out_dims.iter().zip(&o) {
-                    full[d] = v;
-                }
-                for &d in reductions {
-                    full[d] = 0;
-                }
-                let out_point = project(&full, out).expect("output points are never padding");
-                let mut acc = if accum {
-                    read(arena, &views[out], &out_point)
-                } else {
-                    convert(Value::Int(0), out_dtype)
-                };
-                for r in red_shape.points() {
-                    for (&d, &v) in reductions.iter().zip(&r) {
-                        full[d] = v;
-                    }
-                    let (Some(a), Some(b)) = (project(&full, 0), project(&full, 1)) else { continue };
-                    let a = read(arena, &views[0], &a);
-                    let b = read(arena, &views[1], &b);
-                    acc = mul_add(acc, a, b, out_dtype);
-                }
-                if let PrimitiveKind::MatmulBias { activation } = spec.kind {
-                    let bias =
-                        read(arena, &views[2], &project(&full, 2).expect("bias points are never padding"));
-                    acc = epilogue(acc, bias, activation);
-                }
-                write(arena, &views[out], &out_point, acc);
-            }
-        }
+/// A spec's operands as views of the arena, for its operator's semantics.
+struct SpecOperands<'a> {
+    spec: &'a LogicalSpec,
+    views: &'a [View],
+    arena: &'a mut [Stored],
+}
+
+impl Operands for SpecOperands<'_> {
+    fn shape(&self, operand: usize) -> &Shape {
+        &self.spec.operands[operand].shape
     }
+
+    fn dtype(&self, operand: usize) -> Dtype {
+        self.spec.operands[operand].dtype
+    }
+
+    fn read(&self, operand: usize, point: &[u32]) -> Value {
+        read(self.arena, &self.views[operand], point)
+    }
+}
+
+impl OperandsMut for SpecOperands<'_> {
+    fn write(&mut self, operand: usize, point: &[u32], value: Value) {
+        write(self.arena, &self.views[operand], point, value);
+    }
+}
+
+/// Executes a spec's semantics (its operator's, `crate::operators`) on views.
+fn run_spec(spec: &LogicalSpec, views: &[View], arena: &mut [Stored]) {
+    spec.kind.execute(&spec.shape, &mut SpecOperands { spec, views, arena });
 }

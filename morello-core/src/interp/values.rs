@@ -38,28 +38,6 @@ pub fn round_bf16(x: f32) -> f32 {
     f32::from_bits((bits.wrapping_add(rounding)) & 0xffff_0000)
 }
 
-/// The value a fill writes for a dtype.
-pub fn fill_value(value: crate::spec::FillValue, dtype: Dtype) -> Value {
-    use crate::spec::FillValue;
-    if dtype.is_float() {
-        return Value::Float(match value {
-            FillValue::Zero => 0.0,
-            FillValue::NegInf => f32::NEG_INFINITY,
-            FillValue::Min => f32::MIN,
-        });
-    }
-    let min = match dtype {
-        Dtype::I8 => i64::from(i8::MIN),
-        Dtype::I16 => i64::from(i16::MIN),
-        Dtype::I32 => i64::from(i32::MIN),
-        _ => 0,
-    };
-    Value::Int(match value {
-        FillValue::Zero => 0,
-        FillValue::NegInf | FillValue::Min => min,
-    })
-}
-
 /// Converts a value to another dtype (only identity and bf16 -> f32 occur in valid specs).
 pub fn convert(v: Value, to: Dtype) -> Value {
     match (v, to.is_float()) {

@@ -15,10 +15,6 @@
 //! the spec, and the emitted C must agree.
 
 pub use crate::kernel_kind::{KernelKind, UnknownKernel};
-pub use broadcast_vec_mult_add::{
-    MAX_CREDIT, SharedLoads, block_stalls, is_register_block, loop_stalls, register_step_stall, shared_loads,
-    step_stall,
-};
 
 use crate::cost::Cost;
 use crate::dtype::Dtype;
@@ -267,7 +263,7 @@ fn level_kind(t: &TensorSpec, target: &Target) -> LevelKind {
 }
 
 /// Whether the tensor lives in vector registers.
-fn in_vector_registers(t: &TensorSpec, target: &Target) -> bool {
+pub(crate) fn in_vector_registers(t: &TensorSpec, target: &Target) -> bool {
     level_kind(t, target) == LevelKind::VectorRegisters
 }
 
@@ -296,7 +292,7 @@ fn whole_vectors(t: &TensorSpec, lanes: u32) -> bool {
 
 /// Whether tiles of `t` that are 1 in every dim but `dim` are whole vectors: `dim` is its innermost
 /// physical dim, that dim is in the contiguous run, and it holds at least one vector.
-fn vectors_along(t: &TensorSpec, dim: usize) -> bool {
+pub(crate) fn vectors_along(t: &TensorSpec, dim: usize) -> bool {
     let innermost = t.layout.dims().last().map(|d| usize::from(d.logical));
     let lanes = t.vector_size.unwrap_or(1);
     innermost == Some(dim)
@@ -311,13 +307,13 @@ fn in_index_order(t: &TensorSpec) -> bool {
 }
 
 /// Vector registers the spec's output covers (its volume over its vector size).
-fn output_vectors(spec: &LogicalSpec) -> u64 {
+pub(crate) fn output_vectors(spec: &LogicalSpec) -> u64 {
     let out = spec.output();
     out.shape.volume() / u64::from(out.vector_size.unwrap_or(1))
 }
 
 /// The vector-register level with the widest vectors, and that width in bytes.
-fn widest_vector_level(target: &Target) -> Option<(LevelId, u32)> {
+pub(crate) fn widest_vector_level(target: &Target) -> Option<(LevelId, u32)> {
     target
         .level_ids()
         .filter_map(|id| target.level(id).vector_bytes.iter().max().map(|&w| (id, w)))

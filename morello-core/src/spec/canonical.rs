@@ -2,8 +2,7 @@
 //!
 //! ```text
 //! valid:      iteration rank fits the kind; one operand per kind slot, each of the derived shape;
-//!             dtypes agree (matmul/conv inputs equal, output equal or bf16 -> f32; moves equal or
-//!             widening); levels exist; a vector size exactly on vector-register levels, whose
+//!             dtypes fit the operator's rule (`PrimitiveKind::check_dtypes`); levels exist; a vector size exactly on vector-register levels, whose
 //!             bytes are a vector width of the level and which divides the volume; layouts valid.
 //! canonical:  every layout canonical for its shape with its contiguity (LayoutView::from_parts);
 //!             scalar-register operands row-major and fully contiguous (registers have no layout);
@@ -146,79 +145,8 @@ pub(super) fn assemble(
 }
 
 fn check_dtypes(kind: PrimitiveKind, operands: &[TensorSpec]) -> Result<(), SpecError> {
-    let d: Vec<Dtype> = operands.iter().map(|o| o.dtype).collect();
-    match kind {
-        PrimitiveKind::Matmul { .. } | PrimitiveKind::Conv { .. } => {
-            if d[0] != d[1] {
-                return Err(SpecError::Dtypes(format!(
-                    "{} inputs must have one dtype, found {} and {}",
-                    kind.name(),
-                    d[0],
-                    d[1]
-                )));
-            }
-            if d[2] != d[0] && !d[0].widens_to(d[2]) {
-                return Err(SpecError::Dtypes(format!(
-                    "{} output must be {} (or f32 for bf16 inputs), found {}",
-                    kind.name(),
-                    d[0],
-                    d[2]
-                )));
-            }
-        }
-        PrimitiveKind::Move => {
-            if d[0] != d[1] && !d[0].widens_to(d[1]) {
-                return Err(SpecError::Dtypes(format!(
-                    "a move copies or widens (bf16 -> f32); it cannot convert {} to {}",
-                    d[0], d[1]
-                )));
-            }
-        }
-        PrimitiveKind::MatmulBias { .. } => {
-            if d[0] != d[1] || (d[3] != d[0] && !d[0].widens_to(d[3])) {
-                return Err(SpecError::Dtypes(format!(
-                    "{} inputs must have one dtype and the output the same (or f32 for bf16), found {}, {} and {}",
-                    kind.name(),
-                    d[0],
-                    d[1],
-                    d[3]
-                )));
-            }
-            if d[3] != Dtype::F32 || d[2] != d[3] {
-                return Err(SpecError::Dtypes(format!(
-                    "{} needs an f32 output and an f32 bias, found {} and {}",
-                    kind.name(),
-                    d[3],
-                    d[2]
-                )));
-            }
-        }
-        PrimitiveKind::AddBias { .. } => {
-            if d[1] != Dtype::F32 || d[0] != d[1] {
-                return Err(SpecError::Dtypes(format!(
-                    "{} needs f32 operands, found {} and {}",
-                    kind.name(),
-                    d[0],
-                    d[1]
-                )));
-            }
-        }
-        PrimitiveKind::Softmax
-        | PrimitiveKind::Max { .. }
-        | PrimitiveKind::SoftmaxExp { .. }
-        | PrimitiveKind::SoftmaxScale => {
-            if d.iter().any(|&t| t != Dtype::F32) {
-                let names: Vec<&str> = d.iter().map(|t| t.name()).collect();
-                return Err(SpecError::Dtypes(format!(
-                    "{} needs f32 operands, found {}",
-                    kind.name(),
-                    names.join(", ")
-                )));
-            }
-        }
-        PrimitiveKind::Fill { .. } => {}
-    }
-    Ok(())
+    let dtypes: Vec<Dtype> = operands.iter().map(|o| o.dtype).collect();
+    kind.check_dtypes(&dtypes).map_err(SpecError::Dtypes)
 }
 
 pub(super) fn canonical_operand(

@@ -1,122 +1,12 @@
-//! A convolution's window geometry: strides, dilations and zero padding.
-//!
-//! The iteration space of a convolution is `[b, f, c, h, w, fh, fw]` (output rows `h`, output
-//! columns `w`, filter taps `fh`, `fw`). The image element a point reads is
-//!
-//! ```text
-//! image row    = stride_h * h + dilation_h * fh - pad_top        (a zero when outside the image)
-//! image column = stride_w * w + dilation_w * fw - pad_left
-//! image rows   = stride_h * (H - 1) + dilation_h * (FH - 1) + 1 - pad_top - pad_bottom
-//! ```
-//!
-//! A tile of a convolution keeps the geometry; only tiles over `b`, `f` and `c` keep the padding
-//! (a padded convolution is split into unpadded regions first, `CanonicalSpec::padding_regions`),
-//! so every padded spec covers its whole image.
-//!
-//! Text: after the kind name, `:s<h>x<w>`, `:d<h>x<w>` and `:p<top>x<bottom>x<left>x<right>`,
-//! each printed only when not the default (`Conv:s2x2:p0x1x0x1`).
+//! A convolution's lowerings: its split into unpadded regions (`CanonicalSpec::padding_regions`)
+//! and its reading as a matmul over the same buffers (`CanonicalSpec::as_matmul`,
+//! [`matmul_axes`]). The operator itself, its geometry ([`ConvGeometry`]: strides, dilations,
+//! padding, and their text) and its operand dims are `crate::operators`' `conv.rs`.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
-
-use super::{CanonicalSpec, FillValue, LogicalSpec, PrimitiveKind, SpecError, TensorSpec};
+use super::{CanonicalSpec, ConvGeometry, FillValue, LogicalSpec, PrimitiveKind, SpecError, TensorSpec};
 use crate::layout::{Layout, LayoutDim, LayoutView, PhysDim};
 use crate::shape::Shape;
 use crate::target::{LevelKind, Target};
-
-/// Strides, dilations and zero padding of a 2-D convolution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct ConvGeometry {
-    /// Output step along image rows and columns.
-    pub stride: [u16; 2],
-    /// Distance between filter taps along rows and columns.
-    pub dilation: [u16; 2],
-    /// Zero rows and columns added around the image: top, bottom, left, right.
-    pub padding: [u16; 4],
-}
-
-impl Default for ConvGeometry {
-    fn default() -> Self {
-        ConvGeometry::UNIT
-    }
-}
-
-/// Why a geometry's text does not parse or its values are out of range.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConvGeometryError {
-    /// Malformed text.
-    #[error("convolution attribute `{0}` is not `sHxW`, `dHxW` or `pTOPxBOTTOMxLEFTxRIGHT`")]
-    Syntax(String),
-    /// A stride or dilation of zero.
-    #[error("convolution {0} must be at least 1")]
-    Zero(&'static str),
-}
-
-impl ConvGeometry {
-    /// Stride 1, dilation 1, no padding.
-    pub const UNIT: ConvGeometry = ConvGeometry { stride: [1, 1], dilation: [1, 1], padding: [0, 0, 0, 0] };
-
-    /// Whether any side is padded.
-    pub fn is_padded(&self) -> bool {
-        self.padding.iter().any(|&p| p > 0)
-    }
-
-    /// The same geometry without padding.
-    pub fn unpadded(&self) -> ConvGeometry {
-        ConvGeometry { padding: [0; 4], ..*self }
-    }
-
-    /// Padding before and after along spatial axis `axis` (0 rows, 1 columns).
-    pub fn pad(&self, axis: usize) -> (u32, u32) {
-        (u32::from(self.padding[2 * axis]), u32::from(self.padding[2 * axis + 1]))
-    }
-
-    /// Parses the attributes after a kind name (`:s2x2:p1x1x1x1`; empty for the default).
-    ///
-    /// # Errors
-    /// [`ConvGeometryError`] for malformed text or a zero stride or dilation.
-    pub fn parse_suffix(text: &str) -> Result<ConvGeometry, ConvGeometryError> {
-        let mut g = ConvGeometry::UNIT;
-        for part in text.split(':').filter(|p| !p.is_empty()) {
-            let syntax = || ConvGeometryError::Syntax(part.to_string());
-            let tag = part.chars().next().map_or(0, char::len_utf8);
-            let (tag, rest) = part.split_at(tag);
-            let numbers: Vec<u16> =
-                rest.split('x').map(|n| n.parse::<u16>().map_err(|_| syntax())).collect::<Result<_, _>>()?;
-            match (tag, numbers.as_slice()) {
-                ("s", [h, w]) => g.stride = [*h, *w],
-                ("d", [h, w]) => g.dilation = [*h, *w],
-                ("p", [t, b, l, r]) => g.padding = [*t, *b, *l, *r],
-                _ => return Err(syntax()),
-            }
-        }
-        if g.stride.contains(&0) {
-            return Err(ConvGeometryError::Zero("stride"));
-        }
-        if g.dilation.contains(&0) {
-            return Err(ConvGeometryError::Zero("dilation"));
-        }
-        Ok(g)
-    }
-}
-
-/// The suffix of the kind name: `:s2x2:d1x1:p1x1x1x1` with default parts left out.
-impl fmt::Display for ConvGeometry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.stride != [1, 1] {
-            write!(f, ":s{}x{}", self.stride[0], self.stride[1])?;
-        }
-        if self.dilation != [1, 1] {
-            write!(f, ":d{}x{}", self.dilation[0], self.dilation[1])?;
-        }
-        if self.is_padded() {
-            let [t, b, l, r] = self.padding;
-            write!(f, ":p{t}x{b}x{l}x{r}")?;
-        }
-        Ok(())
-    }
-}
 
 /// Where one dim of an operand of a lowered spec reads its parent operand: the parent's dim and
 /// the step (`Axis { dim: 3, scale: 2 }`: point `p` is the parent's point `2 p` along dim 3).

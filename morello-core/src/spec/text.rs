@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! spec    = kind "(" shape ("," operand)+ ["," "serial"] ")"
-//! kind    = Matmul | MatmulAccum | Move | FillZero | FillNegInf | FillMin | Conv | ConvAccum,
-//!           a convolution followed by its geometry: `:sHxW` strides, `:dHxW` dilations,
-//!           `:pTxBxLxR` zero padding (`Conv:s2x2:p0x1x0x1`)
+//! kind    = a form's name (`PrimitiveKind::ALL`: Matmul, MatmulAccum, Move, FillZero, ...),
+//!           then its operator's attributes: a convolution's geometry, `:sHxW` strides,
+//!           `:dHxW` dilations, `:pTxBxLxR` zero padding (`Conv:s2x2:p0x1x0x1`)
 //! shape   = N ("x" N)*                                   (the iteration shape)
 //! operand = dtype level layout ["c" N] ["v" N] ["s" N]  e.g. `f32 L1 [1, 0, 1 p(4)] c1 s256`
 //! layout  = "row-major" | "col-major" | "[" ... "]"
@@ -18,7 +18,7 @@
 
 use std::fmt;
 
-use super::{ConvGeometry, LogicalSpec, PrimitiveKind, SpecError, TensorSpec};
+use super::{LogicalSpec, PrimitiveKind, SpecError, TensorSpec};
 use crate::dtype::Dtype;
 use crate::layout::{Layout, LayoutView};
 use crate::shape::Shape;
@@ -155,14 +155,12 @@ impl<'a> Reader<'a> {
                     PrimitiveKind::ALL.map(|k| k.name()).join(", ")
                 ))
             })?;
-        match &mut kind {
-            PrimitiveKind::Conv { geometry, .. } => {
-                *geometry = ConvGeometry::parse_suffix(suffix).map_err(|e| self.error(e))?;
-            }
-            _ if !suffix.is_empty() => {
+        match kind.with_attributes(suffix) {
+            Some(with) => kind = with.map_err(|e| self.error(e))?,
+            None if !suffix.is_empty() => {
                 return Err(self.error(format!("`{name}` takes no attributes (`:{suffix}`)")));
             }
-            _ => {}
+            None => {}
         }
         if !self.eat('(') {
             return Err(self.error("expected `(` after the kind"));

@@ -22,19 +22,19 @@ pub struct CostConstants {
     pub parallel_per_iteration: u64,
     /// Cost of issuing one load (a vector load or a broadcast) on the load side of a register
     /// block's step: FMAs and loads issue on separate ports, so a step costs the larger of its
-    /// FMA side and its load side (`crate::kernels::register_step_stall`). x86: 2, as an FMA
+    /// FMA side and its load side (`crate::cost::register_block::register_step_stall`). x86: 2, as an FMA
     /// (two of each per cycle).
     pub load_issue: u64,
     /// The independent accumulators a chain of multiply-adds needs to issue them at full rate: a
     /// chain with fewer waits for each one's previous multiply-add, and its steps take at least
     /// `per_unit` times this many each, less what `fma_window` overlaps
-    /// (`crate::kernels::loop_stalls`). x86: 10 (an FMA's latency of 4 cycles at two a cycle is 8,
-    /// and on an AMD Zen 5 register blocks of 8 accumulators run at 85% of the FMA peak:
+    /// (`crate::cost::register_block::loop_stalls`). x86: 10 (an FMA's latency of 4 cycles at two a
+    /// cycle is 8, and on an AMD Zen 5 register blocks of 8 accumulators run at 85% of the FMA peak:
     /// `docs/cost-model.md`, "Accumulation chains"). 0 or 1: no bound.
     pub fma_chains: u64,
     /// The multiply-adds the core runs ahead over while a chain waits: a chain of fewer (its
     /// accumulators times its steps) overlaps its wait with the chains after it, and waits only
-    /// as `fma_window / k` chains' accumulators would (`crate::kernels::loop_stalls`). x86: 128
+    /// as `fma_window / k` chains' accumulators would (`crate::cost::register_block::loop_stalls`). x86: 128
     /// (on Zen 5 an 8 x 8 x 8 matmul of one accumulator a row ran as fast as one of 8, and 16 x 16
     /// x 16 of one a row, at 0.63 cycles an FMA, as about 6 chains would, where the window says 8:
     /// `docs/cost-model.md`, "Accumulation chains"). 0: no overlap.

@@ -81,7 +81,7 @@ pub struct MemoryLevel {
     /// What each line a register block's loads bring from here costs the load side of its step,
     /// beside the loads' issue (`CostConstants::load_issue`): the rate at which this level refills
     /// the fastest cache, in cost units per line (0 for the fastest cache and registers). See
-    /// [`crate::kernels::register_step_stall`].
+    /// [`crate::cost::register_block::register_step_stall`].
     pub fill_cost_per_line: u64,
     /// What each such line costs instead when the register block reads its vector side as a
     /// *strided* stream: each of its rows a separate run of the buffer (a column of a row-major

@@ -30,6 +30,7 @@ pub mod onednn;
 mod openblas;
 pub mod problem;
 pub mod reference;
+mod spec;
 mod xnnpack;
 
 use std::collections::BTreeMap;
@@ -49,6 +50,7 @@ pub use problem::{
     Activation, ActivationLayout, ConvPadding, ConvProblem, Epilogue, FilterLayout, MatmulProblem, Problem,
     SoftmaxProblem,
 };
+pub use spec::{baseline_problem, conv_problem, matmul_problem};
 
 /// The command that installs every C baseline library available from Debian or Ubuntu.
 pub const INSTALL_ALL: &str =

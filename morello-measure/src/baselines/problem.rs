@@ -1,7 +1,7 @@
 //! The problems baselines compute, as plain descriptors: a matmul with an optional epilogue, a
-//! 2-D convolution, and a softmax along rows. The benchmark command maps a spec to one of these;
-//! each baseline says which it computes, and [`reference`](super::reference) computes each one
-//! in f64 to check them.
+//! 2-D convolution, and a softmax along rows. [`baseline_problem`](super::baseline_problem) maps a
+//! spec to one of these; each baseline says which it computes, and [`reference`](super::reference)
+//! computes each one in f64 to check them.
 //!
 //! Every problem has one call shape shared by the morello kernel and every baseline (its
 //! [`KernelSignature`]): inputs first, in the order below, then the output, all row-major

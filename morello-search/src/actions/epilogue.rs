@@ -11,14 +11,12 @@
 //! and `out` (always so when they are all in memory, or once `out` is in registers): the matmul
 //! alone keeps its frontier apart on those levels only (`crate::projection`, fact 1).
 
+use morello_core::operators::EPILOGUE_STAGES;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 
 use super::{Action, Combine, Plan, PlanShape};
 use crate::projection::Projection;
-
-/// The stages' operands: the matmul on lhs, rhs and out, the epilogue on bias and out.
-pub const STAGE_OPERANDS: [&[usize]; 2] = [&[0, 1, 3], &[2, 3]];
 
 pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Action, Plan)>) {
     let Some(Ok((matmul, epilogue))) = spec.split_epilogue(target) else { return };
@@ -32,7 +30,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
         children: vec![matmul, epilogue],
         combine: Combine::Block { stalls: 0 },
         shape: PlanShape::Block {
-            stage_operands: STAGE_OPERANDS.iter().map(|o| o.to_vec()).collect(),
+            stage_operands: EPILOGUE_STAGES.iter().map(|o| o.to_vec()).collect(),
             stage_origins: vec![None, None],
             temporaries: Vec::new(),
         },

@@ -36,17 +36,16 @@ mod to_accum;
 
 use std::fmt;
 
+use morello_core::cost::register_block::{SharedLoads, block_stalls, loop_stalls, shared_loads, step_stall};
 use morello_core::cost::{Cost, alloc_cost, memory_units};
 use morello_core::imp::{AllocKind, AllocParts, Boundary, Impl, Parallelism, Stage};
-use morello_core::kernels::{KernelKind, block_stalls, step_stall};
-use morello_core::kernels::{SharedLoads, loop_stalls, shared_loads};
+use morello_core::kernels::KernelKind;
 use morello_core::spec::{CanonicalSpec, TensorSpec};
 use morello_core::target::{LevelKind, MemVec, Target};
 use serde::{Deserialize, Serialize};
 
 use crate::feasible::Feasibility;
 
-pub use epilogue::STAGE_OPERANDS;
 pub use moves::{candidate_layouts, panel_layouts};
 
 /// Which tile sizes the tiling actions try.

@@ -200,15 +200,16 @@ pub fn panel_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> V
 }
 
 /// Whether the move's copy-in and copy-out are smaller than `spec`, so the sub-spec graph stays
-/// acyclic. Only moves of a `Move`'s operands into new buffers need the check: the copy of
+/// acyclic. Only moves into new buffers need the check, and only a `Move`'s operands can fail it
+/// (`PrimitiveKind::moved_operand_shrinks`, the move operator's rule): the copy of
 /// `Move(a -> b)`'s source into a buffer at level `d` is `Move(a -> d)`, smaller only when `d` is
 /// faster than `b` (and symmetrically for the destination).
 fn shrinks(spec: &CanonicalSpec, operand: usize, level: LevelId, kind: AllocKind) -> bool {
-    if spec.kind != PrimitiveKind::Move || kind == AllocKind::CacheView {
+    if kind == AllocKind::CacheView {
         return true;
     }
-    let other = &spec.operands[1 - operand];
-    level > other.level
+    let levels: Vec<LevelId> = spec.operands.iter().map(|o| o.level).collect();
+    spec.kind.moved_operand_shrinks(&levels, operand, level)
 }
 
 /// Every destination of `source` at `level_id`, with whether it is a buffer or a cache view.

@@ -11,8 +11,8 @@
 //! otherwise split into power-of-two tiles whose count the processors do not divide (3 full tiles
 //! of 256 and a boundary of 232), and a processor idles while another runs the last tile.
 
+use morello_core::cost::register_block::SharedLoads;
 use morello_core::imp::{Boundary, Parallelism};
-use morello_core::kernels::SharedLoads;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 

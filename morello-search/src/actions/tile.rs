@@ -16,8 +16,8 @@
 //! row of the output is a width the target's heights miss (3, 5 or 7 vectors: odd or padded
 //! columns), the tallest block of that width (five rows of five vectors for 32 registers).
 
+use morello_core::cost::register_block::SharedLoads;
 use morello_core::imp::{Boundary, Parallelism};
-use morello_core::kernels::SharedLoads;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::{LevelKind, Target};
 

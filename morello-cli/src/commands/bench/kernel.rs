@@ -19,20 +19,22 @@
 //! target.
 
 use anyhow::{Result, anyhow};
-use morello_codegen::{Compiler, EmitConfig, ImplComment, emit_kernel};
-use morello_core::imp::{Impl, Stage};
+use morello_codegen::Compiler;
 use morello_core::spec::LogicalSpec;
 use morello_core::target::{LevelKind, Target};
-use morello_measure::correlation::{PairsApart, pairs_apart, spearman, spearman_interval};
-use morello_measure::{BaselineKind, BenchConfig, Caches, CandidateResult, PeakReport};
-use morello_search::actions::STAGE_OPERANDS;
+use morello_measure::compare::{
+    is_memory_bound, peak_applies, percent_of_peak, same_c, same_levels_and_isa, speedup, unfused_epilogue,
+};
+use morello_measure::ranking::{Ranked, Ranking, first_difference};
+use morello_measure::{
+    BaselineKind, BenchConfig, Caches, CandidateResult, KernelCandidate, Measurement, PeakReport,
+};
 use morello_search::{Solution, VariantCosts};
 use serde_json::{Value, json};
 
 use super::busy::{CpuTimes, busy_since};
 use super::measure::{
-    KernelCandidate, MeasureArgs, Measurement, expected_seconds, is_memory_bound, measure, measure_peak_once,
-    peak_applies, peak_line, percent_of_peak, protocol_line, result_json, speedup, spinner,
+    MeasureArgs, expected_seconds, measure, measure_peak_once, peak_line, protocol_line, result_json, spinner,
 };
 use super::text::{Align, TextTable, duration, rate, ratio};
 use crate::commands::search::{SearchOptions, Session};
@@ -181,14 +183,10 @@ pub fn run(args: &Args) -> Result<()> {
                 let Some(Ok((matmul, epilogue))) = spec.split_epilogue(target) else { return Ok(vec![best]) };
                 let (matmul, epilogue) = (search.solve(&matmul)?, search.solve(&epilogue)?);
                 let cost = matmul.cost.saturating_add(epilogue.cost);
-                let stages = STAGE_OPERANDS
-                    .iter()
-                    .zip([matmul.imp, epilogue.imp])
-                    .map(|(operands, body)| Stage { operands: operands.to_vec(), origins: None, body })
-                    .collect();
-                let unfused =
-                    Solution { imp: Impl::block(spec.clone(), stages, target), cost, report: matmul.report };
-                Ok(vec![best, unfused])
+                let Some(imp) = unfused_epilogue(spec, matmul.imp, epilogue.imp, target) else {
+                    return Ok(vec![best]);
+                };
+                Ok(vec![best, Solution { imp, cost, report: matmul.report }])
             })?
         }
         None => session.solve_with_table(&resolved, &args.db, None)?,
@@ -324,12 +322,7 @@ fn versus_solution(
     other_args.target = name.to_string();
     let other = resolve(&other_args).map_err(|e| e.context(format!("--versus-target {name}")))?;
     let (mine, theirs) = (&resolved.target, &other.target);
-    let (a, b) = (mine.levels(), theirs.levels());
-    let same_levels = a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| x.name == y.name && x.kind == y.kind && x.vector_bytes == y.vector_bytes);
-    if !same_levels || mine.isa_with_implied() != theirs.isa_with_implied() {
+    if !same_levels_and_isa(mine, theirs) {
         return Err(bad_input(format!(
             "--versus-target {name}: its levels ({}) or ISA differ from those of --target {} ({}), so its \
              kernel cannot be timed beside it; compare targets with the same levels, such as an \
@@ -389,12 +382,6 @@ fn wait_policy_line(policy: Option<&str>) -> Option<&'static str> {
     }
 }
 
-/// Whether `a` and `b` emit the same C on `target`.
-fn same_c(a: &Impl, b: &Impl, target: &Target) -> Result<bool> {
-    let config = EmitConfig { name: "kernel".into(), comment: ImplComment::Omit };
-    Ok(emit_kernel(a, target, &config)?.source == emit_kernel(b, target, &config)?.source)
-}
-
 /// `--min-gap` as a fraction (0 without `--top-k`).
 fn gap(args: &Args) -> f64 {
     if args.top_k.is_some() { args.min_gap / 100.0 } else { 0.0 }
@@ -411,38 +398,25 @@ fn parse_gap(text: &str) -> std::result::Result<f64, String> {
 }
 
 /// The best solution, and with `--top-k K` up to K-1 more whose C differs from every cheaper one,
-/// each predicted at least `gap` (a fraction) costlier than the one chosen before it.
+/// each predicted at least `gap` (a fraction) costlier than the one chosen before it
+/// ([`morello_measure::ranking::choose`]).
 fn choose<'s>(
     solutions: &'s [Solution],
     target: &Target,
     top_k: Option<usize>,
     gap: f64,
 ) -> Result<Chosen<'s>> {
-    let best = solutions.first().ok_or_else(|| anyhow!("the search returned no implementation"))?;
-    let mut chosen = Chosen { kernels: vec![best], duplicates: 0, unemittable: 0, within_gap: 0 };
-    let Some(k) = top_k else { return Ok(chosen) };
-    let config = EmitConfig { name: "kernel".into(), comment: ImplComment::Omit };
-    let mut sources = vec![emit_kernel(&best.imp, target, &config)?.source];
-    for solution in &solutions[1..] {
-        if chosen.kernels.len() >= k {
-            break;
-        }
-        let last = chosen.kernels.last().map_or(0, |s| s.cost);
-        #[allow(clippy::cast_precision_loss)]
-        if (solution.cost as f64) < last as f64 * (1.0 + gap) {
-            chosen.within_gap += 1;
-            continue;
-        }
-        match emit_kernel(&solution.imp, target, &config) {
-            Err(_) => chosen.unemittable += 1,
-            Ok(kernel) if sources.contains(&kernel.source) => chosen.duplicates += 1,
-            Ok(kernel) => {
-                sources.push(kernel.source);
-                chosen.kernels.push(solution);
-            }
-        }
+    if solutions.is_empty() {
+        return Err(anyhow!("the search returned no implementation"));
     }
-    Ok(chosen)
+    let ranked: Vec<Ranked<'_>> = solutions.iter().map(|s| Ranked { imp: &s.imp, cost: s.cost }).collect();
+    let picked = morello_measure::ranking::choose(&ranked, target, top_k, gap)?;
+    Ok(Chosen {
+        kernels: picked.indices.iter().map(|&i| &solutions[i]).collect(),
+        duplicates: picked.duplicates,
+        unemittable: picked.unemittable,
+        within_gap: picked.within_gap,
+    })
 }
 
 /// The pairs the timer told apart and the model did not order so, at most [`MISORDERED_SHOWN`] of
@@ -469,16 +443,6 @@ fn misordered_text(misordered: &[(usize, usize)], kernels: &[(&str, u64, f64)]) 
 
 /// How many misordered pairs the text report lists.
 const MISORDERED_SHOWN: usize = 10;
-
-/// Where the first node (parents first) at which `other` differs from `best` is, and how.
-fn first_difference(best: &Impl, other: &Impl, target: &Target) -> Option<String> {
-    let (mine, theirs) = (best.describe(target), other.describe(target));
-    let (a, b) = (best.children(), other.children());
-    if mine != theirs || best.spec != other.spec || a.len() != b.len() {
-        return Some(format!("{theirs} instead of {mine} for {}", other.spec.display(target)));
-    }
-    a.iter().zip(&b).find_map(|(x, y)| first_difference(x, y, target))
-}
 
 /// Everything the report prints.
 struct Report<'a> {
@@ -534,28 +498,13 @@ impl Report<'_> {
             .collect()
     }
 
-    fn spearman(&self) -> Option<f64> {
-        let (costs, times): (Vec<f64>, Vec<f64>) =
-            self.timed().iter().map(|&(_, cost, r)| (cost as f64, r.stats.median)).unzip();
-        spearman(&costs, &times)
-    }
-
-    /// [`spearman_interval`] of the timed kernels: the central 90% of [`SPEARMAN_RESAMPLES`]
-    /// resamples of the run's rounds, drawn from the inputs' seed.
-    fn spearman_interval(&self) -> Option<(f64, f64)> {
-        let (costs, samples): (Vec<f64>, Vec<Vec<f64>>) =
-            self.timed().iter().map(|&(_, cost, r)| (cost as f64, r.seconds_per_call.clone())).unzip();
-        spearman_interval(&costs, &samples, SPEARMAN_RESAMPLES, 0.9, self.config.seed)
-    }
-
-    /// The pairs of timed kernels whose samples do not overlap, and how many the model orders so,
-    /// with the timed kernels (label, predicted cost, median time) the indices refer to.
-    fn pairs_apart(&self) -> (PairsApart, Vec<(&str, u64, f64)>) {
+    /// How the timings agree with the model's ranking of the timed kernels, with the timed kernels
+    /// (label, predicted cost, median time) the pairs' indices refer to.
+    fn ranking(&self) -> (Ranking, Vec<(&str, u64, f64)>) {
         let timed = self.timed();
-        let costs: Vec<f64> = timed.iter().map(|t| t.1 as f64).collect();
-        let ranges: Vec<(f64, f64)> = timed.iter().map(|t| (t.2.stats.min, t.2.stats.max)).collect();
+        let costs: Vec<(u64, &CandidateResult)> = timed.iter().map(|&(_, cost, r)| (cost, r)).collect();
         let kernels = timed.iter().map(|&(label, cost, r)| (label, cost, r.stats.median)).collect();
-        (pairs_apart(&costs, &ranges), kernels)
+        (Ranking::of(&costs, self.config.seed), kernels)
     }
 
     fn is_kernel(&self, label: &str) -> bool {
@@ -631,10 +580,10 @@ impl Report<'_> {
         }
         if self.top_k {
             if let Some(object) = value.as_object_mut() {
-                object.insert("spearman".into(), json!(self.spearman()));
-                object
-                    .insert("spearman_interval".into(), json!(self.spearman_interval().map(|(l, h)| [l, h])));
-                let (apart, kernels) = self.pairs_apart();
+                let (ranking, kernels) = self.ranking();
+                object.insert("spearman".into(), json!(ranking.spearman));
+                object.insert("spearman_interval".into(), json!(ranking.interval.map(|(l, h)| [l, h])));
+                let apart = ranking.apart;
                 let misordered: Vec<[&str; 2]> =
                     apart.misordered.iter().map(|&(f, s)| [kernels[f].0, kernels[s].0]).collect();
                 object.insert(
@@ -795,11 +744,12 @@ impl Report<'_> {
     fn top_k_text(&self) -> String {
         let mut text = String::new();
         let n = self.kernels.kernels.len();
-        text += &match self.spearman() {
+        let (ranking, kernels) = self.ranking();
+        text += &match ranking.spearman {
             Some(rho) => format!(
                 "\nSpearman rank correlation of predicted cost and measured time over {n} kernels: {rho:.2}{}\n\
                  (1: the model orders them as measured; 0: unrelated; -1: reversed)\n",
-                self.spearman_interval().map_or(String::new(), |(low, high)| format!(
+                ranking.interval.map_or(String::new(), |(low, high)| format!(
                     " (90% of resamples of the {} rounds: {low:.2} to {high:.2})",
                     self.config.samples
                 ))
@@ -809,7 +759,7 @@ impl Report<'_> {
                  predicted costs or all times equal)\n"
             ),
         };
-        let (apart, kernels) = self.pairs_apart();
+        let apart = ranking.apart;
         text += &format!(
             "pairs the timer tells apart (no overlap of their min-max): {} of {}; the model orders {} of them \
              as measured\n",
@@ -839,9 +789,6 @@ impl Report<'_> {
         text
     }
 }
-
-/// How many resamples of a run's rounds [`Report::spearman_interval`] draws.
-const SPEARMAN_RESAMPLES: usize = 2000;
 
 #[cfg(test)]
 mod tests {

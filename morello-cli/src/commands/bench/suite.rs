@@ -14,15 +14,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow};
 use morello_codegen::{Compiler, host_features};
 use morello_core::dtype::Dtype;
-use morello_measure::{BaselineKind, BenchConfig};
+use morello_measure::compare::percent_of_peak;
+use morello_measure::{BaselineKind, BenchConfig, KernelCandidate, Measurement};
 use serde_json::{Value, json};
 
 use super::busy::{CpuTimes, busy_since};
 use super::markdown::{Cell, Machine, Row, Table, insert_section, section, utc_date};
-use super::measure::{
-    KernelCandidate, MeasureArgs, Measurement, measure, measure_peak_once, peak_line, percent_of_peak,
-    protocol_line, result_json,
-};
+use super::measure::{MeasureArgs, measure, measure_peak_once, peak_line, protocol_line, result_json};
 use super::svg::{Labels, Series, plot};
 use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;

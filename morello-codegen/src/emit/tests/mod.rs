@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use morello_core::imp::Impl;
 use morello_core::interp::{Buffer as InterpBuffer, Interpreter, Value, wrap};
 use morello_core::kernels::KernelKind;
-use morello_core::spec::CanonicalSpec;
+use morello_core::spec::{CanonicalSpec, PrimitiveKind};
 use morello_core::target::{MemVec, Target};
 
 use super::*;

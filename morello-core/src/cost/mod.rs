@@ -16,8 +16,8 @@
 //! units(t)        = volume (scalar registers) | volume / vector_size (vector registers)
 //!                 | lines(t) * line bytes (caches and memory)
 //! loop            = body * iterations + Σ boundary bodies
-//!                   (+ each body's register-step stall the same number of times: kernels::step_stall)
-//!                   (- the loads its bodies share: kernels::shared_loads)
+//!                   (+ each body's register-step stall the same number of times: register_block::step_stall)
+//!                   (- the loads its bodies share: register_block::shared_loads)
 //! parallel loop   = body * ceil(iterations / processors) + Σ boundary bodies
 //!                   + parallel_setup + parallel_per_iteration * ceil(iterations / processors)
 //! alloc (move)    = move_cost(source) + move_cost(destination) + prologue + body + epilogue
@@ -27,6 +27,11 @@
 //! block           = Σ stages
 //! kernel          = its own formula (see each kernel's file)
 //! ```
+//!
+//! [`register_block`] is the model of register-blocked microkernels (load-side stalls,
+//! accumulation chains, shared loads) that loops, moves and blocks add to these sums.
+
+pub mod register_block;
 
 use crate::spec::TensorSpec;
 use crate::target::{CacheGeometry, LevelKind, MemVec, MemoryLevel, Target};

@@ -1,0 +1,200 @@
+//! [`PrimitiveKind`], the computation a spec describes, as stored: one variant per operator (in the
+//! operators' ordinal order), carrying the parameters that distinguish its forms, and the
+//! parameter types (a fill's [`FillValue`], an epilogue's [`Activation`]) and operand
+//! [`Direction`]s.
+//!
+//! What a kind means (its names, operands, dims, semantics) is its operator's definition
+//! (`super::OperatorDefinition`), asked through the methods of `super`. This file is only the data
+//! a table key holds: its serde form is the key's, so variants keep their order and fields.
+
+use serde::{Deserialize, Serialize};
+
+use super::ConvGeometry;
+
+/// The value a fill writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum FillValue {
+    /// 0.
+    Zero,
+    /// Negative infinity (floats) or the minimum value (integers).
+    NegInf,
+    /// The minimum value of the dtype.
+    Min,
+}
+
+/// The function an epilogue applies after adding the bias.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Activation {
+    /// None: the sum itself.
+    Identity,
+    /// `max(x, 0)`.
+    Relu,
+    /// GELU, tanh form: `x / 2 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`, which equals
+    /// `x sigmoid(2 sqrt(2 / pi) (x + 0.044715 x^3))`.
+    Gelu,
+}
+
+impl Activation {
+    /// Every activation.
+    pub const ALL: [Activation; 3] = [Activation::Identity, Activation::Relu, Activation::Gelu];
+
+    /// The suffix of kind names (`Relu`, `Gelu`, empty for the identity).
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            Activation::Identity => "",
+            Activation::Relu => "Relu",
+            Activation::Gelu => "Gelu",
+        }
+    }
+
+    /// The name in lowercase (`relu`, `gelu`; empty for the identity), as epilogues are written.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Activation::Identity => "",
+            Activation::Relu => "relu",
+            Activation::Gelu => "gelu",
+        }
+    }
+
+    /// The exact function (in f64), for references.
+    pub fn apply(self, x: f64) -> f64 {
+        match self {
+            Activation::Identity => x,
+            Activation::Relu => x.max(0.0),
+            Activation::Gelu => {
+                let y = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+                0.5 * x * (1.0 + y.tanh())
+            }
+        }
+    }
+
+    /// A bound on the slope of the function, by which errors in its argument grow.
+    pub const fn slope_bound(self) -> f64 {
+        match self {
+            Activation::Identity | Activation::Relu => 1.0,
+            Activation::Gelu => 1.13,
+        }
+    }
+}
+
+/// Parses an epilogue: `bias`, `bias,relu` or `bias,gelu` (`gelu-tanh` too).
+///
+/// # Errors
+/// A message saying what is accepted.
+pub fn parse_epilogue(text: &str) -> Result<Activation, String> {
+    let parts: Vec<String> = text.split(',').map(|p| p.trim().to_ascii_lowercase()).collect();
+    let expected = || format!("invalid epilogue `{text}`: expected bias, bias,relu or bias,gelu");
+    match parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["bias"] => Ok(Activation::Identity),
+        ["bias", "relu"] => Ok(Activation::Relu),
+        ["bias", "gelu" | "gelu-tanh"] => Ok(Activation::Gelu),
+        _ => Err(expected()),
+    }
+}
+
+/// The computation a spec describes: its operator (the variant) and the parameters that tell the
+/// operator's forms apart. Each variant's operator file (`src/operators/<name>.rs`) defines it.
+///
+/// # Invariants
+/// Variants are declared in their operators' ordinal order (stored tables know a kind by its
+/// variant number) and never change their fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum PrimitiveKind {
+    /// Batched matrix multiplication `out = lhs * rhs` (or `out += lhs * rhs` when accumulating).
+    Matmul {
+        /// Whether the output is accumulated into instead of overwritten.
+        accum: bool,
+    },
+    /// `out = act(lhs * rhs + bias)`: a matmul with a per-column bias and an activation (an
+    /// epilogue), which the search may apply while the output is in registers or as a pass after.
+    MatmulBias {
+        /// The activation.
+        activation: Activation,
+    },
+    /// `out = act(out + bias)` with the bias along the last dim: the epilogue alone.
+    AddBias {
+        /// The activation.
+        activation: Activation,
+    },
+    /// Softmax along the last dim of a 2-D tensor, numerically stable (the row maximum
+    /// subtracted before `exp`).
+    Softmax,
+    /// The maximum of each row (`MaxAccum`: the maximum of it and the output's old value).
+    Max {
+        /// Whether the output is combined with its old value instead of overwritten.
+        accum: bool,
+    },
+    /// `y = exp(x - max)` and `sum = Σ_row y` (accumulated into with `accum`): softmax's middle
+    /// pass. It writes two operands; the sum is its output (last).
+    SoftmaxExp {
+        /// Whether the sum is accumulated into instead of overwritten.
+        accum: bool,
+    },
+    /// `y = y / sum` per row: softmax's last pass.
+    SoftmaxScale,
+    /// Copy `source` into `destination` (levels, layouts and dtypes may differ; dtypes only widen).
+    Move,
+    /// Set every element of the output to a value.
+    Fill {
+        /// The value.
+        value: FillValue,
+    },
+    /// 2-D convolution of an NCHW image with FCHW filters (logical order; any layout), with
+    /// strides, dilations and zero padding.
+    Conv {
+        /// Whether the output is accumulated into instead of overwritten.
+        accum: bool,
+        /// Strides, dilations and padding.
+        geometry: ConvGeometry,
+    },
+}
+
+impl PrimitiveKind {
+    /// Every form, in a fixed order (convolutions with the unit geometry): the forms of each
+    /// operator's definition, in the order `morello db stats` lists them.
+    pub const ALL: [PrimitiveKind; 20] = [
+        PrimitiveKind::Matmul { accum: false },
+        PrimitiveKind::Matmul { accum: true },
+        PrimitiveKind::Move,
+        PrimitiveKind::Fill { value: FillValue::Zero },
+        PrimitiveKind::Fill { value: FillValue::NegInf },
+        PrimitiveKind::Fill { value: FillValue::Min },
+        PrimitiveKind::Conv { accum: false, geometry: ConvGeometry::UNIT },
+        PrimitiveKind::Conv { accum: true, geometry: ConvGeometry::UNIT },
+        PrimitiveKind::MatmulBias { activation: Activation::Identity },
+        PrimitiveKind::MatmulBias { activation: Activation::Relu },
+        PrimitiveKind::MatmulBias { activation: Activation::Gelu },
+        PrimitiveKind::AddBias { activation: Activation::Identity },
+        PrimitiveKind::AddBias { activation: Activation::Relu },
+        PrimitiveKind::AddBias { activation: Activation::Gelu },
+        PrimitiveKind::Softmax,
+        PrimitiveKind::Max { accum: false },
+        PrimitiveKind::Max { accum: true },
+        PrimitiveKind::SoftmaxExp { accum: false },
+        PrimitiveKind::SoftmaxExp { accum: true },
+        PrimitiveKind::SoftmaxScale,
+    ];
+}
+
+/// Whether an operand is read, written, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Read only.
+    In,
+    /// Written only.
+    Out,
+    /// Read and written (accumulated into).
+    InOut,
+}
+
+impl Direction {
+    /// Whether the operand's old contents are read.
+    pub const fn reads(self) -> bool {
+        matches!(self, Direction::In | Direction::InOut)
+    }
+
+    /// Whether the operand is written.
+    pub const fn writes(self) -> bool {
+        matches!(self, Direction::Out | Direction::InOut)
+    }
+}
