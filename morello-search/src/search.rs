@@ -51,6 +51,15 @@ pub struct Solution {
 /// cheapest, the smallest and two between (enough to fit inside the moves of a parent).
 const FALLBACK_ENTRIES: usize = 4;
 
+/// The quick fallback of a search stopped by its time limit runs for at most the time the search
+/// ran divided by this, so a call with a time limit ends within 1.25 times it (and one spec's
+/// work)...
+const FALLBACK_SHARE: u32 = 4;
+
+/// ...or within this after its limit, so a call whose deadline was already near (a budget shared
+/// by many goals, a limit of a fraction of a second) still has time to find an implementation.
+const FALLBACK_MIN: Duration = Duration::from_secs(1);
+
 type ProgressFn<'t> = Arc<dyn Fn(Progress) + Send + Sync + 't>;
 
 /// A configured search over one target.
@@ -127,7 +136,9 @@ impl<'t> Search<'t> {
     /// implementations ([`Search::solve`], [`Search::solve_top_k`], [`Search::solve_variants`])
     /// then still returns one: the best of a small space searched quickly with thinned frontiers
     /// ([`TileSizes::Coarse`]), which may not be optimal; its report says
-    /// [`StopReason::TimeLimit`] ([`SearchReport::optimal`] is false).
+    /// [`StopReason::TimeLimit`] ([`SearchReport::optimal`] is false). That quick search has a
+    /// quarter of the time the call ran, or a second if that is longer; if it does not finish
+    /// either, the call stops with [`SearchError::Stopped`] and no implementation.
     pub fn time_limit(mut self, limit: Duration) -> Self {
         self.time_limit = Some(limit);
         self
@@ -428,9 +439,13 @@ impl<'t> Search<'t> {
 
     /// After a stop: for a time limit, the best implementation of the quick fallback (a
     /// [`TileSizes::Coarse`] space with frontiers thinned to [`FALLBACK_ENTRIES`], in a memo of
-    /// its own that is never saved), reported with the stop.
+    /// its own that is never saved), reported with the stop. The fallback has its own time limit
+    /// (a [`FALLBACK_SHARE`] of the time the search ran, at least [`FALLBACK_MIN`]) and what is
+    /// left of the memory budget; when it does not finish either, the call stops with the
+    /// search's report and no implementation.
     fn best_found(&self, spec: &CanonicalSpec, stopped: SearchReport) -> Result<Solution, SearchError> {
         let start = Instant::now();
+        let limit = (stopped.wall_time / FALLBACK_SHARE).max(FALLBACK_MIN);
         let config = ActionConfig { tile_sizes: TileSizes::Coarse, ..self.actions };
         let feasibility = Feasibility::new(self.target);
         let memo = Memo::new();
@@ -442,14 +457,14 @@ impl<'t> Search<'t> {
             feasibility: &feasibility,
             memo: &memo,
             cancel: self.cancel.as_ref(),
-            deadline: None,
+            deadline: Some(start + limit),
             max_specs: None,
             progress: None,
             checkpoint: None,
             counters: &counters,
             thin_to: Some(FALLBACK_ENTRIES),
             limits: self.solve_limits(),
-            max_memory: None,
+            max_memory: self.max_memory.map(|max| max.saturating_sub(self.memo.estimated_bytes())),
             graphs: &graphs,
             // The fallback's memo is never kept.
             final_solve: None,

@@ -233,6 +233,27 @@ fn a_time_limit_returns_the_best_implementation_found() {
     }
 }
 
+/// A time limit holds for a spec whose graph is wide (a rank-16 fill: waves of thousands of specs
+/// whose actions take long to enumerate): every phase polls the deadline, and the quick fallback
+/// after it has a quarter of the limit or a second.
+#[test]
+fn a_time_limit_holds_for_a_wide_graph() {
+    let t = target();
+    let spec = SpecBuilder::parse(&format!("zero {}", ["2"; 16].join("x"))).unwrap().build(&t).unwrap();
+    let limit = Duration::from_millis(500);
+    let start = Instant::now();
+    let result = Search::new(&t).threads(2).time_limit(limit).max_memory(1 << 30).solve(&spec);
+    let took = start.elapsed();
+    // The limit, at most a second for the fallback, and slack for one spec's work on a busy
+    // machine; without the polls this took minutes.
+    assert!(took < limit + Duration::from_secs(4), "took {took:?}");
+    match result {
+        Ok(found) => assert_eq!(found.report.stop, StopReason::TimeLimit),
+        Err(SearchError::Stopped { reason: StopReason::TimeLimit, .. }) => {}
+        other => panic!("expected the time limit, got {other:?}"),
+    }
+}
+
 #[test]
 fn a_memory_budget_bounds_the_search_and_stops_it_when_the_memo_fills_it() {
     let t = target();
