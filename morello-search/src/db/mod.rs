@@ -47,7 +47,9 @@ mod writer;
 mod tests;
 
 pub use error::DbError;
-pub use file::{TableFile, TableLock, lock_path, write_atomically};
+pub use file::{
+    FillLock, Replacement, TableFile, TableLock, fill_lock_path, lock_path, table_file_path, write_atomically,
+};
 pub use format::FORMAT_VERSION;
 pub use format::spec_key;
 pub use identity::{MODEL_SOURCES, MODEL_VERSION, Mismatch, Schema, TableIdentity, model_probe};

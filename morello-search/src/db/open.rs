@@ -40,7 +40,7 @@ use morello_core::target::Target;
 
 use crate::actions::{ActionConfig, Remainders, TileSizes};
 use crate::db::error::DbError;
-use crate::db::file::TableFile;
+use crate::db::file::{TableFile, open_for_reading, table_file_path};
 use crate::db::format::FORMAT_VERSION;
 use crate::db::format::spec_key;
 use crate::db::identity::{MODEL_VERSION, Schema};
@@ -217,8 +217,10 @@ impl<'t> OpenTable<'t> {
     /// ([`read_only_reason`]) is read and never saved to ([`OpenTable::access`]).
     ///
     /// # Errors
-    /// [`DbError::NoCacheDirectory`] for the default table without a cache directory; a bad file
-    /// (see [`DbError::is_bad_file`]), left as it is; [`DbError::Io`] if it cannot be read.
+    /// [`DbError::NoCacheDirectory`] for the default table without a cache directory;
+    /// [`DbError::NotAFile`] for a path that names no table file (a directory, FIFO, device);
+    /// a bad file (see [`DbError::is_bad_file`]), left as it is; [`DbError::Io`] if it cannot be
+    /// read.
     pub fn open(
         location: &TableLocation,
         target: &'t Target,
@@ -229,8 +231,9 @@ impl<'t> OpenTable<'t> {
         let Some(path) = location.path(target, &actions)? else {
             return Ok(OpenTable::in_memory(schema));
         };
-        let (memo, opened) = match std::fs::File::open(&path) {
-            Ok(handle) => {
+        let path = table_file_path(&path)?;
+        let (memo, opened) = match open_for_reading(&path)? {
+            Some((_, handle)) => {
                 let reader = Reader::open(Box::new(handle), &path, target.levels().len())?;
                 check_identity(&reader, &schema)?;
                 let opened = reader.specs();
@@ -238,8 +241,7 @@ impl<'t> OpenTable<'t> {
                 let source = TableSource { reader, target: target.clone(), capacities };
                 (Memo::with_source(Arc::new(source)), opened)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Memo::new(), 0),
-            Err(e) => return Err(DbError::io(&path, "open", e)),
+            None => (Memo::new(), 0),
         };
         let access = read_only_reason(&path).map_or(Access::ReadWrite, Access::ReadOnly);
         Ok(OpenTable {
