@@ -13,7 +13,9 @@ mod database;
 #[cfg(test)]
 mod end_to_end;
 mod failure;
+mod input;
 mod memory;
+mod numbers;
 mod output;
 mod progress;
 mod signals;

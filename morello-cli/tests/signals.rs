@@ -187,3 +187,31 @@ fn term_while_exploring_saves_what_was_explored_and_the_next_run_resumes() {
     assert_eq!(count_before(&stderr, "new specs written"), Some(solved), "{stderr}");
     verify(cache.path(), &table);
 }
+
+/// With `--jobs` far beyond the CPUs (clamped to them), SIGTERM still stops the search at once.
+#[test]
+#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
+fn term_stops_a_search_with_many_jobs_promptly() {
+    if Command::new("kill").arg("-l").output().is_err() {
+        println!("skipped: no kill command to send signals with");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let table = cache.path().join("t.mdb");
+    let mut child = spawn(
+        cache.path(),
+        &table,
+        &["search", "matmul", "128x128x128", "--target", "x86-avx2", "--jobs", "10000"],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    if child.try_wait().unwrap().is_some() {
+        println!("skipped: the search ended before the signal");
+        return;
+    }
+    let sent = Instant::now();
+    send(&child, "TERM");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    assert!(sent.elapsed() < Duration::from_secs(15), "{:?} after SIGTERM: {stderr}", sent.elapsed());
+}

@@ -33,7 +33,7 @@ pub enum DbError {
     },
     /// A whole-table write (`db merge -o`, `db compact`, a save) was asked of a table someone
     /// made read-only: it is never replaced.
-    #[error("{} is read-only ({reason}), so it is left as it is: make it writable (chmod u+w) to replace it, or write another file", path.display())]
+    #[error("{} is read-only ({reason}), so it is left as it is: make it writable (chmod u+w) to change it, or write another file", path.display())]
     ReadOnly {
         /// The table.
         path: PathBuf,
