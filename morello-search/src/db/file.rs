@@ -461,6 +461,7 @@ impl TableFile {
         // It may have changed while this process waited.
         let path = table_file_path(&self.path)?;
         check_writable(&path)?;
+        remove_stale_temps(&path);
         Ok(Replacement { path, _lock: lock })
     }
 
