@@ -246,6 +246,20 @@ fn help_shows_examples() {
     }
 }
 
+/// `--processors` says its default for each command: bench models the processors it runs on
+/// (--threads), search this machine's cores.
+#[test]
+fn help_says_what_processors_defaults_to() {
+    let (_, bench, _) = morello(&["bench", "--help"]);
+    assert!(
+        bench.contains("(default: --threads, so the kernel is modelled on as many processors"),
+        "{bench}"
+    );
+    assert!(bench.contains("morello db stats --processors 1"), "{bench}");
+    let (_, search, _) = morello(&["search", "--help"]);
+    assert!(search.contains("for the built-in x86 targets, this machine's cores"), "{search}");
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
