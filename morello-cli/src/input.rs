@@ -31,13 +31,18 @@ pub enum TextKind {
 }
 
 impl TextKind {
+    /// The most bytes an input of this kind may have, in MiB.
+    fn max_mib(self) -> u64 {
+        match self {
+            TextKind::TargetFile => 1,
+            TextKind::SpecFile => 64,
+            TextKind::Hlo => 512,
+        }
+    }
+
     /// The most bytes an input of this kind may have.
     pub fn max_bytes(self) -> u64 {
-        match self {
-            TextKind::TargetFile => 1 << 20,
-            TextKind::SpecFile => 64 << 20,
-            TextKind::Hlo => 512 << 20,
-        }
+        self.max_mib() << 20
     }
 
     /// What it is called in messages.
@@ -108,8 +113,8 @@ fn read_from(mut source: impl Read, name: &str, kind: TextKind) -> Result<String
 
 fn too_large(name: &str, kind: TextKind) -> anyhow::Error {
     bad_input(format!(
-        "{name} is larger than {}, the most {} may be: is it the right file?",
-        crate::memory::Bytes(kind.max_bytes()),
+        "{name} is larger than {} MiB, the most {} may be: is it the right file?",
+        kind.max_mib(),
         kind.name()
     ))
 }
@@ -138,7 +143,7 @@ mod tests {
         let big = vec![b'y'; (1 << 20) + 1];
         assert_eq!(
             message(read(&big, TextKind::TargetFile)),
-            "t.txt is larger than 1.0 MiB, the most a target file may be: is it the right file?"
+            "t.txt is larger than 1 MiB, the most a target file may be: is it the right file?"
         );
         assert!(read(&big[..1 << 20], TextKind::TargetFile).is_ok(), "the cap itself is allowed");
         assert_eq!(
@@ -152,7 +157,7 @@ mod tests {
     fn endless_input_stops_at_the_cap() {
         let yes = std::io::repeat(b'y');
         let err = read_from(yes, "yes", TextKind::TargetFile).expect_err("refused");
-        assert!(crate::failure::message(&err).contains("larger than 1.0 MiB"));
+        assert!(crate::failure::message(&err).contains("larger than 1 MiB"));
         let zero = std::io::repeat(0);
         let err = read_from(zero, "/dev/zero", TextKind::Hlo).expect_err("refused");
         assert!(crate::failure::message(&err).contains("holds a NUL byte (byte 0)"));

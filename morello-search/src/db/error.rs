@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use crate::db::access::ReadOnlyReason;
 use crate::db::identity::{Mismatch, TableIdentity};
-use crate::db::open::ReadOnlyReason;
 
 /// A table problem. Nothing here is a panic: a damaged or foreign file is an error value.
 #[derive(Debug, thiserror::Error)]
@@ -140,10 +140,7 @@ pub enum DbError {
 fn truncation(found: u64, expected: Option<u64>) -> String {
     match expected {
         Some(expected) => format!("{found} of {expected} bytes"),
-        None => format!(
-            "{found} bytes, shorter than the {}-byte header every table starts with",
-            crate::db::format::HEADER_BYTES
-        ),
+        None => format!("{found} bytes, shorter than the header every table starts with"),
     }
 }
 

@@ -37,10 +37,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use fs4::fs_std::FileExt;
 use morello_core::spec::CanonicalSpec;
 
+use crate::db::access::read_only_reason;
 use crate::db::error::DbError;
 use crate::db::format::spec_key;
 use crate::db::identity::Schema;
-use crate::db::open::read_only_reason;
 use crate::db::reader::Reader;
 use crate::db::table::{SaveReport, Table, check_identity};
 use crate::db::validate::Validation;
