@@ -1,7 +1,6 @@
 //! End-to-end tests of `morello search`.
 
-mod common;
-use common::{SCALAR_TARGET, morello, morello_ok};
+use crate::common::{SCALAR_TARGET, morello, morello_ok};
 
 #[test]
 fn search_prints_the_tree_and_a_summary() {

@@ -8,8 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-mod common;
-use common::morello_command;
+use crate::common::morello_command;
 
 /// A search long enough to be stopped in the middle four times, with frequent checkpoints. (64^3
 /// became too quick: its last runs could finish between a checkpoint and the signal. 100^3 takes

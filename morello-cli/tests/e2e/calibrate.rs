@@ -5,8 +5,7 @@
 
 use std::path::Path;
 
-mod common;
-use common::{SCALAR_TARGET, have_compiler, morello_in};
+use crate::common::{SCALAR_TARGET, have_compiler, morello_in};
 
 /// Runs the binary with `cache` as its cache directory.
 fn morello(cache: &Path, args: &[&str]) -> (i32, String, String) {

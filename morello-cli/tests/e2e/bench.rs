@@ -7,8 +7,7 @@
 
 use std::path::Path;
 
-mod common;
-use common::{SCALAR_TARGET, executable_script, have_compiler, morello, morello_env};
+use crate::common::{SCALAR_TARGET, executable_script, have_compiler, morello, morello_env};
 
 /// Quick sampling: fine for checking structure, far too noisy for figures.
 const QUICK: [&str; 4] = ["--samples", "2", "--min-sample-seconds", "0.01"];

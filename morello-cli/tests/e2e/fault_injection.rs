@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use morello_search::ActionConfig;
 use morello_search::db::{Schema, Table, TableFile, Validation, stored_target};
 
-mod common;
-use common::morello_command;
+use crate::common::morello_command;
 
 /// Kills of each kind per run, and the time after which no new round starts.
 const ROUNDS: usize = 8;

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::morello_command;
+use crate::common::{self, morello_command};
 
 use morello_search::ActionConfig;
 use morello_search::db::{Schema, Table, TableFile, Validation, stored_target};

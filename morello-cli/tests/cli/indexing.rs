@@ -16,7 +16,7 @@ use std::process::Command;
 
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 
 // ---------------------------------------------------------------------------------------------
 // Modules, written here as plain data and printed as HLO text.

@@ -11,8 +11,7 @@ use morello_core::spec::SpecBuilder;
 use morello_core::target::Target;
 use morello_search::{CancelToken, Memo, Phase, Progress, Search, SearchError, StopReason};
 
-mod common;
-use common::check_with_interpreter;
+use crate::common::check_with_interpreter;
 
 fn target() -> Target {
     Target::builtin("x86-avx2", 2).unwrap()

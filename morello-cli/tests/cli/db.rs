@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-use common::morello_command;
+use crate::common::morello_command;
 
 struct Run {
     code: i32,
