@@ -10,8 +10,6 @@ use clap::{Parser, Subcommand};
 
 mod commands;
 mod database;
-#[cfg(test)]
-mod end_to_end;
 mod failure;
 mod input;
 mod memory;

@@ -134,7 +134,8 @@ fn messages_name_the_input_as_written_and_only_flags_the_command_has() {
         vec!["db", "compact", short],
         vec!["db", "merge", short, "-o", short],
     ] {
-        let stderr = bad_input(&args, "is truncated (100 bytes, shorter than the header every table starts with)");
+        let stderr =
+            bad_input(&args, "is truncated (100 bytes, shorter than the header every table starts with)");
         assert!(!stderr.contains("--db") && !stderr.contains("--no-db"), "{args:?}: {stderr}");
     }
     let stderr = bad_input(&["precompute", "matmul", "--up-to", "2", "--db", short], "is truncated");
