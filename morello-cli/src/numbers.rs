@@ -5,7 +5,7 @@
 //! `1e20` seconds, `--jobs 0`).
 //!
 //! ```text
-//! Seconds   a decimal number of seconds, finite, more than 0, at most a year (MAX_SECONDS)
+//! Seconds   a decimal number of seconds, finite, not negative, at most a year (MAX_SECONDS)
 //! Count     a whole number from 1 to MAX_COUNT
 //! jobs      a Count; more than the CPUs this process may use is clamped to them, with a note
 //!           (threads beyond the CPUs only wait for each other, and a search's thousands of
@@ -23,7 +23,9 @@ pub const MAX_SECONDS: u64 = 365 * 24 * 3600;
 /// The largest count a flag takes (threads, processors, candidates, samples).
 pub const MAX_COUNT: u64 = 1 << 20;
 
-/// A duration given in seconds: finite, more than 0, at most [`MAX_SECONDS`].
+/// A duration given in seconds: finite, not negative, at most [`MAX_SECONDS`] (0 is allowed: a time
+/// limit of 0 stops at once and returns the quick fallback's answer, a checkpoint interval of 0
+/// saves after every step; a flag that needs more says so itself).
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
 pub struct Seconds(f64);
 
@@ -47,8 +49,8 @@ impl FromStr for Seconds {
         let seconds: f64 = text.trim().parse().map_err(|_| {
             format!("{shown} is not a number of seconds: write a decimal number such as 2 or 0.5")
         })?;
-        if !seconds.is_finite() || seconds <= 0.0 {
-            return Err(format!("{shown} is not a positive number of seconds: give more than 0"));
+        if !seconds.is_finite() || seconds < 0.0 {
+            return Err(format!("{shown} is not a number of seconds from 0 to {MAX_SECONDS}"));
         }
         if seconds > MAX_SECONDS as f64 {
             return Err(format!(
@@ -181,14 +183,14 @@ mod tests {
         assert_eq!(parse_seconds("2").map(Seconds::duration), Ok(Duration::from_secs(2)));
         assert_eq!(parse_seconds(" 0.25 ").map(Seconds::duration), Ok(Duration::from_millis(250)));
         assert_eq!(parse_seconds("31536000").map(Seconds::get), Ok(31_536_000.0));
+        assert_eq!(parse_seconds("0").map(Seconds::duration), Ok(Duration::ZERO));
         for (bad, says) in [
             ("1e20", "longer than a year"),
             ("1e308", "longer than a year"),
             ("18446744073709551616", "longer than a year"),
-            ("inf", "not a positive number"),
-            ("NaN", "not a positive number"),
-            ("0", "not a positive number"),
-            ("-1", "not a positive number"),
+            ("inf", "not a number of seconds from 0 to 31536000"),
+            ("NaN", "not a number of seconds from 0"),
+            ("-1", "not a number of seconds from 0"),
             ("", "not a number of seconds"),
             ("2s", "not a number of seconds"),
             ("1\0", "`1\\0` is not a number"),

@@ -5,6 +5,8 @@
 //!
 //! All kernels of one suite go into one program per compiler (one compile).
 
+#![allow(clippy::print_stdout, reason = "what was skipped, and how long each search took")]
+
 use std::sync::Arc;
 
 use morello_codegen::test_support::gcc_and_clang;
@@ -309,7 +311,7 @@ fn packs_at(imp: &Impl, level: morello_core::target::LevelId) -> bool {
 #[test]
 fn a_searched_kernel_that_packs_rhs_into_panels() {
     let target = Target::from_toml(TINY_PACKING).expect("the target parses");
-    let s = morello_core::spec::SpecBuilder::parse("matmul 64x32x256").unwrap().build(&target).unwrap();
+    let s = SpecBuilder::parse("matmul 64x32x256").unwrap().build(&target).unwrap();
     let best = Search::new(&target).solve(&s).unwrap().imp;
     assert!(
         packs_at(&best, target.level_id("L2").unwrap()),

@@ -130,8 +130,12 @@ fn count_before(stderr: &str, label: &str) -> Option<usize> {
 
 /// A search of matmul 1024^3 on one thread, which explores its graph for about 3 CPU-seconds on
 /// a Zen 3 core before it solves anything (so no checkpoint can write before that).
+/// (No checkpoint within the hour: the run that resumes must save all it solved at its end, also on
+/// a machine so busy that it takes minutes.)
 fn spawn_long_exploration(cache: &Path, table: &Path) -> Child {
-    spawn(cache, table, &["search", "matmul", "1024x1024x1024", "--target", "x86-avx2", "--jobs", "1"])
+    let args =
+        ["search", "matmul", "1024x1024x1024", "--target", "x86-avx2", "--jobs", "1", "--checkpoint", "3600"];
+    spawn(cache, table, &args)
 }
 
 /// SIGTERM while the search explores its graph, before it has solved anything: it solves the part
