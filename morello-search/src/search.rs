@@ -69,6 +69,7 @@ pub struct Search<'t> {
     actions: ActionConfig,
     threads: Option<usize>,
     time_limit: Option<Duration>,
+    fallback_time: Option<Duration>,
     deadline: Option<Instant>,
     max_specs: Option<u64>,
     max_memory: Option<u64>,
@@ -93,6 +94,7 @@ impl std::fmt::Debug for Search<'_> {
             .field("actions", &self.actions)
             .field("threads", &self.threads)
             .field("time_limit", &self.time_limit)
+            .field("fallback_time", &self.fallback_time)
             .field("deadline", &self.deadline)
             .field("max_specs", &self.max_specs)
             .field("max_memory", &self.max_memory)
@@ -112,6 +114,7 @@ impl<'t> Search<'t> {
             actions: ActionConfig::default(),
             threads: None,
             time_limit: None,
+            fallback_time: None,
             deadline: None,
             max_specs: None,
             max_memory: None,
@@ -141,6 +144,13 @@ impl<'t> Search<'t> {
     /// either, the call stops with [`SearchError::Stopped`] and no implementation.
     pub fn time_limit(mut self, limit: Duration) -> Self {
         self.time_limit = Some(limit);
+        self
+    }
+
+    /// How long the quick search after a time limit (see [`Search::time_limit`]) may take
+    /// (default: a quarter of the time the call ran, or a second if that is longer).
+    pub fn fallback_time(mut self, limit: Duration) -> Self {
+        self.fallback_time = Some(limit);
         self
     }
 
@@ -440,12 +450,14 @@ impl<'t> Search<'t> {
     /// After a stop: for a time limit, the best implementation of the quick fallback (a
     /// [`TileSizes::Coarse`] space with frontiers thinned to [`FALLBACK_ENTRIES`], in a memo of
     /// its own that is never saved), reported with the stop. The fallback has its own time limit
-    /// (a [`FALLBACK_SHARE`] of the time the search ran, at least [`FALLBACK_MIN`]) and what is
+    /// ([`Search::fallback_time`], by default the time the search ran divided by
+    /// [`FALLBACK_SHARE`], at least [`FALLBACK_MIN`]) and what is
     /// left of the memory budget; when it does not finish either, the call stops with the
     /// search's report and no implementation.
     fn best_found(&self, spec: &CanonicalSpec, stopped: SearchReport) -> Result<Solution, SearchError> {
         let start = Instant::now();
-        let limit = (stopped.wall_time / FALLBACK_SHARE).max(FALLBACK_MIN);
+        let limit =
+            self.fallback_time.unwrap_or_else(|| (stopped.wall_time / FALLBACK_SHARE).max(FALLBACK_MIN));
         let config = ActionConfig { tile_sizes: TileSizes::Coarse, ..self.actions };
         let feasibility = Feasibility::new(self.target);
         let memo = Memo::new();
