@@ -7,7 +7,8 @@
 # Environment (defaults in brackets):
 #   SHARDS     number of shards [8]
 #   MORELLO    the morello binary, on a path every node sees [morello]
-#   CPUS       cores per shard (--cpus-per-task, and the shard's -j) [4]
+#   CPUS       cores per shard (--cpus-per-task, and the shard's -j) [4]; at most what a node of
+#              the partition has (checked with sinfo before anything is submitted)
 #   SBATCH     extra sbatch options for every job, such as "--partition=cpu --time=1-0" []
 #   ARRAY      which shards to submit, as sbatch's --array takes them, such as "3" or "1,5-6" [all]
 #
@@ -17,10 +18,12 @@
 # (name the target and processor count of the machines that will search with the table: a table
 # answers only searches for the exact target it was computed for).
 #
-# Shard I writes OUT_DIR/part-I.mdb and appends to OUT_DIR/part-I.log; the merge writes
-# OUT_DIR/table.mdb, checks it, and appends to OUT_DIR/merge.log. If a shard fails or is killed, the
-# merge is cancelled; run the same command again (ARRAY=I to submit only the shards that did not
-# finish): each shard resumes from what it saved, and a finished one has nothing left to do.
+# Shard I writes OUT_DIR/part-I.mdb, appends to OUT_DIR/part-I.log, and creates OUT_DIR/part-I.done
+# when it finishes; the merge waits for any shard still filling a part, refuses a part without its
+# .done, writes OUT_DIR/table.mdb, checks it, and appends to OUT_DIR/merge.log. If a shard fails or
+# is killed, the merge is cancelled; run the same command again (ARRAY=I to submit only the shards
+# that did not finish): each shard resumes from what it saved, and a finished one has nothing left
+# to do.
 set -eu
 if [ $# -lt 2 ]; then
     echo "usage: $0 OUT_DIR precompute-arguments..." >&2
@@ -30,7 +33,39 @@ OUT_DIR=$1
 shift
 SHARDS=${SHARDS:-8}
 CPUS=${CPUS:-4}
+for value in "$SHARDS" "$CPUS"; do
+    case $value in
+        '' | *[!0-9]* | 0)
+            echo "error: SHARDS and CPUS are whole numbers of at least 1 (SHARDS=$SHARDS CPUS=$CPUS)" >&2
+            exit 2
+            ;;
+    esac
+done
 ARRAY=${ARRAY:-0-$((SHARDS - 1))}
+# A task asking for more CPUs than any node has would stay pending for ever: refuse it here.
+partition=""
+previous=""
+# shellcheck disable=SC2086 # SBATCH holds several options
+for word in ${SBATCH:-}; do
+    case $previous in -p | --partition) partition=$word ;; esac
+    case $word in
+        --partition=*) partition=${word#--partition=} ;;
+        -p?*) partition=${word#-p} ;;
+    esac
+    previous=$word
+done
+if command -v sinfo >/dev/null 2>&1; then
+    most=$(sinfo -h -N ${partition:+-p "$partition"} -o '%c' 2>/dev/null | sort -n | tail -n 1)
+    if [ -z "$most" ]; then
+        echo "error: sinfo lists no node${partition:+ in partition $partition}: check the partition (sinfo)" >&2
+        exit 2
+    fi
+    if [ "$CPUS" -gt "$most" ]; then
+        echo "error: CPUS=$CPUS is more than any node${partition:+ of partition $partition} has ($most," \
+            "from sinfo): Slurm would leave the shards pending for ever; set CPUS to at most $most" >&2
+        exit 2
+    fi
+fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(cd "$OUT_DIR" && pwd)

@@ -26,8 +26,28 @@ use morello_search::{ActionConfig, Memo, SearchError};
 
 use crate::failure::bad_input;
 
-/// What the CLI adds to a bad-table message.
-pub const BAD_TABLE_HINT: &str = "--db PATH picks another table; --no-db searches without one";
+/// Which flags the command whose table failed has for choosing another one, so that the message
+/// suggests only flags it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFlags {
+    /// `--db PATH` and `--no-db` (`search`, `run`, `bench`).
+    DbOrNone,
+    /// `--db PATH` only (`precompute`, whose work is the table).
+    Db,
+    /// Neither: the table is the command's argument (`db stats|verify|merge|compact`).
+    Argument,
+}
+
+impl TableFlags {
+    /// The hint a bad-table message ends with, in parentheses (empty for [`TableFlags::Argument`]).
+    fn hint(self) -> &'static str {
+        match self {
+            TableFlags::DbOrNone => " (--db PATH picks another table; --no-db searches without one)",
+            TableFlags::Db => " (--db PATH picks another table)",
+            TableFlags::Argument => "",
+        }
+    }
+}
 
 /// Options naming the memo table.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -52,8 +72,16 @@ impl DbArgs {
     }
 }
 
-/// A table error as the CLI reports it: files at fault exit with status 2 and a hint.
+/// A table error of a command that searches, as the CLI reports it: files at fault exit with
+/// status 2 and a hint.
 pub fn table_error(err: DbError) -> anyhow::Error {
+    table_error_for(err, TableFlags::DbOrNone)
+}
+
+/// A table error as the CLI reports it for a command with `flags`: files at fault (and paths
+/// that name no table file, and read-only tables a command would replace) exit with status 2 and
+/// a hint that names only flags the command has.
+pub fn table_error_for(err: DbError, flags: TableFlags) -> anyhow::Error {
     if err.is_bad_file()
         || matches!(
             err,
@@ -61,13 +89,16 @@ pub fn table_error(err: DbError) -> anyhow::Error {
                 | DbError::Disagree { .. }
                 | DbError::MergeIdentity { .. }
                 | DbError::NoCacheDirectory
+                | DbError::NotAFile { .. }
+                | DbError::ReadOnly { .. }
         )
     {
         let hint = match &err {
             DbError::Mismatch { mismatch, .. } => mismatch_hint(mismatch),
             _ => String::new(),
         };
-        bad_input(format!("{err}{hint} ({BAD_TABLE_HINT})"))
+        let flags = if matches!(err, DbError::ReadOnly { .. }) { "" } else { flags.hint() };
+        bad_input(format!("{err}{hint}{flags}"))
     } else {
         anyhow::Error::new(err)
     }
@@ -96,7 +127,7 @@ fn mismatch_hint(mismatch: &Mismatch) -> String {
 /// Whether a table error is the system's refusal to read or write (so a search can go on without
 /// the table), rather than a bad table.
 fn is_unavailable(err: &DbError) -> bool {
-    matches!(err, DbError::Io { .. } | DbError::NoCacheDirectory)
+    matches!(err, DbError::Io { .. } | DbError::NoCacheDirectory | DbError::NotAFile { .. })
 }
 
 /// The memo table of a search, as the commands that search use it: a table that cannot be opened
@@ -146,7 +177,7 @@ impl<'t> SearchTable<'t> {
             // A damaged table: the search's error says so, and nothing is written to it.
             return None;
         }
-        match save(&mut self.table, self.quiet) {
+        match save(&mut self.table, self.quiet, TableFlags::DbOrNone) {
             Ok(report) => report,
             Err(err) => {
                 self.save_failed = true;
@@ -174,29 +205,50 @@ impl<'t> SearchTable<'t> {
     }
 }
 
-/// Opens the table `args` names for a search over `target` with `actions`.
+/// Opens the table `args` names for a search over `target` with `actions`, for a command with
+/// `flags`.
 ///
 /// # Errors
 /// A bad table (status 2, the file is left as it is), or an unreadable one.
-pub fn open<'t>(args: &DbArgs, target: &'t Target, actions: ActionConfig) -> Result<OpenTable<'t>> {
-    OpenTable::open(&args.location(), target, actions).map_err(table_error)
+pub fn open<'t>(
+    args: &DbArgs,
+    target: &'t Target,
+    actions: ActionConfig,
+    flags: TableFlags,
+) -> Result<OpenTable<'t>> {
+    OpenTable::open(&args.location(), target, actions).map_err(|e| table_error_for(e, flags))
 }
 
 /// Saves what is new in `table`, saying on standard error (unless `quiet`) when it waits for
-/// another process's lock.
+/// another process's lock; errors as a command with `flags` reports them.
 ///
 /// # Errors
 /// The file cannot be written, or it became a bad table meanwhile (it is then left as it is).
-pub fn save(table: &mut OpenTable<'_>, quiet: bool) -> Result<Option<SaveReport>> {
+pub fn save(table: &mut OpenTable<'_>, quiet: bool, flags: TableFlags) -> Result<Option<SaveReport>> {
     let mut on_wait = |lock: &Path| {
         if !quiet {
-            eprint_line(&format!(
-                "waiting for another morello process to finish writing (lock {})",
-                lock.display()
-            ));
+            waiting_for_lock(lock);
         }
     };
-    table.save(&mut on_wait).map_err(table_error)
+    table.save(&mut on_wait).map_err(|e| table_error_for(e, flags))
+}
+
+/// Says on standard error that this process waits for another one's lock on a table (`lock`,
+/// the lock file): a save, a merge or compaction ([`morello_search::db::lock_path`]), or a
+/// precompute still filling the table ([`morello_search::db::fill_lock_path`]).
+pub fn waiting_for_lock(lock: &Path) {
+    let filling = lock.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".precompute.lock"));
+    if filling {
+        eprint_line(&format!(
+            "waiting for a morello precompute that is filling this table to finish (lock {})",
+            lock.display()
+        ));
+    } else {
+        eprint_line(&format!(
+            "waiting for another morello process to finish writing (lock {})",
+            lock.display()
+        ));
+    }
 }
 
 /// One line for standard error: where the table is, what it held, and what was saved.
@@ -229,7 +281,9 @@ pub fn explain(table: &SearchTable<'_>, err: anyhow::Error, stopped: bool) -> an
             path.display()
         ));
     }
-    if let Some(explained) = err.downcast_ref::<SearchError>().and_then(explain_table) {
+    if let Some(explained) =
+        err.downcast_ref::<SearchError>().and_then(|e| explain_table(e, TableFlags::DbOrNone))
+    {
         return explained;
     }
     let inconsistent = err
@@ -245,14 +299,16 @@ pub fn explain(table: &SearchTable<'_>, err: anyhow::Error, stopped: bool) -> an
     }
 }
 
-/// A damaged table found by a search, as the CLI reports it (status 2); `None` for other errors.
-pub fn explain_table(err: &SearchError) -> Option<anyhow::Error> {
+/// A damaged table found by a search, as the CLI reports it (status 2) for a command with
+/// `flags`; `None` for other errors.
+pub fn explain_table(err: &SearchError, flags: TableFlags) -> Option<anyhow::Error> {
     match err {
         SearchError::Table { message } => {
             // The table's own error ends with what to do; this says it once, with the checker.
             let message = message.strip_suffix(": delete it or use another table").unwrap_or(message);
             Some(bad_input(format!(
-                "{message}: check it with `morello db verify`, delete it, or use another table ({BAD_TABLE_HINT})"
+                "{message}: check it with `morello db verify`, delete it, or use another table{}",
+                flags.hint()
             )))
         }
         _ => None,

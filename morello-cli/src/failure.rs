@@ -37,7 +37,9 @@ const QUOTE_CHARS: usize = 80;
 
 /// The error and its causes on one line, each cause once: a cause whose text the line already
 /// holds (the OS error a message quotes, as `cannot read x: Is a directory (os error 21)`) is not
-/// repeated. Inputs quoted in backticks longer than [`QUOTE_CHARS`] are shortened.
+/// repeated. Inputs quoted in backticks longer than [`QUOTE_CHARS`] are shortened, and control
+/// characters a user's input brought in (a NUL, an escape sequence) are shown escaped (`\0`,
+/// `\u{1b}`), never written to the terminal.
 pub fn message(err: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in err.chain() {
@@ -50,7 +52,18 @@ pub fn message(err: &anyhow::Error) -> String {
         }
         line += &text;
     }
-    shorten_quotes(&line)
+    escape_controls(&shorten_quotes(&line))
+}
+
+/// `text` with every control character but line breaks and tabs escaped as Rust writes it.
+fn escape_controls(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let keep = !c.is_control() || c == '\n' || c == '\t';
+            let escaped: Vec<char> = if keep { vec![c] } else { c.escape_debug().collect() };
+            escaped
+        })
+        .collect()
 }
 
 /// `text` with every backtick-quoted span longer than [`QUOTE_CHARS`] characters cut to its start
@@ -113,5 +126,11 @@ mod tests {
         assert!(text.len() < 200, "{text}");
         assert!(text.contains("(3002 characters)") && text.contains("`short` stays"), "{text}");
         assert_eq!(message(&anyhow::anyhow!("a lone ` backtick")), "a lone ` backtick");
+    }
+
+    #[test]
+    fn control_characters_of_an_input_are_escaped() {
+        let err = anyhow::anyhow!("invalid shape `4\0x4`: and \u{1b}[31m red");
+        assert_eq!(message(&err), "invalid shape `4\\0x4`: and \\u{1b}[31m red");
     }
 }

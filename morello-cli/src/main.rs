@@ -10,10 +10,10 @@ use clap::{Parser, Subcommand};
 
 mod commands;
 mod database;
-#[cfg(test)]
-mod end_to_end;
 mod failure;
+mod input;
 mod memory;
+mod numbers;
 mod output;
 mod progress;
 mod signals;

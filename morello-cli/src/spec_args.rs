@@ -25,6 +25,7 @@ use morello_core::spec::{
 use morello_core::target::{HostCache, MemVec, Target, resolve_target_on_host};
 
 use crate::failure::{Failure, bad_input};
+use crate::input::TextKind;
 
 /// Help text listing the spec forms, shown after a command's options.
 pub const SPEC_FORMS: &str = "\
@@ -60,7 +61,7 @@ pub struct SpecArgs {
     #[arg(long, default_value = "f32", value_name = "DTYPE")]
     pub dtype: String,
     /// Batch size of a matmul.
-    #[arg(long, default_value_t = 1, value_name = "B")]
+    #[arg(long, default_value_t = 1, value_name = "B", value_parser = crate::numbers::parse_count_u32)]
     pub batch: u32,
     /// Accumulate into the output instead of overwriting it (matmul, conv).
     #[arg(long)]
@@ -96,7 +97,7 @@ pub struct SpecArgs {
     pub memory: Option<String>,
     /// Processors the cost model gives parallel loops (default: the target's; for the built-in
     /// x86 targets, this machine's cores). `--processors 1` finds the best single-thread kernel.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::numbers::parse_count_u32)]
     pub processors: Option<u32>,
 }
 
@@ -201,7 +202,7 @@ pub fn load_target(name: &str) -> Result<(Target, Option<String>)> {
             "unknown target `{name}`: use x86, x86-avx2, x86-avx512 or the path of a target file"
         )));
     }
-    let text = std::fs::read_to_string(path).bad_input(|| format!("cannot read target file {name}"))?;
+    let text = crate::input::read_text(path, TextKind::TargetFile, false)?;
     let is_json = path.extension().is_some_and(|e| e == "json") || text.trim_start().starts_with('{');
     let target = if is_json { Target::from_json(&text) } else { Target::from_toml(&text) }
         .bad_input(|| format!("target file {name}"))?;

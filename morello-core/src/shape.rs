@@ -29,12 +29,12 @@ pub enum ShapeError {
         index: usize,
     },
     /// A dimension exceeded [`MAX_DIM`] (the user's input).
-    #[error("dimension {index} is {size}, above the limit of 2^31")]
+    #[error("dimension {index} is {size}, above the limit of 2^31 (2147483648)")]
     DimTooLarge {
         /// Which dimension.
         index: usize,
-        /// Its size.
-        size: u64,
+        /// Its size, as written (it may not fit any integer type).
+        size: String,
     },
     /// A dimension was not a number (the user's input).
     #[error("dimension {index} (`{text}`) is not a positive integer")]
@@ -92,7 +92,7 @@ impl Shape {
                 return Err(ShapeError::ZeroDim { index });
             }
             if size > MAX_DIM {
-                return Err(ShapeError::DimTooLarge { index, size: u64::from(size) });
+                return Err(ShapeError::DimTooLarge { index, size: size.to_string() });
             }
             volume = volume.checked_mul(i64::from(size)).ok_or(ShapeError::VolumeOverflow)?;
         }
@@ -190,10 +190,12 @@ impl FromStr for Shape {
                 let part = part.trim();
                 match part.parse::<u64>() {
                     Ok(0) => Err(ShapeError::ZeroDim { index }),
-                    Ok(size) if size > u64::from(MAX_DIM) => Err(ShapeError::DimTooLarge { index, size }),
+                    Ok(size) if size > u64::from(MAX_DIM) => {
+                        Err(ShapeError::DimTooLarge { index, size: part.to_string() })
+                    }
                     Ok(size) => Ok(size as u32),
                     Err(_) if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) => {
-                        Err(ShapeError::DimTooLarge { index, size: u64::MAX })
+                        Err(ShapeError::DimTooLarge { index, size: part.to_string() })
                     }
                     Err(_) => Err(ShapeError::NotANumber { index, text: part.to_string() }),
                 }
@@ -224,10 +226,15 @@ mod tests {
         assert_eq!("6x".parse::<Shape>(), Err(ShapeError::NotANumber { index: 1, text: String::new() }));
         assert_eq!(
             "4294967296".parse::<Shape>(),
-            Err(ShapeError::DimTooLarge { index: 0, size: 4294967296 })
+            Err(ShapeError::DimTooLarge { index: 0, size: "4294967296".to_string() })
         );
         assert_eq!("2147483648x2147483648x2147483648".parse::<Shape>(), Err(ShapeError::VolumeOverflow));
         assert!("99999999999999999999999".parse::<Shape>().is_err());
+        // A size past u64 is named as written, not as the largest u64.
+        assert_eq!(
+            "18446744073709551616x1x1".parse::<Shape>().unwrap_err().to_string(),
+            "dimension 0 is 18446744073709551616, above the limit of 2^31 (2147483648)"
+        );
         assert_eq!(
             "4X4X4".parse::<Shape>().unwrap_err().to_string(),
             "dimensions are separated by a lowercase `x`, as in `4x4x4`, not `X`"

@@ -51,6 +51,15 @@ pub struct Solution {
 /// cheapest, the smallest and two between (enough to fit inside the moves of a parent).
 const FALLBACK_ENTRIES: usize = 4;
 
+/// The quick fallback of a search stopped by its time limit runs for at most the time the search
+/// ran divided by this, so a call with a time limit ends within 1.25 times it (and one spec's
+/// work)...
+const FALLBACK_SHARE: u32 = 4;
+
+/// ...or within this after its limit, so a call whose deadline was already near (a budget shared
+/// by many goals, a limit of a fraction of a second) still has time to find an implementation.
+const FALLBACK_MIN: Duration = Duration::from_secs(1);
+
 type ProgressFn<'t> = Arc<dyn Fn(Progress) + Send + Sync + 't>;
 
 /// A configured search over one target.
@@ -60,6 +69,7 @@ pub struct Search<'t> {
     actions: ActionConfig,
     threads: Option<usize>,
     time_limit: Option<Duration>,
+    fallback_time: Option<Duration>,
     deadline: Option<Instant>,
     max_specs: Option<u64>,
     max_memory: Option<u64>,
@@ -84,6 +94,7 @@ impl std::fmt::Debug for Search<'_> {
             .field("actions", &self.actions)
             .field("threads", &self.threads)
             .field("time_limit", &self.time_limit)
+            .field("fallback_time", &self.fallback_time)
             .field("deadline", &self.deadline)
             .field("max_specs", &self.max_specs)
             .field("max_memory", &self.max_memory)
@@ -103,6 +114,7 @@ impl<'t> Search<'t> {
             actions: ActionConfig::default(),
             threads: None,
             time_limit: None,
+            fallback_time: None,
             deadline: None,
             max_specs: None,
             max_memory: None,
@@ -127,9 +139,18 @@ impl<'t> Search<'t> {
     /// implementations ([`Search::solve`], [`Search::solve_top_k`], [`Search::solve_variants`])
     /// then still returns one: the best of a small space searched quickly with thinned frontiers
     /// ([`TileSizes::Coarse`]), which may not be optimal; its report says
-    /// [`StopReason::TimeLimit`] ([`SearchReport::optimal`] is false).
+    /// [`StopReason::TimeLimit`] ([`SearchReport::optimal`] is false). That quick search has a
+    /// quarter of the time the call ran, or a second if that is longer; if it does not finish
+    /// either, the call stops with [`SearchError::Stopped`] and no implementation.
     pub fn time_limit(mut self, limit: Duration) -> Self {
         self.time_limit = Some(limit);
+        self
+    }
+
+    /// How long the quick search after a time limit (see [`Search::time_limit`]) may take
+    /// (default: a quarter of the time the call ran, or a second if that is longer).
+    pub fn fallback_time(mut self, limit: Duration) -> Self {
+        self.fallback_time = Some(limit);
         self
     }
 
@@ -428,9 +449,15 @@ impl<'t> Search<'t> {
 
     /// After a stop: for a time limit, the best implementation of the quick fallback (a
     /// [`TileSizes::Coarse`] space with frontiers thinned to [`FALLBACK_ENTRIES`], in a memo of
-    /// its own that is never saved), reported with the stop.
+    /// its own that is never saved), reported with the stop. The fallback has its own time limit
+    /// ([`Search::fallback_time`], by default the time the search ran divided by
+    /// [`FALLBACK_SHARE`], at least [`FALLBACK_MIN`]) and what is
+    /// left of the memory budget; when it does not finish either, the call stops with the
+    /// search's report and no implementation.
     fn best_found(&self, spec: &CanonicalSpec, stopped: SearchReport) -> Result<Solution, SearchError> {
         let start = Instant::now();
+        let limit =
+            self.fallback_time.unwrap_or_else(|| (stopped.wall_time / FALLBACK_SHARE).max(FALLBACK_MIN));
         let config = ActionConfig { tile_sizes: TileSizes::Coarse, ..self.actions };
         let feasibility = Feasibility::new(self.target);
         let memo = Memo::new();
@@ -442,14 +469,14 @@ impl<'t> Search<'t> {
             feasibility: &feasibility,
             memo: &memo,
             cancel: self.cancel.as_ref(),
-            deadline: None,
+            deadline: Some(start + limit),
             max_specs: None,
             progress: None,
             checkpoint: None,
             counters: &counters,
             thin_to: Some(FALLBACK_ENTRIES),
             limits: self.solve_limits(),
-            max_memory: None,
+            max_memory: self.max_memory.map(|max| max.saturating_sub(self.memo.estimated_bytes())),
             graphs: &graphs,
             // The fallback's memo is never kept.
             final_solve: None,

@@ -125,7 +125,7 @@ impl Solver<'_> {
         if self.cancel.is_some_and(CancelToken::is_cancelled) {
             return Some(StopReason::Cancelled);
         }
-        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.past_deadline() {
             return Some(StopReason::TimeLimit);
         }
         if self.max_specs.is_some_and(|m| specs_seen > m) {
@@ -135,6 +135,12 @@ impl Solver<'_> {
             return Some(StopReason::MemoryLimit);
         }
         None
+    }
+
+    /// Whether the search's deadline has passed (checked between waves and buckets and before
+    /// each spec is expanded or solved, so a call ends within one spec's work of it).
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Why the final solve after a cancel (see [`Solver::final_solve`]) stops, if it must: not
@@ -271,11 +277,12 @@ impl Solver<'_> {
             let results: Vec<Expansion> = wave
                 .par_iter()
                 .filter_map(|&id| {
-                    // Over the budget or cancelled, the rest of the wave stays unexpanded.
+                    // Over the budget, cancelled or out of time, the rest of the wave stays
+                    // unexpanded (a wave of large specs can take seconds).
                     if self.max_memory.is_some() && self.over_memory() {
                         return None;
                     }
-                    if self.cancel.is_some_and(CancelToken::is_cancelled) {
+                    if self.cancel.is_some_and(CancelToken::is_cancelled) || self.past_deadline() {
                         return None;
                     }
                     let spec = specs[id as usize].as_ref().expect("specs of a wave are recorded");
@@ -397,7 +404,7 @@ impl Solver<'_> {
         let mut done = 0u64;
         let mut result = Ok(());
         let must_stop = || match until {
-            None => self.cancel.is_some_and(CancelToken::is_cancelled),
+            None => self.cancel.is_some_and(CancelToken::is_cancelled) || self.past_deadline(),
             Some(until) => self.final_solve_ends(until),
         };
         let stop_reason = || match until {

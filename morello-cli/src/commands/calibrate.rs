@@ -53,14 +53,19 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
     /// Samples per microbenchmark; the median is used.
-    #[arg(long, default_value_t = DEFAULT_SAMPLES, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_SAMPLES, value_name = "N", value_parser = crate::numbers::parse_count)]
     samples: usize,
     /// Minimum duration of one sample, in seconds.
-    #[arg(long, default_value_t = DEFAULT_MIN_SAMPLE_SECONDS, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = DEFAULT_MIN_SAMPLE_SECONDS,
+        value_name = "SECONDS",
+        value_parser = crate::numbers::parse_seconds_f64
+    )]
     min_sample_seconds: f64,
     /// Cost units given to the reference constant (BroadcastVecMultAdd's cost per vector): the
     /// resolution of the fitted integers.
-    #[arg(long, default_value_t = DEFAULT_RESOLUTION, value_name = "UNITS")]
+    #[arg(long, default_value_t = DEFAULT_RESOLUTION, value_name = "UNITS", value_parser = crate::numbers::parse_count_u64)]
     resolution: u64,
     /// Bytes streamed to measure main memory (more than the caches hold), e.g. `256MiB`.
     #[arg(long, default_value = "64MiB", value_name = "SIZE")]

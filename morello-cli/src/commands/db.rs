@@ -1,22 +1,35 @@
-//! `morello db stats|verify|merge`: inspect, check and combine memo tables.
+//! `morello db stats|verify|merge|compact`: inspect, check, combine and rewrite memo tables.
 //!
 //! Tables store their target's description, so these commands need no `--target` for a table
-//! given by path; without a path they use the default table of `--target` (default `x86`).
+//! given by path; without a path they use the default table of `--target` (default `x86`, with
+//! `--processors` as searches give it).
+//!
+//! ```text
+//! read     a path that is not a regular file (a directory, FIFO, device) is refused unread
+//! merge    each input is read once no precompute fills it and no save is in flight (waiting for
+//!          their locks), then the output's lock is taken; an output that is one of the inputs
+//!          and changed since it was read is read again and merged, so a search that saved to it
+//!          meanwhile loses nothing; then it is replaced atomically, keeping its mode
+//! compact  under the table's lock: read, rewrite as one run, replace atomically
+//! write    only a regular file or a new path, never a read-only table (status 2)
+//! ```
 
+use std::hash::{Hash, Hasher};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Result;
 use morello_core::target::Target;
 use morello_search::db::{
-    Schema, Table, TableLock, TableStats, Validation, default_table_path, stored_target, write_atomically,
+    DbError, Schema, Table, TableFile, TableStats, Validation, default_table_path, stored_target,
 };
 use morello_search::{ActionConfig, TileSizes};
 
-use crate::database::{eprint_line, table_error};
+use crate::database::{TableFlags, table_error_for, waiting_for_lock};
 use crate::failure::bad_input;
 use crate::output;
-use crate::spec_args::load_target;
+use crate::spec_args::{load_target, with_processors};
 
 /// Examples shown after `morello db --help`.
 pub const EXAMPLES: &str = "\
@@ -55,6 +68,11 @@ struct Which {
     /// target stored in the table, or x86 for the default table).
     #[arg(long, value_name = "TARGET")]
     target: Option<String>,
+    /// The processor count of the target (default: the target's, for the built-in x86 targets
+    /// this machine's cores, as `morello search` uses; `morello bench` searches with
+    /// --processors equal to its --threads, 1 by default, so its table is `--processors 1`).
+    #[arg(long, value_name = "N", value_parser = crate::numbers::parse_count_u32)]
+    processors: Option<u32>,
     /// The default table of searches with --all-tile-sizes.
     #[arg(long)]
     all_tile_sizes: bool,
@@ -98,12 +116,20 @@ fn actions_of(all_tile_sizes: bool) -> ActionConfig {
     }
 }
 
+/// A table error as these commands report it (the table is their argument: no flag to suggest).
+fn table_error(err: DbError) -> anyhow::Error {
+    table_error_for(err, TableFlags::Argument)
+}
+
 /// The table's path.
 fn table_path(which: &Which) -> Result<PathBuf> {
     match &which.path {
         Some(p) => Ok(p.clone()),
         None => {
-            let (target, _) = load_target(which.target.as_deref().unwrap_or("x86"))?;
+            let target = match named_target(which)? {
+                Some(target) => target,
+                None => load_target("x86")?.0,
+            };
             default_table_path(&target, &actions_of(which.all_tile_sizes)).map_err(table_error)
         }
     }
@@ -112,33 +138,43 @@ fn table_path(which: &Which) -> Result<PathBuf> {
 /// The table's path and bytes.
 fn read(which: &Which) -> Result<(PathBuf, Vec<u8>)> {
     let path = table_path(which)?;
-    let bytes = read_file(&path)?;
+    let bytes = found(&path, TableFile::new(&path).read())?;
     Ok((path, bytes))
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(bad_input(format!("no table at {} (a search creates it)", path.display())))
-        }
-        Err(e) => Err(bad_input(format!("cannot read {}: {e}", path.display()))),
+/// The bytes of the table at `path` as `read` returned them; a missing file is an error.
+fn found(path: &Path, read: Result<Option<Vec<u8>>, DbError>) -> Result<Vec<u8>> {
+    match read {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(bad_input(format!("no table at {} (a search creates it)", path.display()))),
+        Err(e @ DbError::Io { .. }) => Err(bad_input(e.to_string())),
+        Err(e) => Err(table_error(e)),
     }
 }
 
-/// The target to validate a table against: `--target` if given, else the one the table stores.
-fn target_for(bytes: &[u8], path: &Path, target: Option<&str>) -> Result<(Target, ActionConfig)> {
-    let (identity, stored) = stored_target(bytes, path).map_err(table_error)?;
-    match target {
-        Some(name) => Ok((load_target(name)?.0, identity.actions)),
-        None => Ok((stored, identity.actions)),
+/// The target `--target` and `--processors` name (x86 with `--processors` alone), if either is
+/// given.
+fn named_target(which: &Which) -> Result<Option<Target>> {
+    if which.target.is_none() && which.processors.is_none() {
+        return Ok(None);
     }
+    let (target, _) = load_target(which.target.as_deref().unwrap_or("x86"))?;
+    match which.processors {
+        Some(processors) => with_processors(target, processors).map(Some),
+        None => Ok(Some(target)),
+    }
+}
+
+/// The target to validate a table against: `target` if given, else the one the table stores.
+fn target_for(bytes: &[u8], path: &Path, target: Option<Target>) -> Result<(Target, ActionConfig)> {
+    let (identity, stored) = stored_target(bytes, path).map_err(table_error)?;
+    Ok((target.unwrap_or(stored), identity.actions))
 }
 
 fn stats(which: &Which) -> Result<()> {
     let (path, bytes) = read(which)?;
     let stats = TableStats::of_bytes(&bytes, &path).map_err(table_error)?;
-    let usable = match target_for(&bytes, &path, which.target.as_deref()) {
+    let usable = match named_target(which).and_then(|named| target_for(&bytes, &path, named)) {
         Ok((target, actions)) => {
             let schema = Schema::new(&target, actions);
             match schema.mismatch(&stats.identity) {
@@ -204,7 +240,7 @@ fn verify(args: &VerifyArgs) -> Result<()> {
     };
     let (path, bytes) = read(&args.which)?;
     let start = Instant::now();
-    let (target, actions) = target_for(&bytes, &path, args.which.target.as_deref())?;
+    let (target, actions) = target_for(&bytes, &path, named_target(&args.which)?)?;
     let schema = Schema::new(&target, actions);
     let table = Table::from_bytes(&bytes, &path, &schema, Validation::Full).map_err(table_error)?;
     let checked = start.elapsed();
@@ -224,15 +260,20 @@ fn verify(args: &VerifyArgs) -> Result<()> {
 }
 
 fn merge(args: &MergeArgs) -> Result<()> {
-    let first_bytes = read_file(&args.inputs[0])?;
+    let mut on_wait = |lock: &Path| waiting_for_lock(lock);
+    // Each input once no precompute fills it and no save is in flight.
+    let mut read_input = |input: &Path| found(input, TableFile::new(input).read_settled(&mut on_wait));
+    let first_bytes = read_input(&args.inputs[0])?;
     let (target, actions) = target_for(&first_bytes, &args.inputs[0], None)?;
     let schema = Schema::new(&target, actions);
+    let mut seen = vec![content_hash(&first_bytes)];
     let mut merged =
         Table::from_bytes(&first_bytes, &args.inputs[0], &schema, Validation::Full).map_err(table_error)?;
     drop(first_bytes);
     let mut lines = vec![format!("{}: {} specs", args.inputs[0].display(), merged.len())];
     for input in &args.inputs[1..] {
-        let bytes = read_file(input)?;
+        let bytes = read_input(input)?;
+        seen.push(content_hash(&bytes));
         let table = Table::from_bytes(&bytes, input, &schema, Validation::Full).map_err(table_error)?;
         let report = merged.merge(&table, &target).map_err(table_error)?;
         lines.push(format!(
@@ -243,28 +284,46 @@ fn merge(args: &MergeArgs) -> Result<()> {
             report.shared
         ));
     }
-    let bytes = replace(&args.output, &merged)?;
+    let output = TableFile::new(&args.output).lock_for_replacement(&mut on_wait).map_err(table_error)?;
+    // Saves to the output wait from here on. If it is an input that changed since it was read (a
+    // search saved to it), what was saved is merged too.
+    if let Some(index) = args.inputs.iter().position(|input| same_file(input, output.path())) {
+        if let Some(bytes) = output.read().map_err(table_error)? {
+            if content_hash(&bytes) != seen[index] {
+                let now = Table::from_bytes(&bytes, &args.output, &schema, Validation::Full)
+                    .map_err(table_error)?;
+                let report = merged.merge(&now, &target).map_err(table_error)?;
+                lines.push(format!(
+                    "{}: {} specs saved to it by another process while merging, kept",
+                    args.output.display(),
+                    report.added
+                ));
+            }
+        }
+    }
+    let bytes = output.write(&merged).map_err(table_error)?;
     lines.push(format!("{}: {} specs, {bytes} bytes", args.output.display(), merged.len()));
     output::print(&(lines.join("\n") + "\n"))
 }
 
-/// Replaces `path` with `table` (one run), atomically and under its lock; returns its size.
-fn replace(path: &Path, table: &Table) -> Result<usize> {
-    let mut on_wait = |lock: &Path| {
-        eprint_line(&format!(
-            "waiting for another morello process to finish writing (lock {})",
-            lock.display()
-        ));
-    };
-    let _lock = TableLock::acquire(path, &mut on_wait).map_err(table_error)?;
-    let bytes = table.to_bytes();
-    write_atomically(path, &bytes).map_err(table_error)?;
-    Ok(bytes.len())
+/// A hash of a file's bytes, to tell whether it changed between two reads.
+fn content_hash(bytes: &[u8]) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Whether `a` and `b` name the same file (through links and different spellings).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }
 
 fn compact(which: &Which) -> Result<()> {
     let path = table_path(which)?;
-    let done = compact_file(&path, which.target.as_deref(), false)?;
+    let done = compact_file(&path, named_target(which)?, false)?;
     output::print(&format!(
         "{}: {} specs; {} runs and {} bytes before, 1 run and {} bytes after\n",
         path.display(),
@@ -292,16 +351,11 @@ pub struct Compacted {
 /// Rewrites the table at `path` whole, as one run without dead space, under the writer lock (the
 /// new file replaces the old atomically). With `only_if_needed`, a table that is one run without
 /// dead space already is left as it is.
-pub fn compact_file(path: &Path, target: Option<&str>, only_if_needed: bool) -> Result<Compacted> {
+pub fn compact_file(path: &Path, target: Option<Target>, only_if_needed: bool) -> Result<Compacted> {
     // Read under the lock, so no save between reading and replacing is lost.
-    let mut on_wait = |lock: &Path| {
-        eprint_line(&format!(
-            "waiting for another morello process to finish writing (lock {})",
-            lock.display()
-        ));
-    };
-    let lock = TableLock::acquire(path, &mut on_wait).map_err(table_error)?;
-    let bytes = read_file(path)?;
+    let mut on_wait = |lock: &Path| waiting_for_lock(lock);
+    let file = TableFile::new(path).lock_for_replacement(&mut on_wait).map_err(table_error)?;
+    let bytes = found(path, file.read())?;
     let (target, actions) = target_for(&bytes, path, target)?;
     let schema = Schema::new(&target, actions);
     let before = TableStats::of_bytes(&bytes, path).map_err(table_error)?;
@@ -316,14 +370,12 @@ pub fn compact_file(path: &Path, target: Option<&str>, only_if_needed: bool) -> 
     }
     let table = Table::from_bytes(&bytes, path, &schema, Validation::Structure).map_err(table_error)?;
     drop(bytes);
-    let encoded = table.to_bytes();
-    write_atomically(path, &encoded).map_err(table_error)?;
-    drop(lock);
+    let bytes_after = file.write(&table).map_err(table_error)?;
     Ok(Compacted {
         specs: table.len(),
         runs_before: before.runs,
         bytes_before: before.file_bytes,
-        bytes_after: encoded.len() as u64,
+        bytes_after,
         rewritten: true,
     })
 }

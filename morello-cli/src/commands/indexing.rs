@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use morello_xla::hlo::{ComputationId, HloComputation, HloModule, HloShape, InstrId};
 use morello_xla::indexing::{
     Completeness, EnumerationLimits, IndexPair, IndexingError, IndexingMap, OperandMaps, OutputMaps,
@@ -14,6 +14,7 @@ use morello_xla::indexing::{
 use serde_json::json;
 
 use crate::failure::{Failure, bad_input};
+use crate::input::TextKind;
 use crate::output;
 
 /// Examples shown after `morello indexing --help`.
@@ -199,10 +200,7 @@ pub fn run(args: &Args) -> Result<()> {
 }
 
 fn read(path: &Path) -> Result<String> {
-    if path == Path::new("-") {
-        return std::io::read_to_string(std::io::stdin()).context("cannot read standard input");
-    }
-    std::fs::read_to_string(path).bad_input(|| format!("cannot read `{}`", path.display()))
+    crate::input::read_text(path, TextKind::Hlo, true)
 }
 
 /// The instruction or computation the arguments name.

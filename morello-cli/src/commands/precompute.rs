@@ -26,14 +26,16 @@ use anyhow::Result;
 use morello_core::dtype::Dtype;
 use morello_core::spec::{CanonicalSpec, SpecBuilder};
 use morello_core::target::Target;
+use morello_search::db::{Access, DbError, FillLock};
 use morello_search::{ActionConfig, Search, SearchError, StopReason};
 use rayon::prelude::*;
 
 use crate::commands::db::compact_file;
-use crate::commands::search::positive_seconds;
-use crate::database::{self, DbArgs, eprint_line};
+use crate::database::{self, DbArgs, TableFlags, eprint_line, table_error_for};
 use crate::failure::{Failure, bad_input};
+use crate::input::TextKind;
 use crate::memory::MemorySize;
+use crate::numbers::Seconds;
 use crate::spec_args::{load_target, with_processors};
 use crate::{output, progress, signals};
 
@@ -94,7 +96,7 @@ pub struct Args {
     #[arg(value_enum)]
     family: Option<Family>,
     /// The largest size of each dimension (a power of two).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::numbers::parse_count_u32)]
     up_to: Option<u32>,
     /// A file of specs to precompute, one per line (shorthand or full text; `#` starts a comment).
     #[arg(long, value_name = "FILE")]
@@ -112,20 +114,20 @@ pub struct Args {
     /// Processors the cost model gives parallel loops (default: the target's; for the built-in
     /// x86 targets, this machine's cores). A table answers searches for exactly this target, so
     /// shards on a cluster name the processor count of the machines that will search with it.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::numbers::parse_count_u32)]
     processors: Option<u32>,
     /// The table to fill (default: the default table of the target, as `morello search` uses).
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
-    /// Threads (default: all cores).
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Threads (default: all cores; more than the cores this process may use is reduced to them).
+    #[arg(long, short = 'j', value_name = "N", value_parser = crate::numbers::parse_count)]
     jobs: Option<usize>,
     /// Stop after this many seconds (what was solved is saved; rerun to go on).
-    #[arg(long, value_name = "SECONDS")]
-    time_limit: Option<f64>,
+    #[arg(long, value_name = "SECONDS", value_parser = crate::numbers::parse_seconds)]
+    time_limit: Option<Seconds>,
     /// Also save every this many seconds within a stage, so a killed process loses at most that.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
-    checkpoint: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = crate::numbers::parse_seconds)]
+    checkpoint: Seconds,
     /// Show a progress bar even when standard error is not a terminal.
     #[arg(long)]
     progress: bool,
@@ -211,8 +213,7 @@ fn shard_stages(mut goals: Vec<CanonicalSpec>, shard: Option<Shard>) -> Vec<Vec<
 
 /// The specs of a file: one per line, shorthand or full text, `#` comments, blank lines skipped.
 fn specs_file(path: &Path, dtype: Dtype, target: &Target) -> Result<Vec<CanonicalSpec>> {
-    let text =
-        std::fs::read_to_string(path).bad_input(|| format!("cannot read --specs {}", path.display()))?;
+    let text = crate::input::read_text(path, TextKind::SpecFile, false)?;
     let mut out = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or_default().trim();
@@ -239,12 +240,24 @@ pub fn run(args: &Args) -> Result<()> {
     let dtype: Dtype = args.dtype.parse().bad_input(|| "invalid --dtype".to_string())?;
     let Goals { stages, count: total, description } = goals(args, dtype, &target)?;
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.unwrap_or(0))
+        .num_threads(crate::numbers::jobs(args.jobs, args.quiet).unwrap_or(0))
         .build()
         .map_err(|e| anyhow::anyhow!("cannot start the thread pool: {e}"))?;
 
     let db = DbArgs { db: args.db.clone(), no_db: false };
-    let table = database::open(&db, &target, ActionConfig::default())?;
+    let table = database::open(&db, &target, ActionConfig::default(), TableFlags::Db)?;
+    // Its work is the table: one it may not write is refused before anything is searched.
+    if let (Access::ReadOnly(reason), Some(path)) = (table.access(), table.path()) {
+        return Err(table_error_for(DbError::ReadOnly { path: path.into(), reason }, TableFlags::Db));
+    }
+    // While it runs, `db merge` does not read the table (it waits): it is not complete yet.
+    let _filling = match table.path() {
+        Some(path) => Some(
+            FillLock::filling(path, &mut |lock| database::waiting_for_lock(lock))
+                .map_err(|e| table_error_for(e, TableFlags::Db))?,
+        ),
+        None => None,
+    };
     if !args.quiet {
         if let Some(note) = &note {
             eprint_line(note);
@@ -253,18 +266,18 @@ pub fn run(args: &Args) -> Result<()> {
             eprint_line(&line);
         }
     }
-    let interval = positive_seconds("--checkpoint", args.checkpoint)?;
+    let interval = args.checkpoint.duration();
     let memo = table.memo();
     let table = Mutex::new(table);
     // A checkpoint that fails is not fatal here: the save after the stage reports the error.
     let mut search =
         Search::new(&target).memo(memo).cancel(signals::cancel_token()).checkpoint(interval, |_| {
             if let Ok(mut table) = table.try_lock() {
-                let _ = database::save(&mut table, true);
+                let _ = database::save(&mut table, true, TableFlags::Db);
             }
         });
-    if let Some(seconds) = args.time_limit {
-        search = search.deadline(Instant::now() + positive_seconds("--time-limit", seconds)?);
+    if let Some(limit) = args.time_limit {
+        search = search.deadline(Instant::now() + limit.duration());
     }
     if let Some(bytes) = crate::memory::budget(args.max_memory) {
         search = search.max_memory(crate::memory::search_budget(bytes, true));
@@ -291,7 +304,8 @@ pub fn run(args: &Args) -> Result<()> {
                 })
                 .collect()
         });
-        let saved = database::save(&mut table.lock().unwrap_or_else(PoisonError::into_inner), true)?;
+        let saved =
+            database::save(&mut table.lock().unwrap_or_else(PoisonError::into_inner), true, TableFlags::Db)?;
         if let Some(s) = &saved {
             held = s.entries;
             wrote |= s.written;
@@ -350,7 +364,7 @@ pub fn run(args: &Args) -> Result<()> {
             ))
         }
         (Some(e @ SearchError::Table { .. }), _) => {
-            Err(database::explain_table(&e).unwrap_or_else(|| anyhow::Error::new(e)))
+            Err(database::explain_table(&e, TableFlags::Db).unwrap_or_else(|| anyhow::Error::new(e)))
         }
         (Some(e), _) => Err(anyhow::Error::new(e)),
     }

@@ -16,6 +16,7 @@ use serde_json::json;
 use crate::database::{self, DbArgs};
 use crate::failure::bad_input;
 use crate::memory::{Bytes, MemorySize};
+use crate::numbers::Seconds;
 use crate::spec_args::{Resolved, SpecArgs, resolve};
 use crate::{output, signals};
 
@@ -62,7 +63,7 @@ pub struct Args {
     #[arg(long, value_enum, requires = "emit")]
     harness: Option<Harness>,
     /// Print the K best implementations that differ in their first rewrite.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = crate::numbers::parse_count)]
     top_k: Option<usize>,
     /// Try every tile size, not only powers of two (slower, finds more).
     #[arg(long)]
@@ -76,14 +77,16 @@ pub struct Args {
 /// How a search runs, shared by the commands that search: threads, a time limit, what it prints.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct SearchOptions {
-    /// Search threads (default: all cores); the answer does not depend on it.
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Search threads (default: all cores; more than the cores this process may use is reduced
+    /// to them); the answer does not depend on it.
+    #[arg(long, short = 'j', value_name = "N", value_parser = crate::numbers::parse_count)]
     pub jobs: Option<usize>,
     /// Stop searching after this many seconds (what was solved so far is kept in the table) and
     /// return the best implementation a quick search of fewer tile sizes finds, with a warning
-    /// that it may not be optimal.
-    #[arg(long, value_name = "SECONDS")]
-    pub time_limit: Option<f64>,
+    /// that it may not be optimal (that quick search takes at most a quarter of the limit more, or a
+    /// second if that is longer).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::numbers::parse_seconds)]
+    pub time_limit: Option<Seconds>,
     /// Show progress even when standard error is not a terminal.
     #[arg(long)]
     pub progress: bool,
@@ -92,8 +95,8 @@ pub struct SearchOptions {
     pub quiet: bool,
     /// Save what the search solved to the table every this many seconds while it runs, so a
     /// killed process loses at most that much work (SIGINT, SIGTERM and SIGHUP save in any case).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
-    pub checkpoint: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = crate::numbers::parse_seconds)]
+    pub checkpoint: Seconds,
     /// Memory the process may hold: bytes such as 4GiB or 512MiB, or a share of this machine's
     /// memory such as 25% [default: 50%]. The search's table of solved specs and the graph it
     /// explores get 35% of it by their own estimate (65% with --no-db), the rest is for the
@@ -107,9 +110,6 @@ pub struct SearchOptions {
 /// Runs `morello search`: load the table, search, save what is new (also when interrupted), print.
 pub fn run(args: &Args) -> Result<()> {
     let resolved = resolve(&args.spec)?;
-    if args.top_k == Some(0) {
-        return Err(bad_input("--top-k must be at least 1"));
-    }
     if args.harness.is_some() && args.emit != Emit::C {
         return Err(bad_input("--harness needs --emit c"));
     }
@@ -139,19 +139,16 @@ impl<'t> Session<'t> {
         all_tile_sizes: bool,
     ) -> Result<Session<'t>> {
         let SearchOptions { jobs, time_limit, progress, quiet, checkpoint, max_memory } = *options;
-        let checkpoint = positive_seconds("--checkpoint", checkpoint)?;
+        let checkpoint = checkpoint.duration();
         let mut search =
             Search::new(&resolved.target).limits(resolved.limits).cancel(signals::cancel_token());
         // The search's share of it is set once the table is open (a save needs room too).
         let budget = crate::memory::budget(max_memory).map(|bytes| (bytes, max_memory.is_none()));
-        if let Some(j) = jobs {
-            if j == 0 {
-                return Err(bad_input("--jobs must be at least 1"));
-            }
-            search = search.threads(j);
+        if let Some(threads) = crate::numbers::jobs(jobs, quiet) {
+            search = search.threads(threads);
         }
-        if let Some(seconds) = time_limit {
-            search = search.time_limit(positive_seconds("--time-limit", seconds)?);
+        if let Some(limit) = time_limit {
+            search = search.time_limit(limit.duration());
         }
         if all_tile_sizes {
             search = search.tile_sizes(TileSizes::All);
@@ -288,19 +285,16 @@ fn out_of_memory(
 /// A search error as the CLI reports it.
 fn search_error(error: SearchError) -> anyhow::Error {
     match error {
+        // Only when the quick search after the limit found nothing in its time either.
+        SearchError::Stopped { reason: StopReason::TimeLimit, report } => anyhow::anyhow!(
+            "the search reached its time limit, and the quick search of fewer tile sizes after it \
+             found no implementation in its time either ({report}): give a longer --time-limit"
+        ),
         SearchError::Stopped { reason, report } => {
             anyhow::anyhow!("the search stopped before finishing ({reason}): {report}")
         }
         e => anyhow::Error::new(e),
     }
-}
-
-/// A duration in seconds given on the command line: finite and positive.
-pub fn positive_seconds(flag: &str, seconds: f64) -> Result<Duration> {
-    if !(seconds.is_finite() && seconds > 0.0) {
-        return Err(bad_input(format!("{flag} must be a positive number of seconds, got {seconds}")));
-    }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 #[allow(clippy::print_stderr)]

@@ -217,6 +217,8 @@ pub fn lone_function(
         target.name(),
         comment_safe(&spec.display(target).to_string())
     );
+    let features = compile_features(target, &lone.features);
+    comment.push_str(&super::build_comment(&features, OpenMp::Disabled));
     if !lone.helpers.is_empty() {
         let helpers: Vec<String> = lone.helpers.iter().map(|h| format!("{h:?}")).collect();
         comment.push_str(&format!(" * helpers (emit/helpers.rs): {}\n", helpers.join(", ")));
@@ -225,12 +227,7 @@ pub fn lone_function(
     let listing = super::translation_unit(comment.clone(), lone.needs_math, &BTreeSet::new(), &body);
     let source = super::translation_unit(comment, lone.needs_math, &lone.helpers, &body);
     Ok(LoneFunction {
-        kernel: EmittedKernel {
-            source,
-            signature,
-            features: compile_features(target, &lone.features),
-            openmp: OpenMp::Disabled,
-        },
+        kernel: EmittedKernel { source, signature, features, openmp: OpenMp::Disabled },
         listing,
     })
 }

@@ -167,8 +167,11 @@ pub fn emit_kernel(imp: &Impl, target: &Target, config: &EmitConfig) -> Result<E
     emitter.out.close();
     let body = std::mem::take(&mut emitter.out).finish();
 
+    let features = compile_features(target, &emitter.features);
+    let openmp = if emitter.parallel { OpenMp::Enabled } else { OpenMp::Disabled };
     let mut comment = format!("/* morello kernel `{}` for target {}:\n", config.name, target.name());
     comment.push_str(&format!(" * {}\n", comment_safe(&imp.spec.display(target).to_string())));
+    comment.push_str(&build_comment(&features, openmp));
     if config.comment == ImplComment::Include {
         comment.push_str(" *\n");
         for line in imp.render(target).lines() {
@@ -177,8 +180,25 @@ pub fn emit_kernel(imp: &Impl, target: &Target, config: &EmitConfig) -> Result<E
     }
     comment.push_str(" */\n");
     let source = translation_unit(comment, emitter.needs_math, &emitter.helpers, &body);
-    let openmp = if emitter.parallel { OpenMp::Enabled } else { OpenMp::Disabled };
-    Ok(EmittedKernel { source, signature, features: compile_features(target, &emitter.features), openmp })
+    Ok(EmittedKernel { source, signature, features, openmp })
+}
+
+/// The comment lines that say how to compile a unit that needs `features` and `openmp`: the flags
+/// morello compiles and verifies it with (the `-m` flags enable the instructions its intrinsics
+/// use, without which it does not compile).
+pub(crate) fn build_comment(features: &[IsaFeature], openmp: OpenMp) -> String {
+    let mut flags: Vec<&str> = vec!["-O3", "-std=gnu11"];
+    flags.extend(crate::isa::compiler_flags(features));
+    if openmp == OpenMp::Enabled {
+        flags.push("-fopenmp");
+    }
+    let mut lines = format!(" * compile: cc {} -c kernel.c\n", flags.join(" "));
+    if openmp == OpenMp::Enabled {
+        lines.push_str(
+            " *   (its parallel loops use OpenMP: link with -fopenmp too; without it they run serially)\n",
+        );
+    }
+    lines
 }
 
 /// A translation unit: `comment`, the `#include`s, the `helpers`' definitions, then `body`.

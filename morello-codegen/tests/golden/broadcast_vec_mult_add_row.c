@@ -1,5 +1,6 @@
 /* morello kernel `kernel` for target x86-avx2:
  * Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
  *    438   0   0  64    3   0  cache operand 2 to f32 L1 row-major  Matmul(1x1x2x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)

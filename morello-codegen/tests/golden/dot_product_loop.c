@@ -1,5 +1,6 @@
 /* morello kernel `kernel` for target x86-avx2:
  * Matmul(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
  *    374   0   0   0    5   1  move operand 2 to f32 RF row-major  Matmul(1x1x64x1, f32 GL row-major, f32 GL row-major, f32 GL row-major)

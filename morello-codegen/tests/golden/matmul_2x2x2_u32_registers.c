@@ -1,5 +1,6 @@
 /* morello kernel `kernel` for target x86-avx2:
  * Matmul(1x2x2x2, u32 GL row-major, u32 GL row-major, u32 GL row-major)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
  *    924   0   0   0    0  12  move operand 0 to u32 RF row-major  Matmul(1x2x2x2, u32 GL row-major, u32 GL row-major, u32 GL row-major)

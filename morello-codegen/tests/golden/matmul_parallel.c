@@ -1,5 +1,7 @@
 /* morello kernel `kernel` for target x86-avx2:
  * Matmul(1x8x4x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -fopenmp -c kernel.c
+ *   (its parallel loops use OpenMP: link with -fopenmp too; without it they run serially)
  *
  *    cost  GL  L2  L1  VRF  RF  implementation
  *   45360   0   0   0    0   0  parallel tile 1x2x4x4  Matmul(1x8x4x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)

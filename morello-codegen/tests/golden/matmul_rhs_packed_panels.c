@@ -1,5 +1,6 @@
 /* morello kernel `kernel` for target x86-avx2:
  * Matmul(1x2x4x16, f32 GL row-major, f32 GL row-major, f32 GL row-major)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  *
  *   cost  GL   L2  L1  VRF  RF  implementation
  *   2784   0  256   0    3   0  move operand 1 to f32 L2 [2, 1, 2 p(8)]  Matmul(1x2x4x16, f32 GL row-major, f32 GL row-major, f32 GL row-major)

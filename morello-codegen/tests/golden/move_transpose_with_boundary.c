@@ -1,5 +1,6 @@
 /* morello kernel `kernel` for target x86-avx2:
  * Move(5x3, u32 GL row-major, u32 GL col-major)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
  *   1815   0   0   0    0   0  tile 4x3  Move(5x3, u32 GL row-major, u32 GL col-major)

@@ -1,5 +1,6 @@
 /* morello kernel `kernel` for target x86-avx2:
  * Softmax(1x12, f32 GL row-major, f32 GL row-major)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
  *    276   0   0   0    6   2  block with 1 f32 RF row-major, 1 f32 RF row-major  Softmax(1x12, f32 GL row-major, f32 GL row-major)

@@ -1,5 +1,6 @@
 /* morello kernel `kernel` for target x86-avx2:
  * FillMin(3, i32 GL row-major)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
  *    183   0   0   0    0   0  tile 1  FillMin(3, i32 GL row-major)

@@ -1,5 +1,6 @@
 /* morello kernel `kernel` for target x86-avx2:
  * FillNegInf(2x8, f32 GL row-major)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
  *    124   0   0   0    2   0  move operand 0 to f32 VRF row-major v8  FillNegInf(2x8, f32 GL row-major)

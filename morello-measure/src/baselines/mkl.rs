@@ -45,8 +45,8 @@ pub const ENV: &str = "MORELLO_MKL_DIR";
 /// The prefixes searched when [`ENV`] is not set.
 pub const DEFAULT_PREFIXES: [&str; 3] = ["/opt/mklvenv", "/opt/intel/oneapi/mkl/latest", "/usr"];
 
-/// How to install it.
-pub const INSTALL: &str = "python3 -m venv /opt/mklvenv && /opt/mklvenv/bin/pip install mkl mkl-devel, \
+/// How to install it (commands in backticks).
+pub const INSTALL: &str = "`python3 -m venv /opt/mklvenv && /opt/mklvenv/bin/pip install mkl mkl-devel`, \
                            or set MORELLO_MKL_DIR to a prefix with include/mkl.h and lib/libmkl_rt.so*";
 
 /// An MKL installation: the directory holding `mkl.h` and the `libmkl_rt` shared library.

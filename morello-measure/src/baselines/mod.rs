@@ -106,15 +106,15 @@ impl BaselineKind {
         }
     }
 
-    /// How to install it, if it needs installing.
+    /// How to install it, if it needs installing: commands in backticks, and what else to do.
     pub fn install_hint(self) -> Option<&'static str> {
         match self {
-            BaselineKind::OpenBlas => Some("apt-get install libopenblas-dev"),
-            BaselineKind::Blis => Some("apt-get install libblis-dev"),
-            BaselineKind::Libxsmm => Some("apt-get install libxsmm-dev"),
+            BaselineKind::OpenBlas => Some("`apt-get install libopenblas-dev`"),
+            BaselineKind::Blis => Some("`apt-get install libblis-dev`"),
+            BaselineKind::Libxsmm => Some("`apt-get install libxsmm-dev`"),
             BaselineKind::Mkl => Some(mkl::INSTALL),
             BaselineKind::OneDnn => Some(onednn::INSTALL),
-            BaselineKind::Xnnpack => Some("apt-get install libxnnpack-dev libpthreadpool-dev"),
+            BaselineKind::Xnnpack => Some("`apt-get install libxnnpack-dev libpthreadpool-dev`"),
             BaselineKind::Naive | BaselineKind::Gemm => None,
         }
     }
@@ -367,8 +367,7 @@ impl Unavailable {
         match self {
             Unavailable::Unsupported(why) => format!("{kind}: {why}"),
             Unavailable::NotFound(what) => {
-                let install =
-                    kind.install_hint().map_or(String::new(), |h| format!("; install it with `{h}`"));
+                let install = kind.install_hint().map_or(String::new(), |h| format!("; install it with {h}"));
                 format!("{kind}: not installed ({what}){install}")
             }
         }
@@ -433,7 +432,7 @@ pub fn probe(compiler: &Compiler, kind: BaselineKind) -> Result<(), String> {
 }
 
 fn probe_uncached(compiler: &Compiler, kind: BaselineKind) -> Result<(), String> {
-    let install = kind.install_hint().map_or(String::new(), |hint| format!("; install it with `{hint}`"));
+    let install = kind.install_hint().map_or(String::new(), |hint| format!("; install it with {hint}"));
     let problem = Problem::Matmul(MatmulProblem::f32(2, 2, 2));
     let c = c_baselines(kind, &problem, 1)
         .map_err(|e| e.reason(kind))?

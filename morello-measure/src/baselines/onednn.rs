@@ -40,7 +40,7 @@ use morello_codegen::harness::CType;
 pub const ENV: &str = "MORELLO_ONEDNN_DIR";
 
 /// How to install it.
-pub const INSTALL: &str = "apt-get install libdnnl-dev, or set MORELLO_ONEDNN_DIR to a prefix with \
+pub const INSTALL: &str = "`apt-get install libdnnl-dev`, or set MORELLO_ONEDNN_DIR to a prefix with \
                            include/dnnl.h and lib/libdnnl.so*";
 
 /// Where the oneDNN headers and library come from.

@@ -267,5 +267,12 @@ fn probe_failures_say_how_to_install() {
         "blis: not installed (blis.h: No such file or directory); install it with `apt-get install libblis-dev`"
     );
     let missing = Unavailable::NotFound("no include/mkl.h".into()).reason(BaselineKind::Mkl);
-    assert_eq!(missing, format!("mkl: not installed (no include/mkl.h); install it with `{}`", mkl::INSTALL));
+    assert_eq!(missing, format!("mkl: not installed (no include/mkl.h); install it with {}", mkl::INSTALL));
+    // Each command is quoted on its own, and every backtick is closed.
+    assert!(missing.contains("install it with `python3 -m venv /opt/mklvenv && /opt/mklvenv/bin/pip install mkl mkl-devel`, or set MORELLO_MKL_DIR"), "{missing}");
+    for kind in BaselineKind::ALL {
+        let hint = kind.install_hint().unwrap_or_default();
+        assert_eq!(hint.matches('`').count() % 2, 0, "{kind}: {hint}");
+        assert!(hint.is_empty() || hint.starts_with('`'), "{kind}: {hint}");
+    }
 }

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use crate::db::access::ReadOnlyReason;
 use crate::db::identity::{Mismatch, TableIdentity};
 
 /// A table problem. Nothing here is a panic: a damaged or foreign file is an error value.
@@ -20,6 +21,25 @@ pub enum DbError {
         /// The system's error.
         source: std::io::Error,
     },
+    /// The path names something that is not a table file (the user's choice of path): a
+    /// directory, a FIFO, a device, a socket, or a symbolic link to one or to nothing. Nothing is
+    /// read from or written to it.
+    #[error("{} is {kind}, not a table file: name a regular file, or a new path for a new table", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is (`a directory`, `a FIFO (named pipe)`, ...).
+        kind: &'static str,
+    },
+    /// A whole-table write (`db merge -o`, `db compact`, a save) was asked of a table someone
+    /// made read-only: it is never replaced.
+    #[error("{} is read-only ({reason}), so it is left as it is: make it writable (chmod u+w) to change it, or write another file", path.display())]
+    ReadOnly {
+        /// The table.
+        path: PathBuf,
+        /// Why it is read-only.
+        reason: ReadOnlyReason,
+    },
     /// The default table was asked for, but there is no cache directory to hold it.
     #[error(
         "no cache directory for the default table: set XDG_CACHE_HOME or HOME to an absolute path, or use another table"
@@ -32,7 +52,7 @@ pub enum DbError {
         path: PathBuf,
     },
     /// The file ends early (an interrupted copy or download; morello's own writes are atomic).
-    #[error("{} is truncated ({found} of {} bytes): delete it or use another table", path.display(), expected.map_or_else(|| "at least 32".to_string(), |e| e.to_string()))]
+    #[error("{} is truncated ({}): delete it or use another table", path.display(), truncation(*found, *expected))]
     Truncated {
         /// The file.
         path: PathBuf,
@@ -114,6 +134,14 @@ pub enum DbError {
         /// The second table's identity.
         second: Box<TableIdentity>,
     },
+}
+
+/// How a truncated file falls short: of the length its header gives, or of the header itself.
+fn truncation(found: u64, expected: Option<u64>) -> String {
+    match expected {
+        Some(expected) => format!("{found} of {expected} bytes"),
+        None => format!("{found} bytes, shorter than the header every table starts with"),
+    }
 }
 
 impl DbError {

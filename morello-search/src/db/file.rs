@@ -1,11 +1,21 @@
-//! Table files on disk: atomic replacement, the writer lock, and saving for one process.
+//! Table files on disk: what a table's path may be, atomic replacement, the locks, and saving
+//! for one process.
 //!
 //! ```text
+//! path     a regular file (through a symbolic link, the file it names) or nothing yet; a
+//!          directory, FIFO, device or socket is refused before it is opened, for reading or
+//!          writing, so nothing blocks on a FIFO and no device is replaced
 //! write    a new file: temp file ".<name>.tmp.<pid>.<n>" in the table's directory, write,
-//!          fsync, rename over the table, fsync the directory: a reader or a crash sees no table
-//!          or the whole new one
-//! lock     "<table>.lock" beside the table, an exclusive advisory lock (flock) held while saving;
-//!          a second writer waits for it (the holder only reads, appends and commits)
+//!          fsync, rename over the table (the temp file takes the old file's mode and owner
+//!          first), fsync the directory: a reader or a crash sees no table or the whole new one
+//! replace  a whole new table over an existing one (`db merge -o`, `db compact`): refused for a
+//!          read-only table (see `open::read_only_reason`), written under the lock
+//! lock     "<table>.lock" beside the table, an exclusive advisory lock (flock) held while saving
+//!          or replacing; a second writer waits for it (the holder only reads, appends and
+//!          commits)
+//! filling  "<table>.precompute.lock", held shared by every precompute filling the table for its
+//!          whole run; `db merge` takes it exclusively while it reads an input, so it never
+//!          reads a table a precompute is still filling (it waits, and says so)
 //! save     under the lock: open the file as it is now (another process may have saved since
 //!          this one opened it), drop the specs it already holds (refusing if their frontiers
 //!          differ), and append the rest as one commit (see `writer`), or rewrite the file whole
@@ -19,7 +29,6 @@
 //! it could let two writers hold locks on different files.
 
 use std::fs::{File, OpenOptions};
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,6 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use fs4::fs_std::FileExt;
 use morello_core::spec::CanonicalSpec;
 
+use crate::db::access::read_only_reason;
 use crate::db::error::DbError;
 use crate::db::format::spec_key;
 use crate::db::identity::Schema;
@@ -39,9 +49,86 @@ use crate::frontier::{Entry, Frontier};
 
 /// The lock file of a table: its path with `.lock` appended.
 pub fn lock_path(table: &Path) -> PathBuf {
+    with_suffix(table, ".lock")
+}
+
+/// The lock file a precompute filling a table holds: its path with `.precompute.lock` appended.
+pub fn fill_lock_path(table: &Path) -> PathBuf {
+    with_suffix(table, ".precompute.lock")
+}
+
+fn with_suffix(table: &Path, suffix: &str) -> PathBuf {
     let mut name = table.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(".lock");
+    name.push(suffix);
     table.with_file_name(name)
+}
+
+/// The path to read or write a table at `path` through: `path` itself when it is a regular file
+/// or nothing is there yet (a new table), the file a symbolic link names when it names a regular
+/// file (so the link stays, and its lock is the file's).
+///
+/// # Errors
+/// [`DbError::NotAFile`] for a directory, FIFO, device or socket, a link to one, or a link to
+/// nothing; [`DbError::Io`] if the path cannot be examined.
+pub fn table_file_path(path: &Path) -> Result<PathBuf, DbError> {
+    let link = match std::fs::symlink_metadata(path) {
+        Ok(m) => m.file_type().is_symlink(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(e) => return Err(DbError::io(path, "examine", e)),
+    };
+    let kind = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {
+            return if link {
+                std::fs::canonicalize(path).map_err(|e| DbError::io(path, "resolve the link", e))
+            } else {
+                Ok(path.to_path_buf())
+            };
+        }
+        Ok(m) => kind_of(&m.file_type()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "a symbolic link to nothing",
+        Err(e) => return Err(DbError::io(path, "examine", e)),
+    };
+    Err(DbError::NotAFile { path: path.into(), kind })
+}
+
+/// What a file that is not a regular file is, for a message.
+fn kind_of(file_type: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Opens the table file at `path` (resolved by [`table_file_path`]) for reading: `None` when there
+/// is none yet.
+///
+/// # Errors
+/// As [`table_file_path`]; [`DbError::Io`] if it cannot be opened.
+pub(crate) fn open_for_reading(path: &Path) -> Result<Option<(PathBuf, File)>, DbError> {
+    let resolved = table_file_path(path)?;
+    match File::open(&resolved) {
+        Ok(file) => Ok(Some((resolved, file))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(DbError::io(path, "open", e)),
+    }
+}
+
+/// Refuses to replace a read-only table (`path` resolved).
+fn check_writable(path: &Path) -> Result<(), DbError> {
+    match read_only_reason(path) {
+        Some(reason) => Err(DbError::ReadOnly { path: path.into(), reason }),
+        None => Ok(()),
+    }
 }
 
 fn directory(path: &Path) -> &Path {
@@ -69,24 +156,158 @@ impl TableLock {
     /// # Errors
     /// [`DbError::Io`] if the directory or lock file cannot be created or locked.
     pub fn acquire(table: &Path, on_wait: &mut dyn FnMut(&Path)) -> Result<TableLock, DbError> {
-        let dir = directory(table);
-        std::fs::create_dir_all(dir).map_err(|e| DbError::io(dir, "create the directory", e))?;
-        let path = lock_path(table);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| DbError::io(&path, "open the lock file", e))?;
-        match FileExt::try_lock_exclusive(&file) {
-            Ok(true) => {}
-            Ok(false) => {
-                on_wait(&path);
-                FileExt::lock_exclusive(&file).map_err(|e| DbError::io(&path, "lock", e))?;
+        lock_file(&lock_path(table), Sharing::Exclusive, on_wait).map(|file| TableLock { _file: file })
+    }
+}
+
+/// Whether a lock excludes every other holder or only exclusive ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sharing {
+    Shared,
+    Exclusive,
+}
+
+/// Opens (creating it and its directory if needed) and locks the lock file `path`; calls
+/// `on_wait` once if it has to wait.
+fn lock_file(path: &Path, sharing: Sharing, on_wait: &mut dyn FnMut(&Path)) -> Result<File, DbError> {
+    let dir = directory(path);
+    std::fs::create_dir_all(dir).map_err(|e| DbError::io(dir, "create the directory", e))?;
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| DbError::io(path, "open the lock file", e))?;
+    lock_open_file(file, path, sharing, on_wait)
+}
+
+/// Locks the lock file `path` for a process that only reads the table: as [`lock_file`], but
+/// where the lock file cannot be written (a read-only directory or file system), it is opened
+/// read-only, and where it cannot be created, `None`: no process that writes the table could have
+/// taken it.
+fn lock_file_to_read(
+    path: &Path,
+    sharing: Sharing,
+    on_wait: &mut dyn FnMut(&Path),
+) -> Result<Option<File>, DbError> {
+    let refused = |e: &std::io::Error| {
+        matches!(e.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem)
+    };
+    let file = match OpenOptions::new().create(true).truncate(false).write(true).open(path) {
+        Ok(file) => file,
+        Err(e) if refused(&e) => match File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || refused(&e) => return Ok(None),
+            Err(e) => return Err(DbError::io(path, "open the lock file", e)),
+        },
+        Err(e) => return Err(DbError::io(path, "open the lock file", e)),
+    };
+    lock_open_file(file, path, sharing, on_wait).map(Some)
+}
+
+fn lock_open_file(
+    file: File,
+    path: &Path,
+    sharing: Sharing,
+    on_wait: &mut dyn FnMut(&Path),
+) -> Result<File, DbError> {
+    let tried = match sharing {
+        Sharing::Shared => FileExt::try_lock_shared(&file),
+        Sharing::Exclusive => FileExt::try_lock_exclusive(&file),
+    };
+    match tried {
+        Ok(true) => {}
+        Ok(false) => {
+            on_wait(path);
+            match sharing {
+                Sharing::Shared => FileExt::lock_shared(&file),
+                Sharing::Exclusive => FileExt::lock_exclusive(&file),
             }
-            Err(e) => return Err(DbError::io(&path, "lock", e)),
+            .map_err(|e| DbError::io(path, "lock", e))?;
         }
-        Ok(TableLock { _file: file })
+        Err(e) => return Err(DbError::io(path, "lock", e)),
+    }
+    Ok(file)
+}
+
+/// The lock that says a precompute is filling a table ([`fill_lock_path`]), released when dropped:
+/// held shared by every precompute of the table for its whole run, and exclusively by a reader
+/// that must not see a table someone is still filling (`db merge` reading its inputs).
+#[derive(Debug)]
+pub struct FillLock {
+    _file: File,
+}
+
+impl FillLock {
+    /// Says that this process fills `table` until the lock is dropped (other precomputes of it may
+    /// too); waits, calling `on_wait` with the lock file's path once, while a reader holds it
+    /// exclusively.
+    ///
+    /// # Errors
+    /// [`DbError::Io`] if the lock file cannot be created or locked.
+    pub fn filling(table: &Path, on_wait: &mut dyn FnMut(&Path)) -> Result<FillLock, DbError> {
+        lock_file(&fill_lock_path(table), Sharing::Shared, on_wait).map(|file| FillLock { _file: file })
+    }
+}
+
+/// Everything a process that reads a whole table holds while it reads: no precompute is filling
+/// it and no save is in flight (see [`TableFile::read_settled`]).
+struct SettledRead {
+    _filling: Option<File>,
+    _saving: Option<File>,
+}
+
+impl SettledRead {
+    /// Waits until no precompute fills the table at `path` (resolved) and no process saves to
+    /// it, calling `on_wait` with the lock file's path once for each lock it waits for.
+    fn wait(path: &Path, on_wait: &mut dyn FnMut(&Path)) -> Result<SettledRead, DbError> {
+        let filling = lock_file_to_read(&fill_lock_path(path), Sharing::Exclusive, on_wait)?;
+        let saving = lock_file_to_read(&lock_path(path), Sharing::Exclusive, on_wait)?;
+        Ok(SettledRead { _filling: filling, _saving: saving })
+    }
+}
+
+/// A table file locked to be replaced whole ([`TableFile::lock_for_replacement`]): a regular
+/// file (or a new path) that is not read-only, with its lock held until this is dropped or
+/// written.
+#[derive(Debug)]
+pub struct Replacement {
+    path: PathBuf,
+    _lock: TableLock,
+}
+
+impl Replacement {
+    /// The file (a symbolic link resolved).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's bytes as they are now, under the lock (`None` if there is no file yet).
+    ///
+    /// # Errors
+    /// [`DbError::Io`] if it cannot be read.
+    pub fn read(&self) -> Result<Option<Vec<u8>>, DbError> {
+        read_bytes(&self.path)
+    }
+
+    /// Replaces the file with `table` (one run), atomically, keeping its mode; releases the lock.
+    /// Returns the new file's size.
+    ///
+    /// # Errors
+    /// [`DbError::Io`]; the file is then unchanged.
+    pub fn write(self, table: &Table) -> Result<u64, DbError> {
+        let bytes = table.to_bytes();
+        write_atomically(&self.path, &bytes)?;
+        Ok(bytes.len() as u64)
+    }
+}
+
+/// The bytes of the file at `path` (already resolved), `None` if there is none.
+fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, DbError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(DbError::io(path, "read", e)),
     }
 }
 
@@ -123,6 +344,7 @@ pub(crate) fn write_atomically_with(
             .create_new(true)
             .open(&temp)
             .map_err(|e| DbError::io(&temp, "create", e))?;
+        keep_mode_and_owner(path, &file).map_err(|e| DbError::io(&temp, "set the mode of", e))?;
         write(&mut file).map_err(|e| DbError::io(&temp, "write", e))?;
         file.sync_all().map_err(|e| DbError::io(&temp, "flush to disk", e))?;
         drop(file);
@@ -134,6 +356,16 @@ pub(crate) fn write_atomically_with(
         return result;
     }
     sync_directory(dir)
+}
+
+/// Gives `temp`, which is to replace `path`, the mode of the file at `path` (if there is one) and,
+/// where this process may, its owner: a replaced table keeps its permissions.
+fn keep_mode_and_owner(path: &Path, temp: &File) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(old) = std::fs::metadata(path) else { return Ok(()) };
+    // Changing the owner needs privileges a user usually lacks; the mode is what matters.
+    let _ = std::os::unix::fs::fchown(temp, Some(old.uid()), Some(old.gid()));
+    temp.set_permissions(old.permissions())
 }
 
 fn sync_directory(dir: &Path) -> Result<(), DbError> {
@@ -178,15 +410,59 @@ impl TableFile {
     /// Reads and validates every entry; an empty table if the file does not exist.
     ///
     /// # Errors
+    /// [`DbError::NotAFile`] for a path that is not a table file ([`table_file_path`]);
     /// [`DbError::Io`] if it cannot be read; the errors of [`Table::from_bytes`] if it is not a
     /// valid table for `schema`.
     pub fn load(&mut self, schema: &Schema<'_>, validation: Validation) -> Result<Table, DbError> {
-        let file = match File::open(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Table::new(schema)),
-            Err(e) => return Err(DbError::io(&self.path, "open", e)),
-        };
-        Table::read(Box::new(file), &self.path, schema, validation)
+        match open_for_reading(&self.path)? {
+            Some((path, file)) => Table::read(Box::new(file), &path, schema, validation),
+            None => Ok(Table::new(schema)),
+        }
+    }
+
+    /// The file's bytes (`None` if there is no file), read once no precompute fills it and no
+    /// save is in flight: `on_wait` is called with a lock file's path if that means waiting. A
+    /// whole-table tool that reads its inputs this way never reads a table a precompute is still
+    /// writing.
+    ///
+    /// # Errors
+    /// [`DbError::NotAFile`] for a path that is not a table file ([`table_file_path`]);
+    /// [`DbError::Io`] if it cannot be locked or read.
+    pub fn read_settled(&self, on_wait: &mut dyn FnMut(&Path)) -> Result<Option<Vec<u8>>, DbError> {
+        let path = table_file_path(&self.path)?;
+        if !path.exists() {
+            return Ok(None);
+        }
+        let _settled = SettledRead::wait(&path, on_wait)?;
+        read_bytes(&path)
+    }
+
+    /// The file's bytes (`None` if there is no file), read without any lock.
+    ///
+    /// # Errors
+    /// As [`TableFile::read_settled`].
+    pub fn read(&self) -> Result<Option<Vec<u8>>, DbError> {
+        read_bytes(&table_file_path(&self.path)?)
+    }
+
+    /// Takes the table's lock to replace the file whole (`db merge -o`, `db compact`), after
+    /// checking that it may be replaced; `on_wait` is called with the lock file's path if another
+    /// process holds it. Saves by other processes wait until the [`Replacement`] is written or
+    /// dropped, so what is read from it and written back loses nothing.
+    ///
+    /// # Errors
+    /// [`DbError::NotAFile`] for a path that is not a table file ([`table_file_path`]);
+    /// [`DbError::ReadOnly`] for a read-only table ([`read_only_reason`]), which is never
+    /// replaced; [`DbError::Io`] if the lock cannot be taken.
+    pub fn lock_for_replacement(&self, on_wait: &mut dyn FnMut(&Path)) -> Result<Replacement, DbError> {
+        let path = table_file_path(&self.path)?;
+        check_writable(&path)?;
+        let lock = TableLock::acquire(&path, on_wait)?;
+        // It may have changed while this process waited.
+        let path = table_file_path(&self.path)?;
+        check_writable(&path)?;
+        remove_stale_temps(&path);
+        Ok(Replacement { path, _lock: lock })
     }
 
     /// Saves `table` under the writer lock: see [`TableFile::save_entries`].
@@ -216,27 +492,26 @@ impl TableFile {
         schema: &Schema<'_>,
         on_wait: &mut dyn FnMut(&Path),
     ) -> Result<SaveReport, DbError> {
-        let _lock = TableLock::acquire(&self.path, on_wait)?;
-        remove_stale_temps(&self.path);
+        let path = table_file_path(&self.path)?;
+        check_writable(&path)?;
+        let _lock = TableLock::acquire(&path, on_wait)?;
+        remove_stale_temps(&path);
         let levels = schema.target.levels().len();
-        let read_handle = match File::open(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let table = Table::from_entries(entries.to_vec(), schema);
-                write_atomically_with(&self.path, &mut |f| table.write_to(f).map(|_| ()), &mut |_| Ok(()))?;
-                let n = table.len() as u64;
-                return Ok(SaveReport {
-                    entries: n,
-                    added: n,
-                    already_held: 0,
-                    bytes: file_size(&self.path),
-                    written: true,
-                    rewritten: true,
-                });
-            }
-            Err(e) => return Err(DbError::io(&self.path, "open", e)),
+        let Some((path, read_handle)) = open_for_reading(&path)? else {
+            let table = Table::from_entries(entries.to_vec(), schema);
+            write_atomically_with(&path, &mut |f| table.write_to(f).map(|_| ()), &mut |_| Ok(()))?;
+            let n = table.len() as u64;
+            return Ok(SaveReport {
+                entries: n,
+                added: n,
+                already_held: 0,
+                bytes: file_size(&path),
+                written: true,
+                rewritten: true,
+            });
         };
-        let reader = Reader::open(Box::new(read_handle), &self.path, levels)?;
+        check_writable(&path)?;
+        let reader = Reader::open(Box::new(read_handle), &path, levels)?;
         check_identity(&reader, schema)?;
         let mut keyed: Vec<(Vec<u8>, &CanonicalSpec, &Frontier)> =
             entries.iter().map(|(s, f)| (spec_key(s), s, f.as_ref())).collect();
@@ -263,7 +538,7 @@ impl TableFile {
             entries: reader.specs() + added,
             added,
             already_held,
-            bytes: file_size(&self.path),
+            bytes: file_size(&path),
             written: false,
             rewritten: false,
         };
@@ -273,20 +548,20 @@ impl TableFile {
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
-            .open(&self.path)
-            .map_err(|e| DbError::io(&self.path, "open for writing", e))?;
-        match writer::append(&mut file, &reader, new, levels, &self.path)? {
+            .open(&path)
+            .map_err(|e| DbError::io(&path, "open for writing", e))?;
+        match writer::append(&mut file, &reader, new, levels, &path)? {
             Plan::Appended(length) => report.bytes = length,
             Plan::Rewrite(all) => {
                 let metadata = reader.metadata().clone();
                 let borrowed: Vec<(Vec<u8>, &[Entry])> =
                     all.iter().map(|(k, e)| (k.clone(), e.as_slice())).collect();
                 write_atomically_with(
-                    &self.path,
+                    &path,
                     &mut |f| writer::write_fresh(f, &metadata, &borrowed, levels).map(|_| ()),
                     &mut |_| Ok(()),
                 )?;
-                report.bytes = file_size(&self.path);
+                report.bytes = file_size(&path);
                 report.rewritten = true;
             }
         }

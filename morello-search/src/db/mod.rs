@@ -12,7 +12,8 @@
 //! - `writer`: new files, and commits that append a run (merging small runs);
 //! - `validate`: what reading checks about every spec and frontier;
 //! - [`Table`]: a whole table in memory: iterate, merge, verify, statistics;
-//! - `file`: atomic replacement, the writer lock, saving;
+//! - `access`: whether a table file may be written (read-only tables);
+//! - `file`: what a table's path may be, atomic replacement, the locks, saving;
 //! - [`OpenTable`]: a search's table, in memory or in a file (the default one of a target, in the
 //!   user's cache directory, or a path), loaded before the search and saved after it.
 //!
@@ -31,6 +32,7 @@
 //! ([`crate::Rebuild::best`]), so a table can make a search faster but never give it a wrong kernel.
 //! `docs/database.md` describes the format for users.
 
+mod access;
 mod block;
 mod error;
 mod file;
@@ -46,15 +48,15 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
+pub use access::{Access, ReadOnlyReason, read_only_reason};
 pub use error::DbError;
-pub use file::{TableFile, TableLock, lock_path, write_atomically};
+pub use file::{
+    FillLock, Replacement, TableFile, TableLock, fill_lock_path, lock_path, table_file_path, write_atomically,
+};
 pub use format::FORMAT_VERSION;
 pub use format::spec_key;
 pub use identity::{MODEL_SOURCES, MODEL_VERSION, Mismatch, Schema, TableIdentity, model_probe};
-pub use open::{
-    Access, OpenTable, ReadOnlyReason, TableLocation, default_file_name, default_table_dir,
-    default_table_path, read_only_reason,
-};
+pub use open::{OpenTable, TableLocation, default_file_name, default_table_dir, default_table_path};
 pub use table::{KindStats, MergeReport, SaveReport, Table, TableStats, stored_target};
 pub use validate::{Validation, VerifyReport};
 

@@ -39,8 +39,9 @@ use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 
 use crate::actions::{ActionConfig, Remainders, TileSizes};
+use crate::db::access::{Access, read_only_reason};
 use crate::db::error::DbError;
-use crate::db::file::TableFile;
+use crate::db::file::{TableFile, open_for_reading, table_file_path};
 use crate::db::format::FORMAT_VERSION;
 use crate::db::format::spec_key;
 use crate::db::identity::{MODEL_VERSION, Schema};
@@ -127,52 +128,6 @@ pub fn default_table_path(target: &Target, actions: &ActionConfig) -> Result<Pat
     Ok(default_table_dir()?.join(default_file_name(target, actions)))
 }
 
-/// Whether an open table's file may be replaced by [`OpenTable::save`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// Saves merge into the file and replace it.
-    ReadWrite,
-    /// The file is read and searched with, never written (see [`read_only_reason`]).
-    ReadOnly(ReadOnlyReason),
-}
-
-/// Why a table file is read-only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum ReadOnlyReason {
-    /// The file has no write permission bit (`chmod 444`).
-    #[error("the file has no write permission")]
-    FileMode,
-    /// Its directory has no write permission bit (so the file could not be replaced).
-    #[error("its directory has no write permission")]
-    DirectoryMode,
-    /// The system refused to open it for writing (another owner, a read-only file system).
-    #[error("it cannot be opened for writing")]
-    NotWritable,
-}
-
-/// Why the existing table file at `path` must not be replaced, or `None` if it may be.
-///
-/// Permission bits are honoured even for a user the system would let write (root): a table
-/// someone made read-only is meant to stay as it is.
-pub fn read_only_reason(path: &Path) -> Option<ReadOnlyReason> {
-    let file = std::fs::metadata(path).ok()?;
-    if file.permissions().readonly() {
-        return Some(ReadOnlyReason::FileMode);
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if std::fs::metadata(dir).is_ok_and(|d| d.permissions().readonly()) {
-        return Some(ReadOnlyReason::DirectoryMode);
-    }
-    // Opening for writing without truncating changes nothing, and asks the system for permission.
-    match std::fs::OpenOptions::new().write(true).open(path) {
-        Ok(_) => None,
-        Err(_) => Some(ReadOnlyReason::NotWritable),
-    }
-}
-
 /// The memo source of an open table file: lookups into its committed state at open.
 #[derive(Debug)]
 struct TableSource {
@@ -217,8 +172,10 @@ impl<'t> OpenTable<'t> {
     /// ([`read_only_reason`]) is read and never saved to ([`OpenTable::access`]).
     ///
     /// # Errors
-    /// [`DbError::NoCacheDirectory`] for the default table without a cache directory; a bad file
-    /// (see [`DbError::is_bad_file`]), left as it is; [`DbError::Io`] if it cannot be read.
+    /// [`DbError::NoCacheDirectory`] for the default table without a cache directory;
+    /// [`DbError::NotAFile`] for a path that names no table file (a directory, FIFO, device);
+    /// a bad file (see [`DbError::is_bad_file`]), left as it is; [`DbError::Io`] if it cannot be
+    /// read.
     pub fn open(
         location: &TableLocation,
         target: &'t Target,
@@ -229,8 +186,9 @@ impl<'t> OpenTable<'t> {
         let Some(path) = location.path(target, &actions)? else {
             return Ok(OpenTable::in_memory(schema));
         };
-        let (memo, opened) = match std::fs::File::open(&path) {
-            Ok(handle) => {
+        let path = table_file_path(&path)?;
+        let (memo, opened) = match open_for_reading(&path)? {
+            Some((_, handle)) => {
                 let reader = Reader::open(Box::new(handle), &path, target.levels().len())?;
                 check_identity(&reader, &schema)?;
                 let opened = reader.specs();
@@ -238,8 +196,7 @@ impl<'t> OpenTable<'t> {
                 let source = TableSource { reader, target: target.clone(), capacities };
                 (Memo::with_source(Arc::new(source)), opened)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Memo::new(), 0),
-            Err(e) => return Err(DbError::io(&path, "open", e)),
+            None => (Memo::new(), 0),
         };
         let access = read_only_reason(&path).map_or(Access::ReadWrite, Access::ReadOnly);
         Ok(OpenTable {
@@ -336,6 +293,7 @@ mod tests {
 
     use super::*;
     use crate::Search;
+    use crate::db::access::ReadOnlyReason;
 
     fn set_mode(path: &Path, mode: u32) {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();

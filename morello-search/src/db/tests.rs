@@ -663,3 +663,121 @@ fn keys_of_every_kind_are_unchanged() {
     }
     assert!(wrong.is_empty(), "keys changed:\n{}", wrong.join("\n"));
 }
+
+#[test]
+fn only_regular_files_and_new_paths_are_tables() {
+    use std::os::unix::fs::symlink;
+    let dir = temp_dir();
+    let file = dir.path().join("t.mdb");
+    write(&file, small_bytes());
+    assert_eq!(table_file_path(&file).unwrap(), file);
+    let new = dir.path().join("new.mdb");
+    assert_eq!(table_file_path(&new).unwrap(), new, "a new path");
+    let link = dir.path().join("link.mdb");
+    symlink(&file, &link).unwrap();
+    assert_eq!(table_file_path(&link).unwrap(), std::fs::canonicalize(&file).unwrap(), "the linked file");
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+    let dangling = dir.path().join("dangling.mdb");
+    symlink(dir.path().join("missing"), &dangling).unwrap();
+    let device_link = dir.path().join("null.mdb");
+    symlink("/dev/null", &device_link).unwrap();
+    let mut refused = vec![
+        (dir.path().to_path_buf(), "is a directory, not a table file"),
+        (dangling, "is a symbolic link to nothing, not a table file"),
+        (device_link, "is a character device, not a table file"),
+    ];
+    if made {
+        refused.push((fifo, "is a FIFO (named pipe), not a table file"));
+    }
+    for (path, says) in refused {
+        let err = table_file_path(&path).unwrap_err();
+        assert!(matches!(err, DbError::NotAFile { .. }), "{}: {err}", path.display());
+        assert!(err.to_string().contains(says), "{err}");
+        // Nothing opens it (a FIFO would block) and nothing replaces it.
+        let opened = OpenTable::open(&TableLocation::File(path.clone()), target(), ActionConfig::default());
+        assert!(matches!(opened, Err(DbError::NotAFile { .. })), "{}", path.display());
+        assert!(matches!(TableFile::new(&path).read(), Err(DbError::NotAFile { .. })));
+        assert!(matches!(
+            TableFile::new(&path).lock_for_replacement(&mut |_| {}),
+            Err(DbError::NotAFile { .. })
+        ));
+        let table =
+            Table::from_bytes(small_bytes(), path.as_path(), schema(), Validation::Structure).unwrap();
+        assert!(matches!(
+            TableFile::new(&path).save(&table, schema(), &mut |_| {}),
+            Err(DbError::NotAFile { .. })
+        ));
+    }
+    assert!(Path::new("/dev/null").exists(), "the device is still there");
+}
+
+#[test]
+fn a_replacement_refuses_read_only_tables_and_keeps_the_mode_of_others() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let set_mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let dir = temp_dir();
+    let path = dir.path().join("t.mdb");
+    write(&path, small_bytes());
+    let bigger = Table::from_memo(&solved(&[matmul(2, 1, 2)]), schema());
+    set_mode(&path, 0o444);
+    let err = TableFile::new(&path).lock_for_replacement(&mut |_| {}).unwrap_err();
+    assert!(matches!(err, DbError::ReadOnly { reason: ReadOnlyReason::FileMode, .. }), "{err}");
+    assert!(matches!(
+        TableFile::new(&path).save(&bigger, schema(), &mut |_| {}),
+        Err(DbError::ReadOnly { .. })
+    ));
+    assert_eq!((std::fs::read(&path).unwrap(), mode(&path)), (small_bytes().to_vec(), 0o444));
+    // A writable table keeps its mode when it is replaced whole.
+    set_mode(&path, 0o640);
+    let replacement = TableFile::new(&path).lock_for_replacement(&mut |_| {}).unwrap();
+    assert_eq!(replacement.read().unwrap().as_deref(), Some(small_bytes()));
+    replacement.write(&bigger).unwrap();
+    assert_eq!((mode(&path), load(&std::fs::read(&path).unwrap()).unwrap().len()), (0o640, bigger.len()));
+    // A table in a read-only directory is read-only too.
+    let folder = dir.path().join("ro");
+    std::fs::create_dir(&folder).unwrap();
+    let inside = folder.join("t.mdb");
+    write(&inside, small_bytes());
+    set_mode(&folder, 0o555);
+    let err = TableFile::new(&inside).lock_for_replacement(&mut |_| {}).unwrap_err();
+    set_mode(&folder, 0o755);
+    assert!(matches!(err, DbError::ReadOnly { reason: ReadOnlyReason::DirectoryMode, .. }), "{err}");
+}
+
+/// A whole-table read waits while a precompute fills the table (and while a save is in flight),
+/// so a merge never reads a table a precompute is still writing.
+#[test]
+fn a_settled_read_waits_for_the_precompute_filling_the_table() {
+    let dir = temp_dir();
+    let path = dir.path().join("t.mdb");
+    write(&path, small_bytes());
+    let filling = FillLock::filling(&path, &mut |_| panic!("nobody reads it")).unwrap();
+    let second = FillLock::filling(&path, &mut |_| panic!("precomputes share it")).unwrap();
+    drop(second);
+    let (waiting, waited) = std::sync::mpsc::channel();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let bytes = TableFile::new(&path)
+                .read_settled(&mut |lock| {
+                    assert_eq!(lock, fill_lock_path(&path));
+                    waiting.send(()).unwrap();
+                })
+                .unwrap();
+            done.send(bytes).unwrap();
+        });
+        waited.recv().unwrap();
+        // The precompute saves its last specs, then ends: the reader sees them.
+        let more = Table::from_memo(&solved(&[matmul(2, 1, 2)]), schema());
+        TableFile::new(&path).save(&more, schema(), &mut |_| {}).unwrap();
+        assert!(finished.try_recv().is_err(), "nothing is read while the precompute runs");
+        drop(filling);
+        let bytes = finished.recv().unwrap().unwrap();
+        let union = load(&bytes).unwrap();
+        assert!(union.len() >= more.len(), "{} < {}", union.len(), more.len());
+        assert!(more.iter().all(|(spec, _)| union.get(spec).is_some()));
+    });
+}

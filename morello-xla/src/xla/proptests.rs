@@ -2,7 +2,7 @@
 //! text never panics), indexing consistency, and the bridge to morello layouts both ways.
 //!
 //! The tiled-layout formula itself is checked against an independent oracle in the CLI's
-//! end-to-end tests (`morello-cli/tests/xla.rs`).
+//! end-to-end tests (`morello-cli/tests/cli/xla.rs`).
 
 use proptest::prelude::*;
 use proptest::sample::select;

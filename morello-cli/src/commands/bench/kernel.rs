@@ -93,7 +93,7 @@ pub struct Args {
     /// another action at one node, distinct C only) and report the Spearman rank correlation of
     /// predicted cost and measured time, and how many of the pairs whose samples do not overlap the
     /// model orders as measured.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = crate::numbers::parse_count)]
     top_k: Option<usize>,
     /// With --top-k: which implementations to time.
     #[arg(long, value_enum, default_value = "distinct-costs", requires = "top_k")]

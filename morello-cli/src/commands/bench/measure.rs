@@ -26,18 +26,23 @@ pub struct MeasureArgs {
     pub baseline: Vec<String>,
     /// Samples per candidate; figures worth reporting need at least the default (fewer is for
     /// quick checks and tests, and is flagged as noisy).
-    #[arg(long, default_value_t = DEFAULT_SAMPLES, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_SAMPLES, value_name = "N", value_parser = crate::numbers::parse_count)]
     pub samples: usize,
     /// Minimum seconds per sample (repetitions are calibrated to reach it); as with --samples,
     /// less than the default is for quick checks and tests only.
-    #[arg(long, default_value_t = DEFAULT_MIN_SAMPLE_SECONDS, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = DEFAULT_MIN_SAMPLE_SECONDS,
+        value_name = "SECONDS",
+        value_parser = crate::numbers::parse_seconds_f64
+    )]
     pub min_sample_seconds: f64,
     /// Seed of the inputs, for verification and timing.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
     /// Threads for the kernel (its parallel loops, through OpenMP) and the libraries; more than
     /// one runs unpinned, and single-threaded baselines are skipped.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::numbers::parse_count)]
     pub threads: usize,
     /// Pin to this CPU (default with one thread: the highest-numbered CPU this process may use).
     #[arg(long, value_name = "CPU", conflicts_with = "no_pin")]

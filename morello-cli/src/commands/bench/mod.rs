@@ -22,6 +22,13 @@ use anyhow::Result;
 
 use crate::spec_args::SPEC_FORMS;
 
+/// What `--processors` means for `morello bench` (the spec arguments' help says what it means for
+/// `search`, whose default differs).
+const BENCH_PROCESSORS: &str = "Processors the cost model gives parallel loops (default: --threads, so the \
+    kernel is modelled on as many processors as it runs on; 1 unless --threads is given). The searches use \
+    the default table of that processor count (`morello db stats --processors 1` shows it), not the one \
+    `morello search` uses with this machine's cores.";
+
 /// The benchmarking subcommands (flattened into the top-level command list).
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
@@ -30,7 +37,10 @@ pub enum Command {
     /// Searches, emits, compiles and verifies the kernel, measures the machine's FMA peak, then times
     /// the kernel and each baseline on the same inputs in one run (alternating, pinned to one CPU):
     /// median and spread per call, GFLOP/s, GB/s, percent of the peak, and morello's speedup over each.
-    #[command(after_help = format!("{}\n\n{}", kernel::EXAMPLES, SPEC_FORMS))]
+    #[command(
+        after_help = format!("{}\n\n{}", kernel::EXAMPLES, SPEC_FORMS),
+        mut_arg("processors", |arg| arg.help(BENCH_PROCESSORS).long_help(BENCH_PROCESSORS))
+    )]
     Bench(Box<kernel::Args>),
     /// Run the kernel suite against the baselines; write docs/PERFORMANCE.md and docs/perf.svg.
     ///

@@ -107,6 +107,50 @@ fn golden_files() {
     );
 }
 
+/// The `compile:` line at the top of emitted C builds it as written (with `cc` standing for gcc or
+/// clang, whichever is installed), and its `-m` flags are needed: without them the intrinsics of
+/// a vector kernel do not compile.
+#[test]
+#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
+fn the_comment_says_the_flags_the_unit_compiles_with() {
+    let Some(compiler) = ["gcc", "clang"]
+        .into_iter()
+        .find(|c| std::process::Command::new(c).arg("--version").output().is_ok())
+    else {
+        println!("skipped: neither gcc nor clang is installed");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let run = |flags: &[&str]| {
+        std::process::Command::new(compiler)
+            .args(flags)
+            .args(["-o", "kernel.o"])
+            .current_dir(dir.path())
+            .output()
+            .expect("the compiler runs")
+    };
+    let mut checked_without_m = false;
+    for case in trees::all().into_iter().filter(|c| c.golden) {
+        let target = Target::builtin(case.target, 2).expect("target");
+        let kernel = emit_kernel(&case.imp, &target, &EmitConfig::default()).expect("emits");
+        let line =
+            kernel.source.lines().find_map(|l| l.strip_prefix(" * compile: cc ")).expect("a compile line");
+        let flags: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(flags[flags.len() - 2..], ["-c", "kernel.c"], "{}: {line}", case.name);
+        assert_eq!(flags.contains(&"-fopenmp"), kernel.openmp == OpenMp::Enabled, "{}: {line}", case.name);
+        std::fs::write(dir.path().join("kernel.c"), &kernel.source).expect("written");
+        let built = run(&flags);
+        let stderr = String::from_utf8_lossy(&built.stderr);
+        assert!(built.status.success(), "{} with {compiler} {line}: {stderr}", case.name);
+        if !checked_without_m && kernel.source.contains("_mm256_fmadd_ps") {
+            let without_m: Vec<&str> = flags.iter().copied().filter(|f| !f.starts_with("-m")).collect();
+            assert!(!run(&without_m).status.success(), "{}: compiles without its -m flags", case.name);
+            checked_without_m = true;
+        }
+    }
+    assert!(checked_without_m, "no tree uses an AVX2 FMA");
+}
+
 /// Builds a target's kernels, each named and with its spec, into one program per compiler, runs
 /// and verifies each (printing why when the host cannot run them).
 fn verify_on_hosts(target_name: &str, target: &Target, kernels: Vec<(String, &LogicalSpec, EmittedKernel)>) {

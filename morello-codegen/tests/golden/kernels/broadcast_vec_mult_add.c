@@ -1,5 +1,6 @@
 /* morello kernel `BroadcastVecMultAdd` by itself, as function `broadcast_vec_mult_add` for target x86-avx2:
  * MatmulAccum(1x1x1x8, f32 L1 row-major, f32 VRF row-major v8, f32 VRF row-major v8, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  */
 #include <immintrin.h>
 #include <stdint.h>

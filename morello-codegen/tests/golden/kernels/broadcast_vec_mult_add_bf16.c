@@ -1,5 +1,6 @@
 /* morello kernel `BroadcastVecMultAddBf16` by itself, as function `broadcast_vec_mult_add_bf16` for target x86-avx2:
  * MatmulAccum(1x1x1x8, bf16 L1 row-major, bf16 L1 row-major, f32 VRF row-major v8, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  * helpers (emit/helpers.rs): Bf16ToF32
  */
 #include <immintrin.h>

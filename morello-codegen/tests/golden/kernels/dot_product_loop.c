@@ -1,5 +1,6 @@
 /* morello kernel `DotProductLoop` by itself, as function `dot_product_loop` for target x86-avx2:
  * MatmulAccum(1x1x32x1, f32 L1 row-major, f32 L1 row-major, f32 RF row-major, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  * helpers (emit/helpers.rs): HsumM256
  */
 #include <immintrin.h>

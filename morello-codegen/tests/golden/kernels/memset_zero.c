@@ -1,5 +1,6 @@
 /* morello kernel `MemsetZero` by itself, as function `memset_zero` for target x86-avx2:
  * FillZero(16, f32 L1 row-major, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  */
 #include <immintrin.h>
 #include <stdint.h>

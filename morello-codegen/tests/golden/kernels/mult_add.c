@@ -1,5 +1,6 @@
 /* morello kernel `MultAdd` by itself, as function `mult_add` for target x86-avx2:
  * MatmulAccum(1x1x1x1, f32 RF row-major, f32 RF row-major, f32 RF row-major, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  */
 #include <immintrin.h>
 #include <stdint.h>

@@ -1,5 +1,6 @@
 /* morello kernel `ValueAssign` by itself, as function `value_assign` for target x86-avx2:
  * Move(1, f32 L1 row-major, f32 RF row-major, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  */
 #include <immintrin.h>
 #include <stdint.h>

@@ -1,5 +1,6 @@
 /* morello kernel `ValueFill` by itself, as function `value_fill` for target x86-avx2:
  * FillZero(1, f32 RF row-major, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  */
 #include <immintrin.h>
 #include <stdint.h>

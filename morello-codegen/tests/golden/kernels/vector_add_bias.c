@@ -1,5 +1,6 @@
 /* morello kernel `VectorAddBias` by itself, as function `vector_add_bias` for target x86-avx2:
  * AddBiasRelu(1x8, f32 L1 row-major, f32 VRF row-major v8, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  */
 #include <immintrin.h>
 #include <stdint.h>

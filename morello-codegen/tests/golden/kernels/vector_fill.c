@@ -1,5 +1,6 @@
 /* morello kernel `VectorFill` by itself, as function `vector_fill` for target x86-avx2:
  * FillZero(8, f32 VRF row-major v8, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  */
 #include <immintrin.h>
 #include <stdint.h>

@@ -1,5 +1,6 @@
 /* morello kernel `VectorScale` by itself, as function `vector_scale` for target x86-avx2:
  * SoftmaxScale(1x64, f32 RF row-major, f32 L1 row-major, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  */
 #include <immintrin.h>
 #include <stdint.h>

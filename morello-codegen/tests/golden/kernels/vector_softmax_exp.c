@@ -1,5 +1,6 @@
 /* morello kernel `VectorSoftmaxExp` by itself, as function `vector_softmax_exp` for target x86-avx2:
  * SoftmaxExp(1x64, f32 L1 row-major, f32 RF row-major, f32 L1 row-major, f32 RF row-major, serial)
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  * helpers (emit/helpers.rs): HsumM256, ExpM128, ExpM256
  */
 #include <immintrin.h>

@@ -3,6 +3,7 @@
 //! on random maps and random small fusions.
 
 mod conformance;
+mod deep;
 mod jax_fixtures;
 mod maps;
 mod random_fusions;

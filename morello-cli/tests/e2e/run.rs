@@ -1,7 +1,6 @@
 //! End-to-end tests of `morello run` and `morello search --emit c`.
 
-mod common;
-use common::{have_compiler, morello};
+use crate::common::{self, have_compiler, morello};
 
 #[test]
 fn run_verifies_and_prints_json() {

@@ -1,7 +1,6 @@
 //! End-to-end tests of `morello search`.
 
-mod common;
-use common::{SCALAR_TARGET, morello, morello_ok};
+use crate::common::{SCALAR_TARGET, morello, morello_ok};
 
 #[test]
 fn search_prints_the_tree_and_a_summary() {
@@ -78,7 +77,7 @@ fn bad_input_is_a_clear_error() {
         (&["search", "conv", "1x2x8x8", "1x2x3x3", "--pad", "sideways"], 2, "valid or same"),
         (&["search", "conv", "1x2x8x8", "1x2x3x3", "--layout", "nwhc"], 2, "nchw or nhwc"),
         (&["search", "matmul", "4x4x4", "--stride", "2"], 2, "apply only to conv"),
-        (&["search", "matmul", "4x4x4", "--jobs", "0"], 2, "--jobs must be at least 1"),
+        (&["search", "matmul", "4x4x4", "--jobs", "0"], 2, "invalid value '0' for '--jobs <N>'"),
         (
             &[
                 "search",
@@ -133,14 +132,45 @@ fn processors_sets_what_parallel_loops_are_modelled_with() {
     assert!(!one.contains("parallel tile"), "{one}");
     let (code, _, stderr) = morello(&["search", "matmul", "8x8x8", "--processors", "0"]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("--processors must be at least 1"), "{stderr}");
+    assert!(stderr.contains("invalid value '0' for '--processors <N>'"), "{stderr}");
 }
 
+/// (The quick fallback after the limit has a second: a small spec, so that a busy machine running
+/// a test build still finishes it.)
 #[test]
 fn a_time_limit_still_prints_an_implementation_and_says_it_may_not_be_optimal() {
-    let args =
-        ["search", "matmul", "24x20x12", "--target", "x86-avx2", "--no-db", "-q", "--time-limit", "1e-9"];
+    let args = ["search", "matmul", "8x8x8", "--target", "x86-avx2", "--no-db", "-q", "--time-limit", "1e-9"];
     let (stdout, stderr) = morello_ok(&args);
     assert!(stdout.contains("kernel "), "{stdout}");
     assert!(stderr.contains("time limit reached") && stderr.contains("may not be optimal"), "{stderr}");
+}
+
+/// `--jobs` beyond the CPUs this process may use is clamped to them, with a note: thousands of
+/// threads made an 8^3 search take 20 s and a 32^3 one 600 s, deaf to SIGTERM meanwhile.
+#[test]
+fn many_jobs_are_clamped_to_the_cpus_with_a_note() {
+    let start = std::time::Instant::now();
+    let (stdout, stderr) =
+        morello_ok(&["search", "matmul", "8x8x8", "--target", "x86-avx2", "--no-db", "--jobs", "10000"]);
+    assert!(stdout.contains("kernel "), "{stdout}");
+    assert!(stderr.contains("note: --jobs 10000 is more than the "), "{stderr}");
+    assert!(start.elapsed().as_secs() < 60, "{:?}", start.elapsed());
+}
+
+/// `--time-limit` holds for a spec whose graph is wide (a rank-16 fill): the search ends within
+/// the limit and a second for the quick fallback (and slack for a busy machine), with an
+/// implementation or an error that says to give more time, never minutes later.
+#[test]
+fn a_time_limit_holds_for_a_rank_16_fill() {
+    let shape = ["2"; 16].join("x");
+    let start = std::time::Instant::now();
+    let (code, stdout, stderr) =
+        morello(&["search", "zero", &shape, "--target", "x86-avx2", "--no-db", "-q", "--time-limit", "1"]);
+    let took = start.elapsed();
+    assert!(took.as_secs() < 8, "took {took:?}: {stderr}");
+    match code {
+        0 => assert!(stdout.contains("kernel ") && stderr.contains("may not be optimal"), "{stdout}{stderr}"),
+        1 => assert!(stderr.contains("give a longer --time-limit"), "{stderr}"),
+        _ => panic!("status {code}: {stderr}"),
+    }
 }

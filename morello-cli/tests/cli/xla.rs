@@ -6,8 +6,7 @@
 //! padded, reshaped and transposed array position by position, as the tiled-layout page
 //! describes tiling ("pad-reshape-transpose"). An element's offset is where its label ends up.
 
-mod common;
-use common::{morello, morello_ok};
+use crate::common::{morello, morello_ok};
 
 use proptest::prelude::*;
 use proptest::sample::select;

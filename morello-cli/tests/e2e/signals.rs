@@ -8,8 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-mod common;
-use common::morello_command;
+use crate::common::morello_command;
 
 /// A search long enough to be stopped in the middle four times, with frequent checkpoints. (64^3
 /// became too quick: its last runs could finish between a checkpoint and the signal. 100^3 takes
@@ -131,8 +130,12 @@ fn count_before(stderr: &str, label: &str) -> Option<usize> {
 
 /// A search of matmul 1024^3 on one thread, which explores its graph for about 3 CPU-seconds on
 /// a Zen 3 core before it solves anything (so no checkpoint can write before that).
+/// (No checkpoint within the hour: the run that resumes must save all it solved at its end, also on
+/// a machine so busy that it takes minutes.)
 fn spawn_long_exploration(cache: &Path, table: &Path) -> Child {
-    spawn(cache, table, &["search", "matmul", "1024x1024x1024", "--target", "x86-avx2", "--jobs", "1"])
+    let args =
+        ["search", "matmul", "1024x1024x1024", "--target", "x86-avx2", "--jobs", "1", "--checkpoint", "3600"];
+    spawn(cache, table, &args)
 }
 
 /// SIGTERM while the search explores its graph, before it has solved anything: it solves the part
@@ -186,4 +189,32 @@ fn term_while_exploring_saves_what_was_explored_and_the_next_run_resumes() {
     let solved = count_before(&stderr, "specs solved").expect("a report line");
     assert_eq!(count_before(&stderr, "new specs written"), Some(solved), "{stderr}");
     verify(cache.path(), &table);
+}
+
+/// With `--jobs` far beyond the CPUs (clamped to them), SIGTERM still stops the search at once.
+#[test]
+#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
+fn term_stops_a_search_with_many_jobs_promptly() {
+    if Command::new("kill").arg("-l").output().is_err() {
+        println!("skipped: no kill command to send signals with");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let table = cache.path().join("t.mdb");
+    let mut child = spawn(
+        cache.path(),
+        &table,
+        &["search", "matmul", "128x128x128", "--target", "x86-avx2", "--jobs", "10000"],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    if child.try_wait().unwrap().is_some() {
+        println!("skipped: the search ended before the signal");
+        return;
+    }
+    let sent = Instant::now();
+    send(&child, "TERM");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    assert!(sent.elapsed() < Duration::from_secs(15), "{:?} after SIGTERM: {stderr}", sent.elapsed());
 }

@@ -11,8 +11,7 @@ use morello_core::spec::SpecBuilder;
 use morello_core::target::Target;
 use morello_search::{CancelToken, Memo, Phase, Progress, Search, SearchError, StopReason};
 
-mod common;
-use common::check_with_interpreter;
+use crate::common::check_with_interpreter;
 
 fn target() -> Target {
     Target::builtin("x86-avx2", 2).unwrap()
@@ -203,7 +202,7 @@ fn a_past_deadline_stops_with_the_time_limit() {
     }
 }
 
-/// A time limit never leaves `solve` with nothing: it returns the quick fallback's implementation,
+/// A time limit leaves `solve` with the quick fallback's implementation (given the time to find it),
 /// which computes the spec, costs at least the optimum and says it may not be optimal; `fill`
 /// (which returns no implementation) still reports the stop, and the fallback adds nothing to
 /// the memo that a table would save.
@@ -215,7 +214,11 @@ fn a_time_limit_returns_the_best_implementation_found() {
         let optimum = Search::new(&t).solve(&spec).unwrap();
         assert!(optimum.report.optimal());
         let memo = Arc::new(Memo::new());
-        let stopped = Search::new(&t).memo(Arc::clone(&memo)).deadline(Instant::now());
+        // Time enough for the quick search on a busy machine (its default is a second).
+        let stopped = Search::new(&t)
+            .memo(Arc::clone(&memo))
+            .deadline(Instant::now())
+            .fallback_time(Duration::from_secs(600));
         let found = stopped.solve(&spec).unwrap();
         assert_eq!(found.report.stop, StopReason::TimeLimit);
         assert!(!found.report.optimal());
@@ -230,6 +233,27 @@ fn a_time_limit_returns_the_best_implementation_found() {
             stopped.fill(&spec),
             Err(SearchError::Stopped { reason: StopReason::TimeLimit, .. })
         ));
+    }
+}
+
+/// A time limit holds for a spec whose graph is wide (a rank-16 fill: waves of thousands of specs
+/// whose actions take long to enumerate): every phase polls the deadline, and the quick fallback
+/// after it has a quarter of the limit or a second.
+#[test]
+fn a_time_limit_holds_for_a_wide_graph() {
+    let t = target();
+    let spec = SpecBuilder::parse(&format!("zero {}", ["2"; 16].join("x"))).unwrap().build(&t).unwrap();
+    let limit = Duration::from_millis(500);
+    let start = Instant::now();
+    let result = Search::new(&t).threads(2).time_limit(limit).max_memory(1 << 30).solve(&spec);
+    let took = start.elapsed();
+    // The limit, at most a second for the fallback, and slack for one spec's work on a busy
+    // machine; without the polls this took minutes.
+    assert!(took < limit + Duration::from_secs(4), "took {took:?}");
+    match result {
+        Ok(found) => assert_eq!(found.report.stop, StopReason::TimeLimit),
+        Err(SearchError::Stopped { reason: StopReason::TimeLimit, .. }) => {}
+        other => panic!("expected the time limit, got {other:?}"),
     }
 }
 
@@ -284,4 +308,16 @@ fn a_memory_budget_bounds_the_search_and_stops_it_when_the_memo_fills_it() {
         }
         other => panic!("expected the memory budget, got {other:?}"),
     }
+}
+
+/// The quick search after a time limit has a limit of its own: a fallback given no time returns
+/// the stop, not an implementation found later.
+#[test]
+fn the_fallback_has_a_time_limit_of_its_own() {
+    let t = target();
+    let spec = SpecBuilder::matmul(64, 64, 64).build(&t).unwrap();
+    let start = Instant::now();
+    let result = Search::new(&t).deadline(Instant::now()).fallback_time(Duration::ZERO).solve(&spec);
+    assert!(matches!(result, Err(SearchError::Stopped { reason: StopReason::TimeLimit, .. })), "{result:?}");
+    assert!(start.elapsed() < Duration::from_secs(30), "{:?}", start.elapsed());
 }

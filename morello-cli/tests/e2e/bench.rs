@@ -7,8 +7,7 @@
 
 use std::path::Path;
 
-mod common;
-use common::{SCALAR_TARGET, executable_script, have_compiler, morello, morello_env};
+use crate::common::{SCALAR_TARGET, executable_script, have_compiler, morello, morello_env};
 
 /// Quick sampling: fine for checking structure, far too noisy for figures.
 const QUICK: [&str; 4] = ["--samples", "2", "--min-sample-seconds", "0.01"];
@@ -211,9 +210,9 @@ fn bad_measurement_options_are_input_errors() {
     let markdown = missing.join("P.md").display().to_string();
     let missing_message = format!("{} does not exist", missing.display());
     for (args, message) in [
-        (vec!["bench", "matmul", "4x4x4", "--samples", "0"], "--samples must be at least 1"),
+        (vec!["bench", "matmul", "4x4x4", "--samples", "0"], "invalid value '0' for '--samples <N>'"),
         (vec!["bench", "matmul", "4x4x4", "--baseline", "cublas"], "unknown baseline `cublas`"),
-        (vec!["bench", "matmul", "4x4x4", "--top-k", "0"], "--top-k must be at least 1"),
+        (vec!["bench", "matmul", "4x4x4", "--top-k", "0"], "invalid value '0' for '--top-k <K>'"),
         (
             vec!["bench", "matmul", "4x4x4", "--top-k", "2", "--min-gap", "150"],
             "150 is not a percentage from 0 to 100",
@@ -222,7 +221,7 @@ fn bad_measurement_options_are_input_errors() {
             vec!["bench", "matmul", "4x4x4", "--min-sample-seconds", "0"],
             "--min-sample-seconds must be in (0, 3600]",
         ),
-        (vec!["bench", "matmul", "4x4x4", "--threads", "0"], "--threads must be at least 1"),
+        (vec!["bench", "matmul", "4x4x4", "--threads", "0"], "invalid value '0' for '--threads <N>'"),
         (vec!["bench", "matmul", "4x4x4", "--caches", "hot"], "invalid value 'hot' for '--caches <STATE>'"),
         (vec!["bench-suite", "--sizes", "8x8", "--no-write"], "size `8x8` must be N or MxKxN"),
         (vec!["bench-suite", "--markdown", markdown.as_str()], missing_message.as_str()),
@@ -244,6 +243,20 @@ fn help_shows_examples() {
         assert_eq!(code, 0);
         assert!(stdout.contains("Examples:\n  morello "), "{command}: {stdout}");
     }
+}
+
+/// `--processors` says its default for each command: bench models the processors it runs on
+/// (--threads), search this machine's cores.
+#[test]
+fn help_says_what_processors_defaults_to() {
+    let (_, bench, _) = morello(&["bench", "--help"]);
+    assert!(
+        bench.contains("(default: --threads, so the kernel is modelled on as many processors"),
+        "{bench}"
+    );
+    assert!(bench.contains("morello db stats --processors 1"), "{bench}");
+    let (_, search, _) = morello(&["search", "--help"]);
+    assert!(search.contains("for the built-in x86 targets, this machine's cores"), "{search}");
 }
 
 fn read(path: &Path) -> String {

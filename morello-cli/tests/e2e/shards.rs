@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::morello_command;
+use crate::common::{self, morello_command};
 
 use morello_search::ActionConfig;
 use morello_search::db::{Schema, Table, TableFile, Validation, stored_target};
@@ -163,4 +162,148 @@ fn precompute_takes_a_file_of_specs() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
+}
+
+/// The directory of the deploy scripts.
+fn deploy(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy").join(path)
+}
+
+/// `precompute.sh` refuses, before submitting anything, a CPUS no node of the partition has
+/// (Slurm would leave the array pending for ever), checked with sinfo; stand-ins for `sinfo`
+/// and `sbatch` on PATH record what they were asked.
+#[test]
+fn the_slurm_script_refuses_more_cpus_than_a_node_has() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let bin = dir.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let calls = dir.join("calls");
+    // Two nodes of 2 and 8 CPUs in partition `cpu`, one of 2 in `small`.
+    common::executable_script(
+        &bin,
+        "sinfo",
+        &format!(
+            "#!/bin/sh\necho \"sinfo $*\" >> {calls}\ncase \" $* \" in *' -p small '*) echo 2 ;; *) printf '2\\n8\\n' ;; esac\n",
+            calls = calls.display()
+        ),
+    );
+    common::executable_script(
+        &bin,
+        "sbatch",
+        &format!("#!/bin/sh\necho \"sbatch $*\" >> {calls}\necho 42\n", calls = calls.display()),
+    );
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let run = |cpus: &str, sbatch: &str| {
+        let _ = std::fs::remove_file(&calls);
+        let out = std::process::Command::new(deploy("slurm/precompute.sh"))
+            .args([dir.join("out").to_str().unwrap(), "matmul", "--up-to", "2"])
+            .env("PATH", &path)
+            .env("CPUS", cpus)
+            .env("SBATCH", sbatch)
+            .output()
+            .unwrap();
+        let calls = std::fs::read_to_string(&calls).unwrap_or_default();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), calls)
+    };
+    let (code, stderr, calls_made) = run("16", "--partition=cpu --time=1-0");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("CPUS=16 is more than any node of partition cpu has (8, from sinfo)"),
+        "{stderr}"
+    );
+    assert!(!calls_made.contains("sbatch"), "nothing is submitted: {calls_made}");
+    let (code, stderr, _) = run("4", "-p small");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("partition small has (2,"), "{stderr}");
+    let (code, stderr, calls_made) = run("8", "--partition cpu");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(calls_made.matches("sbatch ").count(), 2, "the array and the merge: {calls_made}");
+    assert!(calls_made.contains("--cpus-per-task=8"), "{calls_made}");
+    let (code, stderr, _) = run("0", "");
+    assert!(code == Some(2) && stderr.contains("whole numbers of at least 1"), "{stderr}");
+}
+
+/// The Slurm jobs' scripts run as Slurm would run them: each shard marks its part done only when
+/// it finishes, and the merge refuses to replace the table while a part is not done (a shard of
+/// an earlier submission may still be writing it, or have failed), then merges and verifies.
+#[test]
+fn the_slurm_merge_uses_only_parts_whose_shard_finished() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let out = dir.join("tables");
+    std::fs::create_dir(&out).unwrap();
+    let env = |command: &mut std::process::Command| {
+        command
+            .env("MORELLO", env!("CARGO_BIN_EXE_morello"))
+            .env("OUT_DIR", &out)
+            .env("SHARDS", "2")
+            .env("PRECOMPUTE_ARGS", "matmul --up-to 2 --dtype u32 --target x86-avx2 -q")
+            .env("XDG_CACHE_HOME", dir);
+    };
+    let shard = |i: &str| {
+        let mut command = std::process::Command::new(deploy("slurm/shard.sbatch"));
+        env(&mut command);
+        let done = command.env("SLURM_ARRAY_TASK_ID", i).output().unwrap();
+        assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    };
+    let merge = || {
+        let mut command = std::process::Command::new(deploy("slurm/merge.sbatch"));
+        env(&mut command);
+        command.output().unwrap()
+    };
+    shard("0");
+    assert!(out.join("part-0.done").exists());
+    // Shard 1 saved part of its goals, then stopped (or is still running): no part-1.done.
+    let partial = out.join("part-1.mdb");
+    let args =
+        ["precompute", "matmul", "--up-to", "1", "--dtype", "u32", "--target", "x86-avx2", "-q", "--db"];
+    let mut args = args.to_vec();
+    args.push(partial.to_str().unwrap());
+    ok(dir, &args);
+    let refused = merge();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("shard(s) 1 did not finish") && stderr.contains("ARRAY=1"), "{stderr}");
+    assert!(!out.join("table.mdb").exists(), "no table from an incomplete part");
+    shard("1");
+    let merged = merge();
+    let stdout = String::from_utf8_lossy(&merged.stdout);
+    assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
+    assert!(stdout.contains("ok: "), "verified: {stdout}");
+    let one = dir.join("one.mdb");
+    let base =
+        ["precompute", "matmul", "--up-to", "2", "--dtype", "u32", "--target", "x86-avx2", "-q", "--db"];
+    let mut base = base.to_vec();
+    base.push(one.to_str().unwrap());
+    ok(dir, &base);
+    assert!(
+        load(&out.join("table.mdb")).entries() == load(&one).entries(),
+        "the merged parts equal one precompute"
+    );
+}
+
+/// The Kubernetes manifests agree on the shard count (completions, parallelism, `--shard .../N`,
+/// the merge's list of parts) and need no shell in the image; run.sh stops on a failed Job.
+#[test]
+fn the_kubernetes_manifests_agree_and_need_no_shell() {
+    let precompute = std::fs::read_to_string(deploy("kubernetes/precompute.yaml")).unwrap();
+    let merge = std::fs::read_to_string(deploy("kubernetes/merge.yaml")).unwrap();
+    let run = std::fs::read_to_string(deploy("kubernetes/run.sh")).unwrap();
+    let field = |name: &str| -> usize {
+        let line = precompute.lines().find(|l| l.trim_start().starts_with(name)).unwrap();
+        line.split(':').nth(1).unwrap().trim().parse().unwrap()
+    };
+    let shards = field("completions:");
+    assert_eq!(field("parallelism:"), shards);
+    assert!(precompute.contains(&format!("--shard=$(SHARD)/{shards}")), "{precompute}");
+    let parts: Vec<String> = (0..shards).map(|i| format!("/tables/part-{i}.mdb")).collect();
+    for part in &parts {
+        assert_eq!(merge.matches(part.as_str()).count(), 1, "{part} in merge.yaml");
+    }
+    assert!(!merge.contains(&format!("part-{shards}.mdb")));
+    for manifest in [&precompute, &merge] {
+        assert!(!manifest.contains("/bin/sh") && !manifest.contains("seq "), "no shell: {manifest}");
+    }
+    assert!(run.contains("\" Failed \"") && run.contains("return 1"), "run.sh stops on a failed Job");
 }

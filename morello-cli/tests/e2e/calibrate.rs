@@ -5,8 +5,7 @@
 
 use std::path::Path;
 
-mod common;
-use common::{SCALAR_TARGET, have_compiler, morello_in};
+use crate::common::{SCALAR_TARGET, have_compiler, morello_in};
 
 /// Runs the binary with `cache` as its cache directory.
 fn morello(cache: &Path, args: &[&str]) -> (i32, String, String) {
@@ -100,7 +99,7 @@ fn bad_input_is_refused_with_status_2() {
     let scalar_only = dir.path().join("scalar.toml");
     std::fs::write(&scalar_only, SCALAR_TARGET).unwrap();
     for (args, message) in [
-        (vec!["calibrate", "--samples", "0"], "at least one sample"),
+        (vec!["calibrate", "--samples", "0"], "invalid value '0' for '--samples <N>'"),
         (vec!["calibrate", "--memory-bytes", "lots"], "--memory-bytes"),
         (vec!["calibrate", "--memory-bytes", "1KiB"], "between 1 MiB and 16 GiB"),
         (vec!["calibrate", "--target", "no-such-target"], "unknown target"),

@@ -16,7 +16,7 @@ use std::process::Command;
 
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 
 // ---------------------------------------------------------------------------------------------
 // Modules, written here as plain data and printed as HLO text.
@@ -1499,7 +1499,7 @@ fn reads_a_file_and_finds_instructions_in_any_computation() {
     assert_eq!(json[0]["to"]["name"], "p0");
     let (code, _, stderr) = morello(&["indexing", "/nonexistent/module.hlo"], None);
     assert_eq!(code, 2);
-    assert!(stderr.starts_with("error: cannot read `/nonexistent/module.hlo`"), "{stderr}");
+    assert!(stderr.starts_with("error: cannot read /nonexistent/module.hlo"), "{stderr}");
 }
 
 #[test]
@@ -1669,4 +1669,27 @@ fn physical_maps_as_xla_gives_them() {
         run_err(text, &["--physical", "--computation", "e"]),
         "error: --physical needs one instruction: add --instruction NAME"
     );
+}
+
+/// A chain of 10,000 nested fusions gets its maps (it overflowed the stack: status 134).
+#[test]
+fn deeply_nested_fusions_get_their_maps() {
+    let depth = 10_000;
+    let mut text = String::from("HloModule deep\n\n");
+    text += &format!(
+        "c{depth} {{\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] reverse(p), dimensions={{0}}\n}}\n\n"
+    );
+    for level in (1..depth).rev() {
+        text += &format!(
+            "c{level} {{\n  p = f32[4] parameter(0)\n  ROOT f = f32[4] fusion(p), kind=kLoop, calls=c{}\n}}\n\n",
+            level + 1
+        );
+    }
+    text += "ENTRY main {\n  p = f32[4] parameter(0)\n  ROOT f = f32[4] fusion(p), kind=kLoop, calls=c1\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deep.hlo");
+    std::fs::write(&path, text).unwrap();
+    let (code, stdout, stderr) = common::morello(&["indexing", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("(d0) -> (-d0 + 3)"), "{stdout}");
 }

@@ -1,4 +1,4 @@
-//! Helpers shared by the search's integration tests.
+//! Helpers shared by the modules of the search's integration tests.
 
 #![allow(clippy::unwrap_used)]
 

@@ -1,8 +1,11 @@
-//! End-to-end tests: search, emit C, compile with gcc (and clang when installed, warnings denied),
-//! run on seeded inputs and verify against the reference, for every operator's example, matmuls of
-//! many shapes and dtypes, moves, fills, a parallel loop and the AVX-512 BF16 dot product.
+//! Search, emit C, compile with gcc (and clang when installed, warnings denied), run on seeded
+//! inputs and verify against the reference, for every operator's example, matmuls of many shapes
+//! and dtypes, moves, fills, convolutions, epilogues, softmax, a parallel loop and the AVX-512 BF16
+//! dot product: the one place the search and code generation meet.
 //!
 //! All kernels of one suite go into one program per compiler (one compile).
+
+#![allow(clippy::print_stdout, reason = "what was skipped, and how long each search took")]
 
 use std::sync::Arc;
 
@@ -11,17 +14,53 @@ use morello_codegen::{CodegenError, VerifyOptions, Warnings, verify_impls};
 use morello_core::imp::{Boundary, Impl, Parallelism};
 use morello_core::kernels::KernelKind;
 use morello_core::operators::Operator;
-use morello_core::spec::{CanonicalSpec, LogicalSpec};
-use morello_core::target::Target;
+use morello_core::spec::{
+    CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, LogicalSpec, SpecBuilder, parse_epilogue, parse_pair,
+};
+use morello_core::target::{Target, resolve_target_on_host};
 use morello_search::{Memo, Search};
 
-use crate::spec_args::{SpecArgs, resolve};
-
-/// The canonical spec of a shorthand (`matmul 4x4x4`, `move 8x8 --from ...`) for a target.
+/// The canonical spec of a shorthand and the command line's spec flags (`matmul 4x4x4 --accum`,
+/// `move 8x8 --from row-major --to col-major`, `conv ... --layout nhwc --pad same`) for a
+/// built-in target (`x86` is the best the host runs, with the built-in cache geometry), built as
+/// `morello search` builds it: through `SpecBuilder`.
 fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
-    let args = SpecArgs::from_words(words, target, dtype).expect("valid words");
-    let resolved = resolve(&args).expect("a valid spec");
-    (resolved.target, resolved.spec)
+    let target = resolve_target_on_host(target, &[]).expect("a built-in target").target;
+    let mut shorthand = Vec::new();
+    let mut flags: Vec<(&str, &str)> = Vec::new();
+    let mut accumulate = false;
+    let mut words = words.split_whitespace();
+    while let Some(word) = words.next() {
+        match word {
+            "--accum" => accumulate = true,
+            flag if flag.starts_with("--") => flags.push((flag, words.next().expect("a flag's value"))),
+            word => shorthand.push(word),
+        }
+    }
+    let mut builder =
+        SpecBuilder::parse(&shorthand.join(" ")).expect("a shorthand").dtype(dtype.parse().expect("a dtype"));
+    if accumulate {
+        builder = builder.accumulate();
+    }
+    let mut conv = ConvOptions::default();
+    for (flag, value) in flags {
+        match flag {
+            "--from" => builder = builder.from_layout(value),
+            "--to" => builder = builder.to_layout(value),
+            "--epilogue" => builder = builder.epilogue(parse_epilogue(value).expect("an epilogue")),
+            "--layout" => conv.layout = value.parse::<ConvLayout>().expect("a layout"),
+            "--filter-layout" => conv.filter_layout = Some(value.parse::<FilterLayout>().expect("a layout")),
+            "--stride" => conv.stride = parse_pair(value, "stride").expect("a stride"),
+            "--dilation" => conv.dilation = parse_pair(value, "dilation").expect("a dilation"),
+            "--pad" => conv.padding = value.parse::<Padding>().expect("a padding"),
+            other => panic!("`{other}` is not a spec flag"),
+        }
+    }
+    if shorthand.first() == Some(&"conv") {
+        builder = builder.conv(conv);
+    }
+    let spec = builder.build(&target).expect("a valid spec");
+    (target, spec)
 }
 
 /// Solves each spec (sharing one memo table), then verifies all the kernels in one program per
@@ -292,7 +331,7 @@ fn packs_at(imp: &Impl, level: morello_core::target::LevelId) -> bool {
 #[test]
 fn a_searched_kernel_that_packs_rhs_into_panels() {
     let target = Target::from_toml(TINY_PACKING).expect("the target parses");
-    let s = morello_core::spec::SpecBuilder::parse("matmul 64x32x256").unwrap().build(&target).unwrap();
+    let s = SpecBuilder::parse("matmul 64x32x256").unwrap().build(&target).unwrap();
     let best = Search::new(&target).solve(&s).unwrap().imp;
     assert!(
         packs_at(&best, target.level_id("L2").unwrap()),

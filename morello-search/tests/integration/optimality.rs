@@ -13,8 +13,7 @@ use morello_search::actions::actions;
 use morello_search::{ActionConfig, Feasibility, Memo, Search};
 use proptest::prelude::*;
 
-mod common;
-use common::check_with_interpreter;
+use crate::common::check_with_interpreter;
 
 type Outcomes = Arc<BTreeSet<(u64, MemVec)>>;
 

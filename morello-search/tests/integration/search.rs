@@ -15,8 +15,7 @@ use morello_search::{
 };
 use proptest::prelude::*;
 
-mod common;
-use common::check_with_interpreter;
+use crate::common::check_with_interpreter;
 
 fn target(name: &str) -> Target {
     Target::builtin(name, 2).unwrap()

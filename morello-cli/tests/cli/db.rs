@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-use common::morello_command;
+use crate::common::morello_command;
 
 struct Run {
     code: i32,
@@ -398,7 +397,7 @@ fn a_table_that_cannot_be_opened_or_written_costs_one_warning_not_the_answer() {
         (
             cache.path().to_path_buf(),
             vec!["--db".into(), cache.path().display().to_string()],
-            "Is a directory",
+            "is a directory, not a table file",
         ),
         // The default table in a cache directory that is a file.
         (file.clone(), vec![], "Not a directory"),
@@ -488,4 +487,190 @@ fn a_search_stopped_by_its_memory_budget_saves_a_valid_table_that_a_larger_budge
     assert_eq!(resumed.code, 0, "{}", resumed.stderr);
     let loaded = resumed.stderr.lines().find(|l| l.starts_with("table ")).expect("a summary line");
     assert!(!loaded.contains(": 0 specs loaded"), "resumes from the saved specs: {loaded}");
+}
+
+/// Tables written by two small searches into `dir` (`a.mdb`: 4x2x2, `b.mdb`: 2x2x4, both u32 on
+/// x86-avx2).
+fn two_tables(dir: &Path) -> (PathBuf, PathBuf) {
+    let (a, b) = (dir.join("a.mdb"), dir.join("b.mdb"));
+    for (size, path) in [("4x2x2", &a), ("2x2x4", &b)] {
+        let args = ["search", "matmul", size, "--dtype", "u32", "--target", "x86-avx2", "--db"];
+        let mut args = args.to_vec();
+        args.extend([path.to_str().expect("a UTF-8 path"), "-q"]);
+        ok(dir, &args);
+    }
+    (a, b)
+}
+
+/// `db merge -o` and `db compact` write only regular files or new paths: a FIFO, a link to a
+/// device and a directory are refused with status 2 and left as they are.
+#[test]
+fn merge_and_compact_write_only_regular_files() {
+    use std::os::unix::fs::FileTypeExt;
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let (a, _) = two_tables(dir);
+    let fifo = dir.join("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let null = dir.join("null.mdb");
+    std::os::unix::fs::symlink("/dev/null", &null).unwrap();
+    let folder = dir.join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    for (out, kind) in [(&fifo, "a FIFO"), (&null, "a character device"), (&folder, "a directory")] {
+        let out_text = out.to_str().unwrap();
+        for args in
+            [vec!["db", "merge", a.to_str().unwrap(), "-o", out_text], vec!["db", "compact", out_text]]
+        {
+            let run = morello(dir, &args);
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+            assert!(run.stderr.contains(&format!("{out_text} is {kind}")), "{}", run.stderr);
+            assert!(!run.stderr.contains("--db"), "db commands have no --db: {}", run.stderr);
+        }
+    }
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO stays");
+    assert!(std::fs::symlink_metadata(&null).unwrap().file_type().is_symlink(), "the link stays");
+    assert!(!dir.join("null.mdb.lock").exists() && !Path::new("/dev/null.lock").exists());
+    // A search given a FIFO does not block on it: it warns and searches in memory.
+    let run = ok(dir, &small(&["--db", fifo.to_str().unwrap(), "-q"]));
+    assert!(run.stderr.contains("is a FIFO (named pipe), not a table file"), "{}", run.stderr);
+}
+
+/// A read-only table is never replaced by merge or compact, nor written by precompute: status
+/// 2, its bytes and mode unchanged.
+#[test]
+fn merge_compact_and_precompute_leave_a_read_only_table_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let (a, b) = two_tables(dir);
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = snapshot(&a);
+    let (a_text, b_text) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for args in [
+        vec!["db", "merge", b_text, "-o", a_text],
+        vec!["db", "merge", a_text, b_text, "-o", a_text],
+        vec!["db", "compact", a_text],
+        vec![
+            "precompute",
+            "matmul",
+            "--up-to",
+            "2",
+            "--dtype",
+            "u32",
+            "--target",
+            "x86-avx2",
+            "--db",
+            a_text,
+        ],
+    ] {
+        let run = morello(dir, &args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("{a_text} is read-only (the file has no write permission)")),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(snapshot(&a) == before, "the read-only table is unchanged");
+    assert_eq!(std::fs::metadata(&a).unwrap().permissions().mode() & 0o777, 0o444);
+    // A writable table keeps its mode when merge replaces it.
+    std::fs::set_permissions(&b, std::fs::Permissions::from_mode(0o600)).unwrap();
+    ok(dir, &["db", "merge", a_text, b_text, "-o", b_text]);
+    assert_eq!(std::fs::metadata(&b).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+/// `db merge X Y -o X` while other processes keep saving new specs to X loses none of them: the
+/// output's lock is held from the moment it is read again to the rename.
+#[test]
+fn merge_into_an_input_loses_nothing_a_concurrent_search_saves() {
+    use morello_core::spec::SpecBuilder;
+    use morello_core::target::Target;
+    use morello_search::db::{OpenTable, TableLocation};
+    use morello_search::{ActionConfig, Search};
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let (x, y) = two_tables(dir);
+    // The tables were written for this machine's processor count.
+    let cores = u32::try_from(std::thread::available_parallelism().unwrap().get()).unwrap();
+    let target = Target::builtin("x86-avx2", cores).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let saved: Vec<morello_core::spec::CanonicalSpec> = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let mut saved = Vec::new();
+            for (m, n) in (1..=8).flat_map(|m| (1..=8).map(move |n| (m, n))) {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) && saved.len() > 4 {
+                    break;
+                }
+                let spec = SpecBuilder::parse(&format!("zero {m}x{n}"))
+                    .unwrap()
+                    .dtype(morello_core::dtype::Dtype::U32)
+                    .build(&target)
+                    .unwrap();
+                let mut table =
+                    OpenTable::open(&TableLocation::File(x.clone()), &target, ActionConfig::default())
+                        .unwrap();
+                Search::new(&target).threads(1).memo(table.memo()).solve(&spec).unwrap();
+                table.save(&mut |_| {}).unwrap();
+                saved.push(spec);
+            }
+            saved
+        });
+        for _ in 0..3 {
+            ok(dir, &["db", "merge", x.to_str().unwrap(), y.to_str().unwrap(), "-o", x.to_str().unwrap()]);
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writer.join().unwrap()
+    });
+    let bytes = std::fs::read(&x).unwrap();
+    let schema = morello_search::db::Schema::new(&target, ActionConfig::default());
+    let table =
+        morello_search::db::Table::from_bytes(&bytes, &x, &schema, morello_search::db::Validation::Full)
+            .unwrap();
+    for spec in &saved {
+        assert!(table.get(spec).is_some(), "{} was saved, then lost by the merge", spec.display(&target));
+    }
+    answers_without_solving(dir, &x, &["4x2x2", "2x2x4"]);
+}
+
+/// `db merge` waits while a precompute fills one of its inputs, and reads it once it is done.
+#[test]
+fn merge_waits_for_a_precompute_filling_an_input() {
+    use std::io::BufRead;
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let (a, b) = two_tables(dir);
+    let out = dir.join("out.mdb");
+    let filling = morello_search::db::FillLock::filling(&b, &mut |_| panic!("nobody reads it yet")).unwrap();
+    let mut merge = morello_command(dir)
+        .args(["db", "merge", a.to_str().unwrap(), b.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(merge.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(
+        line.starts_with("waiting for a morello precompute that is filling this table to finish (lock ")
+            && line.contains("b.mdb.precompute.lock"),
+        "{line}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(merge.try_wait().unwrap().is_none() && !out.exists(), "nothing is read or written meanwhile");
+    drop(filling);
+    assert!(merge.wait().unwrap().success());
+    answers_without_solving(dir, &out, &["4x2x2", "2x2x4"]);
+}
+
+/// `morello bench` searches with --processors equal to its --threads (1 by default): `db stats
+/// --target T --processors 1` names that table.
+#[test]
+fn db_stats_names_the_default_table_of_a_processor_count() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    ok(dir, &["search", "matmul", "2x2x2", "--target", "x86-avx2", "--processors", "1", "-q"]);
+    let stats = ok(dir, &["db", "stats", "--target", "x86-avx2", "--processors", "1"]).stdout;
+    assert!(stats.contains("usable:      yes"), "{stats}");
+    let run = morello(dir, &["db", "stats", "--target", "x86-avx2", "--processors", "3"]);
+    assert!(run.code == 2 && run.stderr.contains("no table at"), "{}", run.stderr);
 }

@@ -1,7 +1,6 @@
 //! End-to-end tests of `morello layout`.
 
-mod common;
-use common::morello;
+use crate::common::morello;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let (code, stdout, stderr) = morello(args);
