@@ -19,9 +19,10 @@
 //!
 //! [`text`] reads HLO module text into these values (`text.parse::<HloModule>()`), with errors
 //! that give the line, column and instruction ([`HloTextError`]); [`crate::indexing`] computes
-//! indexing maps from them. The model itself is data and validation only. Element types are not modelled (no map
-//! depends on them); layouts are, as `minor_to_major`, because a bitcast's meaning depends on
-//! them.
+//! indexing maps from them; [`crate::eval`] evaluates them. The model itself is data and
+//! validation only. Element types are modelled (no map depends on them, but evaluating and
+//! compiling a module do), and so are constants' literals ([`Literal`]); layouts are, as
+//! `minor_to_major`, because a bitcast's meaning depends on them.
 //!
 //! ```
 //! use morello_xla::hlo::{
@@ -41,6 +42,7 @@
 
 mod builder;
 mod error;
+mod literal;
 mod op;
 mod shape;
 pub mod text;
@@ -48,6 +50,7 @@ mod validate;
 
 pub use builder::ComputationBuilder;
 pub use error::{HloError, HloErrorKind};
+pub use literal::{Literal, LiteralValues, integer_range, is_float_type};
 pub use op::{
     ComparisonDirection, ConvolutionDimensions, DotDimensions, ElementwiseOp, GatherDimensions, HloOp,
     PadDim, SliceDim, WindowDim,
