@@ -237,11 +237,11 @@ pub enum HloErrorKind {
         parameters: usize,
     },
     /// An element type differs from the one the op requires.
-    #[error("{what} should have element type {expected}, but has {found}")]
+    #[error("{what} should have {expected}, but has {found}")]
     ElementType {
         /// Which value.
         what: String,
-        /// What it should be (a type, or a kind such as `an integer type`).
+        /// What it should be (`element type f32`, or a kind such as `an integer type`).
         expected: String,
         /// The element type given.
         found: crate::xla::ElementType,

@@ -46,6 +46,7 @@ mod literal;
 mod op;
 mod shape;
 pub mod text;
+mod types;
 mod validate;
 
 pub use builder::ComputationBuilder;
@@ -183,6 +184,16 @@ impl HloModule {
     /// The entry computation.
     pub fn entry(&self) -> &HloComputation {
         &self.computations[self.entry.0]
+    }
+
+    /// Checks the element types of every instruction against XLA's rules (operands of an add
+    /// of one type, a pred predicate, integer offsets, ...), which the indexing analysis does
+    /// not need and [`HloModule::new`] does not check; evaluating or compiling a module does.
+    ///
+    /// # Errors
+    /// The first [`HloErrorKind::ElementType`], naming the computation and the instruction.
+    pub fn check_element_types(&self) -> Result<(), HloError> {
+        types::check(self)
     }
 }
 

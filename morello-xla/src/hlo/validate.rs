@@ -637,7 +637,7 @@ impl<'a> OpCheck<'a> {
         if literal.element_type() != result.element_type {
             return Err(HloErrorKind::ElementType {
                 what: "the literal".into(),
-                expected: result.element_type.name().to_string(),
+                expected: format!("element type {}", result.element_type),
                 found: literal.element_type(),
             });
         }
