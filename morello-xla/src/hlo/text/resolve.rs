@@ -269,7 +269,7 @@ mod tests {
         let shape: XlaShape = "(f32[2,3]{0,1}, s32[])".parse().unwrap();
         let expected = HloShape::Tuple(vec![
             ArrayShape::with_layout(&[2, 3], &[0, 1]),
-            ArrayShape::typed(crate::xla::ElementType::S32, &[]),
+            ArrayShape::typed(xla::ElementType::S32, &[]),
         ]);
         assert_eq!(hlo_shape(&shape), Ok(expected));
         let nested: XlaShape = "((f32[2]), s32[])".parse().unwrap();
