@@ -168,7 +168,7 @@ pub fn evaluate(
             reason: format!("{} arguments given, too many", arguments.len()),
         });
     }
-    let evaluator = Evaluator { module, options };
+    let evaluator = Evaluator { module, options, depth: std::cell::Cell::new(0) };
     Ok(evaluator.computation(module.entry_id(), values)?.into_arrays())
 }
 
@@ -176,7 +176,12 @@ pub fn evaluate(
 pub(crate) struct Evaluator<'m> {
     pub(crate) module: &'m HloModule,
     pub(crate) options: &'m EvalOptions,
+    /// How deeply calls are nested at the moment (at most [`MAX_CALL_DEPTH`]).
+    depth: std::cell::Cell<usize>,
 }
+
+/// The deepest nesting of fusions, calls and reducers the evaluator follows.
+pub const MAX_CALL_DEPTH: usize = 64;
 
 /// Where an op failed, before the instruction is named.
 pub(crate) type OpResult<T> = Result<T, String>;
@@ -185,6 +190,20 @@ impl Evaluator<'_> {
     /// Evaluates a computation on its parameters' values (by parameter number).
     pub(crate) fn computation(&self, id: ComputationId, params: Vec<Value>) -> Result<Value, EvalError> {
         let computation = &self.module.computations()[id.0];
+        if self.depth.get() >= MAX_CALL_DEPTH {
+            return Err(EvalError::Unsupported {
+                computation: computation.name.clone(),
+                instruction: computation.root_instruction().map(|r| r.name.clone()).unwrap_or_default(),
+                reason: format!("fusions, calls and reducers nest more than {MAX_CALL_DEPTH} deep"),
+            });
+        }
+        self.depth.set(self.depth.get() + 1);
+        let result = self.computation_body(computation, params);
+        self.depth.set(self.depth.get() - 1);
+        result
+    }
+
+    fn computation_body(&self, computation: &HloComputation, params: Vec<Value>) -> Result<Value, EvalError> {
         let n = computation.instructions.len();
         // The last instruction that reads each value, so values are dropped once read.
         let mut last_use = vec![0usize; n];

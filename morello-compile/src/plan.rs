@@ -1,0 +1,563 @@
+//! What every node of the graph becomes, and where every value that has a buffer lives.
+//!
+//! ```text
+//! 1. recognise   softmax patterns, dots (with bias and activation epilogues), convolutions
+//!                (recognize/): a searched kernel writes the top node's value; the nodes it
+//!                computes on the way are absorbed; each input is read in place when its view
+//!                is dense in an order of the spec operand's dims, else written to a buffer
+//! 2. materialise results; kernels' inputs and outputs; reductions, window reductions and the
+//!                dots and convolutions that run as loops; ops read more than once (through
+//!                views: a broadcast that repeats a value counts as many reads), so nothing is
+//!                computed twice; the operands of loop-nest dots, convolutions and window
+//!                reductions (read many times each); and one op in every chain of
+//!                MAX_INLINE_DEPTH inlined ops
+//! 3. lower       a materialised view (a transpose or copy that must be written) of a dense
+//!                buffer is a searched `Move`; every other materialised op is a loop nest
+//!                writing its buffer, with the ops it reads inlined as expressions
+//! 4. place       parameters and results are the caller's; array constants static tables; the
+//!                rest in one arena by live ranges (`arena.rs`)
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use morello_core::shape::Shape;
+use morello_core::spec::{CanonicalSpec, LogicalSpec, PrimitiveKind, TensorSpec};
+use morello_core::target::Target;
+use morello_xla::hlo::{ArrayShape, HloOp};
+use morello_xla::xla::ElementType;
+
+use crate::CompileError;
+use crate::arena::{self, Request};
+use crate::graph::{Graph, NodeKind, ValueId};
+use crate::recognize::{self, Context, Recognized, is_view, spec_dtype};
+use crate::views::{self, DenseOperand, View, dense, layout_strides};
+
+/// The longest chain of ops inlined into one expression before one of them gets a buffer.
+pub const MAX_INLINE_DEPTH: usize = 32;
+
+/// The most elements one value may have.
+pub const MAX_ELEMENTS: u64 = 1 << 34;
+
+/// Where a searched kernel's operand starts: a value's buffer and an offset in it (elements).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelOperand {
+    /// The value whose buffer is read.
+    pub base: ValueId,
+    /// The offset of the operand's first element.
+    pub offset: i64,
+}
+
+/// What a node becomes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lowering {
+    /// An entry parameter: the caller's buffer.
+    Parameter,
+    /// A constant: a literal where it is read, or a static table.
+    Constant,
+    /// No code of its own: an expression where it is read, or a view of a buffer.
+    Inlined,
+    /// Computed inside the searched kernel of node `into`.
+    Absorbed {
+        /// The kernel's node.
+        into: usize,
+    },
+    /// A searched kernel writes the node's buffer.
+    Searched {
+        /// The spec.
+        spec: CanonicalSpec,
+        /// Where each input operand starts (the output is the node's buffer).
+        inputs: Vec<KernelOperand>,
+        /// What it is, for the report.
+        what: String,
+    },
+    /// A loop nest writes the node's buffer.
+    Loops {
+        /// Why no spec computes it.
+        reason: String,
+    },
+    /// Not read by any result: no code.
+    Dead,
+}
+
+/// Where a value with a buffer lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Buffer {
+    /// The caller's parameter array of this index.
+    Parameter(usize),
+    /// The caller's result array of this index.
+    Result(usize),
+    /// The arena, at this byte offset.
+    Arena(u64),
+    /// A static table in the unit.
+    Constant,
+}
+
+/// The plan of a module.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Per node, what it becomes.
+    pub lowering: Vec<Lowering>,
+    /// The values that have a buffer, and where.
+    pub buffers: BTreeMap<ValueId, Buffer>,
+    /// Results written by a copy loop from another value (a parameter, a constant, a value
+    /// that is also another result or in another layout): result index and value.
+    pub copies: Vec<(usize, ValueId)>,
+    /// The arena's bytes.
+    pub arena_bytes: u64,
+    /// Every value's view.
+    pub views: Vec<Vec<View>>,
+}
+
+impl Plan {
+    /// The searched nodes and their specs, in node order.
+    pub fn specs_by_node(&self) -> Vec<(usize, CanonicalSpec)> {
+        self.lowering
+            .iter()
+            .enumerate()
+            .filter_map(|(n, l)| match l {
+                Lowering::Searched { spec, .. } => Some((n, spec.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether a value has a buffer.
+    pub fn has_buffer(&self, value: ValueId) -> bool {
+        self.buffers.contains_key(&value)
+    }
+}
+
+/// Plans a graph; `refused` lists nodes the search found no implementation for (with the
+/// reason), which run as loops.
+///
+/// # Errors
+/// [`CompileError::Unsupported`] for values too large to hold.
+pub fn plan_without(
+    graph: &Graph<'_>,
+    target: &Target,
+    refused: &BTreeMap<usize, String>,
+) -> Result<Plan, CompileError> {
+    let views = views::views(graph);
+    let n = graph.nodes.len();
+    let live = live_nodes(graph);
+    for node in graph.nodes.iter().enumerate().filter(|(id, _)| live[*id]).map(|(_, n)| n) {
+        for shape in &node.outputs {
+            let elements =
+                shape.dims.iter().fold(1u64, |v, &d| v.saturating_mul(u64::try_from(d).unwrap_or(0)));
+            if elements > MAX_ELEMENTS {
+                return Err(CompileError::Unsupported {
+                    computation: node.computation.clone(),
+                    instruction: node.instruction.clone(),
+                    reason: format!(
+                        "a value of {elements} elements is more than the {MAX_ELEMENTS} a compiled module may hold"
+                    ),
+                });
+            }
+        }
+    }
+    let mut cx = Context::new(graph, &views);
+    let mut lowering: Vec<Lowering> = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(id, node)| match &node.kind {
+            _ if !live[id] => Lowering::Dead,
+            NodeKind::Parameter { .. } => Lowering::Parameter,
+            NodeKind::Op(HloOp::Constant { .. }) => Lowering::Constant,
+            NodeKind::Op(_) => Lowering::Inlined,
+        })
+        .collect();
+    let mut materialised: BTreeSet<ValueId> = BTreeSet::new();
+    let mut reasons: BTreeMap<usize, String> = refused.clone();
+
+    // 1. Recognise, most valuable first.
+    let accept = |cx: &mut Context<'_>,
+                  lowering: &mut Vec<Lowering>,
+                  materialised: &mut BTreeSet<ValueId>,
+                  reasons: &mut BTreeMap<usize, String>,
+                  recognized: Recognized| {
+        let top = recognized.top;
+        match searched(cx, &recognized, target) {
+            Ok((spec, inputs, needs)) => {
+                lowering[top] = Lowering::Searched { spec, inputs, what: recognized.what.clone() };
+                for &a in &recognized.absorbed {
+                    lowering[a] = Lowering::Absorbed { into: top };
+                }
+                cx.taken.insert(top);
+                cx.taken.extend(&recognized.absorbed);
+                materialised.insert(ValueId::of(top));
+                materialised.extend(needs);
+            }
+            Err(reason) => {
+                reasons.insert(top, reason);
+            }
+        }
+    };
+    for id in 0..n {
+        if !live[id] || refused.contains_key(&id) || cx.taken.contains(&id) {
+            continue;
+        }
+        if let Some(result) = recognize::softmax(&cx, id) {
+            match result {
+                Ok(r) if !r.absorbed.iter().any(|a| refused.contains_key(a)) => {
+                    accept(&mut cx, &mut lowering, &mut materialised, &mut reasons, r);
+                }
+                Ok(_) => {}
+                Err(reason) => {
+                    reasons.insert(id, reason);
+                }
+            }
+        }
+    }
+    for id in 0..n {
+        if !live[id] || refused.contains_key(&id) || cx.taken.contains(&id) {
+            continue;
+        }
+        let result = match cx.op(id) {
+            Some(HloOp::Dot(_)) => recognize::dot(&cx, id),
+            Some(HloOp::Convolution { .. }) => recognize::convolution(&cx, id),
+            _ => continue,
+        };
+        match result {
+            Ok(r) if refused.contains_key(&r.top) => {
+                // The epilogue's kernel was refused: try the matmul alone.
+                let _ = r;
+                reasons.entry(id).or_insert_with(|| "its fused kernel was refused".into());
+            }
+            Ok(r) => accept(&mut cx, &mut lowering, &mut materialised, &mut reasons, r),
+            Err(reason) => {
+                reasons.insert(id, reason);
+            }
+        }
+    }
+
+    // 2. Materialise.
+    let mut copies = Vec::new();
+    let mut results: BTreeMap<ValueId, usize> = BTreeMap::new();
+    for (k, &value) in graph.results.iter().enumerate() {
+        let shape = graph.shape(value);
+        let same_layout =
+            shape.minor_to_major_or_default() == graph.result_shapes[k].minor_to_major_or_default();
+        let own = matches!(lowering[value.node], Lowering::Inlined | Lowering::Searched { .. });
+        if own && same_layout && !results.contains_key(&value) {
+            results.insert(value, k);
+            materialised.insert(value);
+        } else {
+            copies.push((k, value));
+            if !matches!(lowering[value.node], Lowering::Parameter | Lowering::Constant) {
+                materialised.insert(value);
+            }
+        }
+    }
+    let inlinable = |lowering: &[Lowering], id: usize| matches!(lowering[id], Lowering::Inlined);
+    for (id, node) in graph.nodes.iter().enumerate() {
+        if !inlinable(&lowering, id) {
+            continue;
+        }
+        let op = node.op().expect("parameters are not inlined");
+        let heavy = matches!(
+            op,
+            HloOp::Reduce { .. }
+                | HloOp::ReduceWindow { .. }
+                | HloOp::Dot(_)
+                | HloOp::Convolution { .. }
+                | HloOp::Unknown { .. }
+        );
+        if heavy || node.outputs.len() > 1 {
+            for output in 0..node.outputs.len() {
+                materialised.insert(ValueId { node: id, output });
+            }
+        }
+        if matches!(op, HloOp::Dot(_) | HloOp::Convolution { .. } | HloOp::ReduceWindow { .. }) {
+            for &operand in &node.operands {
+                let base = views[operand.node][operand.output].base;
+                if matches!(lowering[base.node], Lowering::Inlined) && !is_cheap(graph, base.node) {
+                    materialised.insert(base);
+                }
+            }
+        }
+    }
+    // Ops read more than once, counting reads through views (a broadcast that repeats a value
+    // counts as many), from the last node back.
+    let mut reads: Vec<u64> = vec![0; n];
+    for id in (0..n).rev() {
+        if matches!(lowering[id], Lowering::Dead) {
+            continue;
+        }
+        let node = &graph.nodes[id];
+        let own = if is_view(graph, id) && !materialised.contains(&ValueId::of(id)) {
+            let expands = matches!(node.op(), Some(HloOp::Broadcast { .. }))
+                && node.outputs[0].volume() > graph.shape(node.operands[0]).volume();
+            if expands { u64::MAX / 4 } else { reads[id] }
+        } else {
+            1
+        };
+        for operand in &node.operands {
+            reads[operand.node] = reads[operand.node].saturating_add(own);
+        }
+    }
+    for id in 0..n {
+        if inlinable(&lowering, id) && !is_view(graph, id) && !is_cheap(graph, id) && reads[id] > 1 {
+            materialised.insert(ValueId::of(id));
+        }
+    }
+    // Break long chains of inlined ops.
+    let mut depth = vec![0usize; n];
+    for id in 0..n {
+        if !inlinable(&lowering, id) || materialised.contains(&ValueId::of(id)) {
+            continue;
+        }
+        let d = 1 + graph.nodes[id].operands.iter().map(|o| depth[o.node]).max().unwrap_or(0);
+        if d > MAX_INLINE_DEPTH {
+            materialised.insert(ValueId::of(id));
+        } else {
+            depth[id] = d;
+        }
+    }
+
+    // 3. Lower what is materialised.
+    for value in &materialised {
+        let id = value.node;
+        if !inlinable(&lowering, id) {
+            continue;
+        }
+        let node = &graph.nodes[id];
+        if is_view(graph, id) {
+            if let Ok((spec, input)) = moved(graph, &views, id, target) {
+                let base = input.base;
+                let has_buffer = materialised.contains(&base)
+                    || matches!(
+                        lowering[base.node],
+                        Lowering::Parameter | Lowering::Constant | Lowering::Searched { .. }
+                    );
+                if has_buffer && base.node != id {
+                    lowering[id] = Lowering::Searched { spec, inputs: vec![input], what: "move".into() };
+                    continue;
+                }
+            }
+        }
+        let op = node.op().expect("parameters are not inlined");
+        let reason = reasons.get(&id).cloned().unwrap_or_else(|| default_reason(op));
+        lowering[id] = Lowering::Loops { reason };
+    }
+    // Kernels' in-place inputs keep their bases' buffers.
+    for l in &lowering {
+        if let Lowering::Searched { inputs, .. } = l {
+            for input in inputs {
+                if matches!(lowering[input.base.node], Lowering::Inlined) {
+                    // A base that is an inlined op: its own loops write it.
+                    materialised.insert(input.base);
+                }
+            }
+        }
+    }
+    for value in materialised.clone() {
+        let id = value.node;
+        if matches!(lowering[id], Lowering::Inlined) {
+            let op = graph.nodes[id].op().expect("parameters are not inlined");
+            lowering[id] =
+                Lowering::Loops { reason: reasons.get(&id).cloned().unwrap_or_else(|| default_reason(op)) };
+        }
+    }
+
+    // 4. Place.
+    let mut buffers: BTreeMap<ValueId, Buffer> = BTreeMap::new();
+    for (id, node) in graph.nodes.iter().enumerate() {
+        match (&node.kind, &lowering[id]) {
+            (NodeKind::Parameter { index }, _) => {
+                buffers.insert(ValueId::of(id), Buffer::Parameter(*index));
+            }
+            (_, Lowering::Constant) if node.outputs[0].rank() > 0 => {
+                buffers.insert(ValueId::of(id), Buffer::Constant);
+            }
+            _ => {}
+        }
+    }
+    for (&value, &k) in &results {
+        buffers.insert(value, Buffer::Result(k));
+    }
+    let positions = evaluation_positions(graph, &lowering);
+    let mut last_read: BTreeMap<ValueId, usize> = BTreeMap::new();
+    for (c, node) in graph.nodes.iter().enumerate() {
+        for &o in &node.operands {
+            let last = last_read.entry(o).or_insert(positions[c]);
+            *last = (*last).max(positions[c]);
+        }
+    }
+    let mut requests = Vec::new();
+    let mut placed = Vec::new();
+    for &value in &materialised {
+        if buffers.contains_key(&value) {
+            continue;
+        }
+        let shape = graph.shape(value);
+        let bytes = u64::try_from(shape.volume())
+            .unwrap_or(0)
+            .saturating_mul(u64::from(byte_width(shape.element_type)));
+        let first = value.node;
+        let mut last = last_read.get(&value).copied().unwrap_or(first).max(first);
+        if copies.iter().any(|&(_, v)| v == value) {
+            last = usize::MAX;
+        }
+        requests.push(Request { bytes, first, last });
+        placed.push(value);
+    }
+    let (offsets, arena_bytes) = arena::place(&requests);
+    for (value, offset) in placed.into_iter().zip(offsets) {
+        buffers.insert(value, Buffer::Arena(offset));
+    }
+    Ok(Plan { lowering, buffers, copies, arena_bytes, views })
+}
+
+/// The bytes C stores one element of a type in.
+pub fn byte_width(element_type: ElementType) -> u32 {
+    element_type.byte_width().max(1)
+}
+
+/// Nodes a result depends on.
+fn live_nodes(graph: &Graph<'_>) -> Vec<bool> {
+    let mut live = vec![false; graph.nodes.len()];
+    for r in &graph.results {
+        live[r.node] = true;
+    }
+    for id in (0..graph.nodes.len()).rev() {
+        if live[id] {
+            for o in &graph.nodes[id].operands {
+                live[o.node] = true;
+            }
+        }
+    }
+    live
+}
+
+/// Ops that cost nothing to read again: parameters, constants, iotas.
+fn is_cheap(graph: &Graph<'_>, id: usize) -> bool {
+    matches!(
+        graph.nodes[id].kind,
+        NodeKind::Parameter { .. } | NodeKind::Op(HloOp::Constant { .. } | HloOp::Iota { .. })
+    )
+}
+
+/// Why an op runs as loops, when nothing more specific was found.
+fn default_reason(op: &HloOp) -> String {
+    match op {
+        HloOp::Reduce { .. } => {
+            "no spec computes a reduction alone (softmax's are searched as Softmax)".into()
+        }
+        HloOp::ReduceWindow { .. } => "no spec computes a window reduction".into(),
+        HloOp::Elementwise(e) => {
+            format!("elementwise `{}` has no spec; its loop computes what it reads inline", e.opcode())
+        }
+        other => format!("`{}` has no spec", other.opcode()),
+    }
+}
+
+/// The step at which each node's code runs: its own for nodes with code, the latest of its
+/// readers' for nodes computed where they are read.
+fn evaluation_positions(graph: &Graph<'_>, lowering: &[Lowering]) -> Vec<usize> {
+    let n = graph.nodes.len();
+    let mut positions: Vec<usize> = (0..n).collect();
+    let mut latest: Vec<Option<usize>> = vec![None; n];
+    for id in (0..n).rev() {
+        let own = match lowering[id] {
+            Lowering::Inlined | Lowering::Absorbed { .. } => latest[id].unwrap_or(id),
+            _ => id,
+        };
+        positions[id] = own;
+        for o in &graph.nodes[id].operands {
+            latest[o.node] = Some(latest[o.node].map_or(own, |l| l.max(own)));
+        }
+    }
+    positions
+}
+
+/// The spec of a recognised kernel, its inputs, and the values it needs buffers for.
+fn searched(
+    cx: &Context<'_>,
+    r: &Recognized,
+    target: &Target,
+) -> Result<(CanonicalSpec, Vec<KernelOperand>, Vec<ValueId>), String> {
+    let graph = cx.graph;
+    let mut operands = Vec::new();
+    let mut inputs = Vec::new();
+    let mut needs = Vec::new();
+    for (k, input) in r.inputs.iter().enumerate() {
+        let dims = &graph.shape(input.value).dims;
+        let in_place = dense(cx.view(input.value), dims, &input.groups).filter(|d| readable(cx, d.base));
+        let operand = match in_place {
+            Some(d) => d,
+            None => {
+                let own =
+                    View { base: input.value, offset: 0, strides: layout_strides(graph.shape(input.value)) };
+                let Some(d) = dense(&own, dims, &input.groups) else {
+                    return Err(format!(
+                        "operand {k} (`{}`) has a layout in which the {} cannot read it",
+                        graph.node(input.value).name,
+                        r.what
+                    ));
+                };
+                if !readable(cx, input.value) {
+                    return Err(format!("operand {k} is computed inside another kernel"));
+                }
+                d
+            }
+        };
+        needs.push(operand.base);
+        inputs.push(KernelOperand { base: operand.base, offset: operand.offset });
+        operands.push(tensor(&operand, r.dtype, target));
+    }
+    let top_shape = &graph.nodes[r.top].outputs[0];
+    let own = View { base: ValueId::of(r.top), offset: 0, strides: layout_strides(top_shape) };
+    let out = dense(&own, &top_shape.dims, &r.output_groups)
+        .ok_or("the result's layout is not one a spec can write")?;
+    operands.push(tensor(&out, r.dtype, target));
+    let shape = Shape::new(r.shape.clone()).map_err(|e| e.to_string())?;
+    let logical = LogicalSpec { kind: r.kind, shape, operands, serial_only: false };
+    let spec = logical.canonicalize(target).map_err(|e| format!("{} has no valid spec here: {e}", r.what))?;
+    Ok((spec, inputs, needs))
+}
+
+/// Whether a value's buffer is there to read (not inside another kernel).
+fn readable(cx: &Context<'_>, value: ValueId) -> bool {
+    !cx.taken.contains(&value.node) || cx.graph.results.contains(&value)
+}
+
+/// The spec operand of a dense operand.
+fn tensor(operand: &DenseOperand, dtype: morello_core::dtype::Dtype, target: &Target) -> TensorSpec {
+    TensorSpec {
+        contiguous_dims: operand.layout.len() as u8,
+        shape: Shape::new(operand.sizes.clone()).expect("sizes are between 1 and 2^31"),
+        dtype,
+        level: target.home_level(),
+        layout: operand.layout.clone(),
+        vector_size: None,
+        pitch: None,
+    }
+}
+
+/// A `Move` writing view node `id` from the dense buffer it views.
+fn moved(
+    graph: &Graph<'_>,
+    views: &[Vec<View>],
+    id: usize,
+    target: &Target,
+) -> Result<(CanonicalSpec, KernelOperand), String> {
+    let shape: &ArrayShape = &graph.nodes[id].outputs[0];
+    let dtype = spec_dtype(shape.element_type).ok_or("no move spec for this element type")?;
+    if shape.rank() == 0 {
+        return Err("a scalar".into());
+    }
+    let groups: Vec<Vec<usize>> = (0..shape.rank()).map(|d| vec![d]).collect();
+    let src = dense(&views[id][0], &shape.dims, &groups).ok_or("the source is not a dense buffer")?;
+    let own = View { base: ValueId::of(id), offset: 0, strides: layout_strides(shape) };
+    let dst = dense(&own, &shape.dims, &groups).ok_or("the destination is not dense")?;
+    let sizes = Shape::new(src.sizes.clone()).map_err(|e| e.to_string())?;
+    let logical = LogicalSpec {
+        kind: PrimitiveKind::Move,
+        shape: sizes,
+        operands: vec![tensor(&src, dtype, target), tensor(&dst, dtype, target)],
+        serial_only: false,
+    };
+    let spec = logical.canonicalize(target).map_err(|e| e.to_string())?;
+    Ok((spec, KernelOperand { base: src.base, offset: src.offset }))
+}
