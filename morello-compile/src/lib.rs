@@ -106,6 +106,8 @@ pub struct CompiledModule {
     pub signature: Option<KernelSignature>,
     /// The instruction computing each result.
     pub result_instructions: Vec<String>,
+    /// The name of every node of the plan (an instruction, with the fusions it is inside).
+    pub node_names: Vec<String>,
     /// The `-m` features the unit needs.
     pub features: Vec<IsaFeature>,
     /// Whether a searched kernel has parallel loops (compile and link with OpenMP).

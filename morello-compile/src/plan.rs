@@ -185,6 +185,7 @@ pub fn plan_without(
                 }
                 cx.taken.insert(top);
                 cx.taken.extend(&recognized.absorbed);
+                cx.absorbed.extend(&recognized.absorbed);
                 materialised.insert(ValueId::of(top));
                 materialised.extend(needs);
             }
@@ -519,7 +520,7 @@ fn searched(
 
 /// Whether a value's buffer is there to read (not inside another kernel).
 fn readable(cx: &Context<'_>, value: ValueId) -> bool {
-    !cx.taken.contains(&value.node) || cx.graph.results.contains(&value)
+    !cx.absorbed.contains(&value.node)
 }
 
 /// The spec operand of a dense operand.

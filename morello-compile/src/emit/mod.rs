@@ -366,6 +366,7 @@ pub(crate) fn module(
         header,
         signature,
         result_instructions,
+        node_names: graph.nodes.iter().map(|n| n.name.clone()).collect(),
         features,
         openmp,
         arena_bytes,

@@ -65,8 +65,10 @@ pub(crate) struct Context<'g> {
     pub readers: HashMap<ValueId, BTreeSet<usize>>,
     /// Values the caller receives (they must be written, so nothing may absorb them).
     pub results: BTreeSet<ValueId>,
-    /// Nodes already taken by a recognised kernel.
+    /// Nodes already taken by a recognised kernel (its top and what it absorbs).
     pub taken: BTreeSet<usize>,
+    /// Nodes computed inside a recognised kernel (whose values are never in a buffer).
+    pub absorbed: BTreeSet<usize>,
 }
 
 impl<'g> Context<'g> {
@@ -84,7 +86,7 @@ impl<'g> Context<'g> {
                 readers.entry(operand).or_default().extend(set);
             }
         }
-        Context { graph, views, readers, results, taken: BTreeSet::new() }
+        Context { graph, views, readers, results, taken: BTreeSet::new(), absorbed: BTreeSet::new() }
     }
 
     /// The op of a node (`None` for parameters).
