@@ -13,10 +13,10 @@
 //! multiply                               |a| eb + |b| ea + ea eb + u |x| + tiny
 //! divide                                 (ea + |x| eb) / (|b| - eb) + u |x| + tiny  (inf if |b| <= eb)
 //! maximum, minimum, clamp, abs, negate   the largest operand bound (exact ops)
-//! exp                                    x (e^ea - 1) + T x + tiny
-//! log                                    ln(a / (a - ea)) + T |x| + tiny          (inf if a <= ea)
-//! tanh, logistic, erf, sine, cosine      slope bound (1, 1/4, 1.13, 1, 1) * ea + T |x| + tiny
-//! sqrt, rsqrt, cbrt, pow, atan2, tan     the spread over the corners of the operand intervals + T |x|
+//! exp, expm1, log, log1p, tanh,          the spread of f over [a - ea, a + ea] (f is monotone
+//! logistic, erf, rsqrt                   there; inf outside its domain) + T |x| + tiny
+//! sine, cosine                           ea (their slope is at most 1) + T |x| + tiny
+//! sqrt, cbrt, pow, atan2, tan            the spread over the corners of the operand intervals + T |x|
 //! floor, ceil, round                     f(a + ea) - f(a - ea) (0 for exact inputs)
 //! compare, is-finite, convert to pred    0 when the answer is the same over the operand intervals,
 //!                                        else 1 (either answer may come out)
@@ -174,6 +174,20 @@ fn approximate(x: f64, t: ElementType, propagated: f64, rounding: &Rounding) -> 
         return if propagated == 0.0 { 0.0 } else { f64::INFINITY };
     }
     propagated + rounding.transcendental_units * unit_roundoff(t) * x.abs() + tiny(t)
+}
+
+/// The largest distance from `x` of a function monotone over `[a - ea, a + ea]` at its ends
+/// (infinity when an end is outside its domain or not finite).
+fn monotone(x: f64, a: f64, ea: f64, f: impl Fn(f64) -> f64) -> f64 {
+    if ea == 0.0 {
+        return 0.0;
+    }
+    let (lo, hi) = (f(a - ea), f(a + ea));
+    if lo.is_nan() || hi.is_nan() {
+        return f64::INFINITY;
+    }
+    let d = (hi - x).abs().max((x - lo).abs());
+    if d.is_nan() { f64::INFINITY } else { d }
 }
 
 /// The largest distance from `x` of `f` at the corners of the operands' intervals (for a
@@ -380,13 +394,8 @@ fn float_op(
         }
         E::Rsqrt => {
             let x = 1.0 / av.sqrt();
-            let propagated = if ea == 0.0 {
-                0.0
-            } else if av > ea {
-                1.0 / (av - ea).sqrt() - 1.0 / (av + ea).sqrt()
-            } else {
-                f64::INFINITY
-            };
+            let propagated =
+                if ea == 0.0 || av > ea { monotone(x, av, ea, |y| 1.0 / y.sqrt()) } else { f64::INFINITY };
             (x, approx(x, propagated))
         }
         E::Cbrt => {
