@@ -90,7 +90,8 @@ fn the_report_names_what_is_searched_and_what_runs_as_loops() {
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(v["function"], "jit_attention");
-    let searched: Vec<&str> = v["searched"].as_array().expect("a list").iter().map(|s| s["spec"].as_str().unwrap_or("")).collect();
+    let searched: Vec<&str> =
+        v["searched"].as_array().expect("a list").iter().map(|s| s["spec"].as_str().unwrap_or("")).collect();
     assert_eq!(
         searched,
         [
@@ -112,8 +113,15 @@ fn the_report_names_what_is_searched_and_what_runs_as_loops() {
 #[test]
 fn list_specs_feeds_precompute() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-compile/fixtures/jax/bert_ffn.hlo");
-    let (code, stdout, stderr) =
-        morello(&["compile", fixture.to_str().expect("a path"), "--target", "x86-avx2", "--processors", "1", "--list-specs"]);
+    let (code, stdout, stderr) = morello(&[
+        "compile",
+        fixture.to_str().expect("a path"),
+        "--target",
+        "x86-avx2",
+        "--processors",
+        "1",
+        "--list-specs",
+    ]);
     assert_eq!(code, 0, "{stderr}");
     let specs: Vec<&str> = stdout.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(
@@ -126,15 +134,34 @@ fn list_specs_feeds_precompute() {
     let work = tempfile::tempdir().expect("a temporary directory");
     let file = work.path().join("specs.txt");
     std::fs::write(&file, &stdout).expect("written");
-    let small = Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-compile/fixtures/jax/bert_ffn_small.hlo");
-    let (code, listed, stderr) =
-        morello(&["compile", small.to_str().expect("a path"), "--target", "x86-avx2", "--processors", "1", "--list-specs"]);
+    let small =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-compile/fixtures/jax/bert_ffn_small.hlo");
+    let (code, listed, stderr) = morello(&[
+        "compile",
+        small.to_str().expect("a path"),
+        "--target",
+        "x86-avx2",
+        "--processors",
+        "1",
+        "--list-specs",
+    ]);
     assert_eq!(code, 0, "{stderr}");
     std::fs::write(&file, &listed).expect("written");
     let table = work.path().join("t.mdb");
     let (code, _, stderr) = morello_in(
         work.path(),
-        &["precompute", "--specs", file.to_str().expect("a path"), "--target", "x86-avx2", "--processors", "1", "--db", table.to_str().expect("a path"), "-q"],
+        &[
+            "precompute",
+            "--specs",
+            file.to_str().expect("a path"),
+            "--target",
+            "x86-avx2",
+            "--processors",
+            "1",
+            "--db",
+            table.to_str().expect("a path"),
+            "-q",
+        ],
         &[],
     );
     assert_eq!(code, 0, "{stderr}");
@@ -144,13 +171,30 @@ fn list_specs_feeds_precompute() {
 fn bad_modules_are_refused_naming_the_instruction() {
     let work = tempfile::tempdir().expect("a temporary directory");
     for (text, message) in [
-        ("ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[2] frobnicate(p)\n}", "unknown opcode `frobnicate`"),
-        ("ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[2] sort(p), dimensions={0}\n}", "instruction `s` in computation `e`: `sort` is not compiled"),
-        ("ENTRY e {\n  a = f32[2] parameter(0)\n  b = s32[2] parameter(1)\n  ROOT s = f32[2] add(a, b)\n}", "should have element type f32, but has s32"),
+        (
+            "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[2] frobnicate(p)\n}",
+            "unknown opcode `frobnicate`",
+        ),
+        (
+            "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[2] sort(p), dimensions={0}\n}",
+            "instruction `s` in computation `e`: `sort` is not compiled",
+        ),
+        (
+            "ENTRY e {\n  a = f32[2] parameter(0)\n  b = s32[2] parameter(1)\n  ROOT s = f32[2] add(a, b)\n}",
+            "should have element type f32, but has s32",
+        ),
     ] {
         let file = work.path().join("bad.hlo");
         std::fs::write(&file, text).expect("written");
-        let (code, _, stderr) = morello(&["compile", file.to_str().expect("a path"), "--target", "x86-avx2", "-o", work.path().to_str().expect("a path"), "--no-db"]);
+        let (code, _, stderr) = morello(&[
+            "compile",
+            file.to_str().expect("a path"),
+            "--target",
+            "x86-avx2",
+            "-o",
+            work.path().to_str().expect("a path"),
+            "--no-db",
+        ]);
         assert_eq!(code, 2, "{stderr}");
         assert!(stderr.contains(message), "{stderr}");
     }

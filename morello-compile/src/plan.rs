@@ -194,8 +194,8 @@ pub fn plan_without(
             }
         }
     };
-    for id in 0..n {
-        if !live[id] || refused.contains_key(&id) || cx.taken.contains(&id) {
+    for (id, &is_live) in live.iter().enumerate() {
+        if !is_live || refused.contains_key(&id) || cx.taken.contains(&id) {
             continue;
         }
         if let Some(result) = recognize::softmax(&cx, id) {
@@ -210,21 +210,21 @@ pub fn plan_without(
             }
         }
     }
-    for id in 0..n {
-        if !live[id] || refused.contains_key(&id) || cx.taken.contains(&id) {
+    for (id, &is_live) in live.iter().enumerate() {
+        if !is_live || refused.contains_key(&id) || cx.taken.contains(&id) {
             continue;
         }
         let result = match cx.op(id) {
-            Some(HloOp::Dot(_)) => recognize::dot(&cx, id),
+            Some(HloOp::Dot(_)) => match recognize::dot(&cx, id, true) {
+                // The search had no implementation of the matmul with its epilogue: try it alone.
+                Ok(r) if refused.contains_key(&r.top) => recognize::dot(&cx, id, false),
+                other => other,
+            },
             Some(HloOp::Convolution { .. }) => recognize::convolution(&cx, id),
             _ => continue,
         };
         match result {
-            Ok(r) if refused.contains_key(&r.top) => {
-                // The epilogue's kernel was refused: try the matmul alone.
-                let _ = r;
-                reasons.entry(id).or_insert_with(|| "its fused kernel was refused".into());
-            }
+            Ok(r) if refused.contains_key(&r.top) => {}
             Ok(r) => accept(&mut cx, &mut lowering, &mut materialised, &mut reasons, r),
             Err(reason) => {
                 reasons.insert(id, reason);
@@ -237,6 +237,26 @@ pub fn plan_without(
     let mut results: BTreeMap<ValueId, usize> = BTreeMap::new();
     for (k, &value) in graph.results.iter().enumerate() {
         let shape = graph.shape(value);
+        // A result that is another value's buffer seen in the result's layout (a reshape, a
+        // bitcast, a transpose that only relabels): that value writes the result directly.
+        if is_view(graph, value.node) {
+            let view = &views[value.node][value.output];
+            let base = view.base;
+            let wanted = layout_strides(&graph.result_shapes[k]);
+            let same_bytes = view.offset == 0
+                && graph.shape(base).volume() == shape.volume()
+                && graph.shape(base).element_type == shape.element_type
+                && view.strides.iter().zip(&wanted).zip(&shape.dims).all(|((s, w), &d)| d == 1 || s == w);
+            let writes = matches!(lowering[base.node], Lowering::Inlined | Lowering::Searched { .. })
+                && !results.contains_key(&base)
+                && !graph.results.contains(&base)
+                && graph.nodes[base.node].outputs.len() == 1;
+            if same_bytes && writes {
+                results.insert(base, k);
+                materialised.insert(base);
+                continue;
+            }
+        }
         let same_layout =
             shape.minor_to_major_or_default() == graph.result_shapes[k].minor_to_major_or_default();
         let own = matches!(lowering[value.node], Lowering::Inlined | Lowering::Searched { .. });
@@ -297,8 +317,8 @@ pub fn plan_without(
             reads[operand.node] = reads[operand.node].saturating_add(own);
         }
     }
-    for id in 0..n {
-        if inlinable(&lowering, id) && !is_view(graph, id) && !is_cheap(graph, id) && reads[id] > 1 {
+    for (id, &count) in reads.iter().enumerate() {
+        if inlinable(&lowering, id) && !is_view(graph, id) && !is_cheap(graph, id) && count > 1 {
             materialised.insert(ValueId::of(id));
         }
     }

@@ -115,7 +115,7 @@ pub enum VerifyError {
     Codegen(#[from] CodegenError),
     /// The reference evaluator failed.
     #[error("the reference evaluator: {0}")]
-    Eval(#[from] EvalError),
+    Eval(#[from] Box<EvalError>),
 }
 
 /// Builds, runs and checks a compiled module.
@@ -166,7 +166,7 @@ pub fn verify_module(
     };
     let build = compiler.build_in(&program, &compile, &options.build_dir)?;
     let run = run_verify(&build, &signature, &VerifyInputs::Buffers(inputs))?;
-    let expected = evaluate(module, &arguments, &options.eval)?;
+    let expected = evaluate(module, &arguments, &options.eval).map_err(Box::new)?;
     let mut outcome = ModuleVerification {
         verified: true,
         elements: 0,

@@ -63,10 +63,7 @@ fn bad_modules_say_what_is_wrong() {
             "ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT c = f32[4] custom-call(p), custom_call_target=\"foo\"\n}",
             "instruction `c` in computation `e`: `custom-call` is not compiled",
         ),
-        (
-            "ENTRY e {\n  ROOT c = f32[100] constant({...})\n}",
-            "instruction `c` in computation `e`:",
-        ),
+        ("ENTRY e {\n  ROOT c = f32[100] constant({...})\n}", "instruction `c` in computation `e`:"),
         (
             "ENTRY e {\n  p = c64[2] parameter(0)\n  ROOT n = c64[2] negate(p)\n}",
             "c64 values are not compiled",
@@ -96,7 +93,8 @@ fn a_module_of_a_hundred_thousand_instructions_compiles() {
 
 #[test]
 fn names_that_are_not_c_identifiers_are_refused() {
-    let module: HloModule = "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}".parse().unwrap();
+    let module: HloModule =
+        "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}".parse().unwrap();
     let target = target();
     let search = Search::new(&target);
     for name in ["2fast", "morello_x", "m_arena", "int", "a-b", ""] {

@@ -146,7 +146,7 @@ pub(crate) fn module(
         reason,
     };
     // Every value with a buffer is stored in a type C holds here.
-    for (&value, _) in &plan.buffers {
+    for &value in plan.buffers.keys() {
         let t = graph.shape(value).element_type;
         if storage(t).is_none() {
             return Err(at(

@@ -44,7 +44,7 @@ pub(crate) fn convolution(cx: &Context<'_>, node: usize) -> Result<Recognized, S
             narrow(window[1].pad_high)?,
         ],
     };
-    let size = |v: i64| u32::try_from(v).ok().filter(|&s| s >= 1 && s <= 1 << 31);
+    let size = |v: i64| u32::try_from(v).ok().filter(|s| (1..=1 << 31).contains(s));
     let sizes = [
         size(lhs.dims[dims.lhs_batch]),
         size(rhs.dims[dims.rhs_output_feature]),

@@ -12,8 +12,9 @@ use super::{Context, Input, Recognized, activation, size, spec_dtype};
 use crate::graph::ValueId;
 use crate::views::{Group, dense};
 
-/// The matmul (with its epilogue, when there is one) of dot node `node`, or why there is none.
-pub(crate) fn dot(cx: &Context<'_>, node: usize) -> Result<Recognized, String> {
+/// The matmul (with its epilogue, when there is one and `epilogue` asks for it) of dot node
+/// `node`, or why there is none.
+pub(crate) fn dot(cx: &Context<'_>, node: usize, epilogue: bool) -> Result<Recognized, String> {
     let graph = cx.graph;
     let n = &graph.nodes[node];
     let Some(HloOp::Dot(dims)) = n.op() else { return Err("not a dot".into()) };
@@ -61,7 +62,7 @@ pub(crate) fn dot(cx: &Context<'_>, node: usize) -> Result<Recognized, String> {
         dtype,
         what: "matmul".into(),
     };
-    if dtype == Dtype::F32 {
+    if dtype == Dtype::F32 && epilogue {
         if let Some((add, bias)) = bias_add(cx, node, &out_groups[2]) {
             let (top, region, activation) = activation::on_top(cx, add);
             inputs.push(Input { value: bias, groups: vec![out_groups[2].clone()] });

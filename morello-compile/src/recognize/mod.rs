@@ -212,5 +212,5 @@ pub(crate) fn spec_dtype(element_type: ElementType) -> Option<Dtype> {
 /// A size of the iteration shape: the product of `dims` (1 for none), if it fits a spec.
 pub(crate) fn size(dims: &[i64], group: &[usize]) -> Option<u32> {
     let product = group.iter().try_fold(1i64, |p, &d| p.checked_mul(dims[d]))?;
-    u32::try_from(product).ok().filter(|&s| s >= 1 && s <= 1 << 31)
+    u32::try_from(product).ok().filter(|s| (1..=1 << 31).contains(s))
 }
