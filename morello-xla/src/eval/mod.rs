@@ -38,6 +38,7 @@
 mod array;
 mod contract;
 mod movement;
+mod numbers;
 mod reduce;
 pub mod scalar;
 #[cfg(test)]

@@ -91,7 +91,7 @@ impl Fold<'_, '_> {
                     *lowest_bit = (*lowest_bit).min(lowest_bit_exponent(v));
                 }
             }
-            Num::I(v) => *int = super::array::wrap(*int + v, self.init_types[0]),
+            Num::I(v) => *int = super::numbers::wrap(*int + v, self.init_types[0]),
         }
         *errors += x.error;
         *count += 1;

@@ -36,7 +36,7 @@
 use crate::hlo::{ComparisonDirection, ElementwiseOp, integer_range, is_float_type};
 use crate::xla::ElementType;
 
-use super::array::{round_to, wrap};
+use super::numbers::{round_to, wrap};
 
 /// How far an implementation may be from exact arithmetic, as multiples of the element type's
 /// unit roundoff.

@@ -17,12 +17,11 @@ use crate::hlo::literal::{Literal, LiteralValues, integer_range, is_float_type};
 use crate::xla::{ElementType, XlaShape};
 
 use super::HloTextErrorKind;
-use super::attributes::Located;
 use super::cursor::Span;
 use super::syntax::{Arguments, RawInstruction};
 
 /// The literal of a `constant` instruction, `None` when it has no values to read.
-pub(super) fn read(instr: &RawInstruction<'_>) -> Result<Option<Arc<Literal>>, Located> {
+pub(super) fn read(instr: &RawInstruction<'_>) -> Result<Option<Arc<Literal>>, (Span, HloTextErrorKind)> {
     let Arguments::Literal(text, span) = instr.arguments else { return Ok(None) };
     let XlaShape::Array(array) = &instr.shape else { return Ok(None) };
     let element_type = array.element_type();

@@ -17,6 +17,8 @@ use morello_xla::hlo::HloModule;
 use serde_json::json;
 
 use crate::commands::search::{SearchOptions, Session};
+
+mod bench;
 use crate::database::DbArgs;
 use crate::failure::{Failure, bad_input};
 use crate::output;
@@ -67,6 +69,25 @@ pub struct Args {
     /// Keep the verification's C files, inputs, outputs and binary in this directory.
     #[arg(long, value_name = "DIR", requires = "verify")]
     keep: Option<PathBuf>,
+    /// Time the compiled function: one thread pinned to one CPU, warm calls, in rounds; prints
+    /// the median and quartiles per call.
+    #[arg(long)]
+    bench: bool,
+    /// With --bench, also time the module under XLA's CPU backend: `xla` runs the fixture's JAX
+    /// function (`morello-compile/fixtures/jax/generate.py`, named by the file: bert_ffn.opt.hlo
+    /// is bert_ffn) with jax.jit on one thread pinned to the same CPU, alternating rounds with
+    /// the C; skipped with the reason when the Python has no jax or the function is unknown.
+    #[arg(long, value_name = "xla", requires = "bench")]
+    baseline: Option<String>,
+    /// The Python with jax and jaxlib for --baseline xla.
+    #[arg(long, value_name = "PATH", default_value = "python3")]
+    python: String,
+    /// Samples per candidate for --bench (over three alternating rounds).
+    #[arg(long, value_name = "N", default_value_t = 9)]
+    samples: usize,
+    /// The shortest sample for --bench, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 0.2)]
+    min_sample_seconds: f64,
     /// Print the specs the module needs, one per line as `precompute --specs` reads them, and
     /// stop (nothing is searched or written).
     #[arg(long)]
@@ -124,17 +145,46 @@ pub fn run(args: &Args) -> Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let verification = if args.verify { Some(verify(&module, &compiled, args)?) } else { None };
-    if args.json {
-        output::print_json(&report_json(
+    if verification.as_ref().is_some_and(|v| !v.verified) {
+        // A module that computes the wrong values is not timed.
+    } else if args.bench {
+        let timing = bench::run(&compiled, args)?;
+        let (json, text) = (timing.json(), timing.text());
+        return finish(
+            args,
             &module,
             &compiled,
             &target,
-            &c_path,
-            &h_path,
-            verification.as_ref(),
-        ))?;
+            [&c_path, &h_path],
+            verification,
+            Some((json, text)),
+        );
+    }
+    finish(args, &module, &compiled, &target, [&c_path, &h_path], verification, None)
+}
+
+/// Prints the report (with the timing, if any) and turns a mismatch into the exit status.
+fn finish(
+    args: &Args,
+    module: &HloModule,
+    compiled: &CompiledModule,
+    target: &morello_core::target::Target,
+    [c_path, h_path]: [&Path; 2],
+    verification: Option<ModuleVerification>,
+    timing: Option<(serde_json::Value, String)>,
+) -> Result<()> {
+    if args.json {
+        let mut value = report_json(module, compiled, target, c_path, h_path, verification.as_ref());
+        if let Some((json, _)) = &timing {
+            value["results"] = json.clone();
+        }
+        output::print_json(&value)?;
     } else {
-        output::print(&report_text(&module, &compiled, &target, &c_path, &h_path, verification.as_ref()))?;
+        let mut text = report_text(module, compiled, target, c_path, h_path, verification.as_ref());
+        if let Some((_, lines)) = &timing {
+            text += lines;
+        }
+        output::print(&text)?;
     }
     match verification.and_then(|v| v.mismatch) {
         None => Ok(()),
