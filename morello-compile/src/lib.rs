@@ -36,6 +36,7 @@ pub mod views;
 
 use morello_codegen::{CodegenError, KernelSignature, OpenMp};
 use morello_core::cost::Cost;
+use morello_core::imp::Impl;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::{IsaFeature, Target};
 use morello_search::{Search, SearchError};
@@ -120,15 +121,18 @@ pub struct CompiledModule {
     pub searched: Vec<SearchedSpec>,
 }
 
-/// One spec of the module and what the search found for it.
+/// One kernel of the module and what the search found for it.
 #[derive(Debug, Clone)]
 pub struct SearchedSpec {
     /// The instruction (with the fusions it is inside: `fusion.2/dot.1`).
     pub instruction: String,
-    /// The spec.
+    /// The kernel's spec.
     pub spec: CanonicalSpec,
-    /// The cost of the best implementation, under the target's model.
+    /// The cost of the best implementation of the spec and of the copies of its inputs made
+    /// first, under the target's model.
     pub cost: Cost,
+    /// The inputs copied to row-major scratch first, and the moves that copy them.
+    pub copies: Vec<(usize, CanonicalSpec)>,
 }
 
 /// The C name a module's text suggests: its name with every character outside `[A-Za-z0-9_]`
@@ -146,9 +150,13 @@ pub fn list_specs(module: &HloModule, target: &Target) -> Result<Vec<(String, Ca
     let graph = graph::flatten(module_checked(module)?)?;
     let plan = plan::plan_without(&graph, target, &std::collections::BTreeMap::new())?;
     let mut out: Vec<(String, CanonicalSpec)> = Vec::new();
-    for (node, spec) in plan.specs_by_node() {
-        if !out.iter().any(|(_, s)| *s == spec) {
-            out.push((graph.nodes[node].name.clone(), spec));
+    for (node, candidates) in plan.candidates_by_node() {
+        for candidate in candidates {
+            for spec in std::iter::once(candidate.spec).chain(candidate.copies.into_iter().map(|c| c.spec)) {
+                if !out.iter().any(|(_, s)| *s == spec) {
+                    out.push((graph.nodes[node].name.clone(), spec));
+                }
+            }
         }
     }
     Ok(out)
@@ -177,29 +185,53 @@ pub fn compile(
     // (the specs already solved come from the memo).
     let mut refused = std::collections::BTreeMap::new();
     'plan: loop {
-        let plan = plan::plan_without(&graph, target, &refused)?;
+        let mut plan = plan::plan_without(&graph, target, &refused)?;
         let mut kernels = Vec::new();
         let mut searched = Vec::new();
-        for (node, spec) in plan.specs_by_node() {
+        for (node, candidates) in plan.candidates_by_node() {
             let instruction = graph.nodes[node].name.clone();
-            match search.solve(&spec) {
-                Ok(solution) => {
-                    searched.push(SearchedSpec { instruction, spec, cost: solution.cost });
-                    kernels.push((node, solution.imp));
+            // The cheapest way under the model: the kernel plus the copies it reads.
+            let mut best: Option<(Cost, plan::Candidate, Vec<Impl>)> = None;
+            let mut failure = None;
+            for candidate in candidates {
+                let mut total: Cost = 0;
+                let mut imps = Vec::new();
+                let mut ok = true;
+                for spec in std::iter::once(&candidate.spec).chain(candidate.copies.iter().map(|c| &c.spec)) {
+                    match search.solve(spec) {
+                        Ok(solution) => {
+                            total = total.saturating_add(solution.cost);
+                            imps.push(solution.imp);
+                        }
+                        Err(source @ SearchError::Stopped { .. }) => {
+                            return Err(CompileError::Search {
+                                instruction,
+                                spec: spec.display(target).to_string(),
+                                source,
+                            });
+                        }
+                        Err(other) => {
+                            failure.get_or_insert(other);
+                            ok = false;
+                            break;
+                        }
+                    }
                 }
-                Err(source @ SearchError::Stopped { .. }) => {
-                    return Err(CompileError::Search {
-                        instruction,
-                        spec: spec.display(target).to_string(),
-                        source,
-                    });
-                }
-                Err(other) => {
-                    refused.insert(node, format!("the search found no implementation: {other}"));
-                    continue 'plan;
+                if ok && best.as_ref().is_none_or(|(cost, _, _)| total < *cost) {
+                    best = Some((total, candidate, imps));
                 }
             }
+            let Some((cost, candidate, imps)) = best else {
+                let reason = failure.map_or_else(String::new, |e| e.to_string());
+                refused.insert(node, format!("the search found no implementation: {reason}"));
+                continue 'plan;
+            };
+            plan.choose(node, &candidate);
+            let copies = candidate.copies.iter().map(|c| (c.input, c.spec.clone())).collect();
+            searched.push(SearchedSpec { instruction, spec: candidate.spec.clone(), cost, copies });
+            kernels.push((node, imps));
         }
+        plan.place();
         return emit::module(&graph, plan, kernels, target, &options.name, searched);
     }
 }

@@ -20,6 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use morello_core::layout::Layout;
 use morello_core::shape::Shape;
 use morello_core::spec::{CanonicalSpec, LogicalSpec, PrimitiveKind, TensorSpec};
 use morello_core::target::Target;
@@ -47,6 +48,35 @@ pub struct KernelOperand {
     pub offset: i64,
 }
 
+/// A kernel input copied into a row-major scratch buffer by a searched `Move` just before the
+/// kernel (when the model finds the copy and the row-major kernel cheaper than reading the input
+/// where it is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperandCopy {
+    /// Which input of the kernel.
+    pub input: usize,
+    /// The move.
+    pub spec: CanonicalSpec,
+    /// What it reads.
+    pub from: KernelOperand,
+    /// The scratch buffer's bytes.
+    pub bytes: u64,
+    /// Its offset in the arena (set when the plan is placed).
+    pub offset: u64,
+}
+
+/// One way to run a recognised kernel: its spec, where its inputs start, and the copies made
+/// first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// The kernel's spec.
+    pub spec: CanonicalSpec,
+    /// Where each input starts (a copied input's entry is what the copy reads).
+    pub inputs: Vec<KernelOperand>,
+    /// The inputs copied first.
+    pub copies: Vec<OperandCopy>,
+}
+
 /// What a node becomes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lowering {
@@ -67,6 +97,8 @@ pub enum Lowering {
         spec: CanonicalSpec,
         /// Where each input operand starts (the output is the node's buffer).
         inputs: Vec<KernelOperand>,
+        /// Inputs copied to scratch buffers first.
+        copies: Vec<OperandCopy>,
         /// What it is, for the report.
         what: String,
     },
@@ -106,19 +138,62 @@ pub struct Plan {
     pub arena_bytes: u64,
     /// Every value's view.
     pub views: Vec<Vec<View>>,
+    /// The ways to run each recognised kernel that has more than one.
+    pub candidates: BTreeMap<usize, Vec<Candidate>>,
+    /// The arena's values and their requests, before placing.
+    requests: Vec<(ValueId, Request)>,
 }
 
 impl Plan {
-    /// The searched nodes and their specs, in node order.
-    pub fn specs_by_node(&self) -> Vec<(usize, CanonicalSpec)> {
+    /// The searched nodes and the ways to run each, in node order (one way for most).
+    pub fn candidates_by_node(&self) -> Vec<(usize, Vec<Candidate>)> {
         self.lowering
             .iter()
             .enumerate()
             .filter_map(|(n, l)| match l {
-                Lowering::Searched { spec, .. } => Some((n, spec.clone())),
+                Lowering::Searched { spec, inputs, copies, .. } => Some((
+                    n,
+                    self.candidates.get(&n).cloned().unwrap_or_else(|| {
+                        vec![Candidate { spec: spec.clone(), inputs: inputs.clone(), copies: copies.clone() }]
+                    }),
+                )),
                 _ => None,
             })
             .collect()
+    }
+
+    /// Runs searched node `node` the way `candidate` says (then [`Plan::place`] again).
+    pub fn choose(&mut self, node: usize, candidate: &Candidate) {
+        if let Lowering::Searched { spec, inputs, copies, .. } = &mut self.lowering[node] {
+            *spec = candidate.spec.clone();
+            *inputs = candidate.inputs.clone();
+            *copies = candidate.copies.clone();
+        }
+    }
+
+    /// Places the arena: the values' buffers and the chosen copies' scratch buffers.
+    pub fn place(&mut self) {
+        let mut requests: Vec<Request> = self.requests.iter().map(|(_, r)| *r).collect();
+        let mut scratch = Vec::new();
+        for (node, lowering) in self.lowering.iter().enumerate() {
+            if let Lowering::Searched { copies, .. } = lowering {
+                for (k, copy) in copies.iter().enumerate() {
+                    scratch.push((node, k));
+                    requests.push(Request { bytes: copy.bytes, first: node, last: node });
+                }
+            }
+        }
+        let (offsets, arena_bytes) = arena::place(&requests);
+        let values = self.requests.len();
+        for ((value, _), &offset) in self.requests.iter().zip(&offsets) {
+            self.buffers.insert(*value, Buffer::Arena(offset));
+        }
+        for (&(node, k), &offset) in scratch.iter().zip(&offsets[values..]) {
+            if let Lowering::Searched { copies, .. } = &mut self.lowering[node] {
+                copies[k].offset = offset;
+            }
+        }
+        self.arena_bytes = arena_bytes;
     }
 
     /// Whether a value has a buffer.
@@ -171,15 +246,27 @@ pub fn plan_without(
     let mut reasons: BTreeMap<usize, String> = refused.clone();
 
     // 1. Recognise, most valuable first.
-    let accept = |cx: &mut Context<'_>,
-                  lowering: &mut Vec<Lowering>,
-                  materialised: &mut BTreeSet<ValueId>,
-                  reasons: &mut BTreeMap<usize, String>,
-                  recognized: Recognized| {
+    let mut candidates: BTreeMap<usize, Vec<Candidate>> = BTreeMap::new();
+    let mut accept = |cx: &mut Context<'_>,
+                      lowering: &mut Vec<Lowering>,
+                      materialised: &mut BTreeSet<ValueId>,
+                      reasons: &mut BTreeMap<usize, String>,
+                      recognized: Recognized| {
         let top = recognized.top;
         match searched(cx, &recognized, target) {
-            Ok((spec, inputs, needs)) => {
-                lowering[top] = Lowering::Searched { spec, inputs, what: recognized.what.clone() };
+            Ok((mut ways, needs)) => {
+                let first = ways.remove(0);
+                if !ways.is_empty() {
+                    let mut all = vec![first.clone()];
+                    all.extend(ways);
+                    candidates.insert(top, all);
+                }
+                lowering[top] = Lowering::Searched {
+                    spec: first.spec,
+                    inputs: first.inputs,
+                    copies: first.copies,
+                    what: recognized.what.clone(),
+                };
                 for &a in &recognized.absorbed {
                     lowering[a] = Lowering::Absorbed { into: top };
                 }
@@ -352,7 +439,12 @@ pub fn plan_without(
                         Lowering::Parameter | Lowering::Constant | Lowering::Searched { .. }
                     );
                 if has_buffer && base.node != id {
-                    lowering[id] = Lowering::Searched { spec, inputs: vec![input], what: "move".into() };
+                    lowering[id] = Lowering::Searched {
+                        spec,
+                        inputs: vec![input],
+                        copies: Vec::new(),
+                        what: "move".into(),
+                    };
                     continue;
                 }
             }
@@ -423,11 +515,10 @@ pub fn plan_without(
         requests.push(Request { bytes, first, last });
         placed.push(value);
     }
-    let (offsets, arena_bytes) = arena::place(&requests);
-    for (value, offset) in placed.into_iter().zip(offsets) {
-        buffers.insert(value, Buffer::Arena(offset));
-    }
-    Ok(Plan { lowering, buffers, copies, arena_bytes, views })
+    let requests = placed.into_iter().zip(requests).collect();
+    let mut plan = Plan { lowering, buffers, copies, arena_bytes: 0, views, candidates, requests };
+    plan.place();
+    Ok(plan)
 }
 
 /// The bytes C stores one element of a type in.
@@ -492,15 +583,16 @@ fn evaluation_positions(graph: &Graph<'_>, lowering: &[Lowering]) -> Vec<usize> 
     positions
 }
 
-/// The spec of a recognised kernel, its inputs, and the values it needs buffers for.
+/// The ways to run a recognised kernel (the first reads every input where it is, the others
+/// copy matmul inputs that are not row-major to row-major scratch first), and the values it
+/// needs buffers for.
 fn searched(
     cx: &Context<'_>,
     r: &Recognized,
     target: &Target,
-) -> Result<(CanonicalSpec, Vec<KernelOperand>, Vec<ValueId>), String> {
+) -> Result<(Vec<Candidate>, Vec<ValueId>), String> {
     let graph = cx.graph;
-    let mut operands = Vec::new();
-    let mut inputs = Vec::new();
+    let mut dense_inputs = Vec::new();
     let mut needs = Vec::new();
     for (k, input) in r.inputs.iter().enumerate() {
         let dims = &graph.shape(input.value).dims;
@@ -524,18 +616,72 @@ fn searched(
             }
         };
         needs.push(operand.base);
-        inputs.push(KernelOperand { base: operand.base, offset: operand.offset });
-        operands.push(tensor(&operand, r.dtype, target));
+        dense_inputs.push(operand);
     }
     let top_shape = &graph.nodes[r.top].outputs[0];
     let own = View { base: ValueId::of(r.top), offset: 0, strides: layout_strides(top_shape) };
     let out = dense(&own, &top_shape.dims, &r.output_groups)
         .ok_or("the result's layout is not one a spec can write")?;
-    operands.push(tensor(&out, r.dtype, target));
     let shape = Shape::new(r.shape.clone()).map_err(|e| e.to_string())?;
-    let logical = LogicalSpec { kind: r.kind, shape, operands, serial_only: false };
-    let spec = logical.canonicalize(target).map_err(|e| format!("{} has no valid spec here: {e}", r.what))?;
-    Ok((spec, inputs, needs))
+    // Per input: read in place, or (a matmul's lhs or rhs that is not row-major) copied first.
+    let copyable = matches!(r.kind, PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulBias { .. });
+    let mut options: Vec<Vec<Option<OperandCopy>>> = Vec::new();
+    for (k, d) in dense_inputs.iter().enumerate() {
+        let mut choices = vec![None];
+        let row_major = Layout::row_major(d.layout.len() as u8);
+        if copyable && k < 2 && d.layout != row_major {
+            let row = DenseOperand { layout: row_major, ..d.clone() };
+            let logical = LogicalSpec {
+                kind: PrimitiveKind::Move,
+                shape: Shape::new(d.sizes.clone()).map_err(|e| e.to_string())?,
+                operands: vec![tensor(d, r.dtype, target), tensor(&row, r.dtype, target)],
+                serial_only: false,
+            };
+            if let Ok(spec) = logical.canonicalize(target) {
+                let bytes =
+                    d.sizes.iter().map(|&s| u64::from(s)).product::<u64>() * u64::from(r.dtype.size_bytes());
+                choices.push(Some(OperandCopy {
+                    input: k,
+                    spec,
+                    from: KernelOperand { base: d.base, offset: d.offset },
+                    bytes,
+                    offset: 0,
+                }));
+            }
+        }
+        options.push(choices);
+    }
+    let mut ways = Vec::new();
+    let combinations: usize = options.iter().map(Vec::len).product();
+    for mut index in 0..combinations {
+        let mut operands = Vec::new();
+        let mut inputs = Vec::new();
+        let mut copies = Vec::new();
+        for (k, choices) in options.iter().enumerate() {
+            let choice = &choices[index % choices.len()];
+            index /= choices.len();
+            let d = &dense_inputs[k];
+            inputs.push(KernelOperand { base: d.base, offset: d.offset });
+            match choice {
+                None => operands.push(tensor(d, r.dtype, target)),
+                Some(copy) => {
+                    let row = DenseOperand { layout: Layout::row_major(d.layout.len() as u8), ..d.clone() };
+                    operands.push(tensor(&row, r.dtype, target));
+                    copies.push(copy.clone());
+                }
+            }
+        }
+        operands.push(tensor(&out, r.dtype, target));
+        let logical = LogicalSpec { kind: r.kind, shape: shape.clone(), operands, serial_only: false };
+        match logical.canonicalize(target) {
+            Ok(spec) => ways.push(Candidate { spec, inputs, copies }),
+            Err(e) if ways.is_empty() && copies.is_empty() => {
+                return Err(format!("{} has no valid spec here: {e}", r.what));
+            }
+            Err(_) => {}
+        }
+    }
+    Ok((ways, needs))
 }
 
 /// Whether a value's buffer is there to read (not inside another kernel).

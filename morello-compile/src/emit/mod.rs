@@ -135,7 +135,7 @@ pub(crate) fn harness_type(t: ElementType) -> Option<CType> {
 pub(crate) fn module(
     graph: &Graph<'_>,
     plan: Plan,
-    kernels: Vec<(usize, Impl)>,
+    kernels: Vec<(usize, Vec<Impl>)>,
     target: &Target,
     name: &str,
     searched: Vec<SearchedSpec>,
@@ -188,20 +188,28 @@ pub(crate) fn module(
     let mut features: BTreeSet<IsaFeature> = compile_features(target, &BTreeSet::new()).into_iter().collect();
     let mut openmp = OpenMp::Disabled;
     let mut kernel_names = BTreeMap::new();
-    for (node, imp) in &kernels {
-        let kernel_name = format!("{name}_k{node}");
-        let config = EmitConfig { name: kernel_name.clone(), comment: ImplComment::Include };
-        let emitted = emit_kernel(imp, target, &config).map_err(|source| CompileError::Codegen {
-            instruction: graph.nodes[*node].name.clone(),
-            source,
-        })?;
-        kernel_source += &emitted.source;
-        kernel_source.push('\n');
-        features.extend(emitted.features);
-        if emitted.openmp == OpenMp::Enabled {
-            openmp = OpenMp::Enabled;
+    for (node, imps) in &kernels {
+        // The kernel, then the copies of its inputs (`_c` and the input's position).
+        let copies: Vec<usize> = match &plan.lowering[*node] {
+            Lowering::Searched { copies, .. } => copies.iter().map(|c| c.input).collect(),
+            _ => Vec::new(),
+        };
+        let names = std::iter::once(format!("{name}_k{node}"))
+            .chain(copies.iter().map(|i| format!("{name}_k{node}_c{i}")));
+        for (imp, kernel_name) in imps.iter().zip(names) {
+            let config = EmitConfig { name: kernel_name, comment: ImplComment::Include };
+            let emitted = emit_kernel(imp, target, &config).map_err(|source| CompileError::Codegen {
+                instruction: graph.nodes[*node].name.clone(),
+                source,
+            })?;
+            kernel_source += &emitted.source;
+            kernel_source.push('\n');
+            features.extend(emitted.features);
+            if emitted.openmp == OpenMp::Enabled {
+                openmp = OpenMp::Enabled;
+            }
         }
-        kernel_names.insert(*node, kernel_name);
+        kernel_names.insert(*node, format!("{name}_k{node}"));
     }
 
     // Constant tables.
@@ -250,7 +258,7 @@ pub(crate) fn module(
     for id in 0..graph.nodes.len() {
         let node = &graph.nodes[id];
         match &plan.lowering[id] {
-            Lowering::Searched { spec, inputs, what } => {
+            Lowering::Searched { spec, inputs, copies, what } => {
                 let mut args = Vec::new();
                 for input in inputs {
                     let base = unit
@@ -262,6 +270,18 @@ pub(crate) fn module(
                     } else {
                         format!("{base} + {}", input.offset)
                     });
+                }
+                for copy in copies {
+                    let t = storage(graph.shape(copy.from.base).element_type).expect("checked above");
+                    let scratch = format!("(({t} *)(m_arena + {}))", copy.offset);
+                    unit.line(&format!(
+                        "/* {}: input {} copied first: {} */",
+                        comment(&node.name),
+                        copy.input,
+                        comment(&copy.spec.display(target).to_string())
+                    ));
+                    unit.line(&format!("{name}_k{id}_c{}({}, {scratch});", copy.input, args[copy.input]));
+                    args[copy.input] = scratch;
                 }
                 args.push(unit.buffer_names[&ValueId::of(id)].clone());
                 unit.line(&format!(

@@ -255,7 +255,13 @@ fn report_text(
         writeln!(text, "function:       {} (intermediates: {} bytes)", compiled.name, compiled.arena_bytes);
     let _ = writeln!(text, "searched:       {} kernels", compiled.searched.len());
     for s in &compiled.searched {
-        let _ = writeln!(text, "  {}: {} (cost {})", s.instruction, s.spec.display(target), s.cost);
+        let copied: Vec<String> = s.copies.iter().map(|(input, _)| input.to_string()).collect();
+        let copies = match copied.as_slice() {
+            [] => String::new(),
+            [one] => format!(", input {one} copied to row-major first"),
+            many => format!(", inputs {} copied to row-major first", many.join(" and ")),
+        };
+        let _ = writeln!(text, "  {}: {} (cost {}{copies})", s.instruction, s.spec.display(target), s.cost);
     }
     let loops = loops(compiled);
     let _ = writeln!(text, "plain loops:    {}", loops.len());
@@ -308,6 +314,7 @@ fn report_json(
             "instruction": s.instruction,
             "spec": s.spec.display(target).to_string(),
             "cost": s.cost,
+            "copies": s.copies.iter().map(|(input, spec)| json!({"input": input, "spec": spec.display(target).to_string()})).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "loops": loops.iter().map(|(name, reason)| json!({"instruction": name, "reason": reason})).collect::<Vec<_>>(),
         "verification": verification.map(|v| json!({
