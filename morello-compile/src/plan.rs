@@ -583,9 +583,9 @@ fn evaluation_positions(graph: &Graph<'_>, lowering: &[Lowering]) -> Vec<usize> 
     positions
 }
 
-/// The ways to run a recognised kernel (the first reads every input where it is, the others
-/// copy matmul inputs that are not row-major to row-major scratch first), and the values it
-/// needs buffers for.
+/// The ways to run a recognised kernel (the first reads every input where it is; for a matmul
+/// whose rhs is not `n`-fastest, the second copies it to row-major scratch first), and the
+/// values it needs buffers for.
 fn searched(
     cx: &Context<'_>,
     r: &Recognized,
@@ -623,13 +623,16 @@ fn searched(
     let out = dense(&own, &top_shape.dims, &r.output_groups)
         .ok_or("the result's layout is not one a spec can write")?;
     let shape = Shape::new(r.shape.clone()).map_err(|e| e.to_string())?;
-    // Per input: read in place, or (a matmul's lhs or rhs that is not row-major) copied first.
+    // Per input: read in place, or (a matmul's rhs with `n` not fastest) copied first.
     let copyable = matches!(r.kind, PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulBias { .. });
     let mut options: Vec<Vec<Option<OperandCopy>>> = Vec::new();
     for (k, d) in dense_inputs.iter().enumerate() {
         let mut choices = vec![None];
         let row_major = Layout::row_major(d.layout.len() as u8);
-        if copyable && k < 2 && d.layout != row_major {
+        // A matmul's vector loads read rows of its rhs: a rhs whose `n` is not its fastest dim
+        // may pay to copy; its lhs is read a scalar at a time.
+        let n_fastest = d.layout.dims().last().is_some_and(|l| l.logical == 2);
+        if copyable && k == 1 && !n_fastest && d.layout != row_major {
             let row = DenseOperand { layout: row_major, ..d.clone() };
             let logical = LogicalSpec {
                 kind: PrimitiveKind::Move,
