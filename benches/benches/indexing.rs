@@ -41,7 +41,7 @@ fn softmax() -> HloModule {
     let broadcast = HloOp::Broadcast { dimensions: vec![0, 1] };
     let mut f = ComputationBuilder::new("softmax");
     let p0 = f.add("p0", shape.clone(), HloOp::Parameter { number: 0 }, &[]);
-    let init = f.add("init", HloShape::array(&[]), HloOp::Constant { scalar: None }, &[]);
+    let init = f.add("init", HloShape::array(&[]), HloOp::Constant { scalar: None, literal: None }, &[]);
     let max = f.add("max", rows.clone(), reduce.clone(), &[p0, init]);
     let bmax = f.add("bmax", shape.clone(), broadcast.clone(), &[max]);
     let sub = f.add("sub", shape.clone(), HloOp::Elementwise(ElementwiseOp::Subtract), &[p0, bmax]);

@@ -58,6 +58,10 @@ enum Command {
     /// Read an XLA shape (`f32[16,256]{1,0:T(8,128)}`): its tiling, buffer, offsets and morello layout.
     #[command(after_help = commands::xla::EXAMPLES)]
     Xla(commands::xla::Args),
+    /// Compile an HLO module to C: its dots, softmax, convolutions and transposes searched, the
+    /// rest plain loops; with --verify, checked against the reference evaluator.
+    #[command(after_help = commands::compile::EXAMPLES)]
+    Compile(commands::compile::Args),
     /// Print the indexing maps of an HLO instruction or fusion: which operand elements each
     /// output element reads, or the reverse.
     #[command(after_help = commands::indexing::EXAMPLES)]
@@ -77,6 +81,7 @@ fn main() -> ExitCode {
         Command::Layout(args) => commands::layout::run(&args),
         Command::Xla(args) => commands::xla::run(&args),
         Command::Indexing(args) => commands::indexing::run(&args),
+        Command::Compile(args) => commands::compile::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -54,6 +54,11 @@ fn the_examples_in_the_readme_and_the_docs_print_what_they_show() {
     std::fs::write(work.path().join("bc.hlo"), format!("{}\n", broadcast.trim_end())).expect("written");
     let worked = block_starting_with(&read("docs/indexing-maps.md"), "HloModule worked_example");
     std::fs::write(work.path().join("worked.hlo"), worked).expect("written");
+    let compile = read("docs/compile.md");
+    let dense = block_starting_with(&compile, "$ cat dense.hlo");
+    let dense = dense.split_once('\n').map(|(_, rest)| rest).unwrap_or_default();
+    let dense = &dense[..dense.find("\n$ ").expect("the next command")];
+    std::fs::write(work.path().join("dense.hlo"), format!("{}\n", dense.trim_end())).expect("written");
     std::env::set_current_dir(work.path()).expect("the working directory changes");
 
     let cases = trycmd::TestCases::new();
@@ -64,8 +69,9 @@ fn the_examples_in_the_readme_and_the_docs_print_what_they_show() {
         .case(root.join("README.md"))
         .case(root.join("docs/*.md"));
     if let Some(reason) = cannot_run_avx2_kernels() {
-        println!("skipped README.md: {reason}");
+        println!("skipped README.md and docs/compile.md: {reason}");
         cases.skip(root.join("README.md"));
+        cases.skip(root.join("docs/compile.md"));
     }
     cases.run();
 }

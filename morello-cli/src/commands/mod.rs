@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod compile;
 pub mod db;
 pub mod indexing;
 pub mod kernels;

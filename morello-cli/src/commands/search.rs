@@ -138,10 +138,21 @@ impl<'t> Session<'t> {
         options: &SearchOptions,
         all_tile_sizes: bool,
     ) -> Result<Session<'t>> {
+        Session::start_for(&resolved.target, resolved.limits, resolved.note.clone(), options, all_tile_sizes)
+    }
+
+    /// Configures a search over `target` under `limits` (what [`Session::start`] does for a
+    /// resolved spec; `note` is what the target name resolved to, printed unless quiet).
+    pub fn start_for(
+        target: &'t Target,
+        limits: morello_core::target::MemVec,
+        note: Option<String>,
+        options: &SearchOptions,
+        all_tile_sizes: bool,
+    ) -> Result<Session<'t>> {
         let SearchOptions { jobs, time_limit, progress, quiet, checkpoint, max_memory } = *options;
         let checkpoint = checkpoint.duration();
-        let mut search =
-            Search::new(&resolved.target).limits(resolved.limits).cancel(signals::cancel_token());
+        let mut search = Search::new(target).limits(limits).cancel(signals::cancel_token());
         // The search's share of it is set once the table is open (a save needs room too).
         let budget = crate::memory::budget(max_memory).map(|bytes| (bytes, max_memory.is_none()));
         if let Some(threads) = crate::numbers::jobs(jobs, quiet) {
@@ -155,7 +166,7 @@ impl<'t> Session<'t> {
         }
         let (bar, report) = crate::progress::search_bar(crate::progress::shown(progress, quiet));
         search = search.on_progress(report);
-        Ok(Session { search, bar, quiet, checkpoint, note: resolved.note.clone(), budget })
+        Ok(Session { search, bar, quiet, checkpoint, note, budget })
     }
 
     /// Loads the memo table `db` names, solves the spec (its `top_k` best when asked), saves what
@@ -180,8 +191,39 @@ impl<'t> Session<'t> {
         db: &DbArgs,
         solve: impl FnOnce(&Search<'t>, &CanonicalSpec) -> Result<Vec<Solution>, SearchError>,
     ) -> Result<Vec<Solution>> {
-        let table =
-            database::SearchTable::open(db, &resolved.target, *self.search.action_config(), self.quiet)?;
+        self.run_with_table(
+            &resolved.target,
+            db,
+            |search| solve(search, &resolved.spec),
+            |result| {
+                let (mut warnings, mut lines) = (Vec::new(), Vec::new());
+                if let Ok(Some(best)) = result.as_ref().map(|s| s.first()) {
+                    if !best.report.optimal() {
+                        warnings.push(format!(
+                            "warning: the search stopped before finishing ({}); this is the best implementation \
+                             a quick search of fewer tile sizes found, and it may not be optimal",
+                            best.report.stop
+                        ));
+                    }
+                    lines.push(format!("cost {}; {}", best.cost, best.report));
+                }
+                (warnings, lines)
+            },
+        )
+    }
+
+    /// Loads the memo table `db` names, runs `run` with the search reading and filling it,
+    /// saves what is new (also when interrupted or out of time) and ends the session. `summary`
+    /// gives the warnings (always printed) and the lines (unless quiet) that the result calls
+    /// for, printed before the table's summary.
+    pub fn run_with_table<T>(
+        self,
+        target: &'t Target,
+        db: &DbArgs,
+        run: impl FnOnce(&Search<'t>) -> Result<T, SearchError>,
+        summary: impl FnOnce(&Result<T, SearchError>) -> (Vec<String>, Vec<String>),
+    ) -> Result<T> {
+        let table = database::SearchTable::open(db, target, *self.search.action_config(), self.quiet)?;
         let Session { mut search, bar, quiet, checkpoint, note, budget } = self;
         let saves = table.saved_in().is_some();
         if let Some((bytes, _)) = budget {
@@ -197,33 +239,28 @@ impl<'t> Session<'t> {
                 table.save();
             }
         });
-        let result = solve(&search, &resolved.spec);
+        let result = run(&search);
         drop(search);
         bar.finish_and_clear();
         let mut table = table.lock().unwrap_or_else(PoisonError::into_inner);
         let stopped = matches!(result, Err(SearchError::Stopped { .. }));
         let saved = table.save();
-        if let Ok(Some(best)) = result.as_ref().map(|s| s.first()) {
-            if !best.report.optimal() {
-                eprintln_quiet(&format!(
-                    "warning: the search stopped before finishing ({}); this is the best implementation \
-                     a quick search of fewer tile sizes found, and it may not be optimal",
-                    best.report.stop
-                ));
-            }
+        let (warnings, lines) = summary(&result);
+        for warning in &warnings {
+            eprintln_quiet(warning);
         }
         if !quiet {
             if let Some(note) = &note {
                 eprintln_quiet(note);
             }
-            if let Ok(Some(best)) = result.as_ref().map(|s| s.first()) {
-                eprintln_quiet(&format!("cost {}; {}", best.cost, best.report));
+            for line in &lines {
+                eprintln_quiet(line);
             }
             if let Some(line) = database::summary(table.table(), saved.as_ref()) {
                 eprintln_quiet(&line);
             }
         }
-        let solutions = result.map_err(|e| match (&e, signals::received()) {
+        let value = result.map_err(|e| match (&e, signals::received()) {
             (SearchError::Stopped { reason: StopReason::Cancelled, .. }, Some(signal)) => {
                 let solved_any = !table.memo().is_empty();
                 let saved_in = table.saved_in().filter(|_| solved_any).map(Path::to_path_buf);
@@ -234,7 +271,7 @@ impl<'t> Session<'t> {
             }
             _ => database::explain(&table, search_error(e), stopped),
         })?;
-        Ok(solutions)
+        Ok(value)
     }
 }
 

@@ -236,6 +236,16 @@ pub enum HloErrorKind {
         /// Parameters of the callee.
         parameters: usize,
     },
+    /// An element type differs from the one the op requires.
+    #[error("{what} should have {expected}, but has {found}")]
+    ElementType {
+        /// Which value.
+        what: String,
+        /// What it should be (`element type f32`, or a kind such as `an integer type`).
+        expected: String,
+        /// The element type given.
+        found: crate::xla::ElementType,
+    },
     /// Arithmetic on the op's sizes overflows 64 bits.
     #[error("the sizes overflow 64-bit arithmetic")]
     Overflow,

@@ -19,9 +19,10 @@
 //!
 //! [`text`] reads HLO module text into these values (`text.parse::<HloModule>()`), with errors
 //! that give the line, column and instruction ([`HloTextError`]); [`crate::indexing`] computes
-//! indexing maps from them. The model itself is data and validation only. Element types are not modelled (no map
-//! depends on them); layouts are, as `minor_to_major`, because a bitcast's meaning depends on
-//! them.
+//! indexing maps from them; [`crate::eval`] evaluates them. The model itself is data and
+//! validation only. Element types are modelled (no map depends on them, but evaluating and
+//! compiling a module do), and so are constants' literals ([`Literal`]); layouts are, as
+//! `minor_to_major`, because a bitcast's meaning depends on them.
 //!
 //! ```
 //! use morello_xla::hlo::{
@@ -41,13 +42,16 @@
 
 mod builder;
 mod error;
+mod literal;
 mod op;
 mod shape;
 pub mod text;
+mod types;
 mod validate;
 
 pub use builder::ComputationBuilder;
 pub use error::{HloError, HloErrorKind};
+pub use literal::{Literal, LiteralValues, integer_range, is_float_type};
 pub use op::{
     ComparisonDirection, ConvolutionDimensions, DotDimensions, ElementwiseOp, GatherDimensions, HloOp,
     PadDim, SliceDim, WindowDim,
@@ -180,6 +184,16 @@ impl HloModule {
     /// The entry computation.
     pub fn entry(&self) -> &HloComputation {
         &self.computations[self.entry.0]
+    }
+
+    /// Checks the element types of every instruction against XLA's rules (operands of an add
+    /// of one type, a pred predicate, integer offsets, ...), which the indexing analysis does
+    /// not need and [`HloModule::new`] does not check; evaluating or compiling a module does.
+    ///
+    /// # Errors
+    /// The first [`HloErrorKind::ElementType`], naming the computation and the instruction.
+    pub fn check_element_types(&self) -> Result<(), HloError> {
+        types::check(self)
     }
 }
 

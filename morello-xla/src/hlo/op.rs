@@ -3,7 +3,9 @@
 //! Dimension numbers are `usize` (a reader rejects negative ones while parsing); sizes, offsets
 //! and strides are `i64` because XLA allows negative padding.
 
-use super::ComputationId;
+use std::sync::Arc;
+
+use super::{ComputationId, Literal};
 
 /// The comparison of a `compare` instruction (`direction=LT`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -359,12 +361,23 @@ pub struct WindowDim {
     pub window_dilation: i64,
     /// The dilation of the base area (`lhs_dilate`, at least 1).
     pub base_dilation: i64,
+    /// Whether a convolution reads its kernel reversed along this dimension (`rhs_reversal`):
+    /// the same elements, in the other order, so no map depends on it.
+    pub reversal: bool,
 }
 
 impl WindowDim {
     /// A window dimension of this size and stride, without padding or dilation.
     pub fn new(size: i64, stride: i64) -> Self {
-        WindowDim { size, stride, pad_low: 0, pad_high: 0, window_dilation: 1, base_dilation: 1 }
+        WindowDim {
+            size,
+            stride,
+            pad_low: 0,
+            pad_high: 0,
+            window_dilation: 1,
+            base_dilation: 1,
+            reversal: false,
+        }
     }
 }
 
@@ -438,11 +451,14 @@ pub enum HloOp {
         /// The parameter number.
         number: usize,
     },
-    /// `constant(...)`: the value of an integer scalar (`s32[] constant(42)`), which the maps
-    /// of a dynamic-slice use as XLA does; the values of other constants are not modelled.
+    /// `constant(...)`: the literal, and the value of an integer scalar (`s32[] constant(42)`),
+    /// which the maps of a dynamic-slice use as XLA does.
     Constant {
         /// The value of an integer scalar constant; `None` for every other constant.
         scalar: Option<i64>,
+        /// The values; `None` when the text has none to read (an elided `{...}`, a tuple or
+        /// complex constant) or the module was built without them.
+        literal: Option<Arc<Literal>>,
     },
     /// `iota(), iota_dimension=dimension`.
     Iota {
@@ -506,6 +522,12 @@ pub enum HloOp {
     Fusion {
         /// The fused computation.
         calls: ComputationId,
+    },
+    /// `call(xs...), to_apply=c`: operand `p` is the callee's parameter `p`; the result is the
+    /// callee's root. It has no indexing map (as in XLA), but evaluates and compiles.
+    Call {
+        /// The called computation.
+        to_apply: ComputationId,
     },
     /// `tuple(xs...)`.
     Tuple,
@@ -571,6 +593,7 @@ impl HloOp {
             HloOp::Pad { .. } => "pad",
             HloOp::ReduceWindow { .. } => "reduce-window",
             HloOp::Fusion { .. } => "fusion",
+            HloOp::Call { .. } => "call",
             HloOp::Tuple => "tuple",
             HloOp::GetTupleElement { .. } => "get-tuple-element",
             HloOp::Map { .. } => "map",
@@ -587,7 +610,8 @@ impl HloOp {
         match self {
             HloOp::Reduce { to_apply, .. }
             | HloOp::ReduceWindow { to_apply, .. }
-            | HloOp::Map { to_apply } => Some(*to_apply),
+            | HloOp::Map { to_apply }
+            | HloOp::Call { to_apply } => Some(*to_apply),
             HloOp::Fusion { calls } => Some(*calls),
             _ => None,
         }

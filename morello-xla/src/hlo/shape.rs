@@ -1,13 +1,18 @@
-//! Shapes of HLO values: an array (dims and an optional layout) or a one-level tuple of arrays.
+//! Shapes of HLO values: an array (element type, dims and an optional layout) or a one-level
+//! tuple of arrays.
 //!
-//! Element types are not modelled: no indexing map depends on them. Nested tuples are outside
-//! the supported subset (a reader should reject them).
+//! No indexing map depends on the element type; evaluating and compiling a module do. Nested
+//! tuples are outside the supported subset (a reader should reject them).
 
 use std::fmt;
 
-/// The shape of an array value: its dimension sizes and, optionally, its layout.
+use crate::xla::ElementType;
+
+/// The shape of an array value: its element type, dimension sizes and, optionally, its layout.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArrayShape {
+    /// The element type (`f32`, `s32`, `pred`, ...).
+    pub element_type: ElementType,
     /// The dimension sizes, major (slowest) first in logical order; each at least 0.
     pub dims: Vec<i64>,
     /// The layout as XLA's `minor_to_major` permutation of `0..rank`; `None` is the default
@@ -16,14 +21,42 @@ pub struct ArrayShape {
 }
 
 impl ArrayShape {
-    /// An array shape with the default layout.
+    /// An `f32` array shape with the default layout.
     pub fn new(dims: &[i64]) -> Self {
-        ArrayShape { dims: dims.to_vec(), minor_to_major: None }
+        ArrayShape::typed(ElementType::F32, dims)
     }
 
-    /// An array shape with an explicit `minor_to_major` layout.
+    /// An array shape of `element_type` with the default layout.
+    pub fn typed(element_type: ElementType, dims: &[i64]) -> Self {
+        ArrayShape { element_type, dims: dims.to_vec(), minor_to_major: None }
+    }
+
+    /// An `f32` array shape with an explicit `minor_to_major` layout.
     pub fn with_layout(dims: &[i64], minor_to_major: &[usize]) -> Self {
-        ArrayShape { dims: dims.to_vec(), minor_to_major: Some(minor_to_major.to_vec()) }
+        ArrayShape {
+            element_type: ElementType::F32,
+            dims: dims.to_vec(),
+            minor_to_major: Some(minor_to_major.to_vec()),
+        }
+    }
+
+    /// The same dims and layout with another element type.
+    pub fn with_element_type(mut self, element_type: ElementType) -> Self {
+        self.element_type = element_type;
+        self
+    }
+
+    /// The number of elements (a validated module's arrays have at most 2^63 - 1).
+    pub fn volume(&self) -> i64 {
+        self.dims.iter().fold(1i64, |v, &d| v.saturating_mul(d))
+    }
+
+    /// The `minor_to_major` order, the default (`rank-1, ..., 0`) when none is given.
+    pub fn minor_to_major_or_default(&self) -> Vec<usize> {
+        match &self.minor_to_major {
+            Some(order) => order.clone(),
+            None => (0..self.rank()).rev().collect(),
+        }
     }
 
     /// The number of dimensions.
@@ -51,12 +84,12 @@ pub enum HloShape {
 }
 
 impl HloShape {
-    /// An array shape with the default layout.
+    /// An `f32` array shape with the default layout.
     pub fn array(dims: &[i64]) -> Self {
         HloShape::Array(ArrayShape::new(dims))
     }
 
-    /// A tuple of arrays with default layouts.
+    /// A tuple of `f32` arrays with default layouts.
     pub fn tuple(elements: &[&[i64]]) -> Self {
         HloShape::Tuple(elements.iter().map(|dims| ArrayShape::new(dims)).collect())
     }

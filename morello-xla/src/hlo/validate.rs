@@ -185,7 +185,8 @@ struct OpCheck<'a> {
 impl<'a> OpCheck<'a> {
     fn check(&self) -> Check {
         match &self.instr.op {
-            HloOp::Parameter { .. } | HloOp::Constant { .. } => self.count(0),
+            HloOp::Parameter { .. } => self.count(0),
+            HloOp::Constant { literal, .. } => self.constant(literal.as_deref()),
             HloOp::Iota { dimension } => self.iota(*dimension),
             HloOp::Elementwise(op) => self.elementwise(*op),
             HloOp::Broadcast { dimensions } => self.broadcast(dimensions),
@@ -199,6 +200,7 @@ impl<'a> OpCheck<'a> {
             HloOp::Pad { dims } => self.pad(dims),
             HloOp::ReduceWindow { window, .. } => self.reduce_window(window),
             HloOp::Fusion { calls } => self.fusion(*calls),
+            HloOp::Call { to_apply } => self.fusion(*to_apply),
             HloOp::Tuple => self.tuple(),
             HloOp::GetTupleElement { index } => self.get_tuple_element(*index),
             HloOp::Map { .. } => self.map(),
@@ -624,6 +626,22 @@ impl<'a> OpCheck<'a> {
         }
         let root = &callee.instructions[callee.root.0].shape;
         same_shape("the result", root, &self.instr.shape)
+    }
+
+    /// A constant's literal, when it has one, has the result's dims and element type.
+    fn constant(&self, literal: Option<&super::Literal>) -> Check {
+        self.count(0)?;
+        let Some(literal) = literal else { return Ok(()) };
+        let result = self.result()?;
+        same_dims("the literal", &result.dims, literal.dims())?;
+        if literal.element_type() != result.element_type {
+            return Err(HloErrorKind::ElementType {
+                what: "the literal".into(),
+                expected: format!("element type {}", result.element_type),
+                found: literal.element_type(),
+            });
+        }
+        Ok(())
     }
 
     fn tuple(&self) -> Check {

@@ -17,8 +17,8 @@
 //! ```
 //!
 //! Attributes an opcode does not use (`metadata`, `kind`, `sharding`, `backend_config`, ...) are
-//! ignored; `rhs_reversal` of a window is read and ignored (it does not change which elements a
-//! window covers). An attribute given twice is an error.
+//! ignored; `rhs_reversal` of a window is read and kept (it does not change which elements a
+//! window covers, only their order). An attribute given twice is an error.
 
 use std::collections::HashMap;
 
@@ -133,7 +133,9 @@ pub(super) fn op(instr: &RawInstruction<'_>, computations: &HashMap<&str, usize>
                 ));
             }
         },
-        "constant" => HloOp::Constant { scalar: integer_scalar(instr) },
+        "constant" => {
+            HloOp::Constant { scalar: integer_scalar(instr), literal: super::literal::read(instr)? }
+        }
         "iota" => HloOp::Iota { dimension: attributes.required("iota_dimension", at, dimension)? },
         "compare" => {
             let direction = attributes.required("direction", at, comparison_direction)?;
@@ -174,6 +176,7 @@ pub(super) fn op(instr: &RawInstruction<'_>, computations: &HashMap<&str, usize>
             to_apply: callee("to_apply")?,
         },
         "fusion" => HloOp::Fusion { calls: callee("calls")? },
+        "call" => HloOp::Call { to_apply: callee("to_apply")? },
         "tuple" => HloOp::Tuple,
         "get-tuple-element" => HloOp::GetTupleElement { index: attributes.required("index", at, dimension)? },
         "map" => HloOp::Map { to_apply: callee("to_apply")? },
@@ -224,7 +227,7 @@ fn integer_scalar(instr: &RawInstruction<'_>) -> Option<i64> {
         return None;
     }
     match instr.arguments {
-        Arguments::Literal(text) => text.trim().parse().ok(),
+        Arguments::Literal(text, _) => text.trim().parse().ok(),
         _ => None,
     }
 }
@@ -461,7 +464,10 @@ fn window(text: &str) -> Result<Vec<WindowDim>, String> {
     let stride = numbers("stride", 1)?;
     let lhs_dilate = numbers("lhs_dilate", 1)?;
     let rhs_dilate = numbers("rhs_dilate", 1)?;
-    numbers("rhs_reversal", 0)?;
+    let reversal = numbers("rhs_reversal", 0)?;
+    if let Some(bad) = reversal.iter().find(|&&r| r != 0 && r != 1) {
+        return Err(format!("`rhs_reversal` entries are 0 or 1, not {bad}"));
+    }
     let pad: Vec<(i64, i64)> = match fields.get("pad") {
         None => vec![(0, 0); rank],
         Some(value) => {
@@ -486,6 +492,7 @@ fn window(text: &str) -> Result<Vec<WindowDim>, String> {
             pad_high: pad[k].1,
             window_dilation: rhs_dilate[k],
             base_dilation: lhs_dilate[k],
+            reversal: reversal[k] == 1,
         })
         .collect())
 }
@@ -545,7 +552,8 @@ mod tests {
                     pad_low: 0,
                     pad_high: 0,
                     window_dilation: 2,
-                    base_dilation: 1
+                    base_dilation: 1,
+                    reversal: false
                 },
                 WindowDim {
                     size: 512,
@@ -553,7 +561,8 @@ mod tests {
                     pad_low: 1,
                     pad_high: 2,
                     window_dilation: 1,
-                    base_dilation: 2
+                    base_dilation: 2,
+                    reversal: true
                 },
             ])
         );

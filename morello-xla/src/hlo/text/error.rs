@@ -117,6 +117,12 @@ pub enum HloTextErrorKind {
         /// The computation's name.
         name: String,
     },
+    /// A constant's literal does not match its shape or element type.
+    #[error("invalid literal: {message}")]
+    BadLiteral {
+        /// What is wrong.
+        message: String,
+    },
     /// A required attribute is missing.
     #[error("`{opcode}` needs the attribute `{attribute}=`")]
     MissingAttribute {

@@ -5,14 +5,14 @@
 //! computation  = ["ENTRY"] name [signature] ("," attribute)* "{" instruction+ "}"
 //! signature    = "(" ... ")" ["->" shape]                       read and ignored
 //! instruction  = ["ROOT"] name "=" shape opcode "(" arguments ")" ("," attribute)*
-//! arguments    = [operand ("," operand)*] | parameter number | constant literal (skipped)
+//! arguments    = [operand ("," operand)*] | parameter number | constant literal (`literal.rs`)
 //! operand      = [shape] name                                   `p0` or `f32[10,20] p0`
 //! attribute    = key "=" ( "{...}" | "(...)" | "[...]" | "\"...\"" | word )
 //! name         = ["%"] (letter | digit | "_" | "." | "-")+      the `%` is not part of the name
 //! ```
 //!
-//! - Shapes are XLA shape text ([`XlaShape`](crate::xla::XlaShape)), layouts allowed; element types are checked and
-//!   then dropped, a layout's `minor_to_major` is kept when it is not the default, and its tiles
+//! - Shapes are XLA shape text ([`XlaShape`](crate::xla::XlaShape)), layouts allowed; element types are kept,
+//!   a layout's `minor_to_major` is kept when it is not the default, and its tiles
 //!   are ignored except on a bitcast, where they are refused. Nested tuples and dynamic
 //!   dimensions are refused.
 //! - Without `ENTRY`, the last computation is the entry; without `ROOT`, the last instruction is
@@ -61,6 +61,7 @@
 mod attributes;
 mod cursor;
 mod error;
+mod literal;
 mod resolve;
 mod syntax;
 

@@ -143,8 +143,8 @@ fn computation(
     Ok(HloComputation { name: raw.name.to_string(), instructions, root: InstrId(root.unwrap_or(last)) })
 }
 
-/// The model's shape: element types dropped, layouts kept as `minor_to_major` when they are
-/// not the default.
+/// The model's shape: element types kept, layouts kept as `minor_to_major` when they are not
+/// the default (tiles are dropped).
 fn hlo_shape(shape: &XlaShape) -> Result<HloShape, HloTextErrorKind> {
     match shape {
         XlaShape::Array(array) => Ok(HloShape::Array(hlo_array(array))),
@@ -174,7 +174,11 @@ fn hlo_array(array: &xla::ArrayShape) -> ArrayShape {
         .collect();
     let minor_to_major = array.layout().minor_to_major();
     let default = minor_to_major.iter().copied().eq((0..dims.len()).rev());
-    ArrayShape { dims, minor_to_major: (!default).then(|| minor_to_major.to_vec()) }
+    ArrayShape {
+        element_type: array.element_type(),
+        dims,
+        minor_to_major: (!default).then(|| minor_to_major.to_vec()),
+    }
 }
 
 /// Whether two shapes have the same element types and dimensions (layouts may differ).
@@ -263,7 +267,10 @@ mod tests {
         let shape: XlaShape = "f32[2,3]{1,0}".parse().unwrap();
         assert_eq!(hlo_shape(&shape), Ok(HloShape::array(&[2, 3])));
         let shape: XlaShape = "(f32[2,3]{0,1}, s32[])".parse().unwrap();
-        let expected = HloShape::Tuple(vec![ArrayShape::with_layout(&[2, 3], &[0, 1]), ArrayShape::new(&[])]);
+        let expected = HloShape::Tuple(vec![
+            ArrayShape::with_layout(&[2, 3], &[0, 1]),
+            ArrayShape::typed(xla::ElementType::S32, &[]),
+        ]);
         assert_eq!(hlo_shape(&shape), Ok(expected));
         let nested: XlaShape = "((f32[2]), s32[])".parse().unwrap();
         assert!(hlo_shape(&nested).is_err());

@@ -49,8 +49,8 @@ pub(super) struct RawInstruction<'a> {
 pub(super) enum Arguments<'a> {
     /// `parameter(N)`.
     ParameterNumber(i64, Span),
-    /// `constant(...)`: the literal's text, between the parentheses.
-    Literal(&'a str),
+    /// `constant(...)`: the literal's text, between the parentheses, and where it starts.
+    Literal(&'a str, Span),
     /// Every other opcode: operands.
     Operands(Vec<RawOperand<'a>>),
 }
@@ -223,7 +223,11 @@ fn arguments<'a>(cursor: &mut Cursor<'a>, opcode: &str) -> Result<Arguments<'a>,
         "constant" => {
             let span = cursor.skip_group()?;
             let text = cursor.slice(span);
-            Ok(Arguments::Literal(text.get(1..text.len().saturating_sub(1)).unwrap_or_default()))
+            let inner = text.get(1..text.len().saturating_sub(1)).unwrap_or_default();
+            Ok(Arguments::Literal(
+                inner,
+                Span::new(span.start + 1, span.end.saturating_sub(1).max(span.start + 1)),
+            ))
         }
         "parameter" => {
             cursor.expect('(', "`(`")?;

@@ -182,7 +182,7 @@ pub(super) fn op_output_to_input(
         HloOp::Gather(dims) => {
             let values = match op.operand_instruction(1)?.op {
                 HloOp::Iota { dimension } => gather::StartValues::Iota(dimension),
-                HloOp::Constant { scalar: Some(value) } => gather::StartValues::Scalar(value),
+                HloOp::Constant { scalar: Some(value), .. } => gather::StartValues::Scalar(value),
                 _ => gather::StartValues::Unknown,
             };
             let (to_operand, to_indices) =
@@ -205,7 +205,7 @@ pub(super) fn op_output_to_input(
                 complete(1, vec![to_indices.simplify()?]),
             ]));
         }
-        HloOp::Unknown { .. } => {
+        HloOp::Unknown { .. } | HloOp::Call { .. } => {
             let mut unknown = Vec::new();
             for operand in 0..op.num_operands() {
                 for operand_output in 0..op.operand_instruction(operand)?.shape.arrays().len() {
@@ -307,7 +307,7 @@ pub(super) fn op_input_to_output(
             vec![(0, broadcast::input_to_output(input, op.output(0)?, &[])?)]
         }
         // XLA has no input-to-output map of a convolution or a gather either.
-        HloOp::Unknown { .. } | HloOp::Convolution { .. } | HloOp::Gather(_) => {
+        HloOp::Unknown { .. } | HloOp::Call { .. } | HloOp::Convolution { .. } | HloOp::Gather(_) => {
             let unknown = (0..op.num_outputs())
                 .map(|output| OutputMaps {
                     operand_output,
@@ -365,7 +365,7 @@ fn scalar_constants(op: &Op<'_>, first: usize) -> Result<Vec<Option<i64>>, Index
     (first..op.num_operands())
         .map(|i| {
             Ok(match op.operand_instruction(i)?.op {
-                HloOp::Constant { scalar } => scalar,
+                HloOp::Constant { scalar, .. } => scalar,
                 _ => None,
             })
         })

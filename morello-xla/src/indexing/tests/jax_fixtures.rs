@@ -35,7 +35,7 @@ fn fixtures() -> Vec<(String, String)> {
 /// Whether an instruction's maps go through an op without a map (directly or in a fusion).
 fn reaches_unknown(module: &HloModule, op: &HloOp) -> bool {
     match op {
-        HloOp::Unknown { .. } => true,
+        HloOp::Unknown { .. } | HloOp::Call { .. } => true,
         HloOp::Fusion { calls } => {
             module.computations()[calls.0].instructions.iter().any(|i| reaches_unknown(module, &i.op))
         }

@@ -103,7 +103,7 @@ fn random_op(b: &mut Body, c: &mut Choices, x: InstrId, dims: &[i64], tag: &str)
         5 => {
             let reduced: Vec<usize> = (0..rank).filter(|_| c.coin()).collect();
             let out: Vec<i64> = (0..rank).filter(|k| !reduced.contains(k)).map(|k| dims[k]).collect();
-            let init = b.op(&name("init"), &[], HloOp::Constant { scalar: None }, &[]);
+            let init = b.op(&name("init"), &[], HloOp::Constant { scalar: None, literal: None }, &[]);
             let op = HloOp::Reduce { dimensions: reduced, to_apply: REDUCER };
             if c.coin() {
                 // Variadic: a second input and a tuple result, then one element of it.
@@ -216,6 +216,7 @@ fn random_op(b: &mut Body, c: &mut Choices, x: InstrId, dims: &[i64], tag: &str)
                     pad_high: c.between(-1, 1),
                     window_dilation: c.between(1, 2),
                     base_dilation: c.between(1, 2),
+                    reversal: false,
                 };
                 let base = if size == 0 { 0 } else { (size - 1) * w.base_dilation + 1 };
                 let padded = base + w.pad_low + w.pad_high;
@@ -223,7 +224,7 @@ fn random_op(b: &mut Body, c: &mut Choices, x: InstrId, dims: &[i64], tag: &str)
                 out.push(if padded < span { 0 } else { (padded - span) / w.stride + 1 });
                 window.push(w);
             }
-            let init = b.op(&name("init"), &[], HloOp::Constant { scalar: None }, &[]);
+            let init = b.op(&name("init"), &[], HloOp::Constant { scalar: None, literal: None }, &[]);
             let op = HloOp::ReduceWindow { window, to_apply: REDUCER };
             (b.op(&name("reduce_window"), &out, op, &[x, init]), out)
         }
@@ -251,7 +252,7 @@ fn random_op(b: &mut Body, c: &mut Choices, x: InstrId, dims: &[i64], tag: &str)
             let op = if rank > 0 {
                 HloOp::Iota { dimension: c.pick(rank) }
             } else {
-                HloOp::Constant { scalar: None }
+                HloOp::Constant { scalar: None, literal: None }
             };
             let iota = b.op(&name("iota"), dims, op, &[]);
             (b.op(&name("mul"), dims, HloOp::Elementwise(ElementwiseOp::Multiply), &[iota, x]), dims.to_vec())

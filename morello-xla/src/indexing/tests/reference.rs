@@ -97,7 +97,7 @@ pub fn reads(
             let mut starts: Vec<Vec<i64>> = Vec::new();
             for (k, (&n, &w)) in input.iter().zip(sizes).enumerate() {
                 let constant = match comp.instructions[instr.operands[k + 1].0].op {
-                    HloOp::Constant { scalar: Some(v) } if (0..=n - w).contains(&v) => Some(v),
+                    HloOp::Constant { scalar: Some(v), .. } if (0..=n - w).contains(&v) => Some(v),
                     _ => None,
                 };
                 starts.push(constant.map_or_else(|| (0..=n - w).collect(), |v| vec![v]));
@@ -170,7 +170,7 @@ pub fn reads(
         }
         HloOp::Gather(dims) => gather_reads(comp, instr, dims, index),
         // No semantics to follow: the analysis answers "unknown", which tests check apart.
-        HloOp::Unknown { .. } => vec![],
+        HloOp::Unknown { .. } | HloOp::Call { .. } => vec![],
         HloOp::Broadcast { dimensions } => vec![read(0, dimensions.iter().map(|&b| index[b]).collect())],
         HloOp::Transpose { dimensions } => {
             let mut j = vec![0; index.len()];
@@ -341,7 +341,7 @@ fn gather_reads(
         let at = vector_index(i64::try_from(k).expect("a small vector"));
         starts[i] = match *indices_op {
             HloOp::Iota { dimension } => vec![at[dimension].clamp(0, last)],
-            HloOp::Constant { scalar: Some(v) } if (0..=last).contains(&v) => vec![v],
+            HloOp::Constant { scalar: Some(v), .. } if (0..=last).contains(&v) => vec![v],
             _ => (0..=last).collect(),
         };
     }

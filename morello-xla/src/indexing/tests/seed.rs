@@ -75,7 +75,7 @@ fn every_elementwise_opcode() {
 
 #[test]
 fn constant_and_iota_have_no_maps() {
-    for op in [HloOp::Constant { scalar: None }, HloOp::Iota { dimension: 1 }] {
+    for op in [HloOp::Constant { scalar: None, literal: None }, HloOp::Iota { dimension: 1 }] {
         let mut b = Body::new("f");
         let c = b.op("c", &[2, 3], op, &[]);
         let m = module(b, c);
@@ -124,9 +124,9 @@ fn reverse() {
 fn variadic_reduce() {
     let mut b = Body::new("f");
     let p0 = b.param("p0", &[256, 10]);
-    let p0_init = b.op("p0_init", &[], HloOp::Constant { scalar: None }, &[]);
+    let p0_init = b.op("p0_init", &[], HloOp::Constant { scalar: None, literal: None }, &[]);
     let p1 = b.param("p1", &[256, 10]);
-    let p1_init = b.op("p1_init", &[], HloOp::Constant { scalar: None }, &[]);
+    let p1_init = b.op("p1_init", &[], HloOp::Constant { scalar: None, literal: None }, &[]);
     let reduce = b.shaped(
         "reduce",
         HloShape::tuple(&[&[10], &[10]]),
@@ -384,7 +384,7 @@ fn reduce_window_module(
     window: Vec<WindowDim>,
 ) -> (crate::hlo::HloModule, crate::hlo::InstrId) {
     let mut b = Body::new("f");
-    let c_inf = b.op("c_inf", &[], HloOp::Constant { scalar: None }, &[]);
+    let c_inf = b.op("c_inf", &[], HloOp::Constant { scalar: None, literal: None }, &[]);
     let p0 = b.param("p0", input);
     let rw = b.op("reduce-window", out, HloOp::ReduceWindow { window, to_apply: REDUCER }, &[p0, c_inf]);
     (module(b, rw), rw)
@@ -411,8 +411,24 @@ fn reduce_window() {
 #[test]
 fn reduce_window_with_padding_stride_and_dilation() {
     let window = vec![
-        WindowDim { size: 3, stride: 2, pad_low: 1, pad_high: 2, window_dilation: 1, base_dilation: 1 },
-        WindowDim { size: 2, stride: 1, pad_low: 0, pad_high: 1, window_dilation: 2, base_dilation: 2 },
+        WindowDim {
+            size: 3,
+            stride: 2,
+            pad_low: 1,
+            pad_high: 2,
+            window_dilation: 1,
+            base_dilation: 1,
+            reversal: false,
+        },
+        WindowDim {
+            size: 2,
+            stride: 1,
+            pad_low: 0,
+            pad_high: 1,
+            window_dilation: 2,
+            base_dilation: 2,
+            reversal: false,
+        },
     ];
     // dim 0: padded 1 + 2 + 7 = 10, windows (10 - 3) / 2 + 1 = 4; dim 1: base 2 * 4 - 1 = 7,
     // padded 8, span 3, windows 6.
@@ -473,13 +489,13 @@ fn softmax(rows: i64, cols: i64, inner: i64) -> (crate::hlo::HloModule, crate::h
     let mut b = Body::new("softmax");
     let shape = [rows, cols, inner];
     let p0 = b.param("p0", &shape);
-    let neg_inf = b.op("neg_inf", &[], HloOp::Constant { scalar: None }, &[]);
+    let neg_inf = b.op("neg_inf", &[], HloOp::Constant { scalar: None, literal: None }, &[]);
     let max =
         b.op("max", &[rows, cols], HloOp::Reduce { dimensions: vec![2], to_apply: REDUCER }, &[p0, neg_inf]);
     let bmax = b.op("bmax", &shape, HloOp::Broadcast { dimensions: vec![0, 1] }, &[max]);
     let sub = b.op("sub", &shape, HloOp::Elementwise(ElementwiseOp::Subtract), &[p0, bmax]);
     let exp = b.op("exp", &shape, HloOp::Elementwise(ElementwiseOp::Exponential), &[sub]);
-    let zero = b.op("zero", &[], HloOp::Constant { scalar: None }, &[]);
+    let zero = b.op("zero", &[], HloOp::Constant { scalar: None, literal: None }, &[]);
     let sum =
         b.op("sum", &[rows, cols], HloOp::Reduce { dimensions: vec![2], to_apply: REDUCER }, &[exp, zero]);
     let bsum = b.op("bsum", &shape, HloOp::Broadcast { dimensions: vec![0, 1] }, &[sum]);
@@ -593,7 +609,7 @@ fn function_and_domain_reduction() {
     let build = |dims: &[i64]| {
         let mut b = Body::new("f");
         let p0 = b.param("p0", dims);
-        let init = b.op("init", &[], HloOp::Constant { scalar: None }, &[]);
+        let init = b.op("init", &[], HloOp::Constant { scalar: None, literal: None }, &[]);
         let out = [dims[1], dims[2]];
         let r =
             b.op("reduce", &out, HloOp::Reduce { dimensions: vec![0, 3], to_apply: REDUCER }, &[p0, init]);

@@ -1,0 +1,204 @@
+//! End-to-end tests of `morello compile`: every JAX fixture (the indexing ones and the compile
+//! ones at their small sizes, as XLA received them and as it optimised them) compiles and
+//! verifies; `--list-specs` feeds `precompute`; bad modules are refused with the instruction.
+
+use std::path::{Path, PathBuf};
+
+mod common;
+use common::{have_compiler, morello, morello_in};
+
+fn fixtures() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for dir in ["morello-xla/fixtures/jax", "morello-compile/fixtures/jax"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("the fixtures") {
+            let path = entry.expect("an entry").path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let small = dir.starts_with("morello-xla") || name.contains("_small");
+            if name.ends_with(".hlo") && small {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Whether this machine runs AVX2 (the target the tests compile for).
+#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
+fn host_runs_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            return true;
+        }
+    }
+    println!("skipped: this machine does not run x86-avx2 kernels");
+    false
+}
+
+#[test]
+fn every_fixture_compiles_and_verifies() {
+    if !have_compiler() || !host_runs_avx2() {
+        return;
+    }
+    let files = fixtures();
+    assert_eq!(files.len(), 20, "{files:?}");
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let table = work.path().join("table.mdb");
+    for file in &files {
+        let args = [
+            "compile",
+            file.to_str().expect("a path"),
+            "--target",
+            "x86-avx2",
+            "--processors",
+            "1",
+            "--db",
+            table.to_str().expect("a path"),
+            "-o",
+            work.path().to_str().expect("a path"),
+            "--verify",
+            "-q",
+        ];
+        let (code, stdout, stderr) = morello_in(work.path(), &args, &[]);
+        assert_eq!(code, 0, "{}: {stderr}{stdout}", file.display());
+        assert!(stdout.ends_with("verified\n"), "{}: {stdout}", file.display());
+    }
+}
+
+#[test]
+fn the_report_names_what_is_searched_and_what_runs_as_loops() {
+    if !have_compiler() || !host_runs_avx2() {
+        return;
+    }
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-xla/fixtures/jax/attention.opt.hlo");
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let (code, stdout, stderr) = morello(&[
+        "compile",
+        fixture.to_str().expect("a path"),
+        "--target",
+        "x86-avx2",
+        "--processors",
+        "1",
+        "--no-db",
+        "-o",
+        out.path().to_str().expect("a path"),
+        "--json",
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(v["function"], "jit_attention");
+    let searched: Vec<&str> =
+        v["searched"].as_array().expect("a list").iter().map(|s| s["spec"].as_str().unwrap_or("")).collect();
+    assert_eq!(
+        searched,
+        [
+            "Matmul(1x3x2x4, f32 GL row-major, f32 GL col-major, f32 GL row-major)",
+            "Softmax(3x4, f32 GL row-major, f32 GL row-major)",
+            "Matmul(1x3x4x2, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+        ],
+        "q k^T reads k in place (col-major), the softmax is one kernel"
+    );
+    let loops = v["loops"].as_array().expect("a list");
+    assert_eq!(loops.len(), 1, "{loops:?}");
+    assert!(loops[0]["reason"].as_str().unwrap_or("").contains("elementwise `multiply` has no spec"));
+    let source = std::fs::read_to_string(out.path().join("jit_attention.c")).expect("the C file");
+    assert!(source.contains("void jit_attention(const float *restrict q_1, const float *restrict k_1, const float *restrict v_1, float *restrict result)"));
+    let header = std::fs::read_to_string(out.path().join("jit_attention.h")).expect("the header");
+    assert!(header.contains("#define JIT_ATTENTION_ARENA_BYTES"));
+}
+
+#[test]
+fn list_specs_feeds_precompute() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-compile/fixtures/jax/bert_ffn.hlo");
+    let (code, stdout, stderr) = morello(&[
+        "compile",
+        fixture.to_str().expect("a path"),
+        "--target",
+        "x86-avx2",
+        "--processors",
+        "1",
+        "--list-specs",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let specs: Vec<&str> = stdout.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        specs,
+        [
+            "MatmulBiasGelu(1x128x768x3072, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+            "MatmulBias(1x128x3072x768, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
+        ]
+    );
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let file = work.path().join("specs.txt");
+    std::fs::write(&file, &stdout).expect("written");
+    let small =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-compile/fixtures/jax/bert_ffn_small.hlo");
+    let (code, listed, stderr) = morello(&[
+        "compile",
+        small.to_str().expect("a path"),
+        "--target",
+        "x86-avx2",
+        "--processors",
+        "1",
+        "--list-specs",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    std::fs::write(&file, &listed).expect("written");
+    let table = work.path().join("t.mdb");
+    let (code, _, stderr) = morello_in(
+        work.path(),
+        &[
+            "precompute",
+            "--specs",
+            file.to_str().expect("a path"),
+            "--target",
+            "x86-avx2",
+            "--processors",
+            "1",
+            "--db",
+            table.to_str().expect("a path"),
+            "-q",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn bad_modules_are_refused_naming_the_instruction() {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    for (text, message) in [
+        (
+            "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[2] frobnicate(p)\n}",
+            "unknown opcode `frobnicate`",
+        ),
+        (
+            "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[2] sort(p), dimensions={0}\n}",
+            "instruction `s` in computation `e`: `sort` is not compiled",
+        ),
+        (
+            "ENTRY e {\n  a = f32[2] parameter(0)\n  b = s32[2] parameter(1)\n  ROOT s = f32[2] add(a, b)\n}",
+            "should have element type f32, but has s32",
+        ),
+    ] {
+        let file = work.path().join("bad.hlo");
+        std::fs::write(&file, text).expect("written");
+        let (code, _, stderr) = morello(&[
+            "compile",
+            file.to_str().expect("a path"),
+            "--target",
+            "x86-avx2",
+            "-o",
+            work.path().to_str().expect("a path"),
+            "--no-db",
+        ]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(message), "{stderr}");
+    }
+    let (code, _, stderr) = morello(&["compile", "/nonexistent.hlo", "--no-db"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot read `/nonexistent.hlo`"), "{stderr}");
+}
