@@ -47,5 +47,5 @@ pub use reconstruct::Rebuild;
 pub use report::{Phase, Progress, SearchReport, StopReason};
 pub use search::{Search, Solution};
 #[doc(hidden)]
-pub use solve::explore_only;
+pub use solve::{Explored, explore_only};
 pub use variants::VariantCosts;
