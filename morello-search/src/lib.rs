@@ -36,7 +36,7 @@ mod search;
 mod solve;
 pub mod variants;
 
-pub use actions::{Action, ActionConfig, Remainders, TileSizes};
+pub use actions::{Action, ActionConfig, DividingTiles, Remainders, TileSizes};
 pub use control::{CancelToken, FINAL_SOLVE_LIMIT};
 pub use error::SearchError;
 pub use feasible::Feasibility;
