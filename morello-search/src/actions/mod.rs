@@ -488,7 +488,8 @@ pub fn actions(
     config: &ActionConfig,
     feasibility: &Feasibility<'_>,
 ) -> Vec<(Action, Plan)> {
-    let mut out = Vec::new();
+    // Room for most specs' actions (a dozen or so), so that pushing them rarely moves them.
+    let mut out = Vec::with_capacity(24);
     if spec.kind.conv_geometry().is_some_and(|g| g.is_padded()) {
         // A padded convolution is only ever split into regions (its tiles would not be uniform).
         conv::enumerate(spec, target, &mut out);
