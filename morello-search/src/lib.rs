@@ -36,7 +36,7 @@ mod search;
 mod solve;
 pub mod variants;
 
-pub use actions::{Action, ActionConfig, Remainders, TileSizes};
+pub use actions::{Action, ActionConfig, DividingTiles, Remainders, TileSizes};
 pub use control::{CancelToken, FINAL_SOLVE_LIMIT};
 pub use error::SearchError;
 pub use feasible::Feasibility;
@@ -47,5 +47,5 @@ pub use reconstruct::Rebuild;
 pub use report::{Phase, Progress, SearchReport, StopReason};
 pub use search::{Search, Solution};
 #[doc(hidden)]
-pub use solve::explore_only;
+pub use solve::{Explored, explore_only};
 pub use variants::VariantCosts;

@@ -456,15 +456,28 @@ impl Solver<'_> {
     }
 }
 
+/// A spec a search explores, with the first edge found to need it (a diagnostic: see
+/// [`explore_only`]).
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct Explored {
+    /// The spec.
+    pub spec: CanonicalSpec,
+    /// The first spec (an index into the list) whose action needs it, the action's index in
+    /// that spec's `actions()` and the child's place in the action's plan; `None` for the goal.
+    pub parent: Option<(usize, u16, usize)>,
+}
+
 /// Explores the sub-spec graph of `goal` without solving it, stopping after `max_specs` specs, and
-/// returns the specs found (a diagnostic for understanding what a search would explore).
+/// returns the specs found with what first needed each (a diagnostic for understanding what a
+/// search would explore: `examples/space_census.rs`).
 #[doc(hidden)]
 pub fn explore_only(
     goal: &CanonicalSpec,
     target: &Target,
     config: ActionConfig,
     max_specs: u64,
-) -> Vec<CanonicalSpec> {
+) -> Vec<Explored> {
     let memo = Memo::new();
     let counters = Counters::default();
     let graphs = AtomicU64::new(0);
@@ -487,7 +500,30 @@ pub fn explore_only(
         final_solve: None,
     };
     let (graph, _) = solver.explore(goal);
-    graph.specs.into_iter().flatten().collect()
+    let mut parents: Vec<Option<(usize, u16, usize)>> = vec![None; graph.specs.len()];
+    for (id, edges) in graph.edges.iter().enumerate() {
+        for edge in edges {
+            for (place, &child) in edge.children().iter().enumerate() {
+                let slot = &mut parents[child as usize];
+                if slot.is_none() && child != 0 {
+                    *slot = Some((id, edge.action(), place));
+                }
+            }
+        }
+    }
+    // Specs not recorded (none, unless exploring stopped) are left out; parents are renumbered.
+    let mut index = vec![usize::MAX; graph.specs.len()];
+    let mut out = Vec::new();
+    for (id, spec) in graph.specs.into_iter().enumerate() {
+        if let Some(spec) = spec {
+            index[id] = out.len();
+            out.push(Explored { spec, parent: parents[id] });
+        }
+    }
+    for explored in &mut out {
+        explored.parent = explored.parent.and_then(|(p, a, c)| (index[p] != usize::MAX).then(|| (index[p], a, c)));
+    }
+    out
 }
 
 /// The explored graph: specs by id, frontiers already known (from the memo), actions by id, and

@@ -109,6 +109,52 @@ pub fn memory_units(t: &TensorSpec, target: &Target) -> u64 {
     }
 }
 
+/// Whether `t`, a strided tensor of two dims (a tile of a matrix: runs along one dim, spaced
+/// along the other) whose pitch class is `pitch`, and every tile of it, are priced exactly as if
+/// it had no pitch: in every cache with a geometry its lines fall into distinct sets
+/// ([`fullest_set`] at most 1, so [`memory_units`] counts its bytes), none of its runs straddles a
+/// line more than its bytes fill ([`lines_touched`] is [`TensorSpec::cache_lines`]), and its runs
+/// are at most half a page apart ([`rows_on_their_own_pages`] is false).
+///
+/// Each of these holds for every tile of such a tensor when it holds for the tensor: a tile of a
+/// two-dim strided tensor is one run, or has the same pitch with no more runs and no longer ones,
+/// so its lines are among the tensor's (as the model places them, the first run starting a line).
+/// Tensors of more strided dims (packed layouts) are not judged: a tile of one may take the
+/// stride of an inner dim as its pitch.
+pub fn pitch_cannot_matter(t: &TensorSpec, pitch: u32, target: &Target) -> bool {
+    if !two_dim_strided(t) {
+        return false;
+    }
+    let pitch_bytes = u64::from(pitch).saturating_mul(u64::from(t.dtype.size_bytes()));
+    if pitch_bytes > target.costs().page_bytes / 2 {
+        return false;
+    }
+    let (runs, run_bytes) = t.runs();
+    let line = u64::from(target.cache_line_bytes());
+    if line == 0 {
+        return false;
+    }
+    let step = pitch_bytes % line;
+    if step != 0 {
+        let period = line / gcd(step, line);
+        let furthest = (0..runs.min(period)).map(|i| (i * step) % line).max().unwrap_or(0);
+        if furthest + run_bytes > line {
+            return false;
+        }
+    }
+    let with_pitch = TensorSpec { pitch: Some(pitch), ..t.clone() };
+    target.levels().iter().filter_map(|l| l.geometry).all(|g| fullest_set(&with_pitch, g) <= 1)
+}
+
+/// Whether `t` has one strided physical dim outside its run and at most one inside it (extents of
+/// 1 aside): a tile of a matrix, whose every tile is one run or has the same pitch.
+pub fn two_dim_strided(t: &TensorSpec) -> bool {
+    let Ok(sizes) = t.layout.physical_sizes(&t.shape) else { return false };
+    let split = sizes.len() - usize::from(t.contiguous_dims).min(sizes.len());
+    let strided = |dims: &[u64]| dims.iter().filter(|&&n| n > 1).count();
+    strided(&sizes[..split]) == 1 && strided(&sizes[split..]) <= 1
+}
+
 /// The cache lines of `line_bytes` that `t`'s runs touch, each from the line its first byte falls
 /// in to the one its last byte does: at a pitch off the line grid, some runs straddle one line
 /// more than their bytes fill (a 128-byte column tile of a 1000-column f32 matrix touches 2 lines
@@ -400,5 +446,66 @@ mod tests {
         // One run: its bytes' lines.
         let rows = lhs_tile(1000, [1, 4, 1000, 1000], "L2", &target);
         assert_eq!(lines_touched(&rows, 64), rows.cache_lines(64));
+    }
+
+    /// A row-major `rows x cols` tile at `level` of a matrix `pitch` elements wide (one run a row).
+    fn strided(rows: u32, cols: u32, pitch: Option<u32>, level: &str, target: &Target) -> TensorSpec {
+        use crate::layout::Layout;
+        use crate::shape::Shape;
+        TensorSpec {
+            shape: Shape::new(vec![rows, cols]).unwrap(),
+            dtype: crate::dtype::Dtype::F32,
+            level: target.level_id(level).unwrap(),
+            layout: Layout::row_major(2),
+            contiguous_dims: 1,
+            vector_size: None,
+            pitch,
+        }
+    }
+
+    #[test]
+    fn a_pitch_that_spreads_a_tile_over_distinct_sets_cannot_matter() {
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        // 32 rows of 2 f32, 400 bytes apart: each row in a set of its own, within one line.
+        assert!(pitch_cannot_matter(&strided(32, 2, None, "L1", &target), 100, &target));
+        // 64 rows 2 KiB apart fall into two sets of a 4 KiB L1 way.
+        assert!(!pitch_cannot_matter(&strided(64, 2, None, "L1", &target), 512, &target));
+        // 16-byte rows starting 56 bytes into a line straddle two lines.
+        assert!(!pitch_cannot_matter(&strided(8, 4, None, "L1", &target), 14, &target));
+        // Rows more than half a page apart start a new stream each (`rows_on_their_own_pages`).
+        assert!(!pitch_cannot_matter(&strided(4, 2, None, "L1", &target), 1000, &target));
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Where `pitch_cannot_matter` holds for a strided tile, it and every tile of it are priced
+        /// at every level as without a pitch (checked against the pitched formulas tile by tile).
+        #[test]
+        fn a_pitch_that_cannot_matter_changes_no_price_of_any_tile(
+            rows in 2u32..40, cols in 1u32..12, extra in 1u32..300, level in 0usize..3,
+        ) {
+            let target = Target::builtin("x86-avx2", 1).unwrap();
+            let level = ["GL", "L2", "L1"][level];
+            let pitch = cols + extra;
+            let tensor = strided(rows, cols, None, level, &target);
+            prop_assume!(pitch_cannot_matter(&tensor, pitch, &target));
+            for r in 1..=rows {
+                for c in 1..=cols {
+                    for at in ["GL", "L2", "L1"] {
+                        let plain = strided(r, c, None, at, &target);
+                        let pitched = strided(r, c, Some(pitch), at, &target);
+                        prop_assert_eq!(memory_units(&pitched, &target), memory_units(&plain, &target));
+                        prop_assert_eq!(lines_touched(&pitched, 64), lines_touched(&plain, 64));
+                        prop_assert!(!rows_on_their_own_pages(&pitched, &target));
+                        for g in target.levels().iter().filter_map(|l| l.geometry) {
+                            prop_assert_eq!(fullest_set(&pitched, g), fullest_set(&plain, g));
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -232,5 +232,6 @@ pub(crate) fn canonical_pitch(t: &TensorSpec, pitch: Option<u64>, target: &Targe
     if t.cache_lines(target.cache_line_bytes()) <= u64::from(target.min_ways()?) {
         return None;
     }
-    u32::try_from(pitch % period).ok()
+    let class = u32::try_from(pitch % period).ok()?;
+    (!crate::cost::pitch_cannot_matter(t, class, target)).then_some(class)
 }

@@ -118,7 +118,13 @@ impl CanonicalSpec {
                 vector_size: operand.vector_size,
                 pitch: None,
             };
-            tile.pitch = canonical_pitch(&tile, pitch, target);
+            // A tile of a strided tensor whose pitch cannot matter has none either
+            // (`crate::cost::pitch_cannot_matter`); its pitch is not derived from the parent's
+            // shape, which is not its buffer's.
+            let inherits_none = operand.pitch.is_none()
+                && !operand.is_fully_contiguous()
+                && crate::cost::two_dim_strided(operand);
+            tile.pitch = if inherits_none { None } else { canonical_pitch(&tile, pitch, target) };
             operands.push(tile);
         }
         // Tiles of canonical views are canonical: no need to canonicalise the operands again.

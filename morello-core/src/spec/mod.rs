@@ -77,8 +77,11 @@ pub struct TensorSpec {
     /// span over which the target's caches repeat their set mapping
     /// ([`crate::target::Target::set_period_bytes`]). It is what the cost model needs to count
     /// the cache sets a tile's lines fall into. `None` when it cannot matter: the tensor is one
-    /// run, lives in registers, has no more lines than any cache has ways, or the target gives no
-    /// cache geometry (and when the text form leaves it out). Text form: `sN`.
+    /// run, lives in registers, has no more lines than any cache has ways, is a tile of a matrix
+    /// whose lines fall into distinct sets of every cache, each run within a line and the runs at
+    /// most half a page apart ([`crate::cost::pitch_cannot_matter`]), or the target gives no cache
+    /// geometry (and when the text form leaves it out); the tiles of a matrix tile without a pitch
+    /// have none either. Text form: `sN`.
     pub pitch: Option<u32>,
 }
 

@@ -34,7 +34,7 @@ fn matmul_text_round_trips() {
         "ConvAccum(1x8x4x6x6x3x3, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
         "Move(32, bf16 L1 row-major, f32 L1 row-major)",
         "FillNegInf(2x2, i32 RF row-major, serial)",
-        "MatmulAccum(1x16x64x16, f32 L1 row-major c1 s512, f32 L2 row-major c1 s4100, f32 GL row-major c1 s16)",
+        "MatmulAccum(1x16x64x16, f32 L1 row-major c1 s512, f32 L2 row-major c1 s4100, f32 GL row-major c1 s1024)",
     ] {
         assert_eq!(parse(text).display(&t).to_string(), text);
     }
@@ -120,6 +120,19 @@ fn canonical_forms_normalise() {
     // Contiguity is clamped to the layout.
     let spec = parse("Move(8x4, f32 GL row-major c9, f32 GL row-major)");
     assert!(spec.operands[0].is_fully_contiguous());
+}
+
+#[test]
+fn a_pitch_that_cannot_change_a_cost_is_left_out_and_so_is_its_tiles() {
+    let t = avx2();
+    // 32 rows of 2 f32, 400 bytes apart: distinct sets of every cache, within a line each.
+    let spread = parse("Move(32x2, f32 L1 row-major c1 s100, f32 L1 row-major)");
+    assert_eq!(spread.operands[0].pitch, None);
+    assert_eq!(spread.tile(&[16, 2], false, &t).unwrap().operands[0].pitch, None);
+    // 64 rows 2 KiB apart crowd two sets of L1: the pitch stays, and its tiles keep it.
+    let crowded = parse("Move(64x2, f32 L1 row-major c1 s512, f32 L1 row-major)");
+    assert_eq!(crowded.operands[0].pitch, Some(512));
+    assert_eq!(crowded.tile(&[32, 2], false, &t).unwrap().operands[0].pitch, Some(512));
 }
 
 #[test]

@@ -7,7 +7,8 @@
 //!
 //! 1. moves of each operand (to each faster level, layout and vector size);
 //! 2. serial tilings of one iteration dim (reduction dims only when accumulating; power-of-two
-//!    tiles that leave a remainder only as splits, see [`Remainders`]);
+//!    tiles that leave a remainder only as splits, see [`Remainders`]; of those that divide the
+//!    dim, only the largest where no operand is in vector registers, see [`DividingTiles`]);
 //! 3. parallel tilings (when the spec is not serial-only);
 //! 4. zero-then-accumulate (non-accumulating matmul and convolution), and a matmul's first
 //!    reduction chunk peeled off as a matmul before accumulating the rest;
@@ -152,6 +153,34 @@ impl Remainders {
     }
 }
 
+/// Which serial tiles that divide their dim by a power of two are tried.
+///
+/// A serial loop over tiles that divide their dim costs its body's cost times its iterations, and
+/// holds nothing of its own, so a loop over tiles of `t` is, cost for cost and peak for peak, a
+/// loop over tiles of any `T` that `t` divides, each running a loop over its tiles of `t`:
+///
+/// ```text
+/// n / t * cost(tile t)  =  n / T * (T / t * cost(tile t))        t divides T, T divides n
+/// ```
+///
+/// The tiles of `T` are specs the search explores anyway (they are the bodies of the loop over
+/// `T`), so with [`DividingTiles::Largest`] a dim is tiled directly only by the largest power of
+/// two that divides it, and by every other size only through its tiles: the same frontiers (in
+/// cost and peaks; a tree may be deeper where a direct loop tied), with far fewer actions per spec
+/// (tested against [`DividingTiles::Every`]). Where an operand is in vector registers a loop may
+/// also share loads among its bodies or wait on an accumulation chain of a register block
+/// (`morello_core::kernels::shared_loads`, `loop_stalls`), which do not add up that way, so such
+/// specs keep every size; so do parallel loops (their cost is not a sum of their bodies').
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum DividingTiles {
+    /// Of the powers of two that divide a dim, only the largest, where no operand is in vector
+    /// registers (the default).
+    #[default]
+    Largest,
+    /// Every power of two that divides a dim (the larger space, for tests).
+    Every,
+}
+
 /// Options that shape the action set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ActionConfig {
@@ -159,6 +188,9 @@ pub struct ActionConfig {
     pub tile_sizes: TileSizes,
     /// Which serial tiles that leave a remainder are tried.
     pub remainders: Remainders,
+    /// Which serial tiles that divide their dim by a power of two are tried.
+    #[serde(default)]
+    pub dividing_tiles: DividingTiles,
     /// Leave out actions with a sub-spec that [`Feasibility`] proves has no implementation (sound:
     /// it never changes an answer; tests turn it off to check exactly that).
     pub prune_infeasible: bool,
@@ -176,6 +208,9 @@ impl fmt::Display for ActionConfig {
         if self.remainders == Remainders::EveryTile {
             f.write_str(", every remainder")?;
         }
+        if self.dividing_tiles == DividingTiles::Every {
+            f.write_str(", every dividing tile")?;
+        }
         if self.prune_infeasible { Ok(()) } else { f.write_str(", no pruning") }
     }
 }
@@ -185,6 +220,7 @@ impl Default for ActionConfig {
         ActionConfig {
             tile_sizes: TileSizes::default(),
             remainders: Remainders::default(),
+            dividing_tiles: DividingTiles::default(),
             prune_infeasible: true,
         }
     }
@@ -451,7 +487,8 @@ pub fn actions(
     config: &ActionConfig,
     feasibility: &Feasibility<'_>,
 ) -> Vec<(Action, Plan)> {
-    let mut out = Vec::new();
+    // Room for most specs' actions (a dozen or so), so that pushing them rarely moves them.
+    let mut out = Vec::with_capacity(24);
     if spec.kind.conv_geometry().is_some_and(|g| g.is_padded()) {
         // A padded convolution is only ever split into regions (its tiles would not be uniform).
         conv::enumerate(spec, target, &mut out);

@@ -29,6 +29,10 @@
 //! (otherwise `Move(a -> b)` could need itself). Destinations that cannot fit `D`'s capacity are skipped:
 //! no implementation under them could fit the target.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use morello_core::cost::{memory_units, rows_on_their_own_pages};
 use morello_core::dtype::Dtype;
 use morello_core::imp::AllocKind;
@@ -37,17 +41,20 @@ use morello_core::shape::Shape;
 use morello_core::spec::{CanonicalSpec, PrimitiveKind, TensorSpec};
 use morello_core::target::{LevelId, LevelKind, Target};
 
+use rustc_hash::FxBuildHasher;
+use smallvec::SmallVec;
+
 use super::{Action, Plan, PlanShape, alloc_combine};
 
 /// The layouts a move may choose for a tensor of `shape` and `dtype`, canonical and distinct:
 /// row-major, column-major, and each of those with one logical dim packed by a vector's lanes.
 pub fn candidate_layouts(shape: &Shape, dtype: Dtype, target: &Target) -> Vec<Layout> {
-    let rank = shape.rank() as u8;
-    let mut bases = vec![Layout::row_major(rank)];
-    if rank >= 2 {
-        bases.push(Layout::col_major(rank));
-    }
-    let mut lanes: Vec<u32> = target
+    layouts_with_lanes(shape, &vector_lanes(dtype, target))
+}
+
+/// The lanes of `dtype` in each of the target's vector widths (at least 2), ascending, distinct.
+fn vector_lanes(dtype: Dtype, target: &Target) -> SmallVec<[u32; 4]> {
+    let mut lanes: SmallVec<[u32; 4]> = target
         .levels()
         .iter()
         .flat_map(|l| l.vector_bytes.iter().map(|w| w / dtype.size_bytes()))
@@ -55,6 +62,44 @@ pub fn candidate_layouts(shape: &Shape, dtype: Dtype, target: &Target) -> Vec<La
         .collect();
     lanes.sort_unstable();
     lanes.dedup();
+    lanes
+}
+
+/// Bound on the entries of the per-thread memo of [`cached_layouts`].
+const LAYOUT_MEMO_ENTRIES: usize = 1 << 14;
+
+type LayoutKey = (Shape, Dtype, SmallVec<[u32; 4]>);
+
+thread_local! {
+    static LAYOUTS: RefCell<HashMap<LayoutKey, Rc<[Layout]>, FxBuildHasher>> =
+        RefCell::new(HashMap::default());
+}
+
+/// [`candidate_layouts`], memoised per thread: a search asks for the layouts of the same few
+/// tile shapes again and again (they depend only on the shape, the dtype and its lanes).
+fn cached_layouts(shape: &Shape, dtype: Dtype, target: &Target) -> Rc<[Layout]> {
+    let key = (shape.clone(), dtype, vector_lanes(dtype, target));
+    LAYOUTS.with(|memo| {
+        if let Some(known) = memo.borrow().get(&key) {
+            return Rc::clone(known);
+        }
+        let layouts: Rc<[Layout]> = layouts_with_lanes(shape, &key.2).into();
+        let mut memo = memo.borrow_mut();
+        if memo.len() >= LAYOUT_MEMO_ENTRIES {
+            memo.clear();
+        }
+        memo.insert(key, Rc::clone(&layouts));
+        layouts
+    })
+}
+
+/// [`candidate_layouts`] for vectors of `lanes` elements.
+fn layouts_with_lanes(shape: &Shape, lanes: &[u32]) -> Vec<Layout> {
+    let rank = shape.rank() as u8;
+    let mut bases = vec![Layout::row_major(rank)];
+    if rank >= 2 {
+        bases.push(Layout::col_major(rank));
+    }
     let mut raw: Vec<Layout> = bases.clone();
     for base in &bases {
         let innermost = base.dims().last().map(|d| d.logical);
@@ -62,7 +107,7 @@ pub fn candidate_layouts(shape: &Shape, dtype: Dtype, target: &Target) -> Vec<La
             if Some(d) == innermost {
                 continue;
             }
-            for &p in &lanes {
+            for &p in lanes {
                 let size = shape.dim(usize::from(d));
                 if p < size && size % p == 0 {
                     let mut dims = base.dims().to_vec();
@@ -92,7 +137,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
         if moves_to.is_empty() {
             continue;
         }
-        let layouts = candidate_layouts(&source.shape, source.dtype, target);
+        let layouts = cached_layouts(&source.shape, source.dtype, target);
         let panels = panel_layouts(spec, i, target);
         for &level_id in moves_to {
             let mut all = destinations(source, level_id, &layouts, target);

@@ -7,7 +7,9 @@
 //!
 //! A power-of-two tile that leaves a remainder is only tried as a split (the largest power of two
 //! below the dim) unless the configuration asks for every remainder ([`Remainders`]): any other
-//! is a sequence of splits at the same cost.
+//! is a sequence of splits at the same cost. Of the powers of two that divide the dim, only the
+//! largest is tried where no operand is in vector registers ([`DividingTiles`]): a loop over a
+//! smaller one is, at the same cost, a loop over the largest one's tiles, each a loop over its own.
 //!
 //! The sizes are the configuration's [`TileSizes`]; by default that adds register-block heights
 //! (six rows of four vectors and fourteen of two for 32 registers) on dims that no operand stores
@@ -24,7 +26,9 @@ use morello_core::target::{LevelKind, Target};
 #[cfg(doc)]
 use super::Remainders;
 use super::conv::{self, ConvTiles};
-use super::{Action, ActionConfig, Combine, Plan, PlanShape, TileSizes, block_rows, register_block_heights};
+use super::{
+    Action, ActionConfig, Combine, DividingTiles, Plan, PlanShape, TileSizes, block_rows, register_block_heights,
+};
 
 pub(super) fn enumerate(
     spec: &CanonicalSpec,
@@ -44,9 +48,9 @@ pub(super) fn enumerate(
             continue;
         }
         let n = spec.shape.dim(dim);
-        let mut sizes = match conv::serial_tiles(spec, dim) {
-            ConvTiles::Usual => config.tile_sizes.for_dim(n),
-            ConvTiles::One if n > 1 => vec![1],
+        let (mut sizes, usual) = match conv::serial_tiles(spec, dim) {
+            ConvTiles::Usual => (config.tile_sizes.for_dim(n), true),
+            ConvTiles::One if n > 1 => (vec![1], false),
             ConvTiles::One | ConvTiles::Never => continue,
         };
         if register_blocks && !innermost.contains(&dim) {
@@ -60,12 +64,40 @@ pub(super) fn enumerate(
                 sizes.sort_unstable();
             }
         }
+        // Of the powers of two that divide `n`, only the largest, when its loop applies (then
+        // every smaller one is a loop over its tiles).
+        let largest = largest_dividing_tile(spec, n, config, target)
+            .filter(|_| usual)
+            .and_then(|size| plan(spec, dim, size, target).map(|plan| (size, plan)));
         for size in sizes.into_iter().filter(|&size| config.remainders.allows(n, size)) {
-            if let Some(plan) = plan(spec, dim, size, target) {
+            let dividing = size.is_power_of_two() && n % size == 0;
+            let found = match &largest {
+                Some((largest, plan)) if dividing => (size == *largest).then(|| plan.clone()),
+                _ => plan(spec, dim, size, target),
+            };
+            if let Some(plan) = found {
                 out.push((Action::Tile { dim, size }, plan));
             }
         }
     }
+}
+
+/// The one power of two dividing a dim of `n` that [`DividingTiles::Largest`] tiles it by directly
+/// (the others are tiles of its tiles), or `None` where every such size is tried: with
+/// [`DividingTiles::Every`], for the coarse tile sizes (powers of four), and where an operand is in
+/// vector registers.
+fn largest_dividing_tile(spec: &CanonicalSpec, n: u32, config: &ActionConfig, target: &Target) -> Option<u32> {
+    let nested = match config.tile_sizes {
+        TileSizes::RegisterBlocks | TileSizes::PowersOfTwo => true,
+        TileSizes::All | TileSizes::Coarse => false,
+    };
+    let in_vectors = spec.operands.iter().any(|o| target.level(o.level).kind == LevelKind::VectorRegisters);
+    if config.dividing_tiles == DividingTiles::Every || !nested || in_vectors || n < 2 {
+        return None;
+    }
+    // The largest power of two below `n` that divides it.
+    let largest = 1u32 << n.trailing_zeros();
+    Some(if largest == n { n / 2 } else { largest })
 }
 
 fn plan(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> Option<Plan> {

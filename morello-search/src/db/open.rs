@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 
-use crate::actions::{ActionConfig, Remainders, TileSizes};
+use crate::actions::{ActionConfig, DividingTiles, Remainders, TileSizes};
 use crate::db::access::{Access, read_only_reason};
 use crate::db::error::DbError;
 use crate::db::file::{TableFile, open_for_reading, table_file_path};
@@ -111,6 +111,9 @@ pub fn default_file_name(target: &Target, actions: &ActionConfig) -> String {
     }
     if actions.remainders == Remainders::EveryTile {
         file.push_str("-every-remainder");
+    }
+    if actions.dividing_tiles == DividingTiles::Every {
+        file.push_str("-every-dividing-tile");
     }
     if !actions.prune_infeasible {
         file.push_str("-unpruned");
