@@ -202,3 +202,61 @@ fn bad_modules_are_refused_naming_the_instruction() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("cannot read `/nonexistent.hlo`"), "{stderr}");
 }
+
+/// `--bench` times the compiled module (and XLA's when `$MORELLO_PYTHON` has jax; otherwise the
+/// baseline is skipped with its reason), and says where a call's time goes, step by step.
+#[test]
+#[allow(clippy::print_stdout, reason = "the reason the baseline is skipped")]
+fn bench_times_the_module_beside_xla_and_breaks_the_call_down() {
+    if !have_compiler() || !host_runs_avx2() {
+        return;
+    }
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-compile/fixtures/jax/bert_ffn_small.hlo");
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let (code, stdout, stderr) = morello(&[
+        "compile",
+        fixture.to_str().expect("a path"),
+        "--target",
+        "x86-avx2",
+        "--processors",
+        "1",
+        "--no-db",
+        "-o",
+        out.path().to_str().expect("a path"),
+        "--bench",
+        "--baseline",
+        "xla",
+        "--samples",
+        "2",
+        "--min-sample-seconds",
+        "0.005",
+        "--json",
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let results = v["results"].as_array().expect("results");
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0]["name"], "morello");
+    let ours = results[0]["seconds_per_call"].as_f64().expect("a median");
+    assert!(ours > 0.0 && ours < 0.1, "{ours}");
+    assert_eq!(results[0]["samples"].as_array().map(Vec::len), Some(2));
+    assert_eq!(results[1]["name"], "xla");
+    match results[1]["seconds_per_call"].as_f64() {
+        Some(theirs) => assert!(theirs > 0.0 && theirs < 0.1, "{theirs}"),
+        None => {
+            let reason = results[1]["skipped"].as_str().expect("a reason");
+            assert!(reason.contains("jax") || reason.contains("python"), "{reason}");
+            println!("xla skipped: {reason}");
+        }
+    }
+    let profile = &v["profile"];
+    let steps = profile["steps"].as_array().expect("steps");
+    let kinds: Vec<&str> = steps.iter().map(|s| s["what"].as_str().unwrap_or("")).collect();
+    assert!(kinds.iter().filter(|k| k.starts_with("searched")).count() >= 2, "{kinds:?}");
+    let total = profile["seconds_per_call"].as_f64().expect("a total");
+    let sum: f64 = steps.iter().map(|s| s["seconds_per_call"].as_f64().unwrap_or(-1.0)).sum();
+    assert!(steps.iter().all(|s| s["seconds_per_call"].as_f64().is_some_and(|t| t >= 0.0)));
+    assert!(sum > 0.0 && sum <= total * 1.01, "steps {sum} of a call {total}");
+}

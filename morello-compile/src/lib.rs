@@ -20,7 +20,8 @@
 //! - `emit/`: the C unit (the searched kernels from `morello-codegen`, then the entry function)
 //!   and its header;
 //! - [`verify`]: compile the C with a `main`, run it on seeded inputs and compare every result
-//!   with `morello-xla`'s reference evaluator, per element within its bound.
+//!   with `morello-xla`'s reference evaluator, per element within its bound;
+//! - [`profile`]: compile the C with its steps timed, run it, and say where a call's time goes.
 //!
 //! The library does no I/O but running the C compiler and the programs it builds (through
 //! `morello-codegen`) and never prints; [`compile`] takes a configured [`Search`], so the caller
@@ -30,6 +31,7 @@ mod arena;
 mod emit;
 pub mod graph;
 pub mod plan;
+pub mod profile;
 mod recognize;
 pub mod verify;
 pub mod views;
@@ -43,6 +45,7 @@ use morello_search::{Search, SearchError};
 use morello_xla::hlo::{HloError, HloModule};
 
 pub use plan::{Lowering, Plan};
+pub use profile::{ModuleProfile, ProfileOptions, StepTime, profile_module};
 pub use verify::{ModuleVerification, ResultMismatch, VerifyError, VerifyModuleOptions, verify_module};
 
 /// Why a module does not compile.
@@ -119,6 +122,18 @@ pub struct CompiledModule {
     pub plan: Plan,
     /// The searched specs: the instruction, the spec and the cost of its implementation.
     pub searched: Vec<SearchedSpec>,
+    /// The entry function's steps in the order they run, as [`profile_module`] times them.
+    pub steps: Vec<ModuleStep>,
+}
+
+/// One step of the entry function: a searched kernel (with the copies of its inputs), a loop
+/// nest, or the copy of a value to a result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleStep {
+    /// The instruction it computes (with the fusions it is inside).
+    pub instruction: String,
+    /// What it is: `searched Matmul`, `loops (reduce)`, `copied to result 0`.
+    pub what: String,
 }
 
 /// One kernel of the module and what the search found for it.

@@ -11,7 +11,10 @@
 //! 3. The program starts in serve mode, pinned with `sched_setaffinity` to the chosen CPU, and
 //!    fills its inputs from the seed. Candidates written in Rust get the identical inputs from
 //!    [`Buffer::from_seed`] and run on a driver thread pinned to the same CPU; the driver waits
-//!    on the program while it times, so the two never compete for the core.
+//!    on the program while it times, so the two never compete for the core. A candidate that is a
+//!    program of its own ([`ProcessCandidate`], e.g. another compiler's code driven from Python)
+//!    is started beside it, fills the same inputs from the seed, pins itself to the same CPU and
+//!    answers the same serve protocol, timing its calls itself.
 //! 4. Each candidate gets one warm-up call, then its repetitions are calibrated (growing at most
 //!    100x per step) until one sample takes at least `min_sample_seconds`. The calls of a sample
 //!    run back to back ([`Caches::Warm`]), or each alone after the program evicted every parameter's
@@ -234,6 +237,24 @@ impl std::fmt::Debug for RustCandidate {
     }
 }
 
+/// A candidate timed by a program of its own that speaks the benchmark program's serve protocol
+/// (e.g. a Python script calling another compiler's code).
+///
+/// The driver starts `program args... --seed S [--cpu K]`, reads one line starting with
+/// [`SERVE_READY_PREFIX`], then for each sample writes `run 0 REPS` and reads
+/// `sample\t0\tLABEL\tREPS\tSECONDS_PER_CALL` (the program times its `REPS` calls itself),
+/// and finally writes `quit`, after which the program must exit with status 0. The program fills
+/// its inputs from the seed as [`Buffer::from_seed`] does and pins itself to CPU `K`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessCandidate {
+    /// Its label.
+    pub label: String,
+    /// The program to start.
+    pub program: PathBuf,
+    /// Its arguments before `--seed`.
+    pub args: Vec<String>,
+}
+
 /// Something to time.
 #[derive(Debug)]
 pub enum Candidate {
@@ -241,6 +262,8 @@ pub enum Candidate {
     C(CCandidate),
     /// A Rust kernel timed in the driver.
     Rust(RustCandidate),
+    /// A program of its own, timing its calls itself.
+    Process(ProcessCandidate),
 }
 
 impl Candidate {
@@ -249,6 +272,7 @@ impl Candidate {
         match self {
             Candidate::C(c) => &c.entry.label,
             Candidate::Rust(r) => &r.label,
+            Candidate::Process(p) => &p.label,
         }
     }
 }
@@ -284,6 +308,8 @@ pub enum Runtime {
     C,
     /// In the driver process.
     Rust,
+    /// In a program of its own.
+    Process,
 }
 
 /// One candidate's measurements.
@@ -376,7 +402,7 @@ pub fn build_bench_program(
         .iter()
         .filter_map(|c| match c {
             Candidate::C(c) => Some(c.entry.clone()),
-            Candidate::Rust(_) => None,
+            Candidate::Rust(_) | Candidate::Process(_) => None,
         })
         .collect();
     let main = bench_program_source(&request.signature, &request.kernel_source, &entries)?;
@@ -413,13 +439,13 @@ pub fn run_bench(
         });
     }
     if config.caches == Caches::Cold
-        && let Some(rust) = request.candidates.iter().find(|c| matches!(c, Candidate::Rust(_)))
+        && let Some(other) = request.candidates.iter().find(|c| !matches!(c, Candidate::C(_)))
     {
         return Err(MeasureError::InvalidBench {
             reason: format!(
-                "{} is timed in Rust, which cannot evict its buffers from the caches: time it warm, or \
-                 leave it out of a cold run",
-                rust.label()
+                "{} is not timed in the benchmark program, which cannot evict its buffers from the caches: \
+                 time it warm, or leave it out of a cold run",
+                other.label()
             ),
         });
     }
@@ -451,6 +477,7 @@ pub fn run_bench(
             }
         })
         .collect();
+    let env = thread_environment(config.threads);
     let mut timed = Vec::new();
     let mut c_index = 0;
     for candidate in request.candidates {
@@ -460,6 +487,14 @@ pub fn run_bench(
                 c_index += 1;
             }
             Candidate::Rust(r) => timed.push((r.label, Timed::Rust((r.prepare)(&initial)?))),
+            Candidate::Process(p) => {
+                let mut args = p.args.clone();
+                args.extend(["--seed".to_string(), config.seed.to_string()]);
+                if let Some(cpu) = cpu {
+                    args.extend(["--cpu".to_string(), cpu.to_string()]);
+                }
+                timed.push((p.label, Timed::Process(ServeClient::start(p.program, &args, &env)?)));
+            }
         }
     }
 
@@ -474,7 +509,6 @@ pub fn run_bench(
         let list: Vec<String> = bound_cpus.iter().map(ToString::to_string).collect();
         args.extend(["--bind".to_string(), list.join(",")]);
     }
-    let env = thread_environment(config.threads);
     let program = build.as_ref().map(|b| b.binary().to_path_buf());
     let min_seconds = config.min_sample_seconds;
     let samples = config.samples;
@@ -495,6 +529,11 @@ pub fn run_bench(
                 let finished = client.map_or(Ok(()), ServeClient::finish);
                 let measured = measured?;
                 finished?;
+                for (_, candidate) in timed {
+                    if let Timed::Process(process) = candidate {
+                        process.finish()?;
+                    }
+                }
                 Ok((measured, notes))
             })
             .join()
@@ -545,6 +584,8 @@ enum Timed {
     C(usize),
     /// A prepared Rust kernel.
     Rust(Box<dyn RustKernel>),
+    /// A program of its own in serve mode (its one entry is number 0).
+    Process(ServeClient),
 }
 
 /// (label, runtime, reps per sample, seconds per call per sample) for each candidate.
@@ -576,6 +617,7 @@ fn measure_all(
             let runtime = match candidate {
                 Timed::C(_) => Runtime::C,
                 Timed::Rust(_) => Runtime::Rust,
+                Timed::Process(_) => Runtime::Process,
             };
             (label.clone(), runtime, reps, seconds)
         })
@@ -625,6 +667,7 @@ fn time_calls(
             }
             Ok(start.elapsed().as_secs_f64() / reps as f64)
         }
+        Timed::Process(process) => process.sample(0, reps),
     }
 }
 
@@ -818,6 +861,42 @@ mod tests {
         let speedup = report.speedup("morello", "again").expect("both present");
         assert!(speedup > 0.0 && speedup.is_finite());
         assert_eq!(report.speedups("morello").len(), 2);
+    }
+
+    /// A program of its own answering the serve protocol is timed alternately with the C
+    /// candidate, gets the seed and the CPU, and is told to quit.
+    #[test]
+    fn a_process_candidate_is_timed_through_the_serve_protocol() {
+        let Some(compiler) = compiler() else { return };
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let log = dir.path().join("args");
+        let script = format!(
+            "echo \"$@\" > {log}\necho ready\nwhile read -r word index reps; do\n  \
+             [ \"$word\" = quit ] && exit 0\n  printf 'sample\\t0\\tsh\\t%s\\t0.00025\\n' \"$reps\"\ndone\nexit 3\n",
+            log = log.display()
+        );
+        let request = BenchRequest {
+            signature: scale_signature(),
+            kernel_source: SCALE.into(),
+            options: strict(),
+            candidates: vec![
+                c_candidate("morello"),
+                Candidate::Process(ProcessCandidate {
+                    label: "sh".into(),
+                    program: "sh".into(),
+                    args: vec!["-c".into(), script, "serve".into()],
+                }),
+            ],
+            work: Work::default(),
+        };
+        let report = run_bench(&compiler, request, &quick()).expect("runs");
+        let sh = report.result("sh").expect("the process's result");
+        assert_eq!(sh.runtime, Runtime::Process);
+        assert_eq!(sh.seconds_per_call, [0.00025; 3]);
+        assert!(sh.reps_per_sample >= 8, "0.002 s of 0.25 ms calls: {sh:?}");
+        let args = std::fs::read_to_string(&log).expect("the script ran");
+        let cpu = report.cpu.expect("one pinned thread");
+        assert_eq!(args.trim(), format!("--seed 5 --cpu {cpu}"));
     }
 
     /// A cold run times C candidates after evicting their buffers, and says so in its report; a

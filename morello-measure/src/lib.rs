@@ -64,7 +64,7 @@ pub use baselines::{
 };
 pub use bench::{
     BenchConfig, BenchReport, BenchRequest, CCandidate, Caches, Candidate, CandidateResult, PeakProbe,
-    Pinning, RustCandidate, RustKernel, Work, run_bench,
+    Pinning, ProcessCandidate, RustCandidate, RustKernel, Work, run_bench,
 };
 pub use compare::{KernelCandidate, Measurement, Skipped, measure};
 pub use error::MeasureError;

@@ -36,7 +36,7 @@ use morello_xla::xla::ElementType;
 use crate::arena::ALIGNMENT;
 use crate::graph::{Graph, ValueId};
 use crate::plan::{Buffer, Lowering, Plan};
-use crate::{CompileError, CompiledModule, SearchedSpec};
+use crate::{CompileError, CompiledModule, ModuleStep, SearchedSpec};
 
 pub(crate) use ctype::storage;
 
@@ -255,10 +255,24 @@ pub(crate) fn module(
             unit.line(&line);
         }
     }
+    let mut steps: Vec<ModuleStep> = Vec::new();
     for id in 0..graph.nodes.len() {
         let node = &graph.nodes[id];
         match &plan.lowering[id] {
             Lowering::Searched { spec, inputs, copies, what } => {
+                let step = steps.len();
+                steps.push(ModuleStep {
+                    instruction: node.name.clone(),
+                    what: match copies.as_slice() {
+                        [] => format!("searched {what}"),
+                        [one] => format!("searched {what}, input {} copied first", one.input),
+                        many => {
+                            let inputs: Vec<String> = many.iter().map(|c| c.input.to_string()).collect();
+                            format!("searched {what}, inputs {} copied first", inputs.join(" and "))
+                        }
+                    },
+                });
+                unit.line(&format!("MORELLO_STEP_BEGIN({step});"));
                 let mut args = Vec::new();
                 for input in inputs {
                     let base = unit
@@ -293,8 +307,15 @@ pub(crate) fn module(
                     .get(&id)
                     .ok_or_else(|| at(id, "a searched node without its kernel".into()))?;
                 unit.line(&format!("{kernel}({});", args.join(", ")));
+                unit.line(&format!("MORELLO_STEP_END({step});"));
             }
             Lowering::Loops { reason } => {
+                let step = steps.len();
+                steps.push(ModuleStep {
+                    instruction: node.name.clone(),
+                    what: format!("loops ({})", node.op().map_or("", |o| o.opcode())),
+                });
+                unit.line(&format!("MORELLO_STEP_BEGIN({step});"));
                 unit.line(&format!(
                     "/* {} ({}): loops: {} */",
                     comment(&node.name),
@@ -302,6 +323,7 @@ pub(crate) fn module(
                     comment(reason)
                 ));
                 unit.loops(id).map_err(|reason| at(id, reason))?;
+                unit.line(&format!("MORELLO_STEP_END({step});"));
             }
             _ => {}
         }
@@ -309,8 +331,15 @@ pub(crate) fn module(
     for &(k, value) in &plan.copies {
         let shape = graph.result_shapes[k].clone();
         let target_name = result_names[k].clone();
+        let step = steps.len();
+        steps.push(ModuleStep {
+            instruction: graph.node(value).name.clone(),
+            what: format!("copied to result {k}"),
+        });
         unit.line(&format!("/* result {k}: a copy of {} */", comment(&graph.node(value).name)));
+        unit.line(&format!("MORELLO_STEP_BEGIN({step});"));
         unit.copy(value, &shape, &target_name).map_err(|reason| at(value.node, reason))?;
+        unit.line(&format!("MORELLO_STEP_END({step});"));
     }
     if arena_bytes > 0 {
         unit.line("free(m_arena);");
@@ -371,6 +400,7 @@ pub(crate) fn module(
         source += "\n/* ---- reducers and mapped computations ---- */\n";
         source += &functions;
     }
+    source += &profile_macros(name, steps.len());
     source += "\n/* ---- the module ---- */\n";
     let _ = writeln!(source, "{prototype};");
     let _ = writeln!(source, "{prototype} {{");
@@ -392,7 +422,31 @@ pub(crate) fn module(
         arena_bytes,
         plan,
         searched,
+        steps,
     })
+}
+
+/// The step macros: nothing, unless the unit is compiled with `MORELLO_PROFILE` defined, when
+/// each step adds its wall time to `NAME_profile_seconds[step]` (what [`crate::profile`] reads).
+fn profile_macros(name: &str, steps: usize) -> String {
+    format!(
+        "\n/* ---- step timing (only with MORELLO_PROFILE defined) ---- */\n\
+         #ifdef MORELLO_PROFILE\n\
+         #include <time.h>\n\
+         double {name}_profile_seconds[{count}];\n\
+         static inline double m_profile_now(void) {{\n\
+         \x20 struct timespec t;\n\
+         \x20 clock_gettime(CLOCK_MONOTONIC, &t);\n\
+         \x20 return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;\n\
+         }}\n\
+         #define MORELLO_STEP_BEGIN(k) double m_step_start##k = m_profile_now()\n\
+         #define MORELLO_STEP_END(k) {name}_profile_seconds[k] += m_profile_now() - m_step_start##k\n\
+         #else\n\
+         #define MORELLO_STEP_BEGIN(k) (void)0\n\
+         #define MORELLO_STEP_END(k) (void)0\n\
+         #endif\n",
+        count = steps.max(1)
+    )
 }
 
 /// The number of elements of an array (at least 1, as harness buffers are).

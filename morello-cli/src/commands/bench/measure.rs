@@ -217,6 +217,7 @@ pub fn result_json(result: &CandidateResult, percent: Option<f64>) -> Value {
         "runtime": match result.runtime {
             morello_measure::bench::Runtime::C => "c",
             morello_measure::bench::Runtime::Rust => "rust",
+            morello_measure::bench::Runtime::Process => "process",
         },
         "gflops": result.gflops,
         "gbytes_per_second": result.gbytes_per_second,

@@ -31,6 +31,8 @@ Examples:
   morello compile model.opt.hlo --verify             ... and check them against the evaluator
   morello compile model.hlo --list-specs > specs.txt then: morello precompute --specs specs.txt
   morello compile model.hlo --processors 1 --json    single-thread kernels; JSON report
+  morello compile bert_ffn.hlo --processors 1 --bench --baseline xla --python venv/bin/python
+                                                     time it beside XLA (jax) on one thread
 
 The module is XLA's HLO text, as jax.jit(f).lower(...).as_text(dialect=\"hlo\") prints it or as
 XLA's CPU compiler leaves it (fusions, layouts, metadata). The C file holds one function
@@ -38,7 +40,11 @@ XLA's CPU compiler leaves it (fusions, layouts, metadata). The C file holds one 
 tuple's elements in order), each a whole array in the layout the module gives it; the header
 declares it. Dots (batch and contracting dims anywhere, operands read in place in their
 layouts), their bias and ReLU or GELU epilogues, softmax, 2-D convolutions and transposes are
-searched kernels; every other instruction runs as a loop nest, and the report says why.";
+searched kernels; every other instruction runs as a loop nest, and the report says why.
+
+--baseline xla runs the fixture's JAX function through the Python given by --python, else by
+the MORELLO_PYTHON environment variable, else python3; without jax there it is skipped with the
+reason.";
 
 /// Arguments of `morello compile`.
 #[derive(Debug, clap::Args)]
@@ -69,20 +75,23 @@ pub struct Args {
     /// Keep the verification's C files, inputs, outputs and binary in this directory.
     #[arg(long, value_name = "DIR", requires = "verify")]
     keep: Option<PathBuf>,
-    /// Time the compiled function: one thread pinned to one CPU, warm calls, in rounds; prints
-    /// the median and quartiles per call.
+    /// Time the compiled function: one thread pinned to one CPU, warm calls, calibrated samples;
+    /// prints the median and quartiles per call, then the time of each step of a call (each
+    /// searched kernel, loop nest and result copy).
     #[arg(long)]
     bench: bool,
     /// With --bench, also time the module under XLA's CPU backend: `xla` runs the fixture's JAX
     /// function (`morello-compile/fixtures/jax/generate.py`, named by the file: bert_ffn.opt.hlo
-    /// is bert_ffn) with jax.jit on one thread pinned to the same CPU, alternating rounds with
-    /// the C; skipped with the reason when the Python has no jax or the function is unknown.
+    /// is bert_ffn) with jax.jit on one thread pinned to the same CPU, on the same inputs, its
+    /// samples alternating with the C's; skipped with the reason when the Python has no jax or
+    /// the function is unknown.
     #[arg(long, value_name = "xla", requires = "bench")]
     baseline: Option<String>,
-    /// The Python with jax and jaxlib for --baseline xla.
-    #[arg(long, value_name = "PATH", default_value = "python3")]
-    python: String,
-    /// Samples per candidate for --bench (over three alternating rounds).
+    /// The Python with jax and jaxlib for --baseline xla (default: $MORELLO_PYTHON, else
+    /// python3).
+    #[arg(long, value_name = "PATH")]
+    python: Option<String>,
+    /// Samples per candidate for --bench (alternating between the candidates).
     #[arg(long, value_name = "N", default_value_t = 9)]
     samples: usize,
     /// The shortest sample for --bench, in seconds.
@@ -171,12 +180,13 @@ fn finish(
     target: &morello_core::target::Target,
     [c_path, h_path]: [&Path; 2],
     verification: Option<ModuleVerification>,
-    timing: Option<(serde_json::Value, String)>,
+    timing: Option<((serde_json::Value, serde_json::Value), String)>,
 ) -> Result<()> {
     if args.json {
         let mut value = report_json(module, compiled, target, c_path, h_path, verification.as_ref());
-        if let Some((json, _)) = &timing {
-            value["results"] = json.clone();
+        if let Some(((results, profile), _)) = &timing {
+            value["results"] = results.clone();
+            value["profile"] = profile.clone();
         }
         output::print_json(&value)?;
     } else {
