@@ -196,5 +196,7 @@ fn duplicates(what: &str, specs: &[&CanonicalSpec], forget: impl Fn(&CanonicalSp
     }
     let extra: u64 = groups.values().map(|n| n - 1).sum();
     let largest = groups.values().max().copied().unwrap_or(0);
-    println!("specs equal but for their {what}: {extra} beyond the first of each ({largest} at most in one group)");
+    println!(
+        "specs equal but for their {what}: {extra} beyond the first of each ({largest} at most in one group)"
+    );
 }

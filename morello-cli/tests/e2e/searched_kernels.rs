@@ -15,7 +15,8 @@ use morello_core::imp::{Boundary, Impl, Parallelism};
 use morello_core::kernels::KernelKind;
 use morello_core::operators::Operator;
 use morello_core::spec::{
-    CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, LogicalSpec, SpecBuilder, parse_epilogue, parse_pair,
+    CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, LogicalSpec, Padding, SpecBuilder, parse_epilogue,
+    parse_pair,
 };
 use morello_core::target::{Target, resolve_target_on_host};
 use morello_search::{Memo, Search};

@@ -27,7 +27,8 @@ use morello_core::target::{LevelKind, Target};
 use super::Remainders;
 use super::conv::{self, ConvTiles};
 use super::{
-    Action, ActionConfig, Combine, DividingTiles, Plan, PlanShape, TileSizes, block_rows, register_block_heights,
+    Action, ActionConfig, Combine, DividingTiles, Plan, PlanShape, TileSizes, block_rows,
+    register_block_heights,
 };
 
 pub(super) fn enumerate(
@@ -86,7 +87,12 @@ pub(super) fn enumerate(
 /// (the others are tiles of its tiles), or `None` where every such size is tried: with
 /// [`DividingTiles::Every`], for the coarse tile sizes (powers of four), and where an operand is in
 /// vector registers.
-fn largest_dividing_tile(spec: &CanonicalSpec, n: u32, config: &ActionConfig, target: &Target) -> Option<u32> {
+fn largest_dividing_tile(
+    spec: &CanonicalSpec,
+    n: u32,
+    config: &ActionConfig,
+    target: &Target,
+) -> Option<u32> {
     let nested = match config.tile_sizes {
         TileSizes::RegisterBlocks | TileSizes::PowersOfTwo => true,
         TileSizes::All | TileSizes::Coarse => false,

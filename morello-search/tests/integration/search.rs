@@ -11,8 +11,8 @@ use morello_core::spec::{CanonicalSpec, LogicalSpec};
 use morello_core::target::Target;
 use morello_search::actions::{actions, register_block_heights};
 use morello_search::{
-    Action, ActionConfig, DividingTiles, Feasibility, Memo, PeakCodec, Rebuild, Remainders, Search, TileSizes,
-    VariantCosts,
+    Action, ActionConfig, DividingTiles, Feasibility, Memo, PeakCodec, Rebuild, Remainders, Search,
+    TileSizes, VariantCosts,
 };
 use proptest::prelude::*;
 
