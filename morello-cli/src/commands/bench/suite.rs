@@ -215,9 +215,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let target_text = target_note.clone().unwrap_or_else(|| target.name().to_string());
     let machine = Machine {
-        date: utc_date(
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-        ),
+        date: utc_date(std::time::SystemTime::now()),
         command: command_line(),
         cpu: cpu_description(),
         os: os_description(),
