@@ -320,8 +320,10 @@ fn write_outputs(markdown: &Path, svg_path: &Path, body: &str, svg: &str) -> Res
     };
     let updated =
         insert_section(&document, body).map_err(|e| bad_input(format!("{}: {e}", markdown.display())))?;
-    std::fs::write(markdown, updated).with_context(|| format!("cannot write {}", markdown.display()))?;
-    std::fs::write(svg_path, svg).with_context(|| format!("cannot write {}", svg_path.display()))
+    morello_search::db::write_atomically(markdown, updated.as_bytes())
+        .with_context(|| format!("cannot write {}", markdown.display()))?;
+    morello_search::db::write_atomically(svg_path, svg.as_bytes())
+        .with_context(|| format!("cannot write {}", svg_path.display()))
 }
 
 /// How the Markdown file refers to the plot: its file name when both are in one directory.
