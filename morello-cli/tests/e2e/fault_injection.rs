@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use morello_search::ActionConfig;
 use morello_search::db::{Schema, Table, TableFile, Validation, stored_target};
+use rand::rngs::StdRng;
+use rand::{Rng as _, SeedableRng as _};
 
 use crate::common::morello_command;
 
@@ -17,23 +19,10 @@ use crate::common::morello_command;
 const ROUNDS: usize = 8;
 const TIME_BUDGET: Duration = Duration::from_secs(150);
 
-/// SplitMix64: a seeded generator good enough to pick kill times, with no dependency.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A duration in `[0, max)`.
-    fn below(&mut self, max: Duration) -> Duration {
-        let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX).max(1);
-        Duration::from_nanos(self.next() % nanos)
-    }
+/// A duration in `[0, max)`, drawn from the run's seeded generator.
+fn below(random: &mut StdRng, max: Duration) -> Duration {
+    let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX).max(1);
+    Duration::from_nanos(random.random_range(0..nanos))
 }
 
 const GOALS: [&str; 7] = ["matmul", "--up-to", "4", "--dtype", "u32", "--target", "x86-avx2"];
@@ -105,7 +94,7 @@ fn killed_precomputes_and_merges_leave_verified_tables_with_the_right_answers() 
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs())
     });
     println!("fault injection seed {seed} (MORELLO_FAULT_SEED={seed} repeats it)");
-    let mut random = Random(seed);
+    let mut random = StdRng::seed_from_u64(seed);
     let cache = tempfile::tempdir().unwrap();
     let dir = cache.path();
 
@@ -138,7 +127,7 @@ fn killed_precomputes_and_merges_leave_verified_tables_with_the_right_answers() 
         if round % 2 == 0 {
             let _ = std::fs::remove_file(&table);
         }
-        if kill_after(dir, &precompute_args(&table), random.below(full)) {
+        if kill_after(dir, &precompute_args(&table), below(&mut random, full)) {
             precomputes_killed += 1;
         }
         check(dir, &table, &reference, &format!("precompute killed in round {round}"));
@@ -153,7 +142,7 @@ fn killed_precomputes_and_merges_leave_verified_tables_with_the_right_answers() 
             std::fs::remove_file(&probe).ok();
             took
         };
-        if kill_after(dir, &merge, random.below(merge_time * 2)) {
+        if kill_after(dir, &merge, below(&mut random, merge_time * 2)) {
             merges_killed += 1;
         }
         check(dir, &table, &reference, &format!("merge killed in round {round}"));
