@@ -50,25 +50,29 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     }
     let [1, 1, k, 1] = spec.shape.dims() else { return false };
     let Some(lanes) = lanes(target) else { return false };
+    spec.operands.iter().all(|o| o.dtype == Dtype::F32) && k % lanes == 0 && streams_in_k_order(spec, target)
+}
+
+/// Whether a dot product's operands have the form both dot-product loops read: `lhs` and `rhs` in
+/// memory or a cache, each one contiguous run in k order (no odd-even strip), and `out` reachable
+/// as a scalar.
+pub(super) fn streams_in_k_order(spec: &LogicalSpec, target: &Target) -> bool {
     let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
-    spec.kind == (PrimitiveKind::Matmul { accum: true })
-        && spec.operands.iter().all(|o| o.dtype == Dtype::F32)
-        && k % lanes == 0
-        && in_memory(lhs, target)
-        && in_memory(rhs, target)
-        && lhs.is_fully_contiguous()
-        && rhs.is_fully_contiguous()
-        && in_index_order(lhs)
-        && in_index_order(rhs)
+    [lhs, rhs].into_iter().all(|o| in_memory(o, target) && o.is_fully_contiguous() && in_index_order(o))
         && scalar_accessible(out, target)
 }
 
-fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
+/// [`ACCUMULATORS`] + 1 registers of the widest vector level (the accumulators and one operand).
+pub(super) fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
     widest_vector_level(target).map_or(MemVec::ZERO, |(level, _)| MemVec::single(level, ACCUMULATORS + 1))
 }
 
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
-    let steps = u64::from(spec.shape.dim(2) / lanes(target).unwrap_or(1));
+    steps_cost(spec, target, c, u64::from(spec.shape.dim(2) / lanes(target).unwrap_or(1)))
+}
+
+/// A dot-product loop's cost: `fixed + per_unit * steps + Σ move_cost(operand)`.
+pub(super) fn steps_cost(spec: &LogicalSpec, target: &Target, c: KernelCost, steps: u64) -> Cost {
     spec.operands.iter().fold(c.fixed.saturating_add(c.per_unit.saturating_mul(steps)), |acc, o| {
         acc.saturating_add(move_cost(o, target))
     })
