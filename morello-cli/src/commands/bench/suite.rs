@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::busy::{CpuTimes, busy_since};
 use super::markdown::{Cell, Machine, Row, Table, insert_section, section, utc_date};
-use super::measure::{MeasureArgs, measure, measure_peak_once, peak_line, protocol_line, result_json};
+use super::measure::{MeasureArgs, measure_error, measure_peak_once, peak_line, protocol_line, result_json};
 use super::svg::{Labels, Series, plot};
 use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;
@@ -284,7 +284,9 @@ fn run_entry(
         .next()
         .ok_or_else(|| anyhow!("the search returned no implementation"))?;
     let kernels = [KernelCandidate { label: "morello".into(), imp: &solution.imp }];
-    let measured = measure(compiler, &resolved.target, &resolved.spec, &kernels, baselines, config)?;
+    let measured =
+        morello_measure::measure(compiler, &resolved.target, &resolved.spec, &kernels, baselines, config)
+            .map_err(measure_error(&resolved.target))?;
     Ok((resolved.spec.display(&resolved.target).to_string(), measured))
 }
 
