@@ -151,39 +151,25 @@ impl Unit<'_> {
         xs: &[CExpr],
     ) -> Result<(), String> {
         let computation = self.graph.module.computation(to_apply).ok_or("no reducer")?;
-        let root = computation.root_instruction().ok_or("no root")?;
         if accs.len() == 1 {
             // A reducer that is one op of its two parameters is written inline.
-            if let HloOp::Elementwise(op) = root.op {
-                let params: Vec<Option<usize>> = root
-                    .operands
-                    .iter()
-                    .map(|o| match computation.instructions[o.0].op {
-                        HloOp::Parameter { number } => Some(number),
-                        _ => None,
-                    })
-                    .collect();
-                if params.len() == 2
-                    && computation.parameters().len() == 2
-                    && matches!(
-                        op,
-                        ElementwiseOp::Add
-                            | ElementwiseOp::Maximum
-                            | ElementwiseOp::Minimum
-                            | ElementwiseOp::Multiply
-                            | ElementwiseOp::And
-                            | ElementwiseOp::Or
-                    )
-                {
-                    if let [Some(a), Some(b)] = params[..] {
-                        let acc = CExpr { text: accs[0].0.clone(), ty: accs[0].1 };
-                        let pick = |n: usize| if n == 0 { acc.clone() } else { xs[0].clone() };
-                        let text = elementwise(op, accs[0].1, &[pick(a), pick(b)])?;
-                        let line = format!("{} = {text};", accs[0].0);
-                        self.line(&line);
-                        return Ok(());
-                    }
-                }
+            if let Some((op, [a, b])) = computation.binary_op_of_parameters()
+                && matches!(
+                    op,
+                    ElementwiseOp::Add
+                        | ElementwiseOp::Maximum
+                        | ElementwiseOp::Minimum
+                        | ElementwiseOp::Multiply
+                        | ElementwiseOp::And
+                        | ElementwiseOp::Or
+                )
+            {
+                let acc = CExpr { text: accs[0].0.clone(), ty: accs[0].1 };
+                let pick = |n: usize| if n == 0 { acc.clone() } else { xs[0].clone() };
+                let text = elementwise(op, accs[0].1, &[pick(a), pick(b)])?;
+                let line = format!("{} = {text};", accs[0].0);
+                self.line(&line);
+                return Ok(());
             }
             let args: Vec<String> =
                 std::iter::once(accs[0].0.clone()).chain(xs.iter().map(|x| x.text.clone())).collect();

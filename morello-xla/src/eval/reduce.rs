@@ -8,7 +8,7 @@
 //! is the largest of its terms'. Any other reducer (and every `map`) evaluates its computation
 //! per element, with the per-op bounds of `scalar.rs` in that order.
 
-use crate::hlo::{ArrayShape, ComputationId, ElementwiseOp, HloOp, HloShape, WindowDim, is_float_type};
+use crate::hlo::{ArrayShape, ComputationId, ElementwiseOp, HloShape, WindowDim, is_float_type};
 use crate::xla::ElementType;
 
 use super::array::{Array, for_each_index, strides, volume};
@@ -24,24 +24,12 @@ enum Simple {
 }
 
 fn simple(ev: &Evaluator<'_>, to_apply: ComputationId) -> Option<Simple> {
-    let computation = &ev.module.computations()[to_apply.0];
-    let root = computation.root_instruction()?;
-    let kind = match root.op {
-        HloOp::Elementwise(ElementwiseOp::Add) => Simple::Add,
-        HloOp::Elementwise(ElementwiseOp::Maximum) => Simple::Max,
-        HloOp::Elementwise(ElementwiseOp::Minimum) => Simple::Min,
-        _ => return None,
-    };
-    let mut numbers: Vec<usize> = root
-        .operands
-        .iter()
-        .filter_map(|o| match computation.instructions[o.0].op {
-            HloOp::Parameter { number } => Some(number),
-            _ => None,
-        })
-        .collect();
-    numbers.sort_unstable();
-    (numbers == [0, 1] && computation.parameters().len() == 2).then_some(kind)
+    match ev.module.computations()[to_apply.0].binary_op_of_parameters()?.0 {
+        ElementwiseOp::Add => Some(Simple::Add),
+        ElementwiseOp::Maximum => Some(Simple::Max),
+        ElementwiseOp::Minimum => Some(Simple::Min),
+        _ => None,
+    }
 }
 
 /// One output's accumulator.
