@@ -259,6 +259,18 @@ pub fn elementwise(
     float_op(op, result, args, rounding)
 }
 
+/// The error bound of `ln(y)` when `y` is off by at most `error`: `ln(y / (y - error))`, 0 for
+/// an exact `y` and unbounded when `y - error` may reach 0.
+fn log_error(y: f64, error: f64) -> f64 {
+    if error == 0.0 {
+        0.0
+    } else if y > error {
+        (y / (y - error)).ln()
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// XLA's maximum: NaN if either is NaN.
 fn nan_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
@@ -330,26 +342,11 @@ fn float_op(
         }
         E::Log => {
             let x = av.ln();
-            let propagated = if ea == 0.0 {
-                0.0
-            } else if av > ea {
-                (av / (av - ea)).ln()
-            } else {
-                f64::INFINITY
-            };
-            (x, approx(x, propagated))
+            (x, approx(x, log_error(av, ea)))
         }
         E::LogPlusOne => {
             let x = av.ln_1p();
-            let b = av + 1.0;
-            let propagated = if ea == 0.0 {
-                0.0
-            } else if b > ea {
-                (b / (b - ea)).ln()
-            } else {
-                f64::INFINITY
-            };
-            (x, approx(x, propagated))
+            (x, approx(x, log_error(av + 1.0, ea)))
         }
         E::Tanh => {
             let x = av.tanh();
