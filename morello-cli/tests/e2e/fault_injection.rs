@@ -8,12 +8,11 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use morello_search::ActionConfig;
-use morello_search::db::{Schema, Table, TableFile, Validation, stored_target};
+use morello_search::db::Table;
 use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
 
-use crate::common::morello_command;
+use crate::common::{load_table, morello_command};
 
 /// Kills of each kind per run, and the time after which no new round starts.
 const ROUNDS: usize = 8;
@@ -32,13 +31,6 @@ fn precompute_args(db: &Path) -> Vec<String> {
     args.extend(["--processors", "1", "--checkpoint", "0.05", "-q", "--db"].map(String::from));
     args.push(db.display().to_string());
     args
-}
-
-fn load(path: &Path) -> Table {
-    let bytes = std::fs::read(path).expect("the table exists");
-    let (_, target) = stored_target(&bytes, path).expect("a table stores its target");
-    let schema = Schema::new(&target, ActionConfig::default());
-    TableFile::new(path).load(&schema, Validation::Full).expect("a valid table")
 }
 
 /// Runs `args` to the end; panics unless it succeeds.
@@ -81,7 +73,7 @@ fn check(cache: &Path, table: &Path, reference: &Table, what: &str) {
     let verify = ["db", "verify", &table.display().to_string(), "--rebuild", "20"].map(String::from);
     let out = morello_command(cache).args(&verify).output().expect("morello runs");
     assert!(out.status.success(), "after {what}: {}", String::from_utf8_lossy(&out.stderr));
-    let held = load(table);
+    let held = load_table(table);
     for (spec, frontier) in held.iter() {
         assert_eq!(reference.get(spec), Some(frontier), "after {what}: a wrong frontier");
     }
@@ -101,7 +93,7 @@ fn killed_precomputes_and_merges_leave_verified_tables_with_the_right_answers() 
     // The reference: one uninterrupted precompute, and how long it and a merge take.
     let reference_path = dir.join("reference.mdb");
     let full = run(dir, &precompute_args(&reference_path));
-    let reference = load(&reference_path);
+    let reference = load_table(&reference_path);
     let other = dir.join("other.mdb");
     let mut other_args = precompute_args(&other);
     other_args[3] = "2".into();
@@ -150,7 +142,10 @@ fn killed_precomputes_and_merges_leave_verified_tables_with_the_right_answers() 
     println!("{precomputes_killed} precomputes and {merges_killed} merges killed");
     // Resumed to the end, the table is the reference's, and no temp file is left behind.
     run(dir, &precompute_args(&table));
-    assert!(load(&table).entries() == reference.entries(), "the resumed table differs from one precompute");
+    assert!(
+        load_table(&table).entries() == reference.entries(),
+        "the resumed table differs from one precompute"
+    );
     let temps: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
