@@ -475,29 +475,24 @@ pub fn erf(x: f64) -> f64 {
     value.copysign(x)
 }
 
-fn compare(direction: ComparisonDirection, a: Scalar, b: Scalar) -> Scalar {
+/// Whether `x direction y` holds (false for any order with a NaN, true for `Ne`).
+fn holds<T: PartialOrd>(direction: ComparisonDirection, x: T, y: T) -> bool {
     use ComparisonDirection as D;
+    match direction {
+        D::Eq => x == y,
+        D::Ne => x != y,
+        D::Lt => x < y,
+        D::Le => x <= y,
+        D::Gt => x > y,
+        D::Ge => x >= y,
+    }
+}
+
+fn compare(direction: ComparisonDirection, a: Scalar, b: Scalar) -> Scalar {
     let (av, bv) = (a.value, b.value);
     let value = match (av, bv) {
-        (Num::I(x), Num::I(y)) => match direction {
-            D::Eq => x == y,
-            D::Ne => x != y,
-            D::Lt => x < y,
-            D::Le => x <= y,
-            D::Gt => x > y,
-            D::Ge => x >= y,
-        },
-        _ => {
-            let (x, y) = (av.as_f64(), bv.as_f64());
-            match direction {
-                D::Eq => x == y,
-                D::Ne => x != y,
-                D::Lt => x < y,
-                D::Le => x <= y,
-                D::Gt => x > y,
-                D::Ge => x >= y,
-            }
-        }
+        (Num::I(x), Num::I(y)) => holds(direction, x, y),
+        _ => holds(direction, av.as_f64(), bv.as_f64()),
     };
     let error = if a.exact() && b.exact() {
         0.0
@@ -506,7 +501,7 @@ fn compare(direction: ComparisonDirection, a: Scalar, b: Scalar) -> Scalar {
         let spread = a.error + b.error;
         let d = x - y;
         let certain = match direction {
-            D::Eq | D::Ne => d.abs() > spread,
+            ComparisonDirection::Eq | ComparisonDirection::Ne => d.abs() > spread,
             _ => d.abs() > spread || !d.is_finite(),
         };
         uncertain(certain)
