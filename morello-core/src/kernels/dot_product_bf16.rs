@@ -28,13 +28,9 @@ pub const STEP: u32 = 32;
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], target: &Target) -> bool {
-    let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
-    kind == (PrimitiveKind::Matmul { accum: true })
-        && KernelKind::DotProductBf16.required_isa().iter().all(|f| target.has_isa(*f))
+    KernelKind::DotProductBf16.required_isa().iter().all(|f| target.has_isa(*f))
         && dtypes == [Dtype::Bf16, Dtype::Bf16, Dtype::F32]
-        && memory(levels[0])
-        && memory(levels[1])
-        && levels[2] != LevelKind::VectorRegisters
+        && dot_product_loop::could_stream(kind, levels)
 }
 
 fn applies(spec: &LogicalSpec, target: &Target) -> bool {

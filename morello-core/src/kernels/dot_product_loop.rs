@@ -35,10 +35,14 @@ pub(crate) fn lanes(target: &Target) -> Option<u32> {
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], target: &Target) -> bool {
+    lanes(target).is_some() && dtypes.iter().all(|d| *d == Dtype::F32) && could_stream(kind, levels)
+}
+
+/// Whether a dot-product loop could apply at these levels: an accumulating matmul with `lhs` and
+/// `rhs` in memory or a cache and `out` not in vector registers.
+pub(super) fn could_stream(kind: PrimitiveKind, levels: &[LevelKind]) -> bool {
     let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
     kind == (PrimitiveKind::Matmul { accum: true })
-        && lanes(target).is_some()
-        && dtypes.iter().all(|d| *d == Dtype::F32)
         && memory(levels[0])
         && memory(levels[1])
         && levels[2] != LevelKind::VectorRegisters
@@ -53,9 +57,9 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     spec.operands.iter().all(|o| o.dtype == Dtype::F32) && k % lanes == 0 && streams_in_k_order(spec, target)
 }
 
-/// Whether a dot product's operands have the form both dot-product loops read: `lhs` and `rhs` in
-/// memory or a cache, each one contiguous run in k order (no odd-even strip), and `out` reachable
-/// as a scalar.
+/// Whether an accumulating matmul's operands have the form both dot-product loops read: `lhs` and
+/// `rhs` in memory or a cache, each one contiguous run in k order (no odd-even strip), and `out`
+/// reachable as a scalar.
 pub(super) fn streams_in_k_order(spec: &LogicalSpec, target: &Target) -> bool {
     let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
     [lhs, rhs].into_iter().all(|o| in_memory(o, target) && o.is_fully_contiguous() && in_index_order(o))
