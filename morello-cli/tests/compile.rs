@@ -110,20 +110,28 @@ fn the_report_names_what_is_searched_and_what_runs_as_loops() {
     assert!(header.contains("#define JIT_ATTENTION_ARENA_BYTES"));
 }
 
-#[test]
-fn list_specs_feeds_precompute() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-compile/fixtures/jax/bert_ffn.hlo");
-    let (code, stdout, stderr) = morello(&[
+/// The output of `morello compile FILE --target x86-avx2 --processors 1 --list-specs` for a
+/// fixture named from the repository root; panics unless it succeeds.
+fn list_specs(fixture: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(fixture);
+    let args = [
         "compile",
-        fixture.to_str().expect("a path"),
+        path.to_str().expect("a path"),
         "--target",
         "x86-avx2",
         "--processors",
         "1",
         "--list-specs",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let specs: Vec<&str> = stdout.lines().filter(|l| !l.starts_with('#')).collect();
+    ];
+    let (code, stdout, stderr) = morello(&args);
+    assert_eq!(code, 0, "{fixture}: {stderr}");
+    stdout
+}
+
+#[test]
+fn list_specs_feeds_precompute() {
+    let listed = list_specs("morello-compile/fixtures/jax/bert_ffn.hlo");
+    let specs: Vec<&str> = listed.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(
         specs,
         [
@@ -131,22 +139,10 @@ fn list_specs_feeds_precompute() {
             "MatmulBias(1x128x3072x768, f32 GL row-major, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
         ]
     );
+    // Precompute the small module's specs (the full-size ones take minutes).
     let work = tempfile::tempdir().expect("a temporary directory");
     let file = work.path().join("specs.txt");
-    std::fs::write(&file, &stdout).expect("written");
-    let small =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-compile/fixtures/jax/bert_ffn_small.hlo");
-    let (code, listed, stderr) = morello(&[
-        "compile",
-        small.to_str().expect("a path"),
-        "--target",
-        "x86-avx2",
-        "--processors",
-        "1",
-        "--list-specs",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    std::fs::write(&file, &listed).expect("written");
+    std::fs::write(&file, list_specs("morello-compile/fixtures/jax/bert_ffn_small.hlo")).expect("written");
     let table = work.path().join("t.mdb");
     let (code, _, stderr) = morello_in(
         work.path(),

@@ -259,14 +259,8 @@ pub fn unfused_epilogue(spec: &CanonicalSpec, matmul: Impl, epilogue: Impl, targ
 
 #[cfg(test)]
 mod tests {
-    use morello_core::target::Target;
-
     use super::*;
-
-    fn spec(text: &str) -> LogicalSpec {
-        let target = Target::builtin("x86-avx2", 1).unwrap();
-        LogicalSpec::parse(text, &target).unwrap().canonicalize(&target).unwrap().logical().clone()
-    }
+    use crate::baselines::spec::tests::spec;
 
     #[test]
     fn work_counts_multiply_adds_twice_and_each_operand_once() {

@@ -78,7 +78,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     if let Some(dir) = &args.keep {
         let path = dir.join("kernel.c");
-        std::fs::write(&path, &verified.kernel.source)
+        morello_search::db::write_atomically(&path, verified.kernel.source.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let v = &verified.verification;

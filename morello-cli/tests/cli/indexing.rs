@@ -15,6 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 use proptest::prelude::*;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom as _;
+use rand::{Rng as _, SeedableRng as _};
 
 use crate::common;
 
@@ -1252,26 +1255,27 @@ fn every_elementwise_opcode_and_ops_without_operands() {
 // ---------------------------------------------------------------------------------------------
 // Random three-op fusions, against the oracle.
 
-/// A tiny deterministic generator, so one proptest `u64` drives every choice.
-struct Rng(u64);
+/// The random choices of one module, all drawn from one proptest `u64` seed.
+struct Rng(StdRng);
 
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n.max(1) as u64) as usize
+    fn new(seed: u64) -> Self {
+        Rng(StdRng::seed_from_u64(seed))
     }
 
+    /// A number in `[0, n)` (0 when `n` is 0).
+    fn below(&mut self, n: usize) -> usize {
+        self.0.random_range(0..n.max(1))
+    }
+
+    /// A number in `[lo, hi]`.
     fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as usize) as i64
+        self.0.random_range(lo..=hi)
     }
 
     fn permutation(&mut self, n: usize) -> Vec<usize> {
         let mut p: Vec<usize> = (0..n).collect();
-        for i in (1..n).rev() {
-            p.swap(i, self.below(i + 1));
-        }
+        p.shuffle(&mut self.0);
         p
     }
 }
@@ -1412,7 +1416,7 @@ fn random_op(rng: &mut Rng, comp: Comp, input: &str, dims: &[i64], n: usize) -> 
 }
 
 fn random_module(seed: u64) -> Module {
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let rank = rng.below(3).max(1) + 1;
     let dims: Vec<i64> = (0..rank).map(|_| rng.range(1, 4)).collect();
     let fused = Comp::new("fused").param("q0", f32s(&dims));
@@ -1611,7 +1615,16 @@ fn bad_modules_give_the_line_and_the_instruction() {
 /// A rank-0 `pad` prints as `padding=` at the end of its line; the next line is not its value.
 #[test]
 fn a_rank_0_pad_in_a_fusion() {
-    let m = random_module(549564072369181766);
+    let fused = Comp::new("fused")
+        .param("q0", f32s(&[3]))
+        .param("q1", f32s(&[]))
+        .op("op1", f32s(&[]), Op::Reduce(vec![0], "max"), &["q0", "q1"])
+        .param("q2", f32s(&[]))
+        .op("op2", f32s(&[]), Op::Pad(vec![]), &["op1", "q2"])
+        .op("op3", f32s(&[]), Op::Elementwise("negate"), &["op2"]);
+    let entry = Comp::entry("main").param("x0", f32s(&[3])).param("x1", f32s(&[])).param("x2", f32s(&[]));
+    let entry = entry.op("fusion", f32s(&[]), Op::Fusion("fused"), &["x0", "x1", "x2"]);
+    let m = Module::new(vec![reducer("max", 1), fused, entry]);
     assert!(m.text(false).contains("padding=\n"), "{}", m.text(false));
     check(&m, root(&m));
     check(&m, Subject::Instruction("fused", "op3"));

@@ -106,3 +106,14 @@ pub fn executable_script(dir: &Path, name: &str, script: &str) -> String {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("executable");
     path.to_string_lossy().into_owned()
 }
+
+/// The memo table in the file at `path`, fully validated, read with the target it stores (whose
+/// processor count is the machine's that wrote it); panics unless it is a valid table.
+pub fn load_table(path: &Path) -> morello_search::db::Table {
+    use morello_search::ActionConfig;
+    use morello_search::db::{Schema, TableFile, Validation, stored_target};
+    let bytes = std::fs::read(path).expect("the table exists");
+    let (_, target) = stored_target(&bytes, path).expect("a table stores its target");
+    let schema = Schema::new(&target, ActionConfig::default());
+    TableFile::new(path).load(&schema, Validation::Full).expect("a valid table")
+}

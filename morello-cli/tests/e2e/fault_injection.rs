@@ -8,32 +8,20 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use morello_search::ActionConfig;
-use morello_search::db::{Schema, Table, TableFile, Validation, stored_target};
+use morello_search::db::Table;
+use rand::rngs::StdRng;
+use rand::{Rng as _, SeedableRng as _};
 
-use crate::common::morello_command;
+use crate::common::{load_table, morello_command};
 
 /// Kills of each kind per run, and the time after which no new round starts.
 const ROUNDS: usize = 8;
 const TIME_BUDGET: Duration = Duration::from_secs(150);
 
-/// SplitMix64: a seeded generator good enough to pick kill times, with no dependency.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A duration in `[0, max)`.
-    fn below(&mut self, max: Duration) -> Duration {
-        let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX).max(1);
-        Duration::from_nanos(self.next() % nanos)
-    }
+/// A duration in `[0, max)`, drawn from the run's seeded generator.
+fn below(random: &mut StdRng, max: Duration) -> Duration {
+    let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX).max(1);
+    Duration::from_nanos(random.random_range(0..nanos))
 }
 
 const GOALS: [&str; 7] = ["matmul", "--up-to", "4", "--dtype", "u32", "--target", "x86-avx2"];
@@ -43,13 +31,6 @@ fn precompute_args(db: &Path) -> Vec<String> {
     args.extend(["--processors", "1", "--checkpoint", "0.05", "-q", "--db"].map(String::from));
     args.push(db.display().to_string());
     args
-}
-
-fn load(path: &Path) -> Table {
-    let bytes = std::fs::read(path).expect("the table exists");
-    let (_, target) = stored_target(&bytes, path).expect("a table stores its target");
-    let schema = Schema::new(&target, ActionConfig::default());
-    TableFile::new(path).load(&schema, Validation::Full).expect("a valid table")
 }
 
 /// Runs `args` to the end; panics unless it succeeds.
@@ -92,7 +73,7 @@ fn check(cache: &Path, table: &Path, reference: &Table, what: &str) {
     let verify = ["db", "verify", &table.display().to_string(), "--rebuild", "20"].map(String::from);
     let out = morello_command(cache).args(&verify).output().expect("morello runs");
     assert!(out.status.success(), "after {what}: {}", String::from_utf8_lossy(&out.stderr));
-    let held = load(table);
+    let held = load_table(table);
     for (spec, frontier) in held.iter() {
         assert_eq!(reference.get(spec), Some(frontier), "after {what}: a wrong frontier");
     }
@@ -105,14 +86,14 @@ fn killed_precomputes_and_merges_leave_verified_tables_with_the_right_answers() 
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs())
     });
     println!("fault injection seed {seed} (MORELLO_FAULT_SEED={seed} repeats it)");
-    let mut random = Random(seed);
+    let mut random = StdRng::seed_from_u64(seed);
     let cache = tempfile::tempdir().unwrap();
     let dir = cache.path();
 
     // The reference: one uninterrupted precompute, and how long it and a merge take.
     let reference_path = dir.join("reference.mdb");
     let full = run(dir, &precompute_args(&reference_path));
-    let reference = load(&reference_path);
+    let reference = load_table(&reference_path);
     let other = dir.join("other.mdb");
     let mut other_args = precompute_args(&other);
     other_args[3] = "2".into();
@@ -138,7 +119,7 @@ fn killed_precomputes_and_merges_leave_verified_tables_with_the_right_answers() 
         if round % 2 == 0 {
             let _ = std::fs::remove_file(&table);
         }
-        if kill_after(dir, &precompute_args(&table), random.below(full)) {
+        if kill_after(dir, &precompute_args(&table), below(&mut random, full)) {
             precomputes_killed += 1;
         }
         check(dir, &table, &reference, &format!("precompute killed in round {round}"));
@@ -153,7 +134,7 @@ fn killed_precomputes_and_merges_leave_verified_tables_with_the_right_answers() 
             std::fs::remove_file(&probe).ok();
             took
         };
-        if kill_after(dir, &merge, random.below(merge_time * 2)) {
+        if kill_after(dir, &merge, below(&mut random, merge_time * 2)) {
             merges_killed += 1;
         }
         check(dir, &table, &reference, &format!("merge killed in round {round}"));
@@ -161,7 +142,10 @@ fn killed_precomputes_and_merges_leave_verified_tables_with_the_right_answers() 
     println!("{precomputes_killed} precomputes and {merges_killed} merges killed");
     // Resumed to the end, the table is the reference's, and no temp file is left behind.
     run(dir, &precompute_args(&table));
-    assert!(load(&table).entries() == reference.entries(), "the resumed table differs from one precompute");
+    assert!(
+        load_table(&table).entries() == reference.entries(),
+        "the resumed table differs from one precompute"
+    );
     let temps: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

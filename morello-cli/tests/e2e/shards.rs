@@ -6,10 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{self, morello_command};
-
-use morello_search::ActionConfig;
-use morello_search::db::{Schema, Table, TableFile, Validation, stored_target};
+use crate::common::{self, load_table, morello_command};
 
 fn morello(cache: &Path, args: &[&str]) -> Output {
     morello_command(cache).args(args).output().expect("morello runs")
@@ -29,14 +26,6 @@ fn precompute(db: &Path, extra: &[&str]) -> Vec<String> {
     args.extend(["--db".into(), db.display().to_string(), "-q".into()]);
     args.extend(extra.iter().map(|s| s.to_string()));
     args
-}
-
-fn load(path: &Path) -> Table {
-    // The target as the table stores it (its processor count is this machine's).
-    let bytes = std::fs::read(path).expect("the table exists");
-    let (_, target) = stored_target(&bytes, path).expect("a table stores its target");
-    let schema = Schema::new(&target, ActionConfig::default());
-    TableFile::new(path).load(&schema, Validation::Full).expect("a valid table")
 }
 
 /// The JSON `morello search` prints for a spec with a table.
@@ -74,7 +63,7 @@ fn two_shards_merged_equal_one_precompute_and_a_killed_shard_resumes() {
     shard0.kill().unwrap();
     shard0.wait().unwrap();
     assert!(shard1.wait().unwrap().success());
-    let partial = load(&parts[0]).len();
+    let partial = load_table(&parts[0]).len();
     if killed {
         println!("shard 0 killed with {partial} specs saved");
     } else {
@@ -98,7 +87,7 @@ fn two_shards_merged_equal_one_precompute_and_a_killed_shard_resumes() {
     let report = ok(dir, &["db", "merge", &p0, &p1, "-o", &m]);
     assert!(report.contains("already held and equal"), "{report}");
 
-    let (merged_table, one_table) = (load(&merged), load(&one));
+    let (merged_table, one_table) = (load_table(&merged), load_table(&one));
     assert_eq!(merged_table.len(), one_table.len());
     assert!(merged_table.entries() == one_table.entries(), "the merged shards differ from one precompute");
     for spec in ["4x4x4", "1x4x2", "4x2x1", "2x2x2"] {
@@ -278,7 +267,7 @@ fn the_slurm_merge_uses_only_parts_whose_shard_finished() {
     base.push(one.to_str().unwrap());
     ok(dir, &base);
     assert!(
-        load(&out.join("table.mdb")).entries() == load(&one).entries(),
+        load_table(&out.join("table.mdb")).entries() == load_table(&one).entries(),
         "the merged parts equal one precompute"
     );
 }

@@ -7,8 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use morello_search::ActionConfig;
-use morello_search::db::{Schema, Table, TableFile, Validation, stored_target};
+use crate::common::load_table;
 
 /// Why the test cannot run here, if it cannot.
 fn slurm_unavailable() -> Option<String> {
@@ -35,13 +34,6 @@ fn slurm_unavailable() -> Option<String> {
         )),
         None => Some("no sinfo on PATH".into()),
     }
-}
-
-fn load(path: &Path) -> Table {
-    let bytes = std::fs::read(path).expect("the table exists");
-    let (_, target) = stored_target(&bytes, path).expect("a table stores its target");
-    let schema = Schema::new(&target, ActionConfig::default());
-    TableFile::new(path).load(&schema, Validation::Full).expect("a valid table")
 }
 
 /// Submits `deploy/slurm/precompute.sh` with two shards and waits until its jobs have left the
@@ -100,7 +92,7 @@ fn the_slurm_array_runs_the_shards_then_the_merge_and_a_failed_shard_resumes() {
         "{}",
         log("part-0.log")
     );
-    let saved = load(&out_dir.join("part-0.mdb")).len();
+    let saved = load_table(&out_dir.join("part-0.mdb")).len();
 
     // The same command again, once the cause is gone: shard 0 resumes from its part with nothing
     // left to solve, shard 1 runs, then the merge.
@@ -131,7 +123,7 @@ fn the_slurm_array_runs_the_shards_then_the_merge_and_a_failed_shard_resumes() {
         .unwrap();
     assert!(local.status.success(), "{}", String::from_utf8_lossy(&local.stderr));
     assert!(
-        load(&out_dir.join("table.mdb")).entries() == load(&one).entries(),
+        load_table(&out_dir.join("table.mdb")).entries() == load_table(&one).entries(),
         "the cluster's table differs from one precompute's"
     );
     println!("shards, resumed shard and merge ran on Slurm; the merged table equals one precompute's");

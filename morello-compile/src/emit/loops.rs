@@ -25,6 +25,15 @@ use super::expr::{CExpr, add, elementwise, mul, offset, paren};
 use crate::graph::ValueId;
 
 impl Unit<'_> {
+    /// Declares a fresh accumulator in `ty`'s compute type, set to zero; returns its name.
+    fn zeroed_accumulator(&mut self, ty: morello_xla::xla::ElementType) -> String {
+        let acc = self.fresh("acc");
+        let zero =
+            if ctype::is_float(ty) { ctype::float_literal(0.0, ty) } else { ctype::int_literal(0, ty) };
+        self.line(&format!("{} {acc} = {zero};", compute(ty)));
+        acc
+    }
+
     /// Loops over every index of `dims` in the physical order of `shape`'s layout (dims of size 1
     /// get the index `0`), calling `body` with the logical index; nothing for an empty shape.
     fn nest(
@@ -151,39 +160,25 @@ impl Unit<'_> {
         xs: &[CExpr],
     ) -> Result<(), String> {
         let computation = self.graph.module.computation(to_apply).ok_or("no reducer")?;
-        let root = computation.root_instruction().ok_or("no root")?;
         if accs.len() == 1 {
             // A reducer that is one op of its two parameters is written inline.
-            if let HloOp::Elementwise(op) = root.op {
-                let params: Vec<Option<usize>> = root
-                    .operands
-                    .iter()
-                    .map(|o| match computation.instructions[o.0].op {
-                        HloOp::Parameter { number } => Some(number),
-                        _ => None,
-                    })
-                    .collect();
-                if params.len() == 2
-                    && computation.parameters().len() == 2
-                    && matches!(
-                        op,
-                        ElementwiseOp::Add
-                            | ElementwiseOp::Maximum
-                            | ElementwiseOp::Minimum
-                            | ElementwiseOp::Multiply
-                            | ElementwiseOp::And
-                            | ElementwiseOp::Or
-                    )
-                {
-                    if let [Some(a), Some(b)] = params[..] {
-                        let acc = CExpr { text: accs[0].0.clone(), ty: accs[0].1 };
-                        let pick = |n: usize| if n == 0 { acc.clone() } else { xs[0].clone() };
-                        let text = elementwise(op, accs[0].1, &[pick(a), pick(b)])?;
-                        let line = format!("{} = {text};", accs[0].0);
-                        self.line(&line);
-                        return Ok(());
-                    }
-                }
+            if let Some((op, [a, b])) = computation.binary_op_of_parameters()
+                && matches!(
+                    op,
+                    ElementwiseOp::Add
+                        | ElementwiseOp::Maximum
+                        | ElementwiseOp::Minimum
+                        | ElementwiseOp::Multiply
+                        | ElementwiseOp::And
+                        | ElementwiseOp::Or
+                )
+            {
+                let acc = CExpr { text: accs[0].0.clone(), ty: accs[0].1 };
+                let pick = |n: usize| if n == 0 { acc.clone() } else { xs[0].clone() };
+                let text = elementwise(op, accs[0].1, &[pick(a), pick(b)])?;
+                let line = format!("{} = {text};", accs[0].0);
+                self.line(&line);
+                return Ok(());
             }
             let args: Vec<String> =
                 std::iter::once(accs[0].0.clone()).chain(xs.iter().map(|x| x.text.clone())).collect();
@@ -310,10 +305,7 @@ impl Unit<'_> {
         let (nb, nl) = (dims.lhs_batch.len(), lhs_free.len());
         let target = self.buffer_names[&ValueId::of(id)].clone();
         self.nest(&out, |unit, index| {
-            let acc = unit.fresh("acc");
-            let zero =
-                if ctype::is_float(ty) { ctype::float_literal(0.0, ty) } else { ctype::int_literal(0, ty) };
-            unit.line(&format!("{} {acc} = {zero};", compute(ty)));
+            let acc = unit.zeroed_accumulator(ty);
             unit.inner(&k_dims, |unit, k| {
                 let mut l = vec!["0".to_string(); lhs.rank()];
                 let mut r = vec!["0".to_string(); rhs.rank()];
@@ -384,10 +376,7 @@ impl Unit<'_> {
         let sizes: Vec<i64> = window.iter().map(|w| w.size).collect();
         let target = self.buffer_names[&ValueId::of(id)].clone();
         self.nest(&out, |unit, index| {
-            let acc = unit.fresh("acc");
-            let zero =
-                if ctype::is_float(ty) { ctype::float_literal(0.0, ty) } else { ctype::int_literal(0, ty) };
-            unit.line(&format!("{} {acc} = {zero};", compute(ty)));
+            let acc = unit.zeroed_accumulator(ty);
             let f = paren(&index[d.output_feature]);
             let group = if g > 1 { format!("({f} / {group_out})") } else { "0".into() };
             let batch = if h > 1 {

@@ -346,41 +346,31 @@ pub(crate) fn module(
     }
 
     // The signature and the files.
+    // The harness reads and writes every parameter and result, so there is one only when each
+    // has a harness type.
+    let harness_param = |name: &String, shape: &morello_xla::hlo::ArrayShape, role| {
+        harness_type(shape.element_type)
+            .map(|c| KernelParam::new(name.clone(), c, element_count(shape), role))
+    };
     let mut params = Vec::new();
     let mut declarations = Vec::new();
-    let mut harness = true;
     for (k, (_, value)) in graph.parameters.iter().enumerate() {
         let shape = graph.shape(*value);
         let t = storage(shape.element_type)
             .ok_or_else(|| at(value.node, format!("{} parameters are not compiled", shape.element_type)))?;
         declarations.push(format!("const {t} *restrict {}", param_names[k]));
-        match harness_type(shape.element_type) {
-            Some(c) => params.push(KernelParam::new(
-                param_names[k].clone(),
-                c,
-                element_count(shape),
-                ParamRole::Input,
-            )),
-            None => harness = false,
-        }
+        params.push(harness_param(&param_names[k], shape, ParamRole::Input));
     }
     for (k, shape) in graph.result_shapes.iter().enumerate() {
         let t = storage(shape.element_type).ok_or_else(|| {
             at(graph.results[k].node, format!("{} results are not compiled", shape.element_type))
         })?;
         declarations.push(format!("{t} *restrict {}", result_names[k]));
-        match harness_type(shape.element_type) {
-            Some(c) => params.push(KernelParam::new(
-                result_names[k].clone(),
-                c,
-                element_count(shape),
-                ParamRole::Output,
-            )),
-            None => harness = false,
-        }
+        params.push(harness_param(&result_names[k], shape, ParamRole::Output));
     }
     let prototype = format!("void {name}({})", declarations.join(", "));
-    let signature = harness.then(|| KernelSignature::new(name, params));
+    let signature =
+        params.into_iter().collect::<Option<Vec<_>>>().map(|params| KernelSignature::new(name, params));
     let module_name = graph.module.name();
     let mut source = format!(
         "/* {name}.c: HLO module `{}` compiled by morello for target {}.\n *\n",

@@ -101,19 +101,7 @@ impl<'g> Context<'g> {
 
     /// The elementwise op a reducer applies, when its root is one op of its two parameters.
     pub fn reducer_op(&self, to_apply: ComputationId) -> Option<ElementwiseOp> {
-        let computation = self.graph.module.computation(to_apply)?;
-        let root = computation.root_instruction()?;
-        let HloOp::Elementwise(op) = root.op else { return None };
-        let mut numbers: Vec<usize> = root
-            .operands
-            .iter()
-            .filter_map(|o| match computation.instructions[o.0].op {
-                HloOp::Parameter { number } => Some(number),
-                _ => None,
-            })
-            .collect();
-        numbers.sort_unstable();
-        (numbers == [0, 1] && computation.parameters().len() == 2).then_some(op)
+        self.graph.module.computation(to_apply)?.binary_op_of_parameters().map(|(op, _)| op)
     }
 
     /// Whether every reader of `value` is in `allowed` and it is not a result.

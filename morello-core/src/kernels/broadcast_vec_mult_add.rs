@@ -18,10 +18,10 @@
 //! ```
 //!
 //! The f32 `fixed` is 0 because the broadcast's issue is counted where it can delay anything: on
-//! a register block's load side (`load_issue` per broadcast, [`register_step_stall`](crate::cost::register_block::register_step_stall)), which the
-//! core overlaps with the FMAs. Counted here as well, each broadcast was paid twice, and blocks of
-//! few vectors a row (6 x 2) were priced 1.2-1.4x blocks that run as fast (`docs/cost-model.md`,
-//! "Register blocks").
+//! a register block's load side (`load_issue` per broadcast,
+//! [`register_step_stall`](crate::cost::register_block::register_step_stall)), which the core
+//! overlaps with the FMAs. A `fixed` here would count each broadcast twice and price blocks of few
+//! vectors a row (6 x 2) above blocks that run as fast (`docs/cost-model.md`, "Register blocks").
 
 use super::{CalibrationCase, CalibrationSites, KernelDefinition};
 use super::{in_vector_registers, output_vectors, scalar_accessible, vectors_along, whole_vectors};

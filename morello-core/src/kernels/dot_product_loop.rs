@@ -35,10 +35,14 @@ pub(crate) fn lanes(target: &Target) -> Option<u32> {
 
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], target: &Target) -> bool {
+    lanes(target).is_some() && dtypes.iter().all(|d| *d == Dtype::F32) && could_stream(kind, levels)
+}
+
+/// Whether a dot-product loop could apply at these levels: an accumulating matmul with `lhs` and
+/// `rhs` in memory or a cache and `out` not in vector registers.
+pub(super) fn could_stream(kind: PrimitiveKind, levels: &[LevelKind]) -> bool {
     let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
     kind == (PrimitiveKind::Matmul { accum: true })
-        && lanes(target).is_some()
-        && dtypes.iter().all(|d| *d == Dtype::F32)
         && memory(levels[0])
         && memory(levels[1])
         && levels[2] != LevelKind::VectorRegisters
@@ -50,25 +54,29 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     }
     let [1, 1, k, 1] = spec.shape.dims() else { return false };
     let Some(lanes) = lanes(target) else { return false };
+    spec.operands.iter().all(|o| o.dtype == Dtype::F32) && k % lanes == 0 && streams_in_k_order(spec, target)
+}
+
+/// Whether an accumulating matmul's operands have the form both dot-product loops read: `lhs` and
+/// `rhs` in memory or a cache, each one contiguous run in k order (no odd-even strip), and `out`
+/// reachable as a scalar.
+pub(super) fn streams_in_k_order(spec: &LogicalSpec, target: &Target) -> bool {
     let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
-    spec.kind == (PrimitiveKind::Matmul { accum: true })
-        && spec.operands.iter().all(|o| o.dtype == Dtype::F32)
-        && k % lanes == 0
-        && in_memory(lhs, target)
-        && in_memory(rhs, target)
-        && lhs.is_fully_contiguous()
-        && rhs.is_fully_contiguous()
-        && in_index_order(lhs)
-        && in_index_order(rhs)
+    [lhs, rhs].into_iter().all(|o| in_memory(o, target) && o.is_fully_contiguous() && in_index_order(o))
         && scalar_accessible(out, target)
 }
 
-fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
+/// [`ACCUMULATORS`] + 1 registers of the widest vector level (the accumulators and one operand).
+pub(super) fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
     widest_vector_level(target).map_or(MemVec::ZERO, |(level, _)| MemVec::single(level, ACCUMULATORS + 1))
 }
 
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
-    let steps = u64::from(spec.shape.dim(2) / lanes(target).unwrap_or(1));
+    steps_cost(spec, target, c, u64::from(spec.shape.dim(2) / lanes(target).unwrap_or(1)))
+}
+
+/// A dot-product loop's cost: `fixed + per_unit * steps + Σ move_cost(operand)`.
+pub(super) fn steps_cost(spec: &LogicalSpec, target: &Target, c: KernelCost, steps: u64) -> Cost {
     spec.operands.iter().fold(c.fixed.saturating_add(c.per_unit.saturating_mul(steps)), |acc, o| {
         acc.saturating_add(move_cost(o, target))
     })

@@ -221,7 +221,7 @@ fn layout_and_shape() -> impl Strategy<Value = (Layout, Shape)> {
     let packing =
         prop_oneof![(2u32..5).prop_map(PhysDim::Packed), (1u32..4).prop_map(|h| PhysDim::OddEven(2 * h))];
     let per_dim = (proptest::collection::vec(packing, 0..3), proptest::option::of(1u32..4));
-    (proptest::collection::vec(per_dim, 1..4), any::<u64>()).prop_map(|(per_dim, seed)| {
+    proptest::collection::vec(per_dim, 1..4).prop_flat_map(|per_dim| {
         let mut sizes = Vec::new();
         let mut queues: Vec<Vec<LayoutDim>> = Vec::new();
         for (logical, (packings, dynamic)) in per_dim.iter().enumerate() {
@@ -243,18 +243,15 @@ fn layout_and_shape() -> impl Strategy<Value = (Layout, Shape)> {
             queue.extend(packings.iter().map(|&kind| LayoutDim { logical, kind }));
             queues.push(queue);
         }
-        // Interleave the per-dimension queues in a pseudo-random order, keeping each in order.
-        let mut state = seed | 1;
-        let mut dims = Vec::new();
-        while queues.iter().any(|q| !q.is_empty()) {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let nonempty: Vec<usize> = (0..queues.len()).filter(|&i| !queues[i].is_empty()).collect();
-            let pick = nonempty[(state % nonempty.len() as u64) as usize];
-            dims.push(queues[pick].remove(0));
-        }
-        (Layout::new(dims).unwrap(), Shape::new(sizes).unwrap())
+        // One turn per physical dim naming its queue: shuffled, the turns interleave the
+        // per-dimension queues in a random order that keeps each queue in order.
+        let turns: Vec<usize> =
+            queues.iter().enumerate().flat_map(|(i, queue)| std::iter::repeat_n(i, queue.len())).collect();
+        Just(turns).prop_shuffle().prop_map(move |turns| {
+            let mut queues = queues.clone();
+            let dims = turns.iter().map(|&i| queues[i].remove(0)).collect();
+            (Layout::new(dims).unwrap(), Shape::new(sizes.clone()).unwrap())
+        })
     })
 }
 

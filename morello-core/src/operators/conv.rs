@@ -39,8 +39,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     AbstractSpec, Accumulation, Arithmetic, Attributes, Direction, FillValue, FrontierLevels, KernelReach,
-    OperandDim, OperandRole, OperandsMut, OperatorDefinition, Parts, PrimitiveKind, Tolerance, contraction,
-    multiply_add_dtypes, operand,
+    OperandDim, OperandRole, OperatorDefinition, Parts, PrimitiveKind, contraction_dtypes, operand,
+    plain_contraction, sum_tolerance,
 };
 use crate::dtype::Dtype;
 use crate::shape::Shape;
@@ -53,9 +53,9 @@ pub(super) const DEFINITION: OperatorDefinition = OperatorDefinition::new(
     ],
     &OPERANDS,
     operand_dims,
-    dtypes,
-    semantics,
-    tolerance,
+    contraction_dtypes,
+    plain_contraction,
+    sum_tolerance,
     description,
     |m| format!("Conv(1x2x2x3x3x2x2, f32 {m} row-major, f32 {m} row-major, f32 {m} row-major)"),
 )
@@ -133,18 +133,6 @@ fn print(kind: PrimitiveKind, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         Some(geometry) => write!(f, "{geometry}"),
         None => Ok(()),
     }
-}
-
-fn dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
-    multiply_add_dtypes(kind, d[0], d[1], d[2])
-}
-
-fn semantics(kind: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsMut) {
-    contraction(kind, shape, ops, None);
-}
-
-fn tolerance(_: PrimitiveKind) -> Tolerance {
-    Tolerance::Sum
 }
 
 /// Padded: the unpadded convolution of its regions, at the same levels, and nothing else.

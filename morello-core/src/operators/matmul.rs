@@ -18,10 +18,9 @@
 //! (`BroadcastVecMultAdd` and its bf16 twin), the dot products and `MultAdd`.
 
 use super::{
-    Accumulation, Arithmetic, Direction, FrontierLevels, OperandDim, OperandRole, OperandsMut,
-    OperatorDefinition, PrimitiveKind, Tolerance, contraction, dims, multiply_add_dtypes, operand,
+    Accumulation, Arithmetic, Direction, FrontierLevels, OperandDim, OperandRole,
+    OperatorDefinition, PrimitiveKind, contraction_dtypes, dims, operand, plain_contraction, sum_tolerance,
 };
-use crate::dtype::Dtype;
 use crate::shape::Shape;
 
 pub(super) const DEFINITION: OperatorDefinition = OperatorDefinition::new(
@@ -31,9 +30,9 @@ pub(super) const DEFINITION: OperatorDefinition = OperatorDefinition::new(
     ],
     &OPERANDS,
     operand_dims,
-    dtypes,
-    semantics,
-    tolerance,
+    contraction_dtypes,
+    plain_contraction,
+    sum_tolerance,
     description,
     |m| format!("Matmul(1x2x3x4, f32 {m} row-major, f32 {m} row-major, f32 {m} row-major)"),
 )
@@ -57,18 +56,6 @@ fn accumulates(kind: PrimitiveKind) -> bool {
 
 fn twin(kind: PrimitiveKind) -> Option<PrimitiveKind> {
     matches!(kind, PrimitiveKind::Matmul { accum: false }).then_some(PrimitiveKind::Matmul { accum: true })
-}
-
-fn dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
-    multiply_add_dtypes(kind, d[0], d[1], d[2])
-}
-
-fn semantics(kind: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsMut) {
-    contraction(kind, shape, ops, None);
-}
-
-fn tolerance(_: PrimitiveKind) -> Tolerance {
-    Tolerance::Sum
 }
 
 fn description(kind: PrimitiveKind) -> &'static str {

@@ -653,6 +653,22 @@ fn multiply_add_dtypes(kind: PrimitiveKind, lhs: Dtype, rhs: Dtype, out: Dtype) 
     Ok(())
 }
 
+/// The dtype rule of a contraction without epilogue (matmul, convolution): [`multiply_add_dtypes`]
+/// of its three operands.
+fn contraction_dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
+    multiply_add_dtypes(kind, d[0], d[1], d[2])
+}
+
+/// The semantics of a contraction without epilogue (matmul, convolution).
+fn plain_contraction(kind: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsMut) {
+    contraction(kind, shape, ops, None);
+}
+
+/// The tolerance of an operator that sums products: [`Tolerance::Sum`].
+fn sum_tolerance(_: PrimitiveKind) -> Tolerance {
+    Tolerance::Sum
+}
+
 /// The dtype rule of softmax and its passes: every operand f32.
 fn all_f32(kind: PrimitiveKind, dtypes: &[Dtype]) -> Result<(), String> {
     if dtypes.iter().any(|&t| t != Dtype::F32) {

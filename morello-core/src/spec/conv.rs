@@ -116,17 +116,9 @@ fn relabel(
         let view = LayoutView::from_parts(&layout, contiguous as u8, shape).map_err(layout_error)?;
         (view.layout, view.contiguous_dims)
     };
-    Ok(TensorSpec {
-        shape: shape.clone(),
-        dtype: operand.dtype,
-        level: operand.level,
-        layout,
-        contiguous_dims,
-        vector_size: operand.vector_size,
-        // The lowered view's strides are not the operand's runs: its pitch is left unknown (no
-        // set conflicts are counted for it).
-        pitch: None,
-    })
+    // The lowered view's strides are not the operand's runs: its pitch is left unknown (no set
+    // conflicts are counted for it).
+    Ok(operand.view(shape.clone(), layout, contiguous_dims))
 }
 
 impl CanonicalSpec {

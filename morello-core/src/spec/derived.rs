@@ -109,15 +109,7 @@ impl CanonicalSpec {
             } else {
                 (tiled.layout, tiled.contiguous_dims)
             };
-            let mut tile = TensorSpec {
-                shape: tile_shape,
-                dtype: operand.dtype,
-                level: operand.level,
-                layout,
-                contiguous_dims,
-                vector_size: operand.vector_size,
-                pitch: None,
-            };
+            let mut tile = operand.view(tile_shape, layout, contiguous_dims);
             // A tile of a strided tensor whose pitch cannot matter has none either
             // (`crate::cost::pitch_cannot_matter`); its pitch is not derived from the parent's
             // shape, which is not its buffer's.

@@ -86,6 +86,20 @@ pub struct TensorSpec {
 }
 
 impl TensorSpec {
+    /// A view of this tensor's buffer with another shape and layout: the same dtype, level and
+    /// vector size, and no pitch (the caller derives one where it can matter).
+    pub fn view(&self, shape: Shape, layout: Layout, contiguous_dims: u8) -> TensorSpec {
+        TensorSpec {
+            shape,
+            dtype: self.dtype,
+            level: self.level,
+            layout,
+            contiguous_dims,
+            vector_size: self.vector_size,
+            pitch: None,
+        }
+    }
+
     /// Whether the whole tensor is one contiguous run of its buffer.
     pub fn is_fully_contiguous(&self) -> bool {
         usize::from(self.contiguous_dims) == self.layout.len()

@@ -29,10 +29,10 @@
 //!
 //! MKL picks its kernels by CPU: setup runs one small product and reports, as a note, which of
 //! MKL's kernel libraries it loaded (`libmkl_def` the generic one, `libmkl_avx2`,
-//! `libmkl_avx512` the Intel ones). On the AMD EPYC (Zen 3) development machine MKL 2026.2
-//! loads `libmkl_def`, but that library's sgemm there is an AMD-specific AVX2/FMA kernel
-//! (`mkl_blas_def_sgemm_kernel_0_zen`, seen with a debugger), not a slow path; see
-//! `docs/PERFORMANCE.md` for what it measures and which environment variables do (not) change it.
+//! `libmkl_avx512` the Intel ones). On AMD Zen processors MKL loads `libmkl_def`, whose sgemm
+//! there is an AVX2/FMA kernel for Zen (`mkl_blas_def_sgemm_kernel_0_zen`), not a slow generic
+//! path; `docs/benchmarking.md` ("Baselines") says what it measures and what the environment
+//! variables that might change the dispatch do.
 
 use std::path::{Path, PathBuf};
 

@@ -30,7 +30,7 @@ pub mod onednn;
 mod openblas;
 pub mod problem;
 pub mod reference;
-mod spec;
+pub(crate) mod spec;
 mod xnnpack;
 
 use std::collections::BTreeMap;

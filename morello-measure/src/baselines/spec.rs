@@ -157,12 +157,13 @@ pub fn conv_problem(spec: &LogicalSpec) -> Result<ConvProblem, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use morello_core::target::Target;
 
     use super::*;
 
-    fn spec(text: &str) -> LogicalSpec {
+    /// The canonical logical spec of `text` on the built-in `x86-avx2` target.
+    pub(crate) fn spec(text: &str) -> LogicalSpec {
         let target = Target::builtin("x86-avx2", 1).unwrap();
         LogicalSpec::parse(text, &target).unwrap().canonicalize(&target).unwrap().logical().clone()
     }

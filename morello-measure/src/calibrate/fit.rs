@@ -268,23 +268,13 @@ pub fn nonnegative_line(x: &[f64], y: &[f64]) -> Result<(f64, f64), FitError> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use rand::rngs::StdRng;
+    use rand::{Rng as _, SeedableRng as _};
+
     use super::*;
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance * (1.0 + b.abs())
-    }
-
-    /// A small deterministic generator for synthetic data (splitmix64).
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> f64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-        }
     }
 
     #[test]
@@ -334,16 +324,16 @@ mod tests {
 
     #[test]
     fn noisy_data_stays_within_the_noise() {
-        let mut rng = Rng(7);
+        let mut rng = StdRng::seed_from_u64(7);
         let truth = [1.0, 0.5, 3.0, 0.0, 8.0];
         let mut problem = Problem::default();
         for _ in 0..60 {
-            let row: Vec<f64> = (0..truth.len()).map(|_| (rng.next() * 8.0).floor()).collect();
+            let row: Vec<f64> = (0..truth.len()).map(|_| (rng.random::<f64>() * 8.0).floor()).collect();
             let exact = dot(&row, &truth);
             if exact <= 0.0 {
                 continue;
             }
-            let noise = 1.0 + 0.04 * (rng.next() - 0.5);
+            let noise = 1.0 + 0.04 * (rng.random::<f64>() - 0.5);
             problem.push(row, exact * noise);
         }
         let fit = fit_relative(&problem).unwrap();

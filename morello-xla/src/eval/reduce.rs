@@ -8,7 +8,7 @@
 //! is the largest of its terms'. Any other reducer (and every `map`) evaluates its computation
 //! per element, with the per-op bounds of `scalar.rs` in that order.
 
-use crate::hlo::{ArrayShape, ComputationId, ElementwiseOp, HloOp, HloShape, WindowDim, is_float_type};
+use crate::hlo::{ArrayShape, ComputationId, ElementwiseOp, HloShape, WindowDim, is_float_type};
 use crate::xla::ElementType;
 
 use super::array::{Array, for_each_index, strides, volume};
@@ -24,24 +24,12 @@ enum Simple {
 }
 
 fn simple(ev: &Evaluator<'_>, to_apply: ComputationId) -> Option<Simple> {
-    let computation = &ev.module.computations()[to_apply.0];
-    let root = computation.root_instruction()?;
-    let kind = match root.op {
-        HloOp::Elementwise(ElementwiseOp::Add) => Simple::Add,
-        HloOp::Elementwise(ElementwiseOp::Maximum) => Simple::Max,
-        HloOp::Elementwise(ElementwiseOp::Minimum) => Simple::Min,
-        _ => return None,
-    };
-    let mut numbers: Vec<usize> = root
-        .operands
-        .iter()
-        .filter_map(|o| match computation.instructions[o.0].op {
-            HloOp::Parameter { number } => Some(number),
-            _ => None,
-        })
-        .collect();
-    numbers.sort_unstable();
-    (numbers == [0, 1] && computation.parameters().len() == 2).then_some(kind)
+    match ev.module.computations()[to_apply.0].binary_op_of_parameters()?.0 {
+        ElementwiseOp::Add => Some(Simple::Add),
+        ElementwiseOp::Maximum => Some(Simple::Max),
+        ElementwiseOp::Minimum => Some(Simple::Min),
+        _ => None,
+    }
 }
 
 /// One output's accumulator.
@@ -139,6 +127,20 @@ impl Fold<'_, '_> {
         Ok(())
     }
 
+    /// Folds the elements at `linear` of every input into `acc` (`args` is scratch, one per input).
+    fn step_at(
+        &self,
+        acc: &mut Accumulator,
+        inputs: &[&Array],
+        linear: usize,
+        args: &mut [Scalar],
+    ) -> Result<(), NestedError> {
+        for (arg, input) in args.iter_mut().zip(inputs) {
+            *arg = input.scalar(linear);
+        }
+        self.step(acc, args)
+    }
+
     fn finish(&self, acc: Accumulator) -> Vec<Scalar> {
         match acc {
             Accumulator::Sum { value, int, magnitude, errors, lowest_bit, count } => {
@@ -158,16 +160,23 @@ impl Fold<'_, '_> {
     }
 }
 
-fn fold<'e, 'm>(ev: &'e Evaluator<'m>, to_apply: ComputationId, operands: &[&Array]) -> Fold<'e, 'm> {
-    let n = operands.len() / 2;
-    let simple = if n == 1 { simple(ev, to_apply) } else { None };
-    Fold {
+/// The fold of a reduction's operands (`n` inputs, then their `n` initial values) by `to_apply`,
+/// the inputs, and the initial values as scalars.
+fn fold<'e, 'm, 'a>(
+    ev: &'e Evaluator<'m>,
+    to_apply: ComputationId,
+    operands: &'a [&'a Array],
+) -> (Fold<'e, 'm>, &'a [&'a Array], Vec<Scalar>) {
+    let (inputs, inits) = operands.split_at(operands.len() / 2);
+    let simple = if inputs.len() == 1 { simple(ev, to_apply) } else { None };
+    let fold = Fold {
         ev,
         to_apply,
         simple,
-        init_types: operands[n..].iter().map(|a| a.element_type).collect(),
-        input_types: operands[..n].iter().map(|a| a.element_type).collect(),
-    }
+        init_types: inits.iter().map(|a| a.element_type).collect(),
+        input_types: inputs.iter().map(|a| a.element_type).collect(),
+    };
+    (fold, inputs, inits.iter().map(|a| a.scalar(0)).collect())
 }
 
 fn results(shape: &HloShape, per_output: Vec<Vec<Scalar>>) -> Value {
@@ -191,25 +200,20 @@ pub(super) fn reduce(
     to_apply: ComputationId,
     shape: &HloShape,
 ) -> Result<Value, NestedError> {
-    let n = operands.len() / 2;
-    let f = fold(ev, to_apply, operands);
-    let input = operands[0];
-    let kept: Vec<usize> = (0..input.dims.len()).filter(|d| !dimensions.contains(d)).collect();
-    let out_dims: Vec<i64> = kept.iter().map(|&d| input.dims[d]).collect();
+    let (f, inputs, inits) = fold(ev, to_apply, operands);
+    let dims = &inputs[0].dims;
+    let kept: Vec<usize> = (0..dims.len()).filter(|d| !dimensions.contains(d)).collect();
+    let out_dims: Vec<i64> = kept.iter().map(|&d| dims[d]).collect();
     let out_strides = strides(&out_dims);
-    let inits: Vec<Scalar> = operands[n..].iter().map(|a| a.scalar(0)).collect();
     let mut accs = vec![f.start(&inits); volume(&out_dims)];
     let mut failure = None;
-    let mut args = vec![Scalar::int(0); n];
-    for_each_index(&input.dims, |index, linear| {
+    let mut args = vec![Scalar::int(0); inputs.len()];
+    for_each_index(dims, |index, linear| {
         if failure.is_some() {
             return;
         }
         let o: usize = kept.iter().zip(&out_strides).map(|(&d, &s)| index[d] as usize * s).sum();
-        for (k, a) in operands[..n].iter().enumerate() {
-            args[k] = a.scalar(linear);
-        }
-        if let Err(e) = f.step(&mut accs[o], &args) {
+        if let Err(e) = f.step_at(&mut accs[o], inputs, linear, &mut args) {
             failure = Some(e);
         }
     });
@@ -227,16 +231,14 @@ pub(super) fn reduce_window(
     to_apply: ComputationId,
     shape: &HloShape,
 ) -> Result<Value, NestedError> {
-    let n = operands.len() / 2;
-    let f = fold(ev, to_apply, operands);
-    let input = operands[0];
+    let (f, inputs, inits) = fold(ev, to_apply, operands);
+    let input = inputs[0];
     let out_dims = shape.arrays()[0].dims.clone();
     let window_dims: Vec<i64> = window.iter().map(|w| w.size).collect();
     let in_strides = strides(&input.dims);
-    let inits: Vec<Scalar> = operands[n..].iter().map(|a| a.scalar(0)).collect();
     let mut per_output = Vec::with_capacity(volume(&out_dims));
     let mut failure: Option<NestedError> = None;
-    let mut args = vec![Scalar::int(0); n];
+    let mut args = vec![Scalar::int(0); inputs.len()];
     for_each_index(&out_dims, |out, _| {
         let mut acc = f.start(&inits);
         for_each_index(&window_dims, |w, _| {
@@ -252,10 +254,7 @@ pub(super) fn reduce_window(
                 }
                 p += (base / wd.base_dilation) as usize * in_strides[d];
             }
-            for (k, a) in operands[..n].iter().enumerate() {
-                args[k] = a.scalar(p);
-            }
-            if let Err(e) = f.step(&mut acc, &args) {
+            if let Err(e) = f.step_at(&mut acc, inputs, p, &mut args) {
                 failure = Some(e);
             }
         });

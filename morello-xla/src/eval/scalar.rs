@@ -259,6 +259,18 @@ pub fn elementwise(
     float_op(op, result, args, rounding)
 }
 
+/// The error bound of `ln(y)` when `y` is off by at most `error`: `ln(y / (y - error))`, 0 for
+/// an exact `y` and unbounded when `y - error` may reach 0.
+fn log_error(y: f64, error: f64) -> f64 {
+    if error == 0.0 {
+        0.0
+    } else if y > error {
+        (y / (y - error)).ln()
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// XLA's maximum: NaN if either is NaN.
 fn nan_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
@@ -330,26 +342,11 @@ fn float_op(
         }
         E::Log => {
             let x = av.ln();
-            let propagated = if ea == 0.0 {
-                0.0
-            } else if av > ea {
-                (av / (av - ea)).ln()
-            } else {
-                f64::INFINITY
-            };
-            (x, approx(x, propagated))
+            (x, approx(x, log_error(av, ea)))
         }
         E::LogPlusOne => {
             let x = av.ln_1p();
-            let b = av + 1.0;
-            let propagated = if ea == 0.0 {
-                0.0
-            } else if b > ea {
-                (b / (b - ea)).ln()
-            } else {
-                f64::INFINITY
-            };
-            (x, approx(x, propagated))
+            (x, approx(x, log_error(av + 1.0, ea)))
         }
         E::Tanh => {
             let x = av.tanh();
@@ -478,29 +475,24 @@ pub fn erf(x: f64) -> f64 {
     value.copysign(x)
 }
 
-fn compare(direction: ComparisonDirection, a: Scalar, b: Scalar) -> Scalar {
+/// Whether `x direction y` holds (false for any order with a NaN, true for `Ne`).
+fn holds<T: PartialOrd>(direction: ComparisonDirection, x: T, y: T) -> bool {
     use ComparisonDirection as D;
+    match direction {
+        D::Eq => x == y,
+        D::Ne => x != y,
+        D::Lt => x < y,
+        D::Le => x <= y,
+        D::Gt => x > y,
+        D::Ge => x >= y,
+    }
+}
+
+fn compare(direction: ComparisonDirection, a: Scalar, b: Scalar) -> Scalar {
     let (av, bv) = (a.value, b.value);
     let value = match (av, bv) {
-        (Num::I(x), Num::I(y)) => match direction {
-            D::Eq => x == y,
-            D::Ne => x != y,
-            D::Lt => x < y,
-            D::Le => x <= y,
-            D::Gt => x > y,
-            D::Ge => x >= y,
-        },
-        _ => {
-            let (x, y) = (av.as_f64(), bv.as_f64());
-            match direction {
-                D::Eq => x == y,
-                D::Ne => x != y,
-                D::Lt => x < y,
-                D::Le => x <= y,
-                D::Gt => x > y,
-                D::Ge => x >= y,
-            }
-        }
+        (Num::I(x), Num::I(y)) => holds(direction, x, y),
+        _ => holds(direction, av.as_f64(), bv.as_f64()),
     };
     let error = if a.exact() && b.exact() {
         0.0
@@ -509,7 +501,7 @@ fn compare(direction: ComparisonDirection, a: Scalar, b: Scalar) -> Scalar {
         let spread = a.error + b.error;
         let d = x - y;
         let certain = match direction {
-            D::Eq | D::Ne => d.abs() > spread,
+            ComparisonDirection::Eq | ComparisonDirection::Ne => d.abs() > spread,
             _ => d.abs() > spread || !d.is_finite(),
         };
         uncertain(certain)

@@ -2,6 +2,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+use proptest::prelude::Rng as _;
+use proptest::test_runner::{RngAlgorithm, TestRng};
+
 use super::*;
 use crate::xla::ElementType;
 
@@ -305,11 +308,8 @@ fn bad_arguments_and_unsupported_ops_are_errors() {
 /// in [-8, 8), preds 0 or 1.
 fn arguments(module: &HloModule) -> Vec<Array> {
     let entry = module.entry();
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 58) as i64 - 32
-    };
+    let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+    let mut next = move || rng.random_range(-32..32i64);
     let mut out = Vec::new();
     for p in entry.parameters() {
         for a in entry.instructions[p.0].shape.arrays() {

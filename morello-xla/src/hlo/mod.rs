@@ -122,6 +122,24 @@ impl HloComputation {
         params.sort();
         params.into_iter().map(|(_, id)| id).collect()
     }
+
+    /// The elementwise op, when the computation is nothing but that op of its two parameters (a
+    /// reducer such as `add(x0, x1)`), with the parameter numbers in operand order (`[1, 0]` for
+    /// `add(x1, x0)`).
+    pub fn binary_op_of_parameters(&self) -> Option<(ElementwiseOp, [usize; 2])> {
+        let root = self.root_instruction()?;
+        let HloOp::Elementwise(op) = root.op else { return None };
+        let parameter = |o: &InstrId| match self.instructions[o.0].op {
+            HloOp::Parameter { number } => Some(number),
+            _ => None,
+        };
+        let [Some(a), Some(b)] = root.operands.iter().map(parameter).collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let mut sorted = [a, b];
+        sorted.sort_unstable();
+        (sorted == [0, 1] && self.parameters().len() == 2).then_some((op, [a, b]))
+    }
 }
 
 /// A validated HLO module.

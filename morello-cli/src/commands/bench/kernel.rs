@@ -34,7 +34,8 @@ use serde_json::{Value, json};
 
 use super::busy::{CpuTimes, busy_since};
 use super::measure::{
-    MeasureArgs, expected_seconds, measure, measure_peak_once, peak_line, protocol_line, result_json, spinner,
+    MeasureArgs, expected_seconds, measure_error, measure_peak_once, peak_line, protocol_line, result_json,
+    spinner,
 };
 use super::text::{Align, TextTable, duration, rate, ratio};
 use crate::commands::search::{SearchOptions, Session};
@@ -265,9 +266,9 @@ pub fn run(args: &Args) -> Result<()> {
         "verifying and timing {candidates} candidates (about {:.0} s)",
         expected_seconds(candidates, &config)
     ));
-    let measured = measure(&compiler, target, &resolved.spec, &kernels, &baselines, &config);
+    let measured = morello_measure::measure(&compiler, target, &resolved.spec, &kernels, &baselines, &config);
     bar.finish_and_clear();
-    let measured = measured?;
+    let measured = measured.map_err(measure_error(target))?;
     let busy = busy_since(before);
 
     let report = Report {

@@ -12,6 +12,7 @@
 //! A document without markers gets the heading and the markers appended at its end.
 
 use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The comment that opens the generated section.
 pub const BEGIN: &str = "<!-- bench-suite:begin -->";
@@ -216,19 +217,15 @@ pub fn insert_section(document: &str, body: &str) -> Result<String, MarkerError>
     }
 }
 
-/// The calendar date `YYYY-MM-DD` of a Unix time (UTC), by the days-to-civil conversion of the
-/// proleptic Gregorian calendar (eras of 400 years = 146097 days, years starting in March).
-pub fn utc_date(unix_seconds: u64) -> String {
-    let days = i64::try_from(unix_seconds / 86_400).unwrap_or(0) + 719_468;
-    let era = days.div_euclid(146_097);
-    let day_of_era = days - era * 146_097;
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+/// The calendar date `YYYY-MM-DD` (UTC) of a moment; a clock outside 1970-9999 (what RFC 3339 can
+/// write) is clamped to that range.
+pub fn utc_date(time: SystemTime) -> String {
+    /// The last second of the year 9999, the latest moment RFC 3339 can write.
+    const LAST_RFC3339_SECOND: u64 = 253_402_300_799;
+    let latest = UNIX_EPOCH + Duration::from_secs(LAST_RFC3339_SECOND);
+    let mut text = humantime::format_rfc3339_seconds(time.clamp(UNIX_EPOCH, latest)).to_string();
+    text.truncate("YYYY-MM-DD".len());
+    text
 }
 
 #[cfg(test)]
@@ -338,9 +335,12 @@ mod tests {
 
     #[test]
     fn dates_are_civil_utc() {
-        assert_eq!(utc_date(0), "1970-01-01");
-        assert_eq!(utc_date(19_723 * 86_400), "2024-01-01");
-        assert_eq!(utc_date(19_782 * 86_400 + 86_399), "2024-02-29");
-        assert_eq!(utc_date(951_782_400), "2000-02-29");
+        let at = |seconds: u64| utc_date(UNIX_EPOCH + Duration::from_secs(seconds));
+        assert_eq!(at(0), "1970-01-01");
+        assert_eq!(at(19_723 * 86_400), "2024-01-01");
+        assert_eq!(at(19_782 * 86_400 + 86_399), "2024-02-29");
+        assert_eq!(at(951_782_400), "2000-02-29");
+        assert_eq!(utc_date(UNIX_EPOCH - Duration::from_secs(1)), "1970-01-01");
+        assert_eq!(at(400_000_000_000), "9999-12-31");
     }
 }

@@ -1,17 +1,16 @@
 //! What `bench` and `bench-suite` share: the measurement options, the peak probe, the lines and
 //! JSON that report them, and one side-by-side run of verified morello kernels and the baselines
-//! that compute the same thing ([`measure`]: `morello_measure::compare`, the library that does the
-//! work, with its errors as the CLI reports them).
+//! that compute the same thing (`morello_measure::measure` does the work; [`measure_error`] reports
+//! its errors as the CLI does).
 
 use anyhow::{Result, anyhow};
 use indicatif::ProgressBar;
 use morello_codegen::{CodegenError, Compiler};
-use morello_core::spec::LogicalSpec;
 use morello_core::target::Target;
 use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
 use morello_measure::{
-    BaselineKind, BenchConfig, Caches, CandidateResult, KernelCandidate, MeasureError, Measurement,
-    PeakConfig, PeakProbe, PeakReport, Pinning, measure_peak,
+    BaselineKind, BenchConfig, Caches, CandidateResult, MeasureError, PeakConfig, PeakProbe, PeakReport,
+    Pinning, measure_peak,
 };
 use serde_json::{Value, json};
 
@@ -184,28 +183,17 @@ pub fn protocol_line(config: &BenchConfig, bound: &[usize]) -> String {
     )
 }
 
-/// Verifies the kernels, then times them and the baselines that apply in one run
-/// ([`morello_measure::measure`]).
-///
-/// # Errors
-/// A kernel that does not verify (nothing is timed), a host that cannot run the kernels (saying
-/// which target to choose), compile and run failures.
-pub fn measure(
-    compiler: &Compiler,
-    target: &Target,
-    spec: &LogicalSpec,
-    kernels: &[KernelCandidate<'_>],
-    kinds: &[BaselineKind],
-    config: &BenchConfig,
-) -> Result<Measurement> {
-    morello_measure::measure(compiler, target, spec, kernels, kinds, config).map_err(|e| match e {
+/// The CLI's error for a failed [`morello_measure::measure`] of kernels for `target`: a host
+/// that cannot run them says which target to choose; other errors are kept as they are.
+pub fn measure_error(target: &Target) -> impl FnOnce(MeasureError) -> anyhow::Error + '_ {
+    move |e| match e {
         MeasureError::Codegen(e @ CodegenError::MissingHostFeatures { .. }) => anyhow!(
             "the kernel for {} compiled, but this machine cannot run it: {e}; \
              choose a target it supports (e.g. --target x86)",
             target.name()
         ),
         e => anyhow::Error::new(e),
-    })
+    }
 }
 
 /// One candidate's result as JSON: `name`, `gflops`, `seconds_per_call` (the median), the

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::busy::{CpuTimes, busy_since};
 use super::markdown::{Cell, Machine, Row, Table, insert_section, section, utc_date};
-use super::measure::{MeasureArgs, measure, measure_peak_once, peak_line, protocol_line, result_json};
+use super::measure::{MeasureArgs, measure_error, measure_peak_once, peak_line, protocol_line, result_json};
 use super::svg::{Labels, Series, plot};
 use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;
@@ -215,9 +215,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let target_text = target_note.clone().unwrap_or_else(|| target.name().to_string());
     let machine = Machine {
-        date: utc_date(
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-        ),
+        date: utc_date(std::time::SystemTime::now()),
         command: command_line(),
         cpu: cpu_description(),
         os: os_description(),
@@ -286,7 +284,9 @@ fn run_entry(
         .next()
         .ok_or_else(|| anyhow!("the search returned no implementation"))?;
     let kernels = [KernelCandidate { label: "morello".into(), imp: &solution.imp }];
-    let measured = measure(compiler, &resolved.target, &resolved.spec, &kernels, baselines, config)?;
+    let measured =
+        morello_measure::measure(compiler, &resolved.target, &resolved.spec, &kernels, baselines, config)
+            .map_err(measure_error(&resolved.target))?;
     Ok((resolved.spec.display(&resolved.target).to_string(), measured))
 }
 
@@ -322,8 +322,10 @@ fn write_outputs(markdown: &Path, svg_path: &Path, body: &str, svg: &str) -> Res
     };
     let updated =
         insert_section(&document, body).map_err(|e| bad_input(format!("{}: {e}", markdown.display())))?;
-    std::fs::write(markdown, updated).with_context(|| format!("cannot write {}", markdown.display()))?;
-    std::fs::write(svg_path, svg).with_context(|| format!("cannot write {}", svg_path.display()))
+    morello_search::db::write_atomically(markdown, updated.as_bytes())
+        .with_context(|| format!("cannot write {}", markdown.display()))?;
+    morello_search::db::write_atomically(svg_path, svg.as_bytes())
+        .with_context(|| format!("cannot write {}", svg_path.display()))
 }
 
 /// How the Markdown file refers to the plot: its file name when both are in one directory.

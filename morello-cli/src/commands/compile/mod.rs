@@ -154,49 +154,48 @@ pub fn run(args: &Args) -> Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let verification = if args.verify { Some(verify(&module, &compiled, args)?) } else { None };
-    if verification.as_ref().is_some_and(|v| !v.verified) {
-        // A module that computes the wrong values is not timed.
-    } else if args.bench {
-        let timing = bench::run(&compiled, args)?;
-        let (json, text) = (timing.json(), timing.text());
-        return finish(
-            args,
-            &module,
-            &compiled,
-            &target,
-            [&c_path, &h_path],
-            verification,
-            Some((json, text)),
-        );
-    }
-    finish(args, &module, &compiled, &target, [&c_path, &h_path], verification, None)
+    let report =
+        Report { module: &module, compiled: &compiled, target: &target, c_path, h_path, verification };
+    // A module that computes the wrong values is not timed.
+    let timing = match &report.verification {
+        Some(v) if !v.verified => None,
+        _ if args.bench => Some(bench::run(&compiled, args)?),
+        _ => None,
+    };
+    finish(args, report, timing.map(|t| (t.json(), t.text())))
+}
+
+/// What `compile` reports: the module, what it compiled to and where, and the verification.
+struct Report<'a> {
+    module: &'a HloModule,
+    compiled: &'a CompiledModule,
+    target: &'a morello_core::target::Target,
+    c_path: PathBuf,
+    h_path: PathBuf,
+    verification: Option<ModuleVerification>,
 }
 
 /// Prints the report (with the timing, if any) and turns a mismatch into the exit status.
 fn finish(
     args: &Args,
-    module: &HloModule,
-    compiled: &CompiledModule,
-    target: &morello_core::target::Target,
-    [c_path, h_path]: [&Path; 2],
-    verification: Option<ModuleVerification>,
+    report: Report<'_>,
     timing: Option<((serde_json::Value, serde_json::Value), String)>,
 ) -> Result<()> {
     if args.json {
-        let mut value = report_json(module, compiled, target, c_path, h_path, verification.as_ref());
+        let mut value = report.json();
         if let Some(((results, profile), _)) = &timing {
             value["results"] = results.clone();
             value["profile"] = profile.clone();
         }
         output::print_json(&value)?;
     } else {
-        let mut text = report_text(module, compiled, target, c_path, h_path, verification.as_ref());
+        let mut text = report.text();
         if let Some((_, lines)) = &timing {
             text += lines;
         }
         output::print(&text)?;
     }
-    match verification.and_then(|v| v.mismatch) {
+    match report.verification.and_then(|v| v.mismatch) {
         None => Ok(()),
         Some(mismatch) => Err(anyhow::anyhow!("verification failed: {mismatch}")),
     }
@@ -249,94 +248,90 @@ fn loops(compiled: &CompiledModule) -> Vec<(String, String)> {
         .collect()
 }
 
-fn report_text(
-    module: &HloModule,
-    compiled: &CompiledModule,
-    target: &morello_core::target::Target,
-    c_path: &Path,
-    h_path: &Path,
-    verification: Option<&ModuleVerification>,
-) -> String {
-    let mut text = String::new();
-    let _ = writeln!(text, "module:         {}", module.name());
-    let _ = writeln!(text, "target:         {}", target.name());
-    let _ = writeln!(text, "wrote:          {} and {}", c_path.display(), h_path.display());
-    let _ =
-        writeln!(text, "function:       {} (intermediates: {} bytes)", compiled.name, compiled.arena_bytes);
-    let _ = writeln!(text, "searched:       {} kernels", compiled.searched.len());
-    for s in &compiled.searched {
-        let copied: Vec<String> = s.copies.iter().map(|(input, _)| input.to_string()).collect();
-        let copies = match copied.as_slice() {
-            [] => String::new(),
-            [one] => format!(", input {one} copied to row-major first"),
-            many => format!(", inputs {} copied to row-major first", many.join(" and ")),
-        };
-        let _ = writeln!(text, "  {}: {} (cost {}{copies})", s.instruction, s.spec.display(target), s.cost);
-    }
-    let loops = loops(compiled);
-    let _ = writeln!(text, "plain loops:    {}", loops.len());
-    for (name, reason) in &loops {
-        let _ = writeln!(text, "  {name}: {reason}");
-    }
-    if let Some(v) = verification {
+impl Report<'_> {
+    /// The text report.
+    fn text(&self) -> String {
+        let Report { module, compiled, target, c_path, h_path, verification } = self;
+        let mut text = String::new();
+        let _ = writeln!(text, "module:         {}", module.name());
+        let _ = writeln!(text, "target:         {}", target.name());
+        let _ = writeln!(text, "wrote:          {} and {}", c_path.display(), h_path.display());
         let _ = writeln!(
             text,
-            "checked:        {} result elements against the reference evaluator (seed {}){}",
-            v.elements,
-            v.seed,
-            if v.unbounded > 0 {
-                format!(", {} without a finite bound not compared", v.unbounded)
-            } else {
-                String::new()
-            }
+            "function:       {} (intermediates: {} bytes)",
+            compiled.name, compiled.arena_bytes
         );
-        let _ = writeln!(
-            text,
-            "max abs error:  {} (largest tolerance {})",
-            short(v.max_abs_error),
-            short(v.max_tolerance)
-        );
-        if v.verified {
-            text += "verified\n";
+        let _ = writeln!(text, "searched:       {} kernels", compiled.searched.len());
+        for s in &compiled.searched {
+            let copied: Vec<String> = s.copies.iter().map(|(input, _)| input.to_string()).collect();
+            let copies = match copied.as_slice() {
+                [] => String::new(),
+                [one] => format!(", input {one} copied to row-major first"),
+                many => format!(", inputs {} copied to row-major first", many.join(" and ")),
+            };
+            let _ =
+                writeln!(text, "  {}: {} (cost {}{copies})", s.instruction, s.spec.display(target), s.cost);
         }
+        let loops = loops(compiled);
+        let _ = writeln!(text, "plain loops:    {}", loops.len());
+        for (name, reason) in &loops {
+            let _ = writeln!(text, "  {name}: {reason}");
+        }
+        if let Some(v) = verification {
+            let _ = writeln!(
+                text,
+                "checked:        {} result elements against the reference evaluator (seed {}){}",
+                v.elements,
+                v.seed,
+                if v.unbounded > 0 {
+                    format!(", {} without a finite bound not compared", v.unbounded)
+                } else {
+                    String::new()
+                }
+            );
+            let _ = writeln!(
+                text,
+                "max abs error:  {} (largest tolerance {})",
+                short(v.max_abs_error),
+                short(v.max_tolerance)
+            );
+            if v.verified {
+                text += "verified\n";
+            }
+        }
+        text
     }
-    text
-}
 
-fn report_json(
-    module: &HloModule,
-    compiled: &CompiledModule,
-    target: &morello_core::target::Target,
-    c_path: &Path,
-    h_path: &Path,
-    verification: Option<&ModuleVerification>,
-) -> serde_json::Value {
-    let loops = loops(compiled);
-    json!({
-        "module": module.name(),
-        "target": target.name(),
-        "function": compiled.name,
-        "source": c_path.display().to_string(),
-        "header": h_path.display().to_string(),
-        "arena_bytes": compiled.arena_bytes,
-        "features": compiled.features.iter().map(|f| f.name()).collect::<Vec<_>>(),
-        "searched": compiled.searched.iter().map(|s| json!({
-            "instruction": s.instruction,
-            "spec": s.spec.display(target).to_string(),
-            "cost": s.cost,
-            "copies": s.copies.iter().map(|(input, spec)| json!({"input": input, "spec": spec.display(target).to_string()})).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "loops": loops.iter().map(|(name, reason)| json!({"instruction": name, "reason": reason})).collect::<Vec<_>>(),
-        "verification": verification.map(|v| json!({
-            "verified": v.verified,
-            "elements": v.elements,
-            "unbounded": v.unbounded,
-            "max_abs_error": v.max_abs_error,
-            "max_tolerance": v.max_tolerance,
-            "seed": v.seed,
-            "mismatch": v.mismatch.as_ref().map(ToString::to_string),
-        })),
-    })
+    /// The JSON report.
+    fn json(&self) -> serde_json::Value {
+        let Report { module, compiled, target, c_path, h_path, verification } = self;
+        let loops = loops(compiled);
+        json!({
+            "module": module.name(),
+            "target": target.name(),
+            "function": compiled.name,
+            "source": c_path.display().to_string(),
+            "header": h_path.display().to_string(),
+            "arena_bytes": compiled.arena_bytes,
+            "features": compiled.features.iter().map(|f| f.name()).collect::<Vec<_>>(),
+            "searched": compiled.searched.iter().map(|s| json!({
+                "instruction": s.instruction,
+                "spec": s.spec.display(target).to_string(),
+                "cost": s.cost,
+                "copies": s.copies.iter().map(|(input, spec)| json!({"input": input, "spec": spec.display(target).to_string()})).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "loops": loops.iter().map(|(name, reason)| json!({"instruction": name, "reason": reason})).collect::<Vec<_>>(),
+            "verification": verification.as_ref().map(|v| json!({
+                "verified": v.verified,
+                "elements": v.elements,
+                "unbounded": v.unbounded,
+                "max_abs_error": v.max_abs_error,
+                "max_tolerance": v.max_tolerance,
+                "seed": v.seed,
+                "mismatch": v.mismatch.as_ref().map(ToString::to_string),
+            })),
+        })
+    }
 }
 
 /// A number in few digits: `0`, or three significant digits in scientific notation.

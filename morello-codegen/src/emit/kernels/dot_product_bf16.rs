@@ -19,8 +19,8 @@ use morello_core::dtype::Dtype;
 use morello_core::kernels::KernelKind;
 use morello_core::spec::LogicalSpec;
 
-use super::dot_product_loop::{ACCUMULATORS, accumulate_over_k, sum_accumulators};
-use super::{run_start, unsupported, zeros};
+use super::dot_product_loop::{DotProduct, accumulate_over_k, open, sum_accumulators};
+use super::unsupported;
 use crate::emit::Emitter;
 use crate::emit::buffers::View;
 use crate::emit::vector::VectorType;
@@ -37,19 +37,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
         return Err(fail(e, "not bf16 x bf16 -> f32 with K a multiple of 32"));
     }
     let vector = VectorType::new(Dtype::F32, 16)?;
-    let a_start = run_start(e, &views[0], 3, 2, k)?;
-    let b_start = run_start(e, &views[1], 3, 1, k)?;
-    let a_address = e.address(&views[0], &a_start)?;
-    let b_address = e.address(&views[1], &b_start)?;
-    let out = e.element(&views[2], &zeros(spec, 2))?;
-    let id = e.fresh();
-    let (a, b, acc, kv) = (format!("a{id}"), format!("b{id}"), format!("acc{id}"), format!("k{id}"));
-    let registers = (k / STEP).min(ACCUMULATORS);
-    e.out.open("{");
-    e.out.line(format!("const uint16_t *{a} = {a_address};"));
-    e.out.line(format!("const uint16_t *{b} = {b_address};"));
-    let inits: Vec<String> = (0..registers).map(|j| format!("{acc}_{j} = {}", vector.zero())).collect();
-    e.out.line(format!("__m512 {};", inits.join(", ")));
+    let DotProduct { a, b, acc, kv, out, registers } = open(e, spec, views, STEP, "uint16_t", vector)?;
     let update = |j: u32, offset: &str| {
         let load = |p: &str| format!("(__m512bh)_mm512_loadu_si512((const void *)({p} + {offset}))");
         format!("{acc}_{j} = _mm512_dpbf16_ps({acc}_{j}, {}, {});", load(&a), load(&b))

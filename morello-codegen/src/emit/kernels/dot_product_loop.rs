@@ -49,19 +49,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     if fma {
         e.require(IsaFeature::Fma, "fused multiply-add")?;
     }
-    let a_start = run_start(e, &views[0], 3, 2, k)?;
-    let b_start = run_start(e, &views[1], 3, 1, k)?;
-    let a_address = e.address(&views[0], &a_start)?;
-    let b_address = e.address(&views[1], &b_start)?;
-    let out = e.element(&views[2], &zeros(spec, 2))?;
-    let id = e.fresh();
-    let (a, b, acc, kv) = (format!("a{id}"), format!("b{id}"), format!("acc{id}"), format!("k{id}"));
-    let registers = (k / lanes).min(ACCUMULATORS);
-    e.out.open("{");
-    e.out.line(format!("const float *{a} = {a_address};"));
-    e.out.line(format!("const float *{b} = {b_address};"));
-    let inits: Vec<String> = (0..registers).map(|j| format!("{acc}_{j} = {}", vector.zero())).collect();
-    e.out.line(format!("{} {};", vector.c_type(), inits.join(", ")));
+    let DotProduct { a, b, acc, kv, out, registers } = open(e, spec, views, lanes, "float", vector)?;
     let update = |j: u32, offset: &str| -> Result<String, CodegenError> {
         let x = vector.load(&format!("{a} + {offset}"));
         let y = vector.load(&format!("{b} + {offset}"));
@@ -74,6 +62,50 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     e.out.line(format!("{out} += {total};"));
     e.out.close();
     Ok(())
+}
+
+/// The names a dot-product loop's block declares, and the output element it adds to.
+pub(super) struct DotProduct {
+    /// The pointer to `lhs`'s run.
+    pub a: String,
+    /// The pointer to `rhs`'s run.
+    pub b: String,
+    /// The accumulators' prefix (`{acc}_0`, `{acc}_1`, ...).
+    pub acc: String,
+    /// The loop counter over `k`.
+    pub kv: String,
+    /// The C lvalue of the output element.
+    pub out: String,
+    /// How many accumulators are declared.
+    pub registers: u32,
+}
+
+/// Opens the block of a `[1, 1, K, 1]` dot product that reads `per_register` elements into each
+/// accumulator: declares pointers (to `element` C values) to the runs of `lhs` and `rhs` along `k`
+/// and up to [`ACCUMULATORS`] zeroed accumulators of `vector`.
+pub(super) fn open(
+    e: &mut Emitter<'_>,
+    spec: &LogicalSpec,
+    views: &[View],
+    per_register: u32,
+    element: &str,
+    vector: VectorType,
+) -> Result<DotProduct, CodegenError> {
+    let k = spec.shape.dim(2);
+    let a_start = run_start(e, &views[0], 3, 2, k)?;
+    let b_start = run_start(e, &views[1], 3, 1, k)?;
+    let a_address = e.address(&views[0], &a_start)?;
+    let b_address = e.address(&views[1], &b_start)?;
+    let out = e.element(&views[2], &zeros(spec, 2))?;
+    let id = e.fresh();
+    let (a, b, acc, kv) = (format!("a{id}"), format!("b{id}"), format!("acc{id}"), format!("k{id}"));
+    let registers = (k / per_register).min(ACCUMULATORS);
+    e.out.open("{");
+    e.out.line(format!("const {element} *{a} = {a_address};"));
+    e.out.line(format!("const {element} *{b} = {b_address};"));
+    let inits: Vec<String> = (0..registers).map(|j| format!("{acc}_{j} = {}", vector.zero())).collect();
+    e.out.line(format!("{} {};", vector.c_type(), inits.join(", ")));
+    Ok(DotProduct { a, b, acc, kv, out, registers })
 }
 
 /// The updates of a dot product over `k` elements, `per_register` at a time into `registers`
