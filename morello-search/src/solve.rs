@@ -521,7 +521,8 @@ pub fn explore_only(
         }
     }
     for explored in &mut out {
-        explored.parent = explored.parent.and_then(|(p, a, c)| (index[p] != usize::MAX).then(|| (index[p], a, c)));
+        explored.parent =
+            explored.parent.and_then(|(p, a, c)| (index[p] != usize::MAX).then(|| (index[p], a, c)));
     }
     out
 }
