@@ -24,11 +24,11 @@ pub const HEADING: &str = "## Kernel suite";
 /// The measured figures of one implementation at one size.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cell {
-    /// GFLOP/s at the median time.
+    /// GFLOP/s at the median time (GB/s in a row that is `bytes_only`).
     pub gflops: f64,
-    /// GFLOP/s of the slowest sample.
+    /// The same figure for the slowest sample.
     pub slowest: f64,
-    /// GFLOP/s of the fastest sample.
+    /// The same figure for the fastest sample.
     pub fastest: f64,
     /// GB/s at the median time, for memory-bound rows.
     pub gbytes_per_second: Option<f64>,
@@ -41,6 +41,9 @@ pub struct Row {
     pub label: String,
     /// Whether GB/s is shown beside GFLOP/s.
     pub memory_bound: bool,
+    /// Whether the cells' figures are GB/s rather than GFLOP/s (a kernel without a flop count,
+    /// such as softmax).
+    pub bytes_only: bool,
     /// One cell per implementation column; `None` where it was not timed.
     pub cells: Vec<Option<Cell>>,
     /// Why the size failed, if it did (its morello cell then says `failed`).
@@ -95,8 +98,10 @@ impl Table {
             for (name, cell) in self.implementations.iter().zip(&row.cells) {
                 let text = match cell {
                     Some(c) => {
-                        let mut text = format!("{:.1} ({:.1}-{:.1})", c.gflops, c.slowest, c.fastest);
-                        if let Some(gb) = c.gbytes_per_second.filter(|_| row.memory_bound) {
+                        let unit = if row.bytes_only { " GB/s" } else { "" };
+                        let mut text = format!("{:.1}{unit} ({:.1}-{:.1})", c.gflops, c.slowest, c.fastest);
+                        if let Some(gb) = c.gbytes_per_second.filter(|_| row.memory_bound && !row.bytes_only)
+                        {
                             let _ = write!(text, ", {gb:.1} GB/s");
                         }
                         text
@@ -162,8 +167,9 @@ pub fn section(table: &Table, machine: &Machine, notes: &[String], plot_link: &s
     out.push_str(
         "\nGFLOP/s (2 M K N per call) at the median time, with the slowest and fastest samples in brackets; \
          vector-matrix rows also give GB/s (every operand's bytes once per call); u32 rows count integer \
-         multiply-adds the same way. The last column is morello's median GFLOP/s divided by the best \
-         library's (any baseline but the naive loop). n/a: not timed (see the notes).\n\n",
+         multiply-adds the same way; rows without a flop count (softmax) give GB/s instead. The last column \
+         is morello's median figure divided by the best library's (any baseline but the naive loop). n/a: \
+         not timed (see the notes).\n\n",
     );
     out.push_str(&table.markdown());
     let _ = writeln!(
@@ -248,18 +254,21 @@ mod tests {
                 Row {
                     label: "f32 8x8x8".into(),
                     memory_bound: false,
+                    bytes_only: false,
                     cells: vec![cell(40.0), cell(60.0), cell(25.0), cell(50.0)],
                     failure: None,
                 },
                 Row {
                     label: "f32 1x2048x16384".into(),
                     memory_bound: true,
+                    bytes_only: false,
                     cells: vec![cell(10.0), cell(5.0), cell(10.0), None],
                     failure: None,
                 },
                 Row {
                     label: "bf16 1x2048x16384".into(),
                     memory_bound: true,
+                    bytes_only: false,
                     cells: vec![None, None, None, None],
                     failure: Some("cannot run".into()),
                 },

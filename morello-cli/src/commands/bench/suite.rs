@@ -350,17 +350,24 @@ fn table(outcomes: &[Outcome], baselines: &[BaselineKind]) -> Table {
                 .map(|name| {
                     let m = o.result.as_ref().ok()?;
                     let result = m.report.result(name)?;
-                    let flops = m.work.flops?;
+                    // Work per call: flops, or bytes for a kernel without a flop count.
+                    let (work, median) = match (m.work.flops, m.work.bytes) {
+                        (Some(flops), _) => (flops, result.gflops?),
+                        (None, Some(bytes)) => (bytes, result.gbytes_per_second?),
+                        (None, None) => return None,
+                    };
                     Some(Cell {
-                        gflops: result.gflops?,
-                        slowest: flops / result.stats.max / 1e9,
-                        fastest: flops / result.stats.min / 1e9,
+                        gflops: median,
+                        slowest: work / result.stats.max / 1e9,
+                        fastest: work / result.stats.min / 1e9,
                         gbytes_per_second: result.gbytes_per_second,
                     })
                 })
                 .collect();
+            let bytes_only = o.result.as_ref().is_ok_and(|m| m.work.flops.is_none());
             Row {
                 label: o.entry.label(),
+                bytes_only,
                 memory_bound: o.entry.m == 1 || o.entry.n == 1,
                 cells,
                 failure: o.result.as_ref().err().cloned(),
