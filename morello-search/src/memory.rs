@@ -6,11 +6,10 @@
 //! ```text
 //! memo        per spec held (solved, or read from a table): the spec (its struct and heap), its frontier (the Arc, the entries),
 //!             and its slot in the hash map
-//! graph       per spec of the current call, while it explores and solves: the spec (one copy,
-//!             shared by the id map and the node table, until it moves to the memo), its slot in
-//!             the id map (while exploring), its node slots (spec, known frontier, edges,
-//!             frontier, height), and its actions' edges (children and weights), which go when the
-//!             spec is solved
+//! graph       per spec of the current call, while it explores and solves: the spec (twice while
+//!             exploring: in the id map and in the node table), its slot in the id map, its node
+//!             slots (spec, known frontier, edges, frontier, height), and its actions' edges
+//!             (children and weights)
 //! ```
 //!
 //! Hash maps are counted at an average load (`MAP_SLOTS_PER_ENTRY` slots of key and value per

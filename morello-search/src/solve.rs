@@ -51,11 +51,7 @@ use crate::projection::Projection;
 use crate::report::{Phase, Progress, StopReason};
 
 /// What expanding one spec found: its id, its actions, and the sub-specs seen for the first time.
-type Expansion = (u32, Vec<Edge>, Vec<(u32, SharedSpec)>);
-
-/// A spec of the graph, shared by the id map and the node table while exploring (one copy of each
-/// spec instead of two), and the memo's own once its id map is gone.
-type SharedSpec = Arc<CanonicalSpec>;
+type Expansion = (u32, Vec<Edge>, Vec<(u32, CanonicalSpec)>);
 
 /// Counters of one solve.
 #[derive(Debug, Default)]
@@ -70,9 +66,10 @@ pub(crate) struct Counters {
     pub peak_bytes: AtomicU64,
 }
 
-/// Bytes one node of the graph takes in the node tables besides its spec: the slots of `specs`,
-/// `known` and `edges` (growing vectors) and, while solving, of `frontiers`, heights and buckets.
-const NODE_SLOT_BYTES: usize = size_of::<Option<SharedSpec>>()
+/// Bytes one node of the graph takes in the node tables besides its spec's heap: the slots of
+/// `specs`, `known` and `edges` (growing vectors) and, while solving, of `frontiers`, heights and
+/// buckets.
+const NODE_SLOT_BYTES: usize = size_of::<Option<CanonicalSpec>>()
     + size_of::<Option<Arc<Frontier>>>()
     + size_of::<Vec<Edge>>()
     + size_of::<bool>();
@@ -80,20 +77,10 @@ const NODE_SLOT_BYTES: usize = size_of::<Option<SharedSpec>>()
 /// Bytes one node takes while the graph is solved, besides the tables of exploring.
 const SOLVE_SLOT_BYTES: usize = size_of::<OnceLock<Arc<Frontier>>>() + 2 * size_of::<u32>();
 
-/// Bytes one spec's slot takes in the id map of exploring (the spec is the node table's; the map
-/// is freed when exploring ends).
-fn id_map_bytes() -> u64 {
-    map_entry_bytes(size_of::<(SharedSpec, u32)>())
-}
-
-/// Bytes a shared spec of the graph takes: its heap, the spec and the counts beside it.
-fn shared_spec_bytes(spec: &CanonicalSpec) -> u64 {
-    spec_heap_bytes(spec) + (size_of::<CanonicalSpec>() + 2 * size_of::<usize>()) as u64
-}
-
-/// The spec out of its node, without a copy once the id map is gone.
-fn unshared(spec: SharedSpec) -> CanonicalSpec {
-    Arc::try_unwrap(spec).unwrap_or_else(|shared| (*shared).clone())
+/// Bytes one spec takes in the id map of exploring (its slot and its heap; the map is freed when
+/// exploring ends).
+fn id_map_bytes(spec: &CanonicalSpec) -> u64 {
+    map_entry_bytes(size_of::<(CanonicalSpec, u32)>()) + spec_heap_bytes(spec)
 }
 
 /// Bytes a spec's actions take in the graph.
@@ -263,17 +250,16 @@ impl Solver<'_> {
 
     /// Explores the graph; on a stop, returns what was explored so far and the reason.
     fn explore(&self, goal: &CanonicalSpec) -> (Graph, Option<StopReason>) {
-        let ids: DashMap<SharedSpec, u32, FxBuildHasher> = DashMap::with_hasher(FxBuildHasher);
-        let goal_node = Arc::new(goal.clone());
-        ids.insert(Arc::clone(&goal_node), 0);
+        let ids: DashMap<CanonicalSpec, u32, FxBuildHasher> = DashMap::with_hasher(FxBuildHasher);
+        ids.insert(goal.clone(), 0);
         let next = AtomicU32::new(1);
-        let mut specs: Vec<Option<SharedSpec>> = vec![Some(goal_node)];
+        let mut specs: Vec<Option<CanonicalSpec>> = vec![Some(goal.clone())];
         let mut known: Vec<Option<Arc<Frontier>>> = vec![None];
         let mut edges: Vec<Vec<Edge>> = vec![Vec::new()];
         let mut is_expanded: Vec<bool> = vec![false];
-        let id_bytes = AtomicU64::new(id_map_bytes());
+        let id_bytes = AtomicU64::new(id_map_bytes(goal));
         self.add_graph_bytes(
-            id_bytes.load(Ordering::Relaxed) + shared_spec_bytes(goal) + vec_slots_bytes(1, NODE_SLOT_BYTES),
+            id_bytes.load(Ordering::Relaxed) + spec_heap_bytes(goal) + vec_slots_bytes(1, NODE_SLOT_BYTES),
         );
         let graph_done = |specs, known, edges, expanded, stop| {
             // The id map is freed when exploring returns.
@@ -315,19 +301,13 @@ impl Solver<'_> {
                                 let children = plan
                                     .children
                                     .into_iter()
-                                    .map(|child| {
-                                        // Most sub-specs are known: looked up without a new node.
-                                        if let Some(known) = ids.get(&child) {
-                                            return *known;
-                                        }
-                                        match ids.entry(Arc::new(child)) {
-                                            MapEntry::Occupied(e) => *e.get(),
-                                            MapEntry::Vacant(v) => {
-                                                let child_id = next.fetch_add(1, Ordering::Relaxed);
-                                                discovered.push((child_id, Arc::clone(v.key())));
-                                                v.insert(child_id);
-                                                child_id
-                                            }
+                                    .map(|child| match ids.entry(child) {
+                                        MapEntry::Occupied(e) => *e.get(),
+                                        MapEntry::Vacant(v) => {
+                                            let child_id = next.fetch_add(1, Ordering::Relaxed);
+                                            discovered.push((child_id, v.key().clone()));
+                                            v.insert(child_id);
+                                            child_id
                                         }
                                     })
                                     .collect();
@@ -341,10 +321,10 @@ impl Solver<'_> {
                     // Collected in place, the edges would keep the allocation of the actions they
                     // were made from, ten times their size: millions of edges are held at once.
                     spec_edges.shrink_to_fit();
-                    let new_ids = id_map_bytes() * discovered.len() as u64;
+                    let new_ids: u64 = discovered.iter().map(|(_, spec)| id_map_bytes(spec)).sum();
                     let new_nodes: u64 = discovered
                         .iter()
-                        .map(|(_, spec)| shared_spec_bytes(spec) + vec_slots_bytes(1, NODE_SLOT_BYTES))
+                        .map(|(_, spec)| spec_heap_bytes(spec) + vec_slots_bytes(1, NODE_SLOT_BYTES))
                         .sum();
                     id_bytes.fetch_add(new_ids, Ordering::Relaxed);
                     self.add_graph_bytes(new_ids + new_nodes + edges_bytes(&spec_edges));
@@ -388,7 +368,7 @@ impl Solver<'_> {
     /// reasons; with `until` (the final solve after a cancel), for [`Solver::final_stop_reason`]
     /// instead. Either way a stop also skips the specs of the bucket in flight not yet begun.
     fn solve_graph(&self, graph: Graph, until: Option<Instant>) -> Result<(), StopReason> {
-        let Graph { mut specs, known, mut edges, expanded } = graph;
+        let Graph { mut specs, known, edges, expanded } = graph;
         let heights = heights(&edges, &known, &expanded);
         let max_height = heights.iter().copied().filter(|&h| h != OPEN).max().unwrap_or(0);
         let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); max_height as usize + 1];
@@ -455,11 +435,8 @@ impl Solver<'_> {
                     (frontiers[id as usize].get(), specs[id as usize].take())
                 {
                     self.counters.specs_solved.fetch_add(1, Ordering::Relaxed);
-                    self.remove_graph_bytes(shared_spec_bytes(&spec));
-                    self.memo.insert(unshared(spec), Arc::clone(frontier));
-                    // Only solving a spec reads its edges: they go with it, so the graph shrinks
-                    // as the memo grows.
-                    self.remove_graph_bytes(edges_bytes(&std::mem::take(&mut edges[id as usize])));
+                    self.remove_graph_bytes(spec_heap_bytes(&spec));
+                    self.memo.insert(spec, Arc::clone(frontier));
                 }
             }
             done += bucket.len() as u64;
@@ -540,7 +517,7 @@ pub fn explore_only(
     for (id, spec) in graph.specs.into_iter().enumerate() {
         if let Some(spec) = spec {
             index[id] = out.len();
-            out.push(Explored { spec: unshared(spec), parent: parents[id] });
+            out.push(Explored { spec, parent: parents[id] });
         }
     }
     for explored in &mut out {
@@ -553,7 +530,7 @@ pub fn explore_only(
 /// The explored graph: specs by id, frontiers already known (from the memo), actions by id, and
 /// whether each spec's actions were enumerated (all were, unless exploring stopped early).
 struct Graph {
-    specs: Vec<Option<SharedSpec>>,
+    specs: Vec<Option<CanonicalSpec>>,
     known: Vec<Option<Arc<Frontier>>>,
     edges: Vec<Vec<Edge>>,
     expanded: Vec<bool>,
@@ -570,7 +547,7 @@ impl Graph {
         let mut specs: Vec<CanonicalSpec> = children
             .into_iter()
             .filter(|&c| self.known[c as usize].is_none())
-            .filter_map(|c| self.specs[c as usize].as_deref().cloned())
+            .filter_map(|c| self.specs[c as usize].clone())
             .collect();
         specs.sort_by(|a, b| a.shape.volume().cmp(&b.shape.volume()).then_with(|| a.cmp(b)));
         specs
@@ -585,7 +562,7 @@ impl Graph {
         let mut freed = 0;
         for (id, &h) in heights.iter().enumerate() {
             if h == OPEN {
-                freed += self.specs[id].take().map_or(0, |spec| shared_spec_bytes(&spec));
+                freed += self.specs[id].take().map_or(0, |spec| spec_heap_bytes(&spec));
                 freed += edges_bytes(&std::mem::take(&mut self.edges[id]));
                 // Without its edges it must stay open, not become a leaf.
                 self.expanded[id] = false;
@@ -880,7 +857,7 @@ mod tests {
             Edge::new(0, children, Linear { base: 1, weights, own: MemVec::ZERO, credit: 0 })
         };
         let graph = Graph {
-            specs: vec![Some(Arc::new(spec.clone())); 4],
+            specs: vec![Some(spec.clone()); 4],
             known: vec![None; 4],
             edges: vec![
                 vec![edge(vec![1]), edge(vec![3])],
