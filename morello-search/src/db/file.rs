@@ -44,7 +44,7 @@ use crate::db::identity::Schema;
 use crate::db::reader::Reader;
 use crate::db::table::{SaveReport, Table, check_identity};
 use crate::db::validate::Validation;
-use crate::db::wisdom::{WisdomEntry, merge_wisdom};
+use crate::db::wisdom::{WisdomEntry, replace_wisdom};
 use crate::db::writer::{self, Plan};
 use crate::frontier::{Entry, Frontier};
 
@@ -496,9 +496,8 @@ impl TableFile {
         self.save_with_wisdom(entries, &[], schema, on_wait)
     }
 
-    /// As [`TableFile::save_entries`], with measured winners too: `wisdom` is merged with the
-    /// file's (one entry per spec, limits and host, the faster of two kept) and the commit holds
-    /// the result. A save with no new spec still commits when the wisdom changed.
+    /// As [`TableFile::save_entries`], with measured winners too: `wisdom` replaces the file's
+    /// entries for the same spec, limits and host, and the commit holds the result. A save with no new spec still commits when the wisdom changed.
     ///
     /// # Errors
     /// As [`TableFile::save_entries`].
@@ -516,7 +515,7 @@ impl TableFile {
         let levels = schema.target.levels().len();
         let Some((path, read_handle)) = open_for_reading(&path)? else {
             let mut table = Table::from_entries(entries.to_vec(), schema);
-            table.add_wisdom(wisdom);
+            table.add_wisdom(&replace_wisdom(&[], wisdom));
             write_atomically_with(&path, &mut |f| table.write_to(f).map(|_| ()), &mut |_| Ok(()))?;
             let n = table.len() as u64;
             return Ok(SaveReport {
@@ -554,7 +553,7 @@ impl TableFile {
         }
         let added = new.len() as u64;
         let held_wisdom = &reader.index().wisdom;
-        let merged_wisdom = merge_wisdom(held_wisdom, wisdom);
+        let merged_wisdom = replace_wisdom(held_wisdom, wisdom);
         let wisdom_added =
             wisdom.iter().filter(|w| merged_wisdom.contains(w) && !held_wisdom.contains(w)).count() as u64;
         let mut report = SaveReport {

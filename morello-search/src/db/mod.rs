@@ -62,7 +62,7 @@ pub use identity::{MODEL_SOURCES, MODEL_VERSION, Mismatch, Schema, TableIdentity
 pub use open::{OpenTable, TableLocation, default_file_name, default_table_dir, default_table_path};
 pub use table::{KindStats, MergeReport, SaveReport, Table, TableStats, WisdomSummary, stored_target};
 pub use validate::{Validation, VerifyReport};
-pub use wisdom::{WisdomEntry, WisdomHost, merge_wisdom, wisdom_limits};
+pub use wisdom::{WisdomEntry, WisdomHost, merge_wisdom, replace_wisdom, wisdom_limits};
 
 #[cfg(doc)]
 use crate::{frontier::Frontier, memo::Memo};

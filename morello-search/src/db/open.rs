@@ -48,7 +48,7 @@ use crate::db::identity::{MODEL_VERSION, Schema};
 use crate::db::reader::Reader;
 use crate::db::table::{SaveReport, check_identity};
 use crate::db::validate::{FrontierCheck, check_frontier};
-use crate::db::wisdom::{WisdomEntry, merge_wisdom, wisdom_limits};
+use crate::db::wisdom::{WisdomEntry, replace_wisdom, wisdom_limits};
 use crate::frontier::Frontier;
 use crate::memo::{Memo, MemoSource};
 use crate::peaks::{PeakCodec, Peaks};
@@ -275,7 +275,7 @@ impl<'t> OpenTable<'t> {
 
     /// Every measured winner the table holds (the file's as opened, and those recorded since).
     pub fn wisdom(&self) -> Vec<WisdomEntry> {
-        merge_wisdom(&self.wisdom, &self.pending)
+        replace_wisdom(&self.wisdom, &self.pending)
     }
 
     /// The measured winner for `spec` under `limits` on the host with `fingerprint`, if the table
@@ -320,7 +320,7 @@ impl<'t> OpenTable<'t> {
         let unsaved = self.memo.unsaved();
         let report = file.save_with_wisdom(&unsaved, &self.pending, &self.schema, on_wait)?;
         self.memo.mark_saved(unsaved.iter().map(|(s, _)| s));
-        self.wisdom = merge_wisdom(&self.wisdom, &self.pending);
+        self.wisdom = replace_wisdom(&self.wisdom, &self.pending);
         self.pending.clear();
         Ok(Some(report))
     }

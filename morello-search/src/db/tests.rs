@@ -860,3 +860,21 @@ fn merging_keeps_wisdom_per_host() {
     let merged = Table::from_bytes(&a.to_bytes(), path(), schema(), Validation::Full).unwrap();
     assert_eq!(merged.wisdom(), a.wisdom());
 }
+
+#[test]
+fn a_new_measurement_replaces_the_stored_one_for_its_host() {
+    let dir = temp_dir();
+    let table_path = dir.path().join("t.mdb");
+    let goal = matmul(2, 2, 2);
+    search_and_save(&table_path, &goal);
+    let (old, other_host) = (wisdom_of(&goal, 0, 1, 1e-6), wisdom_of(&goal, 0, 2, 1e-6));
+    let mut table = open_table(&table_path);
+    table.record_wisdom(old);
+    table.record_wisdom(other_host.clone());
+    table.save(&mut |_| {}).unwrap();
+    let new = wisdom_of(&goal, 1, 1, 5e-6);
+    let mut table = open_table(&table_path);
+    table.record_wisdom(new.clone());
+    assert_eq!(table.save(&mut |_| {}).unwrap().unwrap().wisdom_added, 1);
+    assert_eq!(open_table(&table_path).wisdom(), vec![new, other_host]);
+}

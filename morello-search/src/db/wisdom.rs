@@ -7,7 +7,9 @@
 //!         predicted cost, its median seconds per call, the model's best's, the candidates timed
 //! stored  in every commit's index record (a few entries per measured spec), so it is read when
 //!         the table is opened; a save writes the entries it adds with its commit
-//! merge   one entry per key: a key both sides hold keeps the faster entry
+//! save    one entry per key: what this process measured replaces the file's (a new
+//!         measurement, or one that replaces an entry that no longer rebuilds)
+//! merge   one entry per key: a key both tables hold keeps the faster entry
 //! ```
 //!
 //! The table never times anything and never trusts an entry: a search re-applies the decisions
@@ -86,6 +88,15 @@ pub fn merge_wisdom(base: &[WisdomEntry], added: &[WisdomEntry]) -> Vec<WisdomEn
     out
 }
 
+/// `base` with `added` folded in: one entry per key, `added`'s replacing `base`'s, sorted by key.
+pub fn replace_wisdom(base: &[WisdomEntry], added: &[WisdomEntry]) -> Vec<WisdomEntry> {
+    let mut out: Vec<WisdomEntry> =
+        base.iter().filter(|b| !added.iter().any(|a| a.same_key(b))).cloned().collect();
+    out.extend(added.iter().cloned());
+    out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +122,8 @@ mod tests {
         let hosts: Vec<(u64, f64)> = merged.iter().map(|e| (e.host.fingerprint, e.seconds)).collect();
         assert_eq!(hosts, vec![(1, 2.0), (2, 4.0), (3, 1.0)]);
         assert_eq!(merge_wisdom(&b, &a), merged, "the order of the inputs does not matter");
+        let replaced = replace_wisdom(&a, &[entry(1, 3.0)]);
+        let hosts: Vec<(u64, f64)> = replaced.iter().map(|e| (e.host.fingerprint, e.seconds)).collect();
+        assert_eq!(hosts, vec![(1, 3.0), (2, 5.0)], "a new measurement replaces the old one");
     }
 }
