@@ -850,10 +850,10 @@ fn a_table_answers_each_host_with_its_own_measured_winner() {
 #[test]
 fn merging_keeps_wisdom_per_host() {
     let goal = matmul(2, 2, 2);
-    let mut a = Table::from_memo(&solved(&[goal.clone()]), schema());
+    let mut a = Table::from_memo(&solved(std::slice::from_ref(&goal)), schema());
     let mut b = a.clone();
     let (on_a, on_b) = (wisdom_of(&goal, 1, 1, 1e-6), wisdom_of(&goal, 0, 2, 1e-6));
-    a.add_wisdom(&[on_a.clone()]);
+    a.add_wisdom(std::slice::from_ref(&on_a));
     b.add_wisdom(&[on_b.clone(), WisdomEntry { seconds: 9e-6, ..on_a.clone() }]);
     a.merge(&b, target()).unwrap();
     assert_eq!(a.wisdom(), [on_a, on_b], "both hosts, and host 1's faster entry");
