@@ -22,16 +22,15 @@ use morello_measure::{
     BenchConfig, BenchTimer, HostFingerprint, PeakProbe, PlanMeasurement, host_fingerprint,
 };
 use morello_search::db::{WisdomEntry, WisdomHost, spec_key, wisdom_limits};
-use morello_search::{ActionConfig, Solution, VariantCosts, decisions_of, rebuild_decisions};
+use morello_search::{ActionConfig, Solution, decisions_of, rebuild_decisions};
 
-use crate::commands::search::{SearchOptions, Session};
 use crate::database::{DbArgs, SearchTable, eprint_line};
 use crate::failure::bad_input;
 use crate::spec_args::Resolved;
 
 /// How many of the model's cheapest implementations a measured plan considers (cheapest first,
-/// ties kept); the candidates timed are the first distinct ones among them.
-const CANDIDATE_POOL: usize = 48;
+/// ties kept: `VariantCosts::All`); the candidates timed are the first distinct ones among them.
+pub const CANDIDATE_POOL: usize = 48;
 
 /// How a search picks its answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -67,36 +66,51 @@ pub struct PlanArgs {
     pub min_sample_seconds: f64,
 }
 
-/// The answer of `search --plan measure` (see the module docs); what it did goes to standard error
-/// unless `quiet`.
+impl PlanArgs {
+    /// Checks the measuring options (with `top_k`, the candidates to time) before anything runs.
+    ///
+    /// # Errors
+    /// Bad input: zero candidates or samples, or a sample time outside (0, 3600] seconds.
+    pub fn check(&self, top_k: Option<usize>) -> Result<()> {
+        if top_k == Some(0) {
+            return Err(bad_input("--top-k must be at least 1"));
+        }
+        if self.samples == 0 {
+            return Err(bad_input("--samples must be at least 1"));
+        }
+        if !(self.min_sample_seconds > 0.0 && self.min_sample_seconds <= 3600.0) {
+            return Err(bad_input("--min-sample-seconds must be more than 0 and at most 3600"));
+        }
+        Ok(())
+    }
+}
+
+/// What a measured plan starts from: the search's candidates and how it ran.
+#[derive(Debug)]
+pub struct Searched {
+    /// The model's best and its variants, cheapest first (`VariantCosts::All`, up to
+    /// [`CANDIDATE_POOL`]).
+    pub solutions: Vec<Solution>,
+    /// The memory limits the search ran under.
+    pub limits: MemVec,
+    /// Its action configuration (what stored decisions index).
+    pub actions: ActionConfig,
+}
+
+/// The answer of `search --plan measure` from the search's candidates (see the module docs); what
+/// it did goes to standard error unless `quiet`.
 ///
 /// # Errors
-/// The search's; a candidate that fails verification (nothing is kept); no C compiler.
-pub fn solve_measured(
+/// A candidate that fails verification (nothing is kept); no C compiler; a bad table.
+pub fn choose_measured(
     resolved: &Resolved,
-    options: &SearchOptions,
-    all_tile_sizes: bool,
     db: &DbArgs,
+    searched: Searched,
     top_k: Option<usize>,
     plan: &PlanArgs,
+    quiet: bool,
 ) -> Result<Solution> {
-    if top_k == Some(0) {
-        return Err(bad_input("--top-k must be at least 1"));
-    }
-    if plan.samples == 0 {
-        return Err(bad_input("--samples must be at least 1"));
-    }
-    if !(plan.min_sample_seconds > 0.0 && plan.min_sample_seconds <= 3600.0) {
-        return Err(bad_input("--min-sample-seconds must be more than 0 and at most 3600"));
-    }
-    let quiet = options.quiet;
-    let session = Session::start(resolved, options, all_tile_sizes)?;
-    let limits = session.search.effective_limits();
-    let actions = *session.search.action_config();
-    let solutions = session.solve_with_table_by(resolved, db, |search, spec| {
-        search.solve_variants(spec, CANDIDATE_POOL, VariantCosts::All)
-    })?;
-    crate::signals::check()?;
+    let Searched { solutions, limits, actions } = searched;
     let target = &resolved.target;
     let host = host_fingerprint(target);
     let mut table = SearchTable::open(db, target, actions, true)?;

@@ -10,7 +10,7 @@ use morello_codegen::{BenchEntry, EmitConfig, bench_program_source, emit_kernel,
 use morello_core::imp::Impl;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
-use morello_search::{Search, SearchError, SearchReport, Solution, StopReason, TileSizes};
+use morello_search::{Search, SearchError, SearchReport, Solution, StopReason, TileSizes, VariantCosts};
 use serde_json::json;
 
 use crate::database::{self, DbArgs};
@@ -18,7 +18,7 @@ use crate::failure::bad_input;
 use crate::memory::{Bytes, MemorySize};
 use crate::numbers::Seconds;
 use crate::spec_args::{Resolved, SpecArgs, resolve};
-use crate::wisdom::{Plan, PlanArgs};
+use crate::wisdom::{CANDIDATE_POOL, Plan, PlanArgs, Searched, choose_measured};
 use crate::{output, signals};
 
 /// Examples shown after `morello search --help`.
@@ -119,14 +119,16 @@ pub fn run(args: &Args) -> Result<()> {
         return Err(bad_input("--harness needs --emit c"));
     }
     if args.plan.plan == Plan::Measure {
-        let solution = crate::wisdom::solve_measured(
-            &resolved,
-            &args.options,
-            args.all_tile_sizes,
-            &args.db,
-            args.top_k,
-            &args.plan,
-        )?;
+        args.plan.check(args.top_k)?;
+        let session = Session::start(&resolved, &args.options, args.all_tile_sizes)?;
+        let (limits, actions) = (session.search.effective_limits(), *session.search.action_config());
+        let solutions = session.solve_with_table_by(&resolved, &args.db, |search, spec| {
+            search.solve_variants(spec, CANDIDATE_POOL, VariantCosts::All)
+        })?;
+        signals::check()?;
+        let searched = Searched { solutions, limits, actions };
+        let solution =
+            choose_measured(&resolved, &args.db, searched, args.top_k, &args.plan, args.options.quiet)?;
         return print_solutions(&resolved, &[solution], args.emit, args.harness);
     }
     let session = Session::start(&resolved, &args.options, args.all_tile_sizes)?;
