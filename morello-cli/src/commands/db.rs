@@ -267,9 +267,13 @@ fn verify(args: &VerifyArgs) -> Result<()> {
     let table = Table::from_bytes(&bytes, &path, &schema, Validation::Full).map_err(table_error)?;
     let checked = start.elapsed();
     let report = table.verify(&schema, rebuild, &path).map_err(table_error)?;
+    let wisdom = match table.verify_wisdom(&schema, &path).map_err(table_error)? {
+        0 => String::new(),
+        n => format!("; {n} measured winners rebuilt"),
+    };
     let entries: usize = table.iter().map(|(_, f)| f.entries().len()).sum();
     output::print(&format!(
-        "ok: {}: {} specs and {} stored decisions checked in {:.2} s; {} specs ({} implementations, {} nodes) rebuilt in {:.2} s\n",
+        "ok: {}: {} specs and {} stored decisions checked in {:.2} s; {} specs ({} implementations, {} nodes) rebuilt in {:.2} s{wisdom}\n",
         path.display(),
         table.len(),
         entries,

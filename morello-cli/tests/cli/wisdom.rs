@@ -118,6 +118,9 @@ fn a_winner_that_no_longer_rebuilds_is_ignored_with_a_warning() {
             "{what}: {stderr}"
         );
         assert_ne!(code, 0, "{what}: never the stored tree: {stderr}");
+        let db_text = db.to_string_lossy();
+        let (code, _, stderr) = morello_in(dir.path(), &["db", "verify", &db_text], &[]);
+        assert!(code != 0 && stderr.contains("measured winner on host"), "{what}: db verify: {stderr}");
     }
 }
 
@@ -146,6 +149,8 @@ fn measuring_keeps_the_winner_and_the_next_search_uses_it_without_timing() {
         morello_in(dir.path(), &["db", "stats", &db_text, "--target", "x86-avx2"], &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stats.contains("wisdom:      1 measured winners") && stats.contains("Matmul(1x4x4x8"), "{stats}");
+    let (code, out, stderr) = morello_in(dir.path(), &["db", "verify", &db_text], &[]);
+    assert!(code == 0 && out.contains("1 measured winners rebuilt"), "{out}{stderr}");
 }
 
 #[test]

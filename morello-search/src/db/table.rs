@@ -290,6 +290,46 @@ impl Table {
     }
 }
 
+impl Table {
+    /// Re-applies every measured winner's decisions and checks that each rebuilds, for its spec,
+    /// to its stored cost within its stored limits (what a search checks before it uses one);
+    /// returns how many were checked.
+    ///
+    /// # Errors
+    /// [`DbError::Rebuild`] for the first entry that does not (its spec, or why its key does not
+    /// name a spec of this target).
+    pub fn verify_wisdom(&self, schema: &Schema<'_>, path: &Path) -> Result<usize, DbError> {
+        let target = schema.target;
+        for entry in &self.wisdom {
+            let fail = |spec: String, reason: String| DbError::Rebuild { path: path.into(), spec, reason };
+            let logical = logical_of_key(&entry.spec).map_err(|e| {
+                fail("a measured winner".into(), format!("its spec key does not decode: {e}"))
+            })?;
+            let text = logical.display(target).to_string();
+            let spec = logical
+                .canonicalize(target)
+                .map_err(|e| fail(text.clone(), format!("its spec is not valid for the target: {e}")))?;
+            let reason = |why: String| {
+                fail(text.clone(), format!("measured winner on host {}: {why}", entry.host.description))
+            };
+            let imp = crate::rebuild_decisions(&spec, &entry.decisions, target, &schema.actions)
+                .map_err(|e| reason(e.to_string()))?;
+            if imp.cost != entry.cost {
+                return Err(reason(format!(
+                    "it rebuilds to cost {}, not the stored {}",
+                    imp.cost, entry.cost
+                )));
+            }
+            let fits = entry.limits.len() == target.levels().len()
+                && imp.peaks.0.iter().zip(&entry.limits).all(|(peak, limit)| peak <= limit);
+            if !fits {
+                return Err(reason("it does not fit its stored limits".into()));
+            }
+        }
+        Ok(self.wisdom.len())
+    }
+}
+
 /// Refuses a table whose identity is not `schema`'s.
 ///
 /// # Errors

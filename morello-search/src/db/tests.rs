@@ -841,6 +841,15 @@ fn a_table_answers_each_host_with_its_own_measured_winner() {
     // A whole-table load, a compaction-style rewrite and a later search keep the wisdom.
     let whole = TableFile::new(&table_path).load(schema(), Validation::Full).unwrap();
     assert_eq!(whole.wisdom(), [first.clone(), second.clone()]);
+    assert_eq!(whole.verify_wisdom(schema(), path()).unwrap(), 2);
+    let mut tampered = whole.clone();
+    tampered.add_wisdom(&[WisdomEntry {
+        cost: first.cost + 1,
+        host: WisdomHost { fingerprint: 33, ..first.host.clone() },
+        ..first.clone()
+    }]);
+    let err = tampered.verify_wisdom(schema(), path()).unwrap_err();
+    assert!(err.to_string().contains("not the stored"), "{err}");
     let copy = Table::from_bytes(&whole.to_bytes(), path(), schema(), Validation::Full).unwrap();
     assert_eq!(copy.wisdom(), whole.wisdom());
     search_and_save(&table_path, &matmul(8, 4, 4));
