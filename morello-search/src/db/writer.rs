@@ -8,7 +8,7 @@
 //!          the new entries with the newest runs while the new run would be at least half the
 //!          size of the run before it (or there would be more than MAX_RUNS runs), append that
 //!          run and a new index record, flush, write the older slot with the next sequence,
-//!          flush again
+//!          flush again; a save that adds only wisdom appends just a new index record
 //! rewrite  when the merge would take every run, or dead bytes would pass half the file: all
 //!          entries as a fresh file, renamed over the table
 //! ```
