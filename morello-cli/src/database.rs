@@ -203,6 +203,11 @@ impl<'t> SearchTable<'t> {
     pub fn table(&self) -> &OpenTable<'t> {
         &self.table
     }
+
+    /// The table as the library sees it, to record measured winners in.
+    pub fn table_mut(&mut self) -> &mut OpenTable<'t> {
+        &mut self.table
+    }
 }
 
 /// Opens the table `args` names for a search over `target` with `actions`, for a command with

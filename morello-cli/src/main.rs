@@ -18,6 +18,7 @@ mod output;
 mod progress;
 mod signals;
 mod spec_args;
+mod wisdom;
 
 /// Finds provably optimal implementations of tensor kernels and emits them as C.
 ///

@@ -14,6 +14,9 @@
 //! - [`baselines`](mod@baselines): OpenBLAS, BLIS, libxsmm, MKL, oneDNN, XNNPACK, naive loops and a Rust
 //!   GEMM with the kernel's call shape, each checked against a reference before it is timed
 //!   ([`baselines()`]), and the problem a spec is for them ([`baseline_problem`]);
+//! - [`plan`]: planning by measurement: the model's near-best candidates timed on this host and
+//!   the fastest picked ([`measure_plan`]), which the caller keeps as wisdom, keyed by the host's
+//!   fingerprint ([`host`], [`host_fingerprint`]);
 //! - [`peak`]: the FMA-throughput probe for the machine's single-core peak ([`measure_peak`]);
 //! - [`correlation`]: Spearman's rank correlation, to compare a cost model's ranking with timings;
 //! - [`calibrate`](mod@calibrate): measure a target's kernels and memory levels on this machine
@@ -54,7 +57,9 @@ pub mod calibrate;
 pub mod compare;
 pub mod correlation;
 mod error;
+pub mod host;
 pub mod peak;
+pub mod plan;
 pub mod ranking;
 pub mod stats;
 
@@ -68,5 +73,9 @@ pub use bench::{
 };
 pub use compare::{KernelCandidate, Measurement, Skipped, measure};
 pub use error::MeasureError;
+pub use host::{HostFingerprint, host_fingerprint};
 pub use peak::{PeakConfig, PeakReport, measure_peak};
+pub use plan::{
+    BenchTimer, CandidateTimer, PlanMeasurement, TimedCandidate, default_candidates, measure_plan,
+};
 pub use stats::SampleStats;

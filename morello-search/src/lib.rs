@@ -7,6 +7,8 @@
 //! - `solve`: the parallel two-phase dynamic program (explore, then solve by height);
 //! - [`memo`]: the concurrent memo table;
 //! - [`variants`]: the cheapest implementations that differ from the best at one node;
+//! - `decisions`: a tree as the action indices that build it, and back ([`decisions_of`],
+//!   [`rebuild_decisions`]), how measured winners are kept as wisdom in a table;
 //! - [`Search`]: the embedding API ([`Search::solve`], [`Search::solve_top_k`],
 //!   [`Search::solve_variants`]) with a [`SearchReport`], steered by a [`CancelToken`], a progress
 //!   callback ([`Search::on_progress`]), periodic checkpoints ([`Search::checkpoint`]) and a memory
@@ -20,6 +22,7 @@
 pub mod actions;
 mod control;
 pub mod db;
+mod decisions;
 mod edge;
 mod entry;
 mod error;
@@ -38,6 +41,7 @@ pub mod variants;
 
 pub use actions::{Action, ActionConfig, DividingTiles, Remainders, TileSizes};
 pub use control::{CancelToken, FINAL_SOLVE_LIMIT};
+pub use decisions::{decisions_of, rebuild_decisions};
 pub use error::SearchError;
 pub use feasible::Feasibility;
 pub use frontier::{Entry, Frontier};

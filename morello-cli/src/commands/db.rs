@@ -227,6 +227,28 @@ fn render_stats(path: &Path, s: &TableStats, usable: &str) -> String {
     for k in &s.by_kind {
         out += &format!("{:<12} {:>6} {:>14} {:>16}\n", k.kind.name(), k.specs, k.unsatisfiable, k.entries);
     }
+    out += &render_wisdom(s);
+    out
+}
+
+/// The measured winners (`search --plan measure`), one block per spec and host.
+fn render_wisdom(s: &TableStats) -> String {
+    if s.wisdom.is_empty() {
+        return "\nwisdom:      none (search --plan measure adds a measured winner per spec and host)\n"
+            .into();
+    }
+    let mut out = format!("\nwisdom:      {} measured winners\n", s.wisdom.len());
+    for w in &s.wisdom {
+        out += &format!("  {}\n", w.spec);
+        out += &format!(
+            "    host {:016x}: {}\n    winner {:.4} µs per call, the model's best {:.4} µs; {} candidates timed\n",
+            w.host.fingerprint,
+            w.host.description,
+            w.seconds * 1e6,
+            w.model_seconds * 1e6,
+            w.candidates
+        );
+    }
     out
 }
 
@@ -245,9 +267,13 @@ fn verify(args: &VerifyArgs) -> Result<()> {
     let table = Table::from_bytes(&bytes, &path, &schema, Validation::Full).map_err(table_error)?;
     let checked = start.elapsed();
     let report = table.verify(&schema, rebuild, &path).map_err(table_error)?;
+    let wisdom = match table.verify_wisdom(&schema, &path).map_err(table_error)? {
+        0 => String::new(),
+        n => format!("; {n} measured winners rebuilt"),
+    };
     let entries: usize = table.iter().map(|(_, f)| f.entries().len()).sum();
     output::print(&format!(
-        "ok: {}: {} specs and {} stored decisions checked in {:.2} s; {} specs ({} implementations, {} nodes) rebuilt in {:.2} s\n",
+        "ok: {}: {} specs and {} stored decisions checked in {:.2} s; {} specs ({} implementations, {} nodes) rebuilt in {:.2} s{wisdom}\n",
         path.display(),
         table.len(),
         entries,
@@ -302,7 +328,11 @@ fn merge(args: &MergeArgs) -> Result<()> {
         }
     }
     let bytes = output.write(&merged).map_err(table_error)?;
-    lines.push(format!("{}: {} specs, {bytes} bytes", args.output.display(), merged.len()));
+    let wisdom = match merged.wisdom().len() {
+        0 => String::new(),
+        n => format!(", {n} measured winners"),
+    };
+    lines.push(format!("{}: {} specs{wisdom}, {bytes} bytes", args.output.display(), merged.len()));
     output::print(&(lines.join("\n") + "\n"))
 }
 

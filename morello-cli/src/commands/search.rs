@@ -10,7 +10,7 @@ use morello_codegen::{BenchEntry, EmitConfig, bench_program_source, emit_kernel,
 use morello_core::imp::Impl;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
-use morello_search::{Search, SearchError, SearchReport, Solution, StopReason, TileSizes};
+use morello_search::{Search, SearchError, SearchReport, Solution, StopReason, TileSizes, VariantCosts};
 use serde_json::json;
 
 use crate::database::{self, DbArgs};
@@ -18,6 +18,7 @@ use crate::failure::bad_input;
 use crate::memory::{Bytes, MemorySize};
 use crate::numbers::Seconds;
 use crate::spec_args::{Resolved, SpecArgs, resolve};
+use crate::wisdom::{CANDIDATE_POOL, Plan, PlanArgs, Searched, choose_measured};
 use crate::{output, signals};
 
 /// Examples shown after `morello search --help`.
@@ -27,6 +28,7 @@ Examples:
   morello search matmul 4x4x4 --dtype u32 --target x86-avx2 --emit json
   morello search move 64x64 --from row-major --to col-major
   morello search matmul 16x16x16 --memory L1=4KiB,VRF=8 --top-k 3
+  morello search matmul 256x256x256 --plan measure     (times near-ties once, kept as wisdom)
   morello search matmul 64x64x64 --db ./x86.mdb      (or --no-db: nothing loaded or saved)
   morello search matmul 4096x4096x4096 --db big.mdb --max-memory 4GiB
   morello search 'Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)'";
@@ -62,12 +64,15 @@ pub struct Args {
     /// With `--emit c`: also print a `main` that benchmarks or verifies the kernel.
     #[arg(long, value_enum, requires = "emit")]
     harness: Option<Harness>,
-    /// Print the K best implementations that differ in their first rewrite.
+    /// Print the K best implementations that differ in their first rewrite (with --plan measure:
+    /// time K candidates).
     #[arg(long, value_name = "K", value_parser = crate::numbers::parse_count)]
     top_k: Option<usize>,
     /// Try every tile size, not only powers of two (slower, finds more).
     #[arg(long)]
     all_tile_sizes: bool,
+    #[command(flatten)]
+    plan: PlanArgs,
     #[command(flatten)]
     options: SearchOptions,
     #[command(flatten)]
@@ -112,6 +117,19 @@ pub fn run(args: &Args) -> Result<()> {
     let resolved = resolve(&args.spec)?;
     if args.harness.is_some() && args.emit != Emit::C {
         return Err(bad_input("--harness needs --emit c"));
+    }
+    if args.plan.plan == Plan::Measure {
+        args.plan.check(args.top_k)?;
+        let session = Session::start(&resolved, &args.options, args.all_tile_sizes)?;
+        let (limits, actions) = (session.search.effective_limits(), *session.search.action_config());
+        let solutions = session.solve_with_table_by(&resolved, &args.db, |search, spec| {
+            search.solve_variants(spec, CANDIDATE_POOL, VariantCosts::All)
+        })?;
+        signals::check()?;
+        let searched = Searched { solutions, limits, actions };
+        let solution =
+            choose_measured(&resolved, &args.db, searched, args.top_k, &args.plan, args.options.quiet)?;
+        return print_solutions(&resolved, &[solution], args.emit, args.harness);
     }
     let session = Session::start(&resolved, &args.options, args.all_tile_sizes)?;
     let solutions = session.solve_with_table(&resolved, &args.db, args.top_k)?;

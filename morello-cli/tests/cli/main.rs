@@ -14,4 +14,5 @@ mod kernels;
 mod layout;
 mod modules;
 mod search;
+mod wisdom;
 mod xla;

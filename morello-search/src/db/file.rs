@@ -44,6 +44,7 @@ use crate::db::identity::Schema;
 use crate::db::reader::Reader;
 use crate::db::table::{SaveReport, Table, check_identity};
 use crate::db::validate::Validation;
+use crate::db::wisdom::{WisdomEntry, replace_wisdom};
 use crate::db::writer::{self, Plan};
 use crate::frontier::{Entry, Frontier};
 
@@ -475,7 +476,7 @@ impl TableFile {
         schema: &Schema<'_>,
         on_wait: &mut dyn FnMut(&Path),
     ) -> Result<SaveReport, DbError> {
-        self.save_entries(table.entries(), schema, on_wait)
+        self.save_with_wisdom(table.entries(), table.wisdom(), schema, on_wait)
     }
 
     /// Saves `entries` under the writer lock: the specs the file already holds (another process
@@ -492,18 +493,35 @@ impl TableFile {
         schema: &Schema<'_>,
         on_wait: &mut dyn FnMut(&Path),
     ) -> Result<SaveReport, DbError> {
+        self.save_with_wisdom(entries, &[], schema, on_wait)
+    }
+
+    /// As [`TableFile::save_entries`], with measured winners too: `wisdom` replaces the file's
+    /// entries for the same spec, limits and host, and the commit holds the result. A save with no new spec still commits when the wisdom changed.
+    ///
+    /// # Errors
+    /// As [`TableFile::save_entries`].
+    pub fn save_with_wisdom(
+        &mut self,
+        entries: &[(CanonicalSpec, Arc<Frontier>)],
+        wisdom: &[WisdomEntry],
+        schema: &Schema<'_>,
+        on_wait: &mut dyn FnMut(&Path),
+    ) -> Result<SaveReport, DbError> {
         let path = table_file_path(&self.path)?;
         check_writable(&path)?;
         let _lock = TableLock::acquire(&path, on_wait)?;
         remove_stale_temps(&path);
         let levels = schema.target.levels().len();
         let Some((path, read_handle)) = open_for_reading(&path)? else {
-            let table = Table::from_entries(entries.to_vec(), schema);
+            let mut table = Table::from_entries(entries.to_vec(), schema);
+            table.add_wisdom(&replace_wisdom(&[], wisdom));
             write_atomically_with(&path, &mut |f| table.write_to(f).map(|_| ()), &mut |_| Ok(()))?;
             let n = table.len() as u64;
             return Ok(SaveReport {
                 entries: n,
                 added: n,
+                wisdom_added: table.wisdom().len() as u64,
                 already_held: 0,
                 bytes: file_size(&path),
                 written: true,
@@ -534,15 +552,20 @@ impl TableFile {
             return Err(DbError::Disagree { count: disagreements.len(), example: example.clone() });
         }
         let added = new.len() as u64;
+        let held_wisdom = &reader.index().wisdom;
+        let merged_wisdom = replace_wisdom(held_wisdom, wisdom);
+        let wisdom_added =
+            wisdom.iter().filter(|w| merged_wisdom.contains(w) && !held_wisdom.contains(w)).count() as u64;
         let mut report = SaveReport {
             entries: reader.specs() + added,
             added,
+            wisdom_added,
             already_held,
             bytes: file_size(&path),
             written: false,
             rewritten: false,
         };
-        if new.is_empty() {
+        if new.is_empty() && merged_wisdom == *held_wisdom {
             return Ok(report);
         }
         let mut file = OpenOptions::new()
@@ -550,7 +573,7 @@ impl TableFile {
             .write(true)
             .open(&path)
             .map_err(|e| DbError::io(&path, "open for writing", e))?;
-        match writer::append(&mut file, &reader, new, levels, &path)? {
+        match writer::append(&mut file, &reader, new, &merged_wisdom, levels, &path)? {
             Plan::Appended(length) => report.bytes = length,
             Plan::Rewrite(all) => {
                 let metadata = reader.metadata().clone();
@@ -558,7 +581,7 @@ impl TableFile {
                     all.iter().map(|(k, e)| (k.clone(), e.as_slice())).collect();
                 write_atomically_with(
                     &path,
-                    &mut |f| writer::write_fresh(f, &metadata, &borrowed, levels).map(|_| ()),
+                    &mut |f| writer::write_fresh(f, &metadata, &borrowed, &merged_wisdom, levels).map(|_| ()),
                     &mut |_| Ok(()),
                 )?;
                 report.bytes = file_size(&path);

@@ -45,7 +45,7 @@ use crate::db::identity::TableIdentity;
 pub const MAGIC: [u8; 8] = [0x89, b'M', b'O', b'R', b'\r', b'\n', 0x1a, b'\n'];
 
 /// The version of the container and frame layout this build reads and writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Bytes of one commit slot.
 pub(crate) const SLOT_BYTES: usize = 48;

@@ -1,7 +1,8 @@
 //! The index of a committed state: runs of blocks sorted by key, found through pages.
 //!
 //! ```text
-//! index record   runs (oldest first), total specs, dead bytes (frames no run refers to)
+//! index record   runs (oldest first), dead bytes (frames no run refers to), wisdom (measured
+//!                winners per spec and host, see `wisdom`)
 //! run            specs; pages, each with its first key and frame
 //! page           up to PAGE_BLOCKS block references in the layout of a block (see `block`): per
 //!                block its first key, then specs u32, frame offset u64, stored length u32, raw
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::block::{BLOCK_BYTES, Block, encode_block, encode_keyed, encode_record};
 use crate::db::format::{Appender, FrameRef, Sink, bincode_options};
+use crate::db::wisdom::WisdomEntry;
 use crate::frontier::Entry;
 use bincode::Options;
 
@@ -25,12 +27,14 @@ use bincode::Options;
 pub(crate) const PAGE_BLOCKS: usize = 128;
 
 /// The index of a committed state.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct IndexRecord {
     /// Runs, oldest first.
     pub runs: Vec<RunRef>,
     /// Bytes of frames that no run refers to any more (merged away), for deciding when to compact.
     pub dead_bytes: u64,
+    /// Measured winners, sorted by key (see `wisdom`).
+    pub wisdom: Vec<WisdomEntry>,
 }
 
 impl IndexRecord {

@@ -12,6 +12,7 @@
 //! - `writer`: new files, and commits that append a run (merging small runs);
 //! - `validate`: what reading checks about every spec and frontier;
 //! - [`Table`]: a whole table in memory: iterate, merge, verify, statistics;
+//! - `wisdom`: measured winners per spec and host ([`WisdomEntry`]), kept in the index record;
 //! - `access`: whether a table file may be written (read-only tables);
 //! - `file`: what a table's path may be, atomic replacement, the locks, saving;
 //! - [`OpenTable`]: a search's table, in memory or in a file (the default one of a target, in the
@@ -19,7 +20,8 @@
 //!
 //! ```text
 //! file     = header (magic, version, two commit slots) | metadata | frames appended by commits
-//! commit   = runs of blocks sorted by key + index pages + an index record, then a slot switch
+//! commit   = runs of blocks sorted by key + index pages + an index record (with the wisdom),
+//!            then a slot switch
 //! identity = target name + target fingerprint + MODEL_VERSION + model probe + action config
 //! ```
 //!
@@ -43,6 +45,7 @@ mod open;
 mod reader;
 mod table;
 mod validate;
+mod wisdom;
 mod writer;
 
 #[cfg(test)]
@@ -57,8 +60,9 @@ pub use format::FORMAT_VERSION;
 pub use format::spec_key;
 pub use identity::{MODEL_SOURCES, MODEL_VERSION, Mismatch, Schema, TableIdentity, model_probe};
 pub use open::{OpenTable, TableLocation, default_file_name, default_table_dir, default_table_path};
-pub use table::{KindStats, MergeReport, SaveReport, Table, TableStats, stored_target};
+pub use table::{KindStats, MergeReport, SaveReport, Table, TableStats, WisdomSummary, stored_target};
 pub use validate::{Validation, VerifyReport};
+pub use wisdom::{WisdomEntry, WisdomHost, merge_wisdom, replace_wisdom, wisdom_limits};
 
 #[cfg(doc)]
 use crate::{frontier::Frontier, memo::Memo};

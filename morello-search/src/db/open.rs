@@ -19,7 +19,7 @@
 //!
 //! ```no_run
 //! use morello_core::spec::SpecBuilder;
-//! use morello_core::target::Target;
+//! use morello_core::target::{MemVec, Target};
 //! use morello_search::db::{OpenTable, TableLocation};
 //! use morello_search::{ActionConfig, Search};
 //!
@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use morello_core::spec::CanonicalSpec;
-use morello_core::target::Target;
+use morello_core::target::{MemVec, Target};
 
 use crate::actions::{ActionConfig, DividingTiles, Remainders, TileSizes};
 use crate::db::access::{Access, read_only_reason};
@@ -48,6 +48,7 @@ use crate::db::identity::{MODEL_VERSION, Schema};
 use crate::db::reader::Reader;
 use crate::db::table::{SaveReport, check_identity};
 use crate::db::validate::{FrontierCheck, check_frontier};
+use crate::db::wisdom::{WisdomEntry, replace_wisdom, wisdom_limits};
 use crate::frontier::Frontier;
 use crate::memo::{Memo, MemoSource};
 use crate::peaks::{PeakCodec, Peaks};
@@ -166,6 +167,10 @@ pub struct OpenTable<'t> {
     /// Specs in the file when the table was opened.
     opened: u64,
     load_time: Duration,
+    /// Measured winners: the file's when it was opened, with those saved since.
+    wisdom: Vec<WisdomEntry>,
+    /// Measured winners recorded and not yet saved.
+    pending: Vec<WisdomEntry>,
 }
 
 impl<'t> OpenTable<'t> {
@@ -190,16 +195,17 @@ impl<'t> OpenTable<'t> {
             return Ok(OpenTable::in_memory(schema));
         };
         let path = table_file_path(&path)?;
-        let (memo, opened) = match open_for_reading(&path)? {
+        let (memo, opened, wisdom) = match open_for_reading(&path)? {
             Some((_, handle)) => {
                 let reader = Reader::open(Box::new(handle), &path, target.levels().len())?;
                 check_identity(&reader, &schema)?;
                 let opened = reader.specs();
+                let wisdom = reader.index().wisdom.clone();
                 let capacities = PeakCodec::new(target).encode_limits(&target.capacities());
                 let source = TableSource { reader, target: target.clone(), capacities };
-                (Memo::with_source(Arc::new(source)), opened)
+                (Memo::with_source(Arc::new(source)), opened, wisdom)
             }
-            None => (Memo::new(), 0),
+            None => (Memo::new(), 0, Vec::new()),
         };
         let access = read_only_reason(&path).map_or(Access::ReadWrite, Access::ReadOnly);
         Ok(OpenTable {
@@ -209,6 +215,8 @@ impl<'t> OpenTable<'t> {
             memo: Arc::new(memo),
             opened,
             load_time: start.elapsed(),
+            wisdom,
+            pending: Vec::new(),
         })
     }
 
@@ -221,6 +229,8 @@ impl<'t> OpenTable<'t> {
             memo: Arc::new(Memo::new()),
             opened: 0,
             load_time: Duration::ZERO,
+            wisdom: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -255,10 +265,38 @@ impl<'t> OpenTable<'t> {
         self.load_time
     }
 
-    /// Whether the memo holds specs the search solved that the file does not (so
-    /// [`OpenTable::save`] would write).
+    /// Whether the memo holds specs the search solved that the file does not, or measured
+    /// winners it does not (so [`OpenTable::save`] would write).
     pub fn has_unsaved(&self) -> bool {
-        self.file.is_some() && self.access == Access::ReadWrite && self.memo.unsaved_len() > 0
+        self.file.is_some()
+            && self.access == Access::ReadWrite
+            && (self.memo.unsaved_len() > 0 || !self.pending.is_empty())
+    }
+
+    /// Every measured winner the table holds (the file's as opened, and those recorded since).
+    pub fn wisdom(&self) -> Vec<WisdomEntry> {
+        replace_wisdom(&self.wisdom, &self.pending)
+    }
+
+    /// The measured winner for `spec` under `limits` on the host with `fingerprint`, if the table
+    /// holds one (recorded by this process first, then the file's). It is not checked here: a
+    /// caller re-applies its decisions ([`crate::rebuild_decisions`]) and compares costs.
+    pub fn wisdom_for(
+        &self,
+        spec: &CanonicalSpec,
+        limits: &MemVec,
+        fingerprint: u64,
+    ) -> Option<&WisdomEntry> {
+        let key = spec_key(spec);
+        let limits = wisdom_limits(limits, self.schema.target);
+        self.pending.iter().chain(&self.wisdom).find(|w| w.answers(&key, &limits, fingerprint))
+    }
+
+    /// Records a measured winner, saved by the next [`OpenTable::save`] (one per spec, limits and
+    /// host: it replaces one recorded before for the same).
+    pub fn record_wisdom(&mut self, entry: WisdomEntry) {
+        self.pending.retain(|w| !w.same_key(&entry));
+        self.pending.push(entry);
     }
 
     /// Saves the specs the search solved, appended to the file as one commit (without those
@@ -276,12 +314,14 @@ impl<'t> OpenTable<'t> {
         if let Some(message) = self.memo.failure() {
             return Err(DbError::Damaged { message: message.to_string() });
         }
-        if self.access != Access::ReadWrite || self.memo.unsaved_len() == 0 {
+        if self.access != Access::ReadWrite || (self.memo.unsaved_len() == 0 && self.pending.is_empty()) {
             return Ok(None);
         }
         let unsaved = self.memo.unsaved();
-        let report = file.save_entries(&unsaved, &self.schema, on_wait)?;
+        let report = file.save_with_wisdom(&unsaved, &self.pending, &self.schema, on_wait)?;
         self.memo.mark_saved(unsaved.iter().map(|(s, _)| s));
+        self.wisdom = replace_wisdom(&self.wisdom, &self.pending);
+        self.pending.clear();
         Ok(Some(report))
     }
 }

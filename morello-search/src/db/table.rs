@@ -18,6 +18,7 @@ use crate::db::format::{self, Metadata, Sink, Storage, logical_of_key, spec_key}
 use crate::db::identity::{Mismatch, Schema, TableIdentity};
 use crate::db::reader::Reader;
 use crate::db::validate::{self, Validation, VerifyReport};
+use crate::db::wisdom::{WisdomEntry, WisdomHost, merge_wisdom};
 use crate::db::writer;
 use crate::frontier::{Entry, Frontier};
 use crate::memo::Memo;
@@ -35,6 +36,8 @@ pub struct Table {
     /// The target's level count.
     levels: usize,
     entries: Vec<(CanonicalSpec, Arc<Frontier>)>,
+    /// Measured winners, sorted by key (see `wisdom`).
+    wisdom: Vec<WisdomEntry>,
 }
 
 /// What a merge did.
@@ -55,6 +58,8 @@ pub struct SaveReport {
     pub entries: u64,
     /// Specs written by this save.
     pub added: u64,
+    /// Measured winners written by this save (new, or faster than the one the file held).
+    pub wisdom_added: u64,
     /// Specs this save would have added that the file already held (another process saved them
     /// since this one opened the file).
     pub already_held: u64,
@@ -74,6 +79,7 @@ impl Table {
             target: target_json(schema.target),
             levels: schema.target.levels().len(),
             entries: Vec::new(),
+            wisdom: Vec::new(),
         }
     }
 
@@ -113,6 +119,16 @@ impl Table {
         self.entries.iter().map(|(s, f)| (s, f))
     }
 
+    /// The measured winners (wisdom), sorted by spec key, limits and host.
+    pub fn wisdom(&self) -> &[WisdomEntry] {
+        &self.wisdom
+    }
+
+    /// Adds measured winners: one per spec, limits and host, the faster of two kept.
+    pub fn add_wisdom(&mut self, wisdom: &[WisdomEntry]) {
+        self.wisdom = merge_wisdom(&self.wisdom, wisdom);
+    }
+
     /// The frontier of a spec.
     pub fn get(&self, spec: &CanonicalSpec) -> Option<&Arc<Frontier>> {
         self.entries.binary_search_by(|(s, _)| s.cmp(spec)).ok().map(|i| &self.entries[i].1)
@@ -135,7 +151,8 @@ impl Table {
 
     /// Adds the entries of `other`, which must have the same identity. A spec both hold must have
     /// the same frontier in both: the search is deterministic, so a difference means one table is
-    /// wrong, and the merge is refused without changing `self`.
+    /// wrong, and the merge is refused without changing `self`. Wisdom is kept per spec, limits
+    /// and host (of two for one host, the faster).
     ///
     /// # Errors
     /// [`DbError::MergeIdentity`] for different identities; [`DbError::Disagree`] with the number
@@ -182,6 +199,7 @@ impl Table {
         }
         report.total = merged.len() as u64;
         self.entries = merged;
+        self.wisdom = merge_wisdom(&self.wisdom, &other.wisdom);
         Ok(report)
     }
 
@@ -203,7 +221,7 @@ impl Table {
     /// # Errors
     /// The sink's.
     pub(crate) fn write_to<S: Sink>(&self, sink: &mut S) -> std::io::Result<u64> {
-        writer::write_fresh(sink, &self.metadata(), &self.keyed(), self.levels)
+        writer::write_fresh(sink, &self.metadata(), &self.keyed(), &self.wisdom, self.levels)
     }
 
     /// The table as a file's bytes (deterministic: equal tables give equal bytes).
@@ -248,6 +266,7 @@ impl Table {
             target: target_json(schema.target),
             levels: schema.target.levels().len(),
             entries,
+            wisdom: reader.index().wisdom.clone(),
         })
     }
 
@@ -268,6 +287,46 @@ impl Table {
             _ => (0..n).collect(),
         };
         validate::rebuild(&self.entries, &chosen, schema.target, &schema.actions, path)
+    }
+}
+
+impl Table {
+    /// Re-applies every measured winner's decisions and checks that each rebuilds, for its spec,
+    /// to its stored cost within its stored limits (what a search checks before it uses one);
+    /// returns how many were checked.
+    ///
+    /// # Errors
+    /// [`DbError::Rebuild`] for the first entry that does not (its spec, or why its key does not
+    /// name a spec of this target).
+    pub fn verify_wisdom(&self, schema: &Schema<'_>, path: &Path) -> Result<usize, DbError> {
+        let target = schema.target;
+        for entry in &self.wisdom {
+            let fail = |spec: String, reason: String| DbError::Rebuild { path: path.into(), spec, reason };
+            let logical = logical_of_key(&entry.spec).map_err(|e| {
+                fail("a measured winner".into(), format!("its spec key does not decode: {e}"))
+            })?;
+            let text = logical.display(target).to_string();
+            let spec = logical
+                .canonicalize(target)
+                .map_err(|e| fail(text.clone(), format!("its spec is not valid for the target: {e}")))?;
+            let reason = |why: String| {
+                fail(text.clone(), format!("measured winner on host {}: {why}", entry.host.description))
+            };
+            let imp = crate::rebuild_decisions(&spec, &entry.decisions, target, &schema.actions)
+                .map_err(|e| reason(e.to_string()))?;
+            if imp.cost != entry.cost {
+                return Err(reason(format!(
+                    "it rebuilds to cost {}, not the stored {}",
+                    imp.cost, entry.cost
+                )));
+            }
+            let fits = entry.limits.len() == target.levels().len()
+                && imp.peaks.0.iter().zip(&entry.limits).all(|(peak, limit)| peak <= limit);
+            if !fits {
+                return Err(reason("it does not fit its stored limits".into()));
+            }
+        }
+        Ok(self.wisdom.len())
     }
 }
 
@@ -325,8 +384,23 @@ pub struct KindStats {
     pub entries: u64,
 }
 
+/// One measured winner as `db stats` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WisdomSummary {
+    /// The spec's text (or why its key does not decode).
+    pub spec: String,
+    /// Where it was measured.
+    pub host: WisdomHost,
+    /// The winner's median seconds per call.
+    pub seconds: f64,
+    /// The model's best's median seconds per call in the same run.
+    pub model_seconds: f64,
+    /// How many candidates were timed.
+    pub candidates: u32,
+}
+
 /// A summary of a table file, read without validating it against a target.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TableStats {
     /// Who the table is for.
     pub identity: TableIdentity,
@@ -352,6 +426,8 @@ pub struct TableStats {
     pub raw_bytes: u64,
     /// Per kind, in [`PrimitiveKind::ALL`] order, kinds with no spec left out.
     pub by_kind: Vec<KindStats>,
+    /// The measured winners, sorted by spec key, limits and host.
+    pub wisdom: Vec<WisdomSummary>,
 }
 
 impl TableStats {
@@ -398,6 +474,20 @@ impl TableStats {
         }
         by_kind.retain(|k| k.specs > 0);
         let index = reader.index();
+        let wisdom = index
+            .wisdom
+            .iter()
+            .map(|w| WisdomSummary {
+                spec: logical_of_key(&w.spec).map_or_else(
+                    |e| format!("(a spec that does not decode: {e})"),
+                    |s| s.display(&target).to_string(),
+                ),
+                host: w.host.clone(),
+                seconds: w.seconds,
+                model_seconds: w.model_seconds,
+                candidates: w.candidates,
+            })
+            .collect();
         let blocks = reader.blocks()?;
         let raw_bytes = blocks.iter().map(|b| u64::from(b.frame.raw_len)).sum();
         Ok(TableStats {
@@ -413,6 +503,7 @@ impl TableStats {
             stored_entries: stored.iter().map(|(_, f)| f.len() as u64).sum(),
             raw_bytes,
             by_kind,
+            wisdom,
         })
     }
 }

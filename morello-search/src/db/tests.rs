@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use morello_core::spec::{CanonicalSpec, LogicalSpec};
-use morello_core::target::Target;
+use morello_core::target::{MemVec, Target};
 
 use super::file::write_atomically_with;
 use super::format::FORMAT_VERSION;
@@ -135,7 +135,7 @@ fn stored(bytes: &[u8]) -> Vec<StoredEntry> {
 fn file_of(metadata: &format::Metadata, entries: &[StoredEntry]) -> Vec<u8> {
     let borrowed: Vec<(Vec<u8>, &[Entry])> = entries.iter().map(|(k, e)| (k.clone(), e.as_slice())).collect();
     let mut out = Vec::new();
-    writer::write_fresh(&mut out, metadata, &borrowed, target().levels().len()).unwrap();
+    writer::write_fresh(&mut out, metadata, &borrowed, &[], target().levels().len()).unwrap();
     out
 }
 
@@ -784,4 +784,106 @@ fn a_settled_read_waits_for_the_precompute_filling_the_table() {
         assert!(union.len() >= more.len(), "{} < {}", union.len(), more.len());
         assert!(more.iter().all(|(spec, _)| union.get(spec).is_some()));
     });
+}
+
+/// A measured winner of `spec` on the host with `fingerprint`: the variant `rank` of its search
+/// (0 the model's best), as `morello search --plan measure` records one.
+fn wisdom_of(spec: &CanonicalSpec, rank: usize, fingerprint: u64, seconds: f64) -> WisdomEntry {
+    let search = Search::new(target()).threads(1);
+    let variants = search.solve_variants(spec, rank + 1, crate::VariantCosts::Distinct).unwrap();
+    let winner = &variants[rank].imp;
+    WisdomEntry {
+        spec: spec_key(spec),
+        limits: wisdom_limits(&target().capacities(), target()),
+        host: WisdomHost { fingerprint, description: format!("host {fingerprint}") },
+        decisions: crate::decisions_of(winner, target(), search.action_config()).unwrap(),
+        cost: winner.cost,
+        seconds,
+        model_seconds: seconds * 1.5,
+        candidates: u32::try_from(rank).unwrap() + 1,
+    }
+}
+
+#[test]
+fn a_table_answers_each_host_with_its_own_measured_winner() {
+    let dir = temp_dir();
+    let table_path = dir.path().join("t.mdb");
+    let goal = matmul(4, 4, 4);
+    search_and_save(&table_path, &goal);
+    let before = std::fs::read(&table_path).unwrap();
+    let (first, second) = (wisdom_of(&goal, 1, 11, 2e-6), wisdom_of(&goal, 0, 22, 3e-6));
+    assert_ne!(first.decisions, second.decisions);
+    let mut table = open_table(&table_path);
+    table.record_wisdom(first.clone());
+    table.record_wisdom(second.clone());
+    assert!(table.has_unsaved());
+    let report = table.save(&mut |_| {}).unwrap().unwrap();
+    assert_eq!((report.added, report.wisdom_added, report.written, report.rewritten), (0, 2, true, false));
+    let after = std::fs::read(&table_path).unwrap();
+    assert_eq!(after[format::HEADER_BYTES..before.len()], before[format::HEADER_BYTES..], "appended only");
+    // Read back: each host gets its own winner; another host or other limits get none.
+    let table = open_table(&table_path);
+    let limits = target().capacities();
+    assert_eq!(table.wisdom_for(&goal, &limits, 11), Some(&first));
+    assert_eq!(table.wisdom_for(&goal, &limits, 22), Some(&second));
+    assert_eq!(table.wisdom_for(&goal, &limits, 33), None);
+    assert_eq!(table.wisdom_for(&goal, &MemVec::ZERO, 11), None);
+    assert_eq!(table.wisdom_for(&matmul(4, 4, 2), &limits, 11), None);
+    for entry in [&first, &second] {
+        let rebuilt =
+            crate::rebuild_decisions(&goal, &entry.decisions, target(), &ActionConfig::default()).unwrap();
+        assert_eq!(rebuilt.cost, entry.cost);
+    }
+    let stats = TableStats::of_file(&table_path).unwrap();
+    let listed: Vec<(u64, u32)> = stats.wisdom.iter().map(|w| (w.host.fingerprint, w.candidates)).collect();
+    assert_eq!(listed, vec![(11, 2), (22, 1)]);
+    assert!(stats.wisdom[0].spec.starts_with("Matmul(1x4x4x4"), "{}", stats.wisdom[0].spec);
+    // A whole-table load, a compaction-style rewrite and a later search keep the wisdom.
+    let whole = TableFile::new(&table_path).load(schema(), Validation::Full).unwrap();
+    assert_eq!(whole.wisdom(), [first.clone(), second.clone()]);
+    assert_eq!(whole.verify_wisdom(schema(), path()).unwrap(), 2);
+    let mut tampered = whole.clone();
+    tampered.add_wisdom(&[WisdomEntry {
+        cost: first.cost + 1,
+        host: WisdomHost { fingerprint: 33, ..first.host.clone() },
+        ..first.clone()
+    }]);
+    let err = tampered.verify_wisdom(schema(), path()).unwrap_err();
+    assert!(err.to_string().contains("not the stored"), "{err}");
+    let copy = Table::from_bytes(&whole.to_bytes(), path(), schema(), Validation::Full).unwrap();
+    assert_eq!(copy.wisdom(), whole.wisdom());
+    search_and_save(&table_path, &matmul(8, 4, 4));
+    assert_eq!(open_table(&table_path).wisdom(), vec![first, second]);
+}
+
+#[test]
+fn merging_keeps_wisdom_per_host() {
+    let goal = matmul(2, 2, 2);
+    let mut a = Table::from_memo(&solved(std::slice::from_ref(&goal)), schema());
+    let mut b = a.clone();
+    let (on_a, on_b) = (wisdom_of(&goal, 1, 1, 1e-6), wisdom_of(&goal, 0, 2, 1e-6));
+    a.add_wisdom(std::slice::from_ref(&on_a));
+    b.add_wisdom(&[on_b.clone(), WisdomEntry { seconds: 9e-6, ..on_a.clone() }]);
+    a.merge(&b, target()).unwrap();
+    assert_eq!(a.wisdom(), [on_a, on_b], "both hosts, and host 1's faster entry");
+    let merged = Table::from_bytes(&a.to_bytes(), path(), schema(), Validation::Full).unwrap();
+    assert_eq!(merged.wisdom(), a.wisdom());
+}
+
+#[test]
+fn a_new_measurement_replaces_the_stored_one_for_its_host() {
+    let dir = temp_dir();
+    let table_path = dir.path().join("t.mdb");
+    let goal = matmul(2, 2, 2);
+    search_and_save(&table_path, &goal);
+    let (old, other_host) = (wisdom_of(&goal, 0, 1, 1e-6), wisdom_of(&goal, 0, 2, 1e-6));
+    let mut table = open_table(&table_path);
+    table.record_wisdom(old);
+    table.record_wisdom(other_host.clone());
+    table.save(&mut |_| {}).unwrap();
+    let new = wisdom_of(&goal, 1, 1, 5e-6);
+    let mut table = open_table(&table_path);
+    table.record_wisdom(new.clone());
+    assert_eq!(table.save(&mut |_| {}).unwrap().unwrap().wisdom_added, 1);
+    assert_eq!(open_table(&table_path).wisdom(), vec![new, other_host]);
 }
