@@ -18,8 +18,8 @@
 //! (`BroadcastVecMultAdd` and its bf16 twin), the dot products and `MultAdd`.
 
 use super::{
-    Accumulation, Arithmetic, Direction, FrontierLevels, OperandDim, OperandRole,
-    OperatorDefinition, PrimitiveKind, contraction_dtypes, dims, operand, plain_contraction, sum_tolerance,
+    Accumulation, Arithmetic, Direction, FrontierLevels, OperandDim, OperandRole, OperatorDefinition,
+    PrimitiveKind, contraction_dtypes, dims, operand, plain_contraction, sum_tolerance,
 };
 use crate::shape::Shape;
 
