@@ -1,5 +1,5 @@
 //! End-to-end tests of `morello bench` and `morello bench-suite`: the JSON and text reports, the
-//! baselines that are skipped and why, top-k with its Spearman correlation, the suite's Markdown
+//! baselines that are skipped and why, top-k with its regret and Spearman correlation, the suite's Markdown
 //! and SVG files, and bad input. Sampling is tiny (`--samples 2 --min-sample-seconds 0.01`), so
 //! no test asserts anything about timings beyond their being positive numbers.
 
@@ -150,7 +150,7 @@ fn specs_the_baselines_do_not_compute_are_timed_alone_with_a_reason() {
 }
 
 #[test]
-fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
+fn top_k_times_candidates_of_increasing_cost_and_reports_regret_and_spearman() {
     if !have_compiler() {
         return;
     }
@@ -170,6 +170,15 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
     assert!(costs.windows(2).all(|w| w[1] * 100 >= w[0] * 102), "{costs:?}");
     assert!(v["within_gap_dropped"].is_u64(), "{v}");
     assert!(results[0]["differs"].is_null() && results[1]["differs"].is_string());
+    // The model's pick over the fastest: at least 1, inside its interval (two rounds or more).
+    let regret = &v["regret"];
+    let [ratio, low, high] = ["ratio", "low", "high"].map(|key| number(&regret[key]));
+    assert!(1.0 <= low && low <= ratio && ratio <= high, "{regret}");
+    let fastest = regret["fastest"].as_str().unwrap_or_else(|| panic!("{regret}"));
+    let median =
+        |name: &str| number(&results.iter().find(|r| r["name"] == name).unwrap()["seconds_per_call"]);
+    assert!((ratio - median("morello-1") / median(fastest)).abs() < 1e-9, "{regret}");
+    assert!(names.iter().all(|&name| median(fastest) <= median(name)), "{regret}");
     let rho = &v["spearman"];
     assert!(rho.is_null() || (-1.0..=1.0).contains(&number(rho)), "{rho}");
     // The quick runs take two rounds or more, so the interval is defined wherever rho is.
@@ -195,6 +204,13 @@ fn top_k_times_candidates_of_increasing_cost_and_reports_spearman() {
     // Warm calls find the operands in L1, where the spec places them in main memory: a note says so.
     assert!(stdout.contains("note:       the operands (768 B in all) fit in L1 ("), "{stdout}");
     assert!(stdout.contains("--caches cold times calls that start from GL, as the model prices them\n"));
+    let regret = stdout.lines().find(|l| l.starts_with("regret: ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(regret.contains("% (interval "), "{regret}");
+    assert!(
+        regret.ends_with("%): the model's pick vs the fastest of 2 candidates, #1 (morello-1)")
+            || regret.ends_with("%): the model's pick vs the fastest of 2 candidates, #2 (morello-2)"),
+        "{regret}"
+    );
     assert!(stdout.contains("Spearman rank correlation"), "{stdout}");
     assert!(stdout.contains("pairs the timer tells apart (no overlap of their min-max): "), "{stdout}");
     assert!(stdout.contains(" of 1; the model orders "), "{stdout}");
