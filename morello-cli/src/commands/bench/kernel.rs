@@ -165,15 +165,7 @@ pub fn run(args: &Args) -> Result<()> {
                 Candidates::DistinctCosts => VariantCosts::Distinct,
                 Candidates::AllCosts => VariantCosts::All,
             };
-            // With a gap, many more: most of the cheapest are skipped.
-            let wanted = if gap(args) > 0.0 {
-                k.saturating_mul(40).saturating_add(200)
-            } else {
-                k.saturating_mul(4).saturating_add(8)
-            };
-            session.solve_with_table_by(&resolved, &args.db, |search, spec| {
-                search.solve_variants(spec, wanted, costs)
-            })?
+            solve_top_k(session, &resolved, &args.db, k, costs, gap(args))?
         }
         None if args.unfused => {
             let target = &resolved.target;
@@ -290,6 +282,25 @@ pub fn run(args: &Args) -> Result<()> {
     if args.json { output::print_json(&report.json()) } else { output::print(&report.text(args.impls)) }
 }
 
+/// The best implementation and enough of its variants for [`choose`] to find `k` candidates:
+/// more than `k`, since variants that emit the same C as a cheaper one are dropped, and with a
+/// `gap` many more, since most of the cheapest are then skipped.
+pub(super) fn solve_top_k(
+    session: Session<'_>,
+    resolved: &Resolved,
+    db: &DbArgs,
+    k: usize,
+    costs: VariantCosts,
+    gap: f64,
+) -> Result<Vec<Solution>> {
+    let wanted = if gap > 0.0 {
+        k.saturating_mul(40).saturating_add(200)
+    } else {
+        k.saturating_mul(4).saturating_add(8)
+    };
+    session.solve_with_table_by(resolved, db, |search, spec| search.solve_variants(spec, wanted, costs))
+}
+
 /// For `--top-k` with warm calls: a note when the spec places an operand in main memory but all of
 /// them fit in a cache together, the smallest that holds them. Back-to-back calls then find them
 /// there, while the model prices every read from main memory that the spec implies, so trees that
@@ -390,7 +401,7 @@ fn gap(args: &Args) -> f64 {
 }
 
 /// Parses `--min-gap`: a percentage from 0 to 100.
-fn parse_gap(text: &str) -> std::result::Result<f64, String> {
+pub(super) fn parse_gap(text: &str) -> std::result::Result<f64, String> {
     let value: f64 = text.trim_end_matches('%').parse().map_err(|_| format!("`{text}` is not a number"))?;
     if (0.0..=100.0).contains(&value) {
         Ok(value)
