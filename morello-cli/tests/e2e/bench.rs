@@ -365,7 +365,7 @@ fn the_regret_suite_fills_its_own_section_and_leaves_the_kernel_suite_alone() {
         let row = text.lines().find(|l| l.starts_with(shape)).unwrap_or_else(|| panic!("{shape}: {text}"));
         assert!(row.contains("| morello-"), "the fastest candidate is named: {row}");
     }
-    assert!(text.contains("Median regret ") && text.contains(" over 2 shapes"), "{text}");
+    assert!(text.contains("Median regret "), "{text}");
 
     let (code, stdout, stderr) = morello(&with_quick(&[
         "bench-suite",

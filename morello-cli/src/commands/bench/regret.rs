@@ -68,6 +68,15 @@ struct Figures {
     spearman: Option<f64>,
     /// The pick's median seconds per call.
     pick_seconds: f64,
+    /// Variants left out as predicted within `--min-gap` of the candidate before them.
+    within_gap: usize,
+}
+
+impl Figures {
+    /// Whether anything was compared: with the pick alone the regret is 0% by definition.
+    fn compared(&self) -> bool {
+        self.candidates > 1
+    }
 }
 
 /// Runs `morello bench-suite --regret` over `entries`.
@@ -194,6 +203,7 @@ fn measure_entry(
         fastest: timed[regret.fastest].0.to_string(),
         spearman: ranking.spearman,
         pick_seconds: pick.2.stats.median,
+        within_gap: picked.within_gap,
     })
 }
 
@@ -215,6 +225,12 @@ fn table(rows: &[(String, Result<Figures, String>)]) -> String {
             .to_string();
     for (label, result) in rows {
         let _ = match result {
+            Ok(f) if !f.compared() => writeln!(
+                out,
+                "| {label} | 1 | | {} | n/a: its {} variants are predicted within the gap | | | |",
+                super::text::duration(f.pick_seconds),
+                f.within_gap,
+            ),
             Ok(f) => writeln!(
                 out,
                 "| {label} | {} | {} | {} | {} | {} | {} | {} |",
@@ -242,24 +258,20 @@ fn table(rows: &[(String, Result<Figures, String>)]) -> String {
 
 /// The median and largest regret, and how many shapes' intervals exclude 0%.
 fn summary(rows: &[(String, Result<Figures, String>)]) -> String {
-    let ratios: Vec<f64> = rows.iter().filter_map(|(_, r)| r.as_ref().ok()).map(|f| f.regret.ratio).collect();
+    let compared = || rows.iter().filter_map(|(_, r)| r.as_ref().ok()).filter(|f| f.compared());
+    let ratios: Vec<f64> = compared().map(|f| f.regret.ratio).collect();
     if ratios.is_empty() {
         return String::new();
     }
     let median = morello_measure::stats::SampleStats::of(&ratios).map_or(1.0, |s| s.median);
     let worst = rows
         .iter()
-        .filter_map(|(label, r)| Some((label, r.as_ref().ok()?)))
+        .filter_map(|(label, r)| Some((label, r.as_ref().ok().filter(|f| f.compared())?)))
         .max_by(|a, b| a.1.regret.ratio.total_cmp(&b.1.regret.ratio));
-    let shown = rows
-        .iter()
-        .filter_map(|(_, r)| r.as_ref().ok())
-        .filter(|f| f.regret.interval.is_some_and(|(low, _)| low > 1.0))
-        .count();
-    let picked_fastest =
-        rows.iter().filter_map(|(_, r)| r.as_ref().ok()).filter(|f| f.regret.fastest == 0).count();
+    let shown = compared().filter(|f| f.regret.interval.is_some_and(|(low, _)| low > 1.0)).count();
+    let picked_fastest = compared().filter(|f| f.regret.fastest == 0).count();
     let mut text = format!(
-        "\nMedian regret {} over {} shapes; the pick ran fastest on {picked_fastest}; {shown} shape{} showed a \
+        "\nMedian regret {} over the {} shapes with more than one candidate; the pick ran fastest on {picked_fastest}; {shown} shape{} showed a \
          loss (an interval above 0%)",
         percent(median),
         ratios.len(),
@@ -354,6 +366,7 @@ mod tests {
             fastest: format!("morello-{}", fastest + 1),
             spearman: Some(0.5),
             pick_seconds: 1e-3,
+            within_gap: 0,
         }
     }
 
@@ -371,6 +384,10 @@ mod tests {
             ("f32 128x128x128".to_string(), Ok(figures(1.05, (1.02, 1.08), 3))),
             ("f32 256x256x256".to_string(), Ok(figures(1.01, (1.0, 1.03), 1))),
             ("softmax 7x33".to_string(), Err("no kernel | here".to_string())),
+            (
+                "f32 1000x1000x1000".to_string(),
+                Ok(Figures { candidates: 1, within_gap: 599, ..figures(1.0, (1.0, 1.0), 0) }),
+            ),
         ];
         let table = table(&rows);
         assert!(
@@ -379,9 +396,15 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("failed: no kernel \\| here"), "{table}");
+        let alone =
+            "| f32 1000x1000x1000 | 1 | | 1.00 ms | n/a: its 599 variants are predicted within the gap |";
+        assert!(table.contains(alone), "{table}");
         let summary = summary(&rows);
         assert!(
-            summary.contains("Median regret 1.0% over 3 shapes; the pick ran fastest on 1; 1 shape showed"),
+            summary.contains(
+                "Median regret 1.0% over the 3 shapes with more than one candidate; the pick ran fastest on 1; \
+                 1 shape showed"
+            ),
             "{summary}"
         );
         assert!(summary.contains("5.0% on f32 128x128x128 (morello-4 was fastest)"), "{summary}");
