@@ -11,6 +11,9 @@
 //!
 //! `rho` is 1 when `y` increases with `x` (not necessarily linearly), -1 when it decreases, and
 //! about 0 when the orders are unrelated.
+//!
+//! How far a figure of a run's median times could move with other samples of the same run is a
+//! bootstrap over its rounds ([`bootstrap_rounds`]); [`spearman_interval`] applies it to rho.
 
 use rand::{Rng, SeedableRng};
 
@@ -147,14 +150,46 @@ pub fn spearman_interval(
     level: f64,
     seed: u64,
 ) -> Option<(f64, f64)> {
+    if predicted.len() != samples.len() {
+        return None;
+    }
+    bootstrap_rounds(samples, resamples, level, seed, |medians| spearman(predicted, medians))
+}
+
+/// How far a `statistic` of the kernels' median times could move with other samples: the central
+/// `level` of its values over `resamples` resamples of the run's rounds.
+///
+/// `samples[i]` are kernel `i`'s times in the order taken, sample `s` of every kernel from round
+/// `s`. Each resample draws as many rounds as the run had, with replacement (whole rounds, so
+/// what disturbed one round stays together), and passes `statistic` each kernel's median over
+/// them, in the order of `samples`. The draws come from `seed`. [`spearman_interval`] is this
+/// with Spearman's coefficient as the statistic.
+///
+/// `None` if there are fewer than two rounds (every kernel's shortest row counts) or the statistic
+/// is undefined (`None`) for more than half the resamples.
+///
+/// ```
+/// use morello_measure::correlation::bootstrap_rounds;
+/// // The first kernel always runs at twice the second's time: every resample says so.
+/// let samples = [vec![2.0, 4.0, 3.0], vec![1.0, 2.0, 1.5]];
+/// let ratio = |m: &[f64]| Some(m[0] / m[1]);
+/// assert_eq!(bootstrap_rounds(&samples, 200, 0.9, 7, ratio), Some((2.0, 2.0)));
+/// ```
+pub fn bootstrap_rounds(
+    samples: &[Vec<f64>],
+    resamples: usize,
+    level: f64,
+    seed: u64,
+    mut statistic: impl FnMut(&[f64]) -> Option<f64>,
+) -> Option<(f64, f64)> {
     let rounds = samples.iter().map(Vec::len).min()?;
-    if rounds < 2 || predicted.len() != samples.len() {
+    if rounds < 2 {
         return None;
     }
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut drawn = vec![0usize; rounds];
     let mut times = Vec::with_capacity(rounds);
-    let mut coefficients: Vec<f64> = (0..resamples)
+    let mut values: Vec<f64> = (0..resamples)
         .filter_map(|_| {
             drawn.iter_mut().for_each(|d| *d = rng.random_range(0..rounds));
             let medians: Option<Vec<f64>> = samples
@@ -165,14 +200,15 @@ pub fn spearman_interval(
                     SampleStats::of(&times).map(|s| s.median)
                 })
                 .collect();
-            spearman(predicted, &medians?)
+            statistic(&medians?)
         })
+        .filter(|v| !v.is_nan())
         .collect();
-    if coefficients.len() * 2 < resamples.max(1) {
+    if values.len() * 2 < resamples.max(1) {
         return None;
     }
-    coefficients.sort_by(f64::total_cmp);
-    let at = |p: f64| coefficients[((coefficients.len() - 1) as f64 * p).round() as usize];
+    values.sort_by(f64::total_cmp);
+    let at = |p: f64| values[((values.len() - 1) as f64 * p).round() as usize];
     let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
     Some((at(tail), at(1.0 - tail)))
 }

@@ -6,8 +6,9 @@
 //! lowest costs), else (`--candidates all-costs`) ties included; of variants with the same C text
 //! only the cheapest is kept, and each is predicted at least `--min-gap` percent (default 2)
 //! costlier than the one ranked before it, so the ranking spans what a timer can tell apart. The
-//! report adds each one's predicted cost, the Spearman rank correlation between predicted cost
-//! and measured median time with a bootstrap interval over the run's rounds, and how many of the
+//! report adds each one's predicted cost, the regret (the model's pick's median time over the
+//! fastest candidate's), the Spearman rank correlation between predicted cost and measured median
+//! time, each with a bootstrap interval over the run's rounds, and how many of the
 //! pairs the timer tells apart (samples that do not overlap) the model orders as measured. With
 //! `--caches cold` the calls start from main memory, where the model's specs place the operands;
 //! warm, a note says when the operands fit in a cache together (`warm_residency_note`).
@@ -25,7 +26,7 @@ use morello_core::target::{LevelKind, Target};
 use morello_measure::compare::{
     is_memory_bound, peak_applies, percent_of_peak, same_c, same_levels_and_isa, speedup, unfused_epilogue,
 };
-use morello_measure::ranking::{Ranked, Ranking, first_difference};
+use morello_measure::ranking::{Ranked, Ranking, Regret, first_difference};
 use morello_measure::{
     BaselineKind, BenchConfig, Caches, CandidateResult, KernelCandidate, Measurement, PeakReport,
 };
@@ -55,7 +56,7 @@ Examples:
   morello bench matmul 256x256x256 --baseline openblas,libxsmm --json
   morello bench matmul 512x512x512 --threads 2
   morello bench matmul 512x512x512 --threads 2 --scaling   (also the one-thread kernel: the speedup of two)
-  morello bench --top-k 10 matmul 256x256x256   (the model's 10 best, 2% apart; Spearman of cost against time)
+  morello bench --top-k 10 matmul 256x256x256   (the model's 10 best, 2% apart; its pick's regret, Spearman)
   morello bench matmul 256x256x256 --caches cold   (each call timed alone, its operands in main memory)
   morello bench matmul 512x512x512 --versus-target nopack.toml   (also the kernel a target file picks)
   morello bench matmul 1x2048x16384 --samples 9 --min-sample-seconds 0.5
@@ -91,9 +92,9 @@ pub struct Args {
     #[command(flatten)]
     measure: MeasureArgs,
     /// Time the K best implementations by the cost model (the best and its cheapest variants with
-    /// another action at one node, distinct C only) and report the Spearman rank correlation of
-    /// predicted cost and measured time, and how many of the pairs whose samples do not overlap the
-    /// model orders as measured.
+    /// another action at one node, distinct C only) and report the regret (the best's time over
+    /// the fastest's), the Spearman rank correlation of predicted cost and measured time, and how
+    /// many of the pairs whose samples do not overlap the model orders as measured.
     #[arg(long, value_name = "K", value_parser = crate::numbers::parse_count)]
     top_k: Option<usize>,
     /// With --top-k: which implementations to time.
@@ -164,15 +165,7 @@ pub fn run(args: &Args) -> Result<()> {
                 Candidates::DistinctCosts => VariantCosts::Distinct,
                 Candidates::AllCosts => VariantCosts::All,
             };
-            // With a gap, many more: most of the cheapest are skipped.
-            let wanted = if gap(args) > 0.0 {
-                k.saturating_mul(40).saturating_add(200)
-            } else {
-                k.saturating_mul(4).saturating_add(8)
-            };
-            session.solve_with_table_by(&resolved, &args.db, |search, spec| {
-                search.solve_variants(spec, wanted, costs)
-            })?
+            solve_top_k(session, &resolved, &args.db, k, costs, gap(args))?
         }
         None if args.unfused => {
             let target = &resolved.target;
@@ -289,6 +282,25 @@ pub fn run(args: &Args) -> Result<()> {
     if args.json { output::print_json(&report.json()) } else { output::print(&report.text(args.impls)) }
 }
 
+/// The best implementation and enough of its variants for [`choose`] to find `k` candidates:
+/// more than `k`, since variants that emit the same C as a cheaper one are dropped, and with a
+/// `gap` many more, since most of the cheapest are then skipped.
+pub(super) fn solve_top_k(
+    session: Session<'_>,
+    resolved: &Resolved,
+    db: &DbArgs,
+    k: usize,
+    costs: VariantCosts,
+    gap: f64,
+) -> Result<Vec<Solution>> {
+    let wanted = if gap > 0.0 {
+        k.saturating_mul(40).saturating_add(200)
+    } else {
+        k.saturating_mul(4).saturating_add(8)
+    };
+    session.solve_with_table_by(resolved, db, |search, spec| search.solve_variants(spec, wanted, costs))
+}
+
 /// For `--top-k` with warm calls: a note when the spec places an operand in main memory but all of
 /// them fit in a cache together, the smallest that holds them. Back-to-back calls then find them
 /// there, while the model prices every read from main memory that the spec implies, so trees that
@@ -389,7 +401,7 @@ fn gap(args: &Args) -> f64 {
 }
 
 /// Parses `--min-gap`: a percentage from 0 to 100.
-fn parse_gap(text: &str) -> std::result::Result<f64, String> {
+pub(super) fn parse_gap(text: &str) -> std::result::Result<f64, String> {
     let value: f64 = text.trim_end_matches('%').parse().map_err(|_| format!("`{text}` is not a number"))?;
     if (0.0..=100.0).contains(&value) {
         Ok(value)
@@ -582,6 +594,7 @@ impl Report<'_> {
         if self.top_k {
             if let Some(object) = value.as_object_mut() {
                 let (ranking, kernels) = self.ranking();
+                object.insert("regret".into(), self.regret_json(&ranking, &kernels));
                 object.insert("spearman".into(), json!(ranking.spearman));
                 object.insert("spearman_interval".into(), json!(ranking.interval.map(|(l, h)| [l, h])));
                 let apart = ranking.apart;
@@ -742,13 +755,53 @@ impl Report<'_> {
         table.render()
     }
 
+    /// The regret of `ranking` when the model's pick was timed (`kernels` are the timed kernels the
+    /// ranking's indices refer to): its ratio and the label of the fastest.
+    fn regret<'k>(&self, ranking: &Ranking, kernels: &[(&'k str, u64, f64)]) -> Option<(Regret, &'k str)> {
+        let pick = kernels.first()?.0;
+        let regret = ranking.regret.filter(|_| self.labels.first().is_some_and(|l| l == pick))?;
+        Some((regret, kernels[regret.fastest].0))
+    }
+
+    fn regret_json(&self, ranking: &Ranking, kernels: &[(&str, u64, f64)]) -> Value {
+        match self.regret(ranking, kernels) {
+            Some((regret, fastest)) => json!({
+                "ratio": regret.ratio,
+                "low": regret.interval.map(|(low, _)| low),
+                "high": regret.interval.map(|(_, high)| high),
+                "fastest": fastest,
+            }),
+            None => Value::Null,
+        }
+    }
+
+    fn regret_text(&self, ranking: &Ranking, kernels: &[(&str, u64, f64)]) -> String {
+        let Some((regret, fastest)) = self.regret(ranking, kernels) else {
+            return "\nregret: undefined (the model's pick was not timed, or a time was not positive)\n"
+                .into();
+        };
+        let percent = |ratio: f64| 100.0 * (ratio - 1.0);
+        let interval = regret.interval.map_or_else(
+            || "no interval: one round".to_string(),
+            |(low, high)| format!("interval {:.1}-{:.1}%", percent(low), percent(high)),
+        );
+        let rank = self.labels.iter().position(|l| l == fastest).map_or(0, |i| i + 1);
+        format!(
+            "\nregret: {:.1}% ({interval}): the model's pick vs the fastest of {} candidates, #{rank} \
+             ({fastest})\n",
+            percent(regret.ratio),
+            kernels.len()
+        )
+    }
+
     fn top_k_text(&self) -> String {
         let mut text = String::new();
         let n = self.kernels.kernels.len();
         let (ranking, kernels) = self.ranking();
+        text += &self.regret_text(&ranking, &kernels);
         text += &match ranking.spearman {
             Some(rho) => format!(
-                "\nSpearman rank correlation of predicted cost and measured time over {n} kernels: {rho:.2}{}\n\
+                "Spearman rank correlation of predicted cost and measured time over {n} kernels: {rho:.2}{}\n\
                  (1: the model orders them as measured; 0: unrelated; -1: reversed)\n",
                 ranking.interval.map_or(String::new(), |(low, high)| format!(
                     " (90% of resamples of the {} rounds: {low:.2} to {high:.2})",
@@ -756,7 +809,7 @@ impl Report<'_> {
                 ))
             ),
             None => format!(
-                "\nSpearman rank correlation over {n} kernels: undefined (fewer than two kernels, or all \
+                "Spearman rank correlation over {n} kernels: undefined (fewer than two kernels, or all \
                  predicted costs or all times equal)\n"
             ),
         };

@@ -4,22 +4,43 @@
 //!
 //! ```text
 //! ## Kernel suite
-//! <!-- bench-suite:begin -->      BEGIN
+//! <!-- bench-suite:begin -->      SUITE_MARKERS.begin
 //! ...generated...
-//! <!-- bench-suite:end -->        END
+//! <!-- bench-suite:end -->        SUITE_MARKERS.end
 //! ```
+//!
+//! `bench-suite --regret` fills its own section the same way ([`REGRET_MARKERS`]).
 //!
 //! A document without markers gets the heading and the markers appended at its end.
 
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// The comment that opens the generated section.
-pub const BEGIN: &str = "<!-- bench-suite:begin -->";
-/// The comment that closes it.
-pub const END: &str = "<!-- bench-suite:end -->";
-/// The heading added with the markers when a document has none.
-pub const HEADING: &str = "## Kernel suite";
+/// The marker comments around a generated section, and the heading added with them when a
+/// document has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Markers {
+    /// The comment that opens the generated section.
+    pub begin: &'static str,
+    /// The comment that closes it.
+    pub end: &'static str,
+    /// The heading added with the markers when a document has none.
+    pub heading: &'static str,
+}
+
+/// The kernel suite's section (`morello bench-suite`).
+pub const SUITE_MARKERS: Markers = Markers {
+    begin: "<!-- bench-suite:begin -->",
+    end: "<!-- bench-suite:end -->",
+    heading: "## Kernel suite",
+};
+
+/// The regret suite's section (`morello bench-suite --regret`).
+pub const REGRET_MARKERS: Markers = Markers {
+    begin: "<!-- bench-suite-regret:begin -->",
+    end: "<!-- bench-suite-regret:end -->",
+    heading: "## Regret of the model's pick",
+};
 
 /// The measured figures of one implementation at one size.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -142,6 +163,25 @@ pub struct Machine {
     pub target: String,
 }
 
+impl Machine {
+    /// The command in a code block, then a two-column table of the machine.
+    pub fn markdown(&self) -> String {
+        let mut out = format!("```sh\n{}\n```\n\n| machine | |\n| --- | --- |\n", self.command);
+        for (key, value) in [
+            ("CPU", &self.cpu),
+            ("OS", &self.os),
+            ("ISA", &self.features),
+            ("compiler", &self.compiler),
+            ("target", &self.target),
+            ("peak", &self.peak),
+            ("protocol", &self.protocol),
+        ] {
+            let _ = writeln!(out, "| {key} | {} |", value.replace('|', "\\|"));
+        }
+        out
+    }
+}
+
 /// The generated section (what goes between the markers): machine, command, table, plot, notes.
 pub fn section(table: &Table, machine: &Machine, notes: &[String], plot_link: &str) -> String {
     let mut out = String::new();
@@ -151,19 +191,7 @@ pub fn section(table: &Table, machine: &Machine, notes: &[String], plot_link: &s
          the marker comments is replaced).\n",
         machine.date
     );
-    let _ = writeln!(out, "```sh\n{}\n```\n", machine.command);
-    out.push_str("| machine | |\n| --- | --- |\n");
-    for (key, value) in [
-        ("CPU", &machine.cpu),
-        ("OS", &machine.os),
-        ("ISA", &machine.features),
-        ("compiler", &machine.compiler),
-        ("target", &machine.target),
-        ("peak", &machine.peak),
-        ("protocol", &machine.protocol),
-    ] {
-        let _ = writeln!(out, "| {key} | {} |", value.replace('|', "\\|"));
-    }
+    out.push_str(&machine.markdown());
     out.push_str(
         "\nGFLOP/s (2 M K N per call) at the median time, with the slowest and fastest samples in brackets; \
          vector-matrix rows also give GB/s (every operand's bytes once per call); u32 rows count integer \
@@ -191,35 +219,36 @@ pub struct MarkerError(String);
 
 impl std::fmt::Display for MarkerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}; fix the markers (`{BEGIN}` then `{END}`, once each) or remove both", self.0)
+        write!(f, "{}", self.0)
     }
 }
 
 impl std::error::Error for MarkerError {}
 
-/// `document` with `body` between the markers, or with a new section at its end if it has none.
+/// `document` with `body` between `markers`, or with a new section at its end if it has none.
 ///
 /// # Errors
 /// A marker without its partner, a repeated marker, or the end before the beginning.
-pub fn insert_section(document: &str, body: &str) -> Result<String, MarkerError> {
+pub fn insert_section(document: &str, body: &str, markers: Markers) -> Result<String, MarkerError> {
+    let Markers { begin: open, end: close, heading } = markers;
+    let fail = |why: String| {
+        MarkerError(format!("{why}; fix the markers (`{open}` then `{close}`, once each) or remove both"))
+    };
     let body = if body.ends_with('\n') { body.to_string() } else { format!("{body}\n") };
-    match (document.matches(BEGIN).count(), document.matches(END).count()) {
+    match (document.matches(open).count(), document.matches(close).count()) {
         (0, 0) => {
             let head = document.trim_end();
             let separator = if head.is_empty() { "" } else { "\n\n" };
-            Ok(format!("{head}{separator}{HEADING}\n\n{BEGIN}\n{body}{END}\n"))
+            Ok(format!("{head}{separator}{heading}\n\n{open}\n{body}{close}\n"))
         }
-        (1, 1) => {
-            let (begin, end) = (document.find(BEGIN), document.find(END));
-            match (begin, end) {
-                (Some(begin), Some(end)) if begin < end => {
-                    let before = &document[..begin + BEGIN.len()];
-                    Ok(format!("{before}\n{body}{}", &document[end..]))
-                }
-                _ => Err(MarkerError("the end marker comes before the begin marker".into())),
+        (1, 1) => match (document.find(open), document.find(close)) {
+            (Some(begin), Some(end)) if begin < end => {
+                let before = &document[..begin + open.len()];
+                Ok(format!("{before}\n{body}{}", &document[end..]))
             }
-        }
-        (begins, ends) => Err(MarkerError(format!("the document has {begins} begin and {ends} end markers"))),
+            _ => Err(fail("the end marker comes before the begin marker".into())),
+        },
+        (begins, ends) => Err(fail(format!("the document has {begins} begin and {ends} end markers"))),
     }
 }
 
@@ -237,6 +266,10 @@ pub fn utc_date(time: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const BEGIN: &str = SUITE_MARKERS.begin;
+    const END: &str = SUITE_MARKERS.end;
+    const HEADING: &str = SUITE_MARKERS.heading;
 
     fn cell(gflops: f64) -> Option<Cell> {
         Some(Cell {
@@ -317,17 +350,20 @@ mod tests {
     #[test]
     fn a_document_without_markers_gets_a_new_section_at_its_end() {
         let doc = "# Performance\n\nFigures.\n\n";
-        let out = insert_section(doc, "table\n").unwrap_or_default();
+        let out = insert_section(doc, "table\n", SUITE_MARKERS).unwrap_or_default();
         assert_eq!(out, format!("# Performance\n\nFigures.\n\n{HEADING}\n\n{BEGIN}\ntable\n{END}\n"));
-        assert_eq!(insert_section("", "t").unwrap_or_default(), format!("{HEADING}\n\n{BEGIN}\nt\n{END}\n"));
+        assert_eq!(
+            insert_section("", "t", SUITE_MARKERS).unwrap_or_default(),
+            format!("{HEADING}\n\n{BEGIN}\nt\n{END}\n")
+        );
     }
 
     #[test]
     fn only_the_text_between_the_markers_is_replaced_and_reinsertion_is_stable() {
         let doc = format!("# P\n\n{HEADING}\n\n{BEGIN}\nold\nlines\n{END}\n\n## Later\n\nkept\n");
-        let once = insert_section(&doc, "new\n").unwrap_or_default();
+        let once = insert_section(&doc, "new\n", SUITE_MARKERS).unwrap_or_default();
         assert_eq!(once, format!("# P\n\n{HEADING}\n\n{BEGIN}\nnew\n{END}\n\n## Later\n\nkept\n"));
-        assert_eq!(insert_section(&once, "new\n").unwrap_or_default(), once);
+        assert_eq!(insert_section(&once, "new\n", SUITE_MARKERS).unwrap_or_default(), once);
     }
 
     #[test]
@@ -338,8 +374,18 @@ mod tests {
             format!("{END}\nreversed\n{BEGIN}\n"),
             format!("{BEGIN}\n{END}\n{BEGIN}\n{END}\n"),
         ] {
-            assert!(insert_section(&doc, "x").is_err(), "{doc}");
+            assert!(insert_section(&doc, "x", SUITE_MARKERS).is_err(), "{doc}");
         }
+    }
+
+    #[test]
+    fn two_sections_live_in_one_document_each_replaced_alone() {
+        let doc = insert_section("# P\n", "first table\n", SUITE_MARKERS).unwrap_or_default();
+        let both = insert_section(&doc, "regret table\n", REGRET_MARKERS).unwrap_or_default();
+        let again = insert_section(&both, "second table\n", SUITE_MARKERS).unwrap_or_default();
+        assert!(again.contains("second table\n") && !again.contains("first table"), "{again}");
+        assert!(again.contains(&format!("{}\nregret table\n", REGRET_MARKERS.begin)), "{again}");
+        assert_eq!(insert_section(&again, "regret table\n", REGRET_MARKERS).unwrap_or_default(), again);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //!   against the baselines;
 //! - `suite.rs`: `morello bench-suite`, the kernel suite, written into `docs/PERFORMANCE.md` and
 //!   `docs/perf.svg`;
+//! - `regret.rs`: `morello bench-suite --regret`, the model's pick against its top-k candidates
+//!   over a suite of shapes, written into its own section of `docs/PERFORMANCE.md`;
 //! - `measure.rs`: what both share: the measurement options, verification, baselines and one
 //!   side-by-side run;
 //! - `text.rs`: number formatting and aligned text tables;
@@ -14,6 +16,7 @@ mod busy;
 mod kernel;
 mod markdown;
 mod measure;
+mod regret;
 mod suite;
 mod svg;
 mod text;

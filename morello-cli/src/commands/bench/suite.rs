@@ -19,7 +19,7 @@ use morello_measure::{BaselineKind, BenchConfig, KernelCandidate, Measurement};
 use serde_json::{Value, json};
 
 use super::busy::{CpuTimes, busy_since};
-use super::markdown::{Cell, Machine, Row, Table, insert_section, section, utc_date};
+use super::markdown::{Cell, Machine, Markers, Row, SUITE_MARKERS, Table, insert_section, section, utc_date};
 use super::measure::{MeasureArgs, measure_error, measure_peak_once, peak_line, protocol_line, result_json};
 use super::svg::{Labels, Series, plot};
 use crate::commands::search::{SearchOptions, Session};
@@ -72,26 +72,39 @@ pub struct Args {
     sizes: Vec<String>,
     /// Target: x86, x86-avx2, x86-avx512, or a TOML/JSON target file.
     #[arg(long, default_value = "x86", value_name = "TARGET")]
-    target: String,
+    pub(super) target: String,
     #[command(flatten)]
-    measure: MeasureArgs,
+    pub(super) measure: MeasureArgs,
     /// The Markdown file whose `## Kernel suite` section (between marker comments) is replaced;
     /// created if missing, the section appended if it has no markers.
     #[arg(long, default_value = "docs/PERFORMANCE.md", value_name = "FILE")]
-    markdown: PathBuf,
+    pub(super) markdown: PathBuf,
     /// The SVG plot to write.
     #[arg(long, default_value = "docs/perf.svg", value_name = "FILE")]
     svg: PathBuf,
     /// Print the results but write no file.
     #[arg(long)]
-    no_write: bool,
+    pub(super) no_write: bool,
     /// Print one JSON object with every size's results instead of the Markdown table.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
+    /// Instead of timing morello against the baselines, time the model's K best candidates of each
+    /// size side by side and report the regret of its pick (its median time over the fastest
+    /// candidate's) in the `## Regret of the model's pick` section; the default sizes are then the
+    /// regret suite (cubes, odd shapes, BERT-base and ResNet-50 layers). No plot is written.
+    #[arg(long)]
+    pub(super) regret: bool,
+    /// With --regret: how many candidates to time per size.
+    #[arg(long, value_name = "K", default_value = "10", requires = "regret", value_parser = crate::numbers::parse_count)]
+    pub(super) top_k: usize,
+    /// With --regret: time only candidates predicted at least PERCENT costlier than the one ranked
+    /// before them (as `morello bench --top-k --min-gap`).
+    #[arg(long, value_name = "PERCENT", default_value = "2", requires = "regret", value_parser = super::kernel::parse_gap)]
+    pub(super) min_gap: f64,
     #[command(flatten)]
-    options: SearchOptions,
+    pub(super) options: SearchOptions,
     #[command(flatten)]
-    db: DbArgs,
+    pub(super) db: DbArgs,
 }
 
 /// One size of the suite: an `MxKxN` row-major matmul of one input dtype, or a spec in words.
@@ -161,13 +174,20 @@ struct Outcome {
 
 /// Runs `morello bench-suite`.
 pub fn run(args: &Args) -> Result<()> {
-    let texts: Vec<String> =
-        if args.sizes.is_empty() { SUITE.map(String::from).to_vec() } else { args.sizes.clone() };
+    let default: &[&str] = if args.regret { &super::regret::SUITE } else { &SUITE };
+    let texts: Vec<String> = if args.sizes.is_empty() {
+        default.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.sizes.clone()
+    };
     let entries = texts.iter().map(|t| Entry::parse(t).map_err(bad_input)).collect::<Result<Vec<_>>>()?;
+    if args.regret {
+        return super::regret::run(args, &entries);
+    }
     let config = args.measure.config()?;
     let baselines = args.measure.baselines(&BaselineKind::ALL)?;
     if !args.no_write {
-        check_outputs(&args.markdown, &args.svg)?;
+        check_outputs(&args.markdown, SUITE_MARKERS, Some(&args.svg))?;
     }
     let (target, target_note) = load_target(&args.target)?;
     let compiler = Compiler::find()?;
@@ -240,7 +260,8 @@ pub fn run(args: &Args) -> Result<()> {
     );
     if !args.no_write {
         let link = plot_link(&args.markdown, &args.svg);
-        write_outputs(&args.markdown, &args.svg, &section(&table, &machine, &notes, &link), &svg)?;
+        let body = section(&table, &machine, &notes, &link);
+        write_outputs(&args.markdown, SUITE_MARKERS, &body, Some((&args.svg, &svg)))?;
     }
 
     if args.json {
@@ -296,36 +317,46 @@ fn report_failure(entry: &Entry, error: &anyhow::Error) {
 }
 
 /// Fails early (before minutes of timing) if the outputs cannot be written.
-fn check_outputs(markdown: &Path, svg: &Path) -> Result<()> {
-    for path in [markdown, svg] {
+pub(super) fn check_outputs(markdown: &Path, markers: Markers, svg: Option<&Path>) -> Result<()> {
+    for path in std::iter::once(markdown).chain(svg) {
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !parent.is_dir() {
             return Err(bad_input(format!(
-                "{} does not exist: run from the repository root, pass --markdown FILE and --svg FILE, or --no-write",
-                parent.display()
+                "{} does not exist: run from the repository root, pass --markdown FILE{}, or --no-write",
+                parent.display(),
+                if svg.is_some() { " and --svg FILE" } else { "" }
             )));
         }
     }
     if markdown.exists() {
         let text = std::fs::read_to_string(markdown)
             .with_context(|| format!("cannot read {}", markdown.display()))?;
-        insert_section(&text, "").map_err(|e| bad_input(format!("{}: {e}", markdown.display())))?;
+        insert_section(&text, "", markers).map_err(|e| bad_input(format!("{}: {e}", markdown.display())))?;
     }
     Ok(())
 }
 
-fn write_outputs(markdown: &Path, svg_path: &Path, body: &str, svg: &str) -> Result<()> {
+/// Replaces the section between `markers` of `markdown` with `body`, and writes the plot if given.
+pub(super) fn write_outputs(
+    markdown: &Path,
+    markers: Markers,
+    body: &str,
+    svg: Option<(&Path, &str)>,
+) -> Result<()> {
     let document = if markdown.exists() {
         std::fs::read_to_string(markdown).with_context(|| format!("cannot read {}", markdown.display()))?
     } else {
         String::new()
     };
-    let updated =
-        insert_section(&document, body).map_err(|e| bad_input(format!("{}: {e}", markdown.display())))?;
+    let updated = insert_section(&document, body, markers)
+        .map_err(|e| bad_input(format!("{}: {e}", markdown.display())))?;
     morello_search::db::write_atomically(markdown, updated.as_bytes())
         .with_context(|| format!("cannot write {}", markdown.display()))?;
-    morello_search::db::write_atomically(svg_path, svg.as_bytes())
-        .with_context(|| format!("cannot write {}", svg_path.display()))
+    if let Some((path, svg)) = svg {
+        morello_search::db::write_atomically(path, svg.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// How the Markdown file refers to the plot: its file name when both are in one directory.
@@ -493,7 +524,7 @@ fn suite_json(
 }
 
 /// The command line as typed, quoted where a shell would need it.
-fn command_line() -> String {
+pub(super) fn command_line() -> String {
     let quote = |arg: String| {
         let plain =
             !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:=,+@%".contains(c));
@@ -505,22 +536,26 @@ fn command_line() -> String {
         .join(" ")
 }
 
-fn cpu_description() -> String {
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines().find_map(|l| {
-                l.strip_prefix("model name")
-                    .and_then(|r| r.split_once(':'))
-                    .map(|(_, v)| v.trim().to_string())
-            })
+/// The CPU's model name, family and model numbers (a virtual machine's name can be as bare as
+/// "Intel Xeon Processor": the numbers tell its generation) and the logical CPUs.
+pub(super) fn cpu_description() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines().find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            (key.trim() == name).then(|| value.trim().to_string())
         })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    };
+    let model = field("model name").unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let numbers = match (field("cpu family"), field("model")) {
+        (Some(family), Some(number)) => format!(" (family {family} model {number})"),
+        _ => String::new(),
+    };
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    format!("{model}, {cpus} logical CPU{}", if cpus == 1 { "" } else { "s" })
+    format!("{model}{numbers}, {cpus} logical CPU{}", if cpus == 1 { "" } else { "s" })
 }
 
-fn os_description() -> String {
+pub(super) fn os_description() -> String {
     let os = match std::env::consts::OS {
         "linux" => "Linux",
         other => other,
