@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::common::morello_command;
+use crate::common::{morello_command, skip_unless};
 
 /// A search long enough to be stopped in the middle four times, with frequent checkpoints. (64^3
 /// became too quick: its last runs could finish between a checkpoint and the signal. 100^3 takes
@@ -71,11 +71,14 @@ fn loaded(stderr: &str) -> usize {
     rest.split(' ').next().and_then(|n| n.parse().ok()).expect("a count")
 }
 
+/// Whether there is a `kill` command to send signals with; if not, says that the test is skipped.
+fn have_kill() -> bool {
+    skip_unless(Command::new("kill").arg("-l").output().is_ok(), "no kill command to send signals with")
+}
+
 #[test]
-#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
 fn kill_loses_at_most_a_checkpoint_and_term_hup_and_int_save_and_resume() {
-    if Command::new("kill").arg("-l").output().is_err() {
-        println!("skipped: no kill command to send signals with");
+    if !have_kill() {
         return;
     }
     let cache = tempfile::tempdir().unwrap();
@@ -146,8 +149,11 @@ fn spawn_long_exploration(cache: &Path, table: &Path) -> Child {
 #[test]
 #[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
 fn term_while_exploring_saves_what_was_explored_and_the_next_run_resumes() {
-    if Command::new("kill").arg("-l").output().is_err() || cpu_time(std::process::id()).is_none() {
-        println!("skipped: no kill command to send signals with, or no /proc to read CPU time from");
+    if !have_kill() {
+        return;
+    }
+    if cpu_time(std::process::id()).is_none() {
+        println!("skipped: no /proc to read CPU time from");
         return;
     }
     let cache = tempfile::tempdir().unwrap();
@@ -193,10 +199,8 @@ fn term_while_exploring_saves_what_was_explored_and_the_next_run_resumes() {
 
 /// With `--jobs` far beyond the CPUs (clamped to them), SIGTERM still stops the search at once.
 #[test]
-#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
 fn term_stops_a_search_with_many_jobs_promptly() {
-    if Command::new("kill").arg("-l").output().is_err() {
-        println!("skipped: no kill command to send signals with");
+    if !have_kill() {
         return;
     }
     let cache = tempfile::tempdir().unwrap();
