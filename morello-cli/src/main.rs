@@ -16,6 +16,7 @@ mod memory;
 mod numbers;
 mod output;
 mod progress;
+mod sampling;
 mod signals;
 mod spec_args;
 mod wisdom;

@@ -178,13 +178,21 @@ pub fn jobs(requested: Option<usize>, quiet: bool) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// Asserts that `parse` refuses each text of `cases` with a message containing its phrase.
+    fn assert_refused<T: fmt::Debug>(parse: fn(&str) -> Result<T, String>, cases: &[(&str, &str)]) {
+        for (bad, says) in cases {
+            let message = parse(bad).expect_err(bad);
+            assert!(message.contains(says), "{bad}: {message}");
+        }
+    }
+
     #[test]
     fn seconds_are_finite_positive_and_at_most_a_year() {
         assert_eq!(parse_seconds("2").map(Seconds::duration), Ok(Duration::from_secs(2)));
         assert_eq!(parse_seconds(" 0.25 ").map(Seconds::duration), Ok(Duration::from_millis(250)));
         assert_eq!(parse_seconds("31536000").map(Seconds::get), Ok(31_536_000.0));
         assert_eq!(parse_seconds("0").map(Seconds::duration), Ok(Duration::ZERO));
-        for (bad, says) in [
+        let refused = [
             ("1e20", "longer than a year"),
             ("1e308", "longer than a year"),
             ("18446744073709551616", "longer than a year"),
@@ -194,10 +202,8 @@ mod tests {
             ("", "not a number of seconds"),
             ("2s", "not a number of seconds"),
             ("1\0", "`1\\0` is not a number"),
-        ] {
-            let message = parse_seconds(bad).expect_err(bad);
-            assert!(message.contains(says), "{bad}: {message}");
-        }
+        ];
+        assert_refused(parse_seconds, &refused);
     }
 
     #[test]
@@ -205,7 +211,7 @@ mod tests {
         assert_eq!(parse_count("1"), Ok(1));
         assert_eq!(parse_count("1048576"), Ok(1 << 20));
         assert_eq!(parse_count_u32("32"), Ok(32));
-        for (bad, says) in [
+        let refused = [
             ("0", "give at least 1"),
             ("1048577", "more than 1048576"),
             ("18446744073709551616", "more than 1048576"),
@@ -213,10 +219,8 @@ mod tests {
             ("1.5", "not a whole number"),
             ("1e3", "not a whole number"),
             ("", "not a whole number"),
-        ] {
-            let message = parse_count(bad).expect_err(bad);
-            assert!(message.contains(says), "{bad}: {message}");
-        }
+        ];
+        assert_refused(parse_count, &refused);
     }
 
     #[test]

@@ -17,7 +17,6 @@ use anyhow::Result;
 use morello_codegen::Compiler;
 use morello_core::imp::Impl;
 use morello_core::target::MemVec;
-use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
 use morello_measure::{
     BenchConfig, BenchTimer, HostFingerprint, PeakProbe, PlanMeasurement, host_fingerprint,
 };
@@ -26,6 +25,7 @@ use morello_search::{ActionConfig, Solution, decisions_of, rebuild_decisions};
 
 use crate::database::{DbArgs, SearchTable, eprint_line};
 use crate::failure::bad_input;
+use crate::sampling::SamplingArgs;
 use crate::spec_args::Resolved;
 
 /// How many of the model's cheapest implementations a measured plan considers (cheapest first,
@@ -53,17 +53,9 @@ pub struct PlanArgs {
     /// most 8 (candidates that emit the same C count once).
     #[arg(long, value_enum, default_value = "estimate")]
     pub plan: Plan,
-    /// With --plan measure: samples per candidate.
-    #[arg(long, default_value_t = DEFAULT_SAMPLES, value_name = "N", value_parser = crate::numbers::parse_count)]
-    pub samples: usize,
-    /// With --plan measure: minimum seconds per sample.
-    #[arg(
-        long,
-        default_value_t = DEFAULT_MIN_SAMPLE_SECONDS,
-        value_name = "SECONDS",
-        value_parser = crate::numbers::parse_seconds_f64
-    )]
-    pub min_sample_seconds: f64,
+    /// With --plan measure: how each candidate is sampled.
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
 }
 
 impl PlanArgs {
@@ -75,13 +67,7 @@ impl PlanArgs {
         if top_k == Some(0) {
             return Err(bad_input("--top-k must be at least 1"));
         }
-        if self.samples == 0 {
-            return Err(bad_input("--samples must be at least 1"));
-        }
-        if !(self.min_sample_seconds > 0.0 && self.min_sample_seconds <= 3600.0) {
-            return Err(bad_input("--min-sample-seconds must be more than 0 and at most 3600"));
-        }
-        Ok(())
+        self.sampling.check()
     }
 }
 
@@ -138,8 +124,8 @@ pub fn choose_measured(
     crate::memory::check_runnable(resolved, "search --plan measure")?;
     let compiler = Compiler::find()?;
     let config = BenchConfig {
-        samples: plan.samples,
-        min_sample_seconds: plan.min_sample_seconds,
+        samples: plan.sampling.samples,
+        min_sample_seconds: plan.sampling.min_sample_seconds,
         seed: 1,
         threads: target.processors().max(1) as usize,
         peak: PeakProbe::Skip,

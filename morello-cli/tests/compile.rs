@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{have_compiler, morello, morello_in};
+use common::{have_compiler, host_runs_avx2, morello, morello_in};
 
 fn fixtures() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -24,17 +24,17 @@ fn fixtures() -> Vec<PathBuf> {
     files
 }
 
-/// Whether this machine runs AVX2 (the target the tests compile for).
-#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
-fn host_runs_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            return true;
-        }
-    }
-    println!("skipped: this machine does not run x86-avx2 kernels");
-    false
+/// Runs `morello compile FIXTURE --target x86-avx2 --processors 1 ARGS...` in `dir`, for a
+/// fixture named from the repository root (or an absolute path); panics unless it succeeds, and
+/// returns its stdout.
+fn compile_fixture(dir: &Path, fixture: &str, args: &[&str]) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(fixture);
+    let mut all =
+        vec!["compile", path.to_str().expect("a path"), "--target", "x86-avx2", "--processors", "1"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = morello_in(dir, &all, &[]);
+    assert_eq!(code, 0, "{fixture}: {stderr}{stdout}");
+    stdout
 }
 
 #[test]
@@ -47,23 +47,13 @@ fn every_fixture_compiles_and_verifies() {
     let work = tempfile::tempdir().expect("a temporary directory");
     let table = work.path().join("table.mdb");
     for file in &files {
-        let args = [
-            "compile",
-            file.to_str().expect("a path"),
-            "--target",
-            "x86-avx2",
-            "--processors",
-            "1",
-            "--db",
-            table.to_str().expect("a path"),
-            "-o",
-            work.path().to_str().expect("a path"),
-            "--verify",
-            "-q",
-        ];
-        let (code, stdout, stderr) = morello_in(work.path(), &args, &[]);
-        assert_eq!(code, 0, "{}: {stderr}{stdout}", file.display());
-        assert!(stdout.ends_with("verified\n"), "{}: {stdout}", file.display());
+        let (file, dir) = (file.to_str().expect("a path"), work.path().to_str().expect("a path"));
+        let stdout = compile_fixture(
+            work.path(),
+            file,
+            &["--db", table.to_str().expect("a path"), "-o", dir, "--verify", "-q"],
+        );
+        assert!(stdout.ends_with("verified\n"), "{file}: {stdout}");
     }
 }
 
@@ -72,22 +62,12 @@ fn the_report_names_what_is_searched_and_what_runs_as_loops() {
     if !have_compiler() || !host_runs_avx2() {
         return;
     }
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-xla/fixtures/jax/attention.opt.hlo");
     let out = tempfile::tempdir().expect("a temporary directory");
-    let (code, stdout, stderr) = morello(&[
-        "compile",
-        fixture.to_str().expect("a path"),
-        "--target",
-        "x86-avx2",
-        "--processors",
-        "1",
-        "--no-db",
-        "-o",
-        out.path().to_str().expect("a path"),
-        "--json",
-        "-q",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    let stdout = compile_fixture(
+        out.path(),
+        "morello-xla/fixtures/jax/attention.opt.hlo",
+        &["--no-db", "-o", out.path().to_str().expect("a path"), "--json", "-q"],
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(v["function"], "jit_attention");
     let searched: Vec<&str> =
@@ -113,19 +93,8 @@ fn the_report_names_what_is_searched_and_what_runs_as_loops() {
 /// The output of `morello compile FILE --target x86-avx2 --processors 1 --list-specs` for a
 /// fixture named from the repository root; panics unless it succeeds.
 fn list_specs(fixture: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(fixture);
-    let args = [
-        "compile",
-        path.to_str().expect("a path"),
-        "--target",
-        "x86-avx2",
-        "--processors",
-        "1",
-        "--list-specs",
-    ];
-    let (code, stdout, stderr) = morello(&args);
-    assert_eq!(code, 0, "{fixture}: {stderr}");
-    stdout
+    let work = tempfile::tempdir().expect("a temporary directory");
+    compile_fixture(work.path(), fixture, &["--list-specs"])
 }
 
 #[test]
@@ -207,30 +176,14 @@ fn bench_times_the_module_beside_xla_and_breaks_the_call_down() {
     if !have_compiler() || !host_runs_avx2() {
         return;
     }
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../morello-compile/fixtures/jax/bert_ffn_small.hlo");
     let out = tempfile::tempdir().expect("a temporary directory");
-    let (code, stdout, stderr) = morello(&[
-        "compile",
-        fixture.to_str().expect("a path"),
-        "--target",
-        "x86-avx2",
-        "--processors",
-        "1",
-        "--no-db",
-        "-o",
-        out.path().to_str().expect("a path"),
-        "--bench",
-        "--baseline",
-        "xla",
-        "--samples",
-        "2",
-        "--min-sample-seconds",
-        "0.005",
-        "--json",
-        "-q",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    let args = ["--no-db", "-o", out.path().to_str().expect("a path"), "--bench", "--baseline", "xla"];
+    let timing = ["--samples", "2", "--min-sample-seconds", "0.005", "--json", "-q"];
+    let stdout = compile_fixture(
+        out.path(),
+        "morello-compile/fixtures/jax/bert_ffn_small.hlo",
+        &[&args[..], &timing].concat(),
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     let results = v["results"].as_array().expect("results");
     assert_eq!(results.len(), 2, "{results:?}");

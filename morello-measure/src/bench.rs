@@ -783,14 +783,21 @@ mod tests {
     const SCALE: &str =
         "void scale(const float *x, float *y) {\n  for (int i = 0; i < 64; i++) y[i] = 2.0f * x[i];\n}\n";
 
-    fn scale_signature() -> KernelSignature {
-        KernelSignature::new(
-            "scale",
-            vec![
-                KernelParam::new("x", CType::F32, 64, ParamRole::Input),
-                KernelParam::new("y", CType::F32, 64, ParamRole::Output),
-            ],
-        )
+    /// A request to time [`SCALE`] (strict warnings, no work counts) with these candidates.
+    fn scale_request(candidates: Vec<Candidate>) -> BenchRequest {
+        BenchRequest {
+            signature: KernelSignature::new(
+                "scale",
+                vec![
+                    KernelParam::new("x", CType::F32, 64, ParamRole::Input),
+                    KernelParam::new("y", CType::F32, 64, ParamRole::Output),
+                ],
+            ),
+            kernel_source: SCALE.into(),
+            options: strict(),
+            candidates,
+            work: Work::default(),
+        }
     }
 
     /// The same kernel in Rust, checking it got the C program's seeded inputs.
@@ -834,15 +841,12 @@ mod tests {
             Ok(Box::new(RustScale { x, y: vec![0.0; 64] }) as Box<dyn RustKernel>)
         });
         let request = BenchRequest {
-            signature: scale_signature(),
-            kernel_source: SCALE.into(),
-            options: strict(),
-            candidates: vec![
+            work: Work { flops: Some(64.0), bytes: Some(512.0) },
+            ..scale_request(vec![
                 c_candidate("morello"),
                 Candidate::Rust(RustCandidate { label: "rust".into(), prepare }),
                 c_candidate("again"),
-            ],
-            work: Work { flops: Some(64.0), bytes: Some(512.0) },
+            ])
         };
         let report = run_bench(&compiler, request, &quick()).expect("runs");
         assert_eq!(report.results.len(), 3);
@@ -875,20 +879,14 @@ mod tests {
              [ \"$word\" = quit ] && exit 0\n  printf 'sample\\t0\\tsh\\t%s\\t0.00025\\n' \"$reps\"\ndone\nexit 3\n",
             log = log.display()
         );
-        let request = BenchRequest {
-            signature: scale_signature(),
-            kernel_source: SCALE.into(),
-            options: strict(),
-            candidates: vec![
-                c_candidate("morello"),
-                Candidate::Process(ProcessCandidate {
-                    label: "sh".into(),
-                    program: "sh".into(),
-                    args: vec!["-c".into(), script, "serve".into()],
-                }),
-            ],
-            work: Work::default(),
-        };
+        let request = scale_request(vec![
+            c_candidate("morello"),
+            Candidate::Process(ProcessCandidate {
+                label: "sh".into(),
+                program: "sh".into(),
+                args: vec!["-c".into(), script, "serve".into()],
+            }),
+        ]);
         let report = run_bench(&compiler, request, &quick()).expect("runs");
         let sh = report.result("sh").expect("the process's result");
         assert_eq!(sh.runtime, Runtime::Process);
@@ -903,25 +901,18 @@ mod tests {
     /// Rust candidate, which cannot evict its buffers, is refused by name before anything runs.
     #[test]
     fn cold_runs_time_c_candidates_and_refuse_rust_ones() {
-        let request = |candidates| BenchRequest {
-            signature: scale_signature(),
-            kernel_source: SCALE.into(),
-            options: strict(),
-            candidates,
-            work: Work::default(),
-        };
         let cold = BenchConfig { caches: Caches::Cold, ..quick() };
         let prepare: PrepareRustKernel =
             Box::new(|_: &[Buffer]| Ok(Box::new(RustScale { x: vec![0.0; 64], y: vec![0.0; 64] }) as _));
         let rust = Candidate::Rust(RustCandidate { label: "rust-scale".into(), prepare });
         let Some(compiler) = compiler() else { return };
-        match run_bench(&compiler, request(vec![c_candidate("morello"), rust]), &cold) {
+        match run_bench(&compiler, scale_request(vec![c_candidate("morello"), rust]), &cold) {
             Err(MeasureError::InvalidBench { reason }) => {
                 assert!(reason.contains("rust-scale") && reason.contains("evict"), "{reason}");
             }
             other => panic!("expected a refusal, got {other:?}"),
         }
-        let report = run_bench(&compiler, request(vec![c_candidate("morello")]), &cold).expect("runs");
+        let report = run_bench(&compiler, scale_request(vec![c_candidate("morello")]), &cold).expect("runs");
         assert_eq!(report.caches, Caches::Cold);
         assert_eq!(report.results[0].seconds_per_call.len(), 3);
         assert!(report.results[0].stats.min > 0.0);
@@ -951,11 +942,9 @@ mod tests {
             cpus[0], cpus[1]
         );
         let request = || BenchRequest {
-            signature: scale_signature(),
             kernel_source: kernel.clone(),
             options: CompileOptions { openmp: OpenMp::Enabled, ..strict() },
-            candidates: vec![c_candidate("morello")],
-            work: Work::default(),
+            ..scale_request(vec![c_candidate("morello")])
         };
         let report = run_bench(&compiler, request(), &config).expect("each thread on its CPU");
         assert_eq!((report.cpu, report.bound_cpus), (None, cpus));
@@ -981,13 +970,8 @@ mod tests {
     fn a_crashing_candidate_is_reported_with_its_signal() {
         let Some(compiler) = compiler() else { return };
         let kernel = "#include <signal.h>\nvoid scale(const float *x, float *y) {\n  (void)x; (void)y;\n  raise(SIGSEGV);\n}\n";
-        let request = BenchRequest {
-            signature: scale_signature(),
-            kernel_source: kernel.into(),
-            options: strict(),
-            candidates: vec![c_candidate("morello")],
-            work: Work::default(),
-        };
+        let request =
+            BenchRequest { kernel_source: kernel.into(), ..scale_request(vec![c_candidate("morello")]) };
         match run_bench(&compiler, request, &quick()) {
             Err(MeasureError::Codegen(CodegenError::Signalled { termination, .. })) => {
                 assert_eq!(termination.signal_name(), Some("SIGSEGV"));
@@ -999,13 +983,7 @@ mod tests {
     #[test]
     fn bad_configurations_are_refused() {
         let Some(compiler) = compiler() else { return };
-        let request = || BenchRequest {
-            signature: scale_signature(),
-            kernel_source: SCALE.into(),
-            options: strict(),
-            candidates: vec![c_candidate("morello")],
-            work: Work::default(),
-        };
+        let request = || scale_request(vec![c_candidate("morello")]);
         let zero_samples = BenchConfig { samples: 0, ..quick() };
         assert!(matches!(
             run_bench(&compiler, request(), &zero_samples),

@@ -70,14 +70,29 @@ pub fn morello_ok(args: &[&str]) -> (String, String) {
     (stdout, stderr)
 }
 
-/// Whether a C compiler is installed (else the test is skipped, saying why).
+/// `available`, after printing that the test is skipped because `missing` when it is not.
 #[allow(clippy::print_stdout, reason = "the reason a test is skipped")]
+pub fn skip_unless(available: bool, missing: &str) -> bool {
+    if !available {
+        println!("skipped: {missing}");
+    }
+    available
+}
+
+/// Whether a C compiler is installed (else the test is skipped, saying why).
 pub fn have_compiler() -> bool {
     let found = ["cc", "gcc", "clang"].iter().any(|c| Command::new(c).arg("--version").output().is_ok());
-    if !found {
-        println!("skipped: no C compiler");
-    }
-    found
+    skip_unless(found, "no C compiler")
+}
+
+/// Whether this machine runs the `x86-avx2` target's kernels (AVX2 and FMA; every built-in x86
+/// target needs them); if not, says that the test is skipped.
+pub fn host_runs_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    let runs = std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let runs = false;
+    skip_unless(runs, "this machine does not run x86-avx2 kernels")
 }
 
 /// A compiler that cannot link OpenMP programs, as Debian's clang without `libomp-dev`: gcc behind

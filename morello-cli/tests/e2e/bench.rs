@@ -12,6 +12,13 @@ use crate::common::{SCALAR_TARGET, executable_script, have_compiler, morello, mo
 /// Quick sampling: fine for checking structure, far too noisy for figures.
 const QUICK: [&str; 4] = ["--samples", "2", "--min-sample-seconds", "0.01"];
 
+/// Writes `text` (a target description) as `file` in `dir`; returns its path.
+fn target_file(dir: &Path, file: &str, text: &str) -> String {
+    let path = dir.join(file);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
 fn with_quick<'a>(args: &[&'a str]) -> Vec<&'a str> {
     let mut all = args.to_vec();
     all.extend(QUICK);
@@ -397,12 +404,10 @@ fn versus_target_times_the_kernel_another_target_picks_in_the_same_run() {
     // The scalar target, and a copy whose main memory costs twice as much per line: the same
     // levels, so its kernel is verified and timed beside the first on the same inputs.
     let dir = tempfile::tempdir().unwrap();
-    let (tiny, slow) = (dir.path().join("tiny.toml"), dir.path().join("slow memory.toml"));
-    std::fs::write(&tiny, SCALAR_TARGET).unwrap();
     let slower = SCALAR_TARGET.replace("cost_per_line = 40", "cost_per_line = 80");
     assert_ne!(slower, SCALAR_TARGET);
-    std::fs::write(&slow, slower).unwrap();
-    let (tiny, slow) = (tiny.to_str().unwrap(), slow.to_str().unwrap());
+    let tiny = &target_file(dir.path(), "tiny.toml", SCALAR_TARGET);
+    let slow = &target_file(dir.path(), "slow memory.toml", &slower);
     let bench = |extra: &[&str]| {
         let mut args =
             vec!["bench", "matmul", "2x2x2", "--target", tiny, "--versus-target", slow, "--no-db", "-q"];
@@ -435,11 +440,9 @@ fn scaling_times_the_one_thread_kernel_beside_the_parallel_one() {
     }
     // The scalar target with a main memory parallel loops may split.
     let dir = tempfile::tempdir().unwrap();
-    let tiny = dir.path().join("tiny.toml");
     let parallel = SCALAR_TARGET.replace("cost_per_line = 40", "cost_per_line = 40\nparallel = true");
     assert_ne!(parallel, SCALAR_TARGET);
-    std::fs::write(&tiny, parallel).unwrap();
-    let tiny = tiny.to_str().unwrap();
+    let tiny = &target_file(dir.path(), "tiny.toml", &parallel);
     let bench = |extra: &[&str]| {
         // 16x16x16 splits its rows between the two processors; one processor has no parallel loop.
         let mut args = vec!["bench", "matmul", "16x16x16", "--target", tiny, "--threads", "2", "--scaling"];
@@ -480,17 +483,17 @@ fn versus_target_says_when_both_targets_pick_the_same_c() {
     }
     // A copy under another name: another target (its own table), the same kernel.
     let dir = tempfile::tempdir().unwrap();
-    let (tiny, copy) = (dir.path().join("tiny.toml"), dir.path().join("copy.toml"));
-    std::fs::write(&tiny, SCALAR_TARGET).unwrap();
-    std::fs::write(&copy, SCALAR_TARGET.replace("name = \"tiny\"", "name = \"copy\"")).unwrap();
+    let tiny = target_file(dir.path(), "tiny.toml", SCALAR_TARGET);
+    let copy =
+        target_file(dir.path(), "copy.toml", &SCALAR_TARGET.replace("name = \"tiny\"", "name = \"copy\""));
     let args = with_quick(&[
         "bench",
         "matmul",
         "2x2x2",
         "--target",
-        tiny.to_str().unwrap(),
+        &tiny,
         "--versus-target",
-        copy.to_str().unwrap(),
+        &copy,
         "--baseline",
         "none",
         "--no-db",
@@ -506,9 +509,7 @@ fn versus_target_says_when_both_targets_pick_the_same_c() {
 #[test]
 fn versus_target_refuses_a_target_with_other_levels_and_top_k() {
     let dir = tempfile::tempdir().unwrap();
-    let tiny = dir.path().join("tiny.toml");
-    std::fs::write(&tiny, SCALAR_TARGET).unwrap();
-    let tiny = tiny.to_str().unwrap();
+    let tiny = &target_file(dir.path(), "tiny.toml", SCALAR_TARGET);
     let (code, _, stderr) = morello(&[
         "bench",
         "matmul",

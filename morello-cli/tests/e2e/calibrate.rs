@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{SCALAR_TARGET, have_compiler, morello_in};
+use crate::common::{SCALAR_TARGET, have_compiler, host_runs_avx2, morello_in};
 
 /// Runs the binary with `cache` as its cache directory.
 fn morello(cache: &Path, args: &[&str]) -> (i32, String, String) {
@@ -15,21 +15,10 @@ fn morello(cache: &Path, args: &[&str]) -> (i32, String, String) {
 /// The quickest calibration: one sample per microbenchmark, one call each, a small memory set.
 const QUICK: [&str; 6] = ["--samples", "1", "--min-sample-seconds", "0", "--memory-bytes", "4MiB"];
 
-fn host_runs_x86() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            return true;
-        }
-    }
-    println!("skipped: the host runs neither built-in x86 target");
-    false
-}
-
 /// A temporary directory for a calibration, or `None` (the test is skipped, saying why) where
 /// none can run: on a host without the built-in x86 targets' features or without a C compiler.
 fn calibration_dir() -> Option<tempfile::TempDir> {
-    (host_runs_x86() && have_compiler()).then(|| tempfile::tempdir().unwrap())
+    (host_runs_avx2() && have_compiler()).then(|| tempfile::tempdir().unwrap())
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! End-to-end tests of `morello run` and `morello search --emit c`.
 
-use crate::common::{self, have_compiler, morello};
+use crate::common::{self, have_compiler, morello, skip_unless};
 
 #[test]
 fn run_verifies_and_prints_json() {
@@ -36,19 +36,14 @@ fn a_matmul_padded_to_whole_vectors_compiles_and_verifies() {
 }
 
 /// Whether this machine runs `x86-avx512`'s kernels (else says the run is skipped).
-#[allow(clippy::print_stdout, reason = "the reason the run is skipped")]
 fn host_runs_avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-        {
-            return true;
-        }
-    }
-    println!("skipped running the kernel: this machine lacks AVX-512 (F, BW, VL)");
-    false
+    let runs = std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vl");
+    #[cfg(not(target_arch = "x86_64"))]
+    let runs = false;
+    skip_unless(runs, "this machine lacks AVX-512 (F, BW, VL) to run the kernel")
 }
 
 #[test]

@@ -4,11 +4,11 @@
 //! `db verify` accepts).
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::common::morello_command;
+use crate::common::{morello_command, skip_unless};
 
 /// A search long enough to be stopped in the middle four times, with frequent checkpoints. (64^3
 /// became too quick: its last runs could finish between a checkpoint and the signal. 100^3 takes
@@ -71,15 +71,20 @@ fn loaded(stderr: &str) -> usize {
     rest.split(' ').next().and_then(|n| n.parse().ok()).expect("a count")
 }
 
-#[test]
-#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
-fn kill_loses_at_most_a_checkpoint_and_term_hup_and_int_save_and_resume() {
-    if Command::new("kill").arg("-l").output().is_err() {
-        println!("skipped: no kill command to send signals with");
-        return;
+/// A cache directory and the path of a table in it, for a test that sends signals; `None` (the
+/// test is skipped, saying why) without a `kill` command to send them with.
+fn signal_test_table() -> Option<(tempfile::TempDir, PathBuf)> {
+    if !skip_unless(Command::new("kill").arg("-l").output().is_ok(), "no kill command to send signals with") {
+        return None;
     }
-    let cache = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().expect("a temporary directory");
     let table = cache.path().join("t.mdb");
+    Some((cache, table))
+}
+
+#[test]
+fn kill_loses_at_most_a_checkpoint_and_term_hup_and_int_save_and_resume() {
+    let Some((cache, table)) = signal_test_table() else { return };
 
     // SIGKILL cannot be caught: what the last checkpoint saved is all that is left, and it is valid.
     let mut child = spawn_search(cache.path(), &table);
@@ -146,12 +151,11 @@ fn spawn_long_exploration(cache: &Path, table: &Path) -> Child {
 #[test]
 #[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
 fn term_while_exploring_saves_what_was_explored_and_the_next_run_resumes() {
-    if Command::new("kill").arg("-l").output().is_err() || cpu_time(std::process::id()).is_none() {
-        println!("skipped: no kill command to send signals with, or no /proc to read CPU time from");
+    let Some((cache, table)) = signal_test_table() else { return };
+    if cpu_time(std::process::id()).is_none() {
+        println!("skipped: no /proc to read CPU time from");
         return;
     }
-    let cache = tempfile::tempdir().unwrap();
-    let table = cache.path().join("t.mdb");
     let mut cpu = Duration::from_millis(500);
     let saved = loop {
         let mut child = spawn_long_exploration(cache.path(), &table);
@@ -193,14 +197,8 @@ fn term_while_exploring_saves_what_was_explored_and_the_next_run_resumes() {
 
 /// With `--jobs` far beyond the CPUs (clamped to them), SIGTERM still stops the search at once.
 #[test]
-#[allow(clippy::print_stdout, reason = "the reason the test is skipped")]
 fn term_stops_a_search_with_many_jobs_promptly() {
-    if Command::new("kill").arg("-l").output().is_err() {
-        println!("skipped: no kill command to send signals with");
-        return;
-    }
-    let cache = tempfile::tempdir().unwrap();
-    let table = cache.path().join("t.mdb");
+    let Some((cache, table)) = signal_test_table() else { return };
     let mut child = spawn(
         cache.path(),
         &table,

@@ -18,7 +18,6 @@
 //! magnitude `M = |initial out| + Σ |a·b|` of each float element comes from the same computation on
 //! absolute values; for softmax and its passes, the operator gives each row's relative bound.
 
-use morello_core::dtype::Dtype;
 use morello_core::interp::{Buffer as InterpBuffer, Interpreter, Value, wrap};
 use morello_core::layout::LayoutIndexer;
 use morello_core::operators::{Operands, Operator, RelativeBounds, Tolerance};
@@ -162,12 +161,8 @@ struct Initial<'a> {
 }
 
 impl Operands for Initial<'_> {
-    fn shape(&self, operand: usize) -> &Shape {
-        &self.spec.operands[operand].shape
-    }
-
-    fn dtype(&self, operand: usize) -> Dtype {
-        self.spec.operands[operand].dtype
+    fn spec(&self) -> &LogicalSpec {
+        self.spec
     }
 
     fn read(&self, operand: usize, point: &[u32]) -> Value {

@@ -14,20 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef MORELLO_HELPER_HSUM_M128
-#define MORELLO_HELPER_HSUM_M128
-static inline __attribute__((unused)) float morello_hsum_m128(__m128 v) {
-  __m128 pairs = _mm_add_ps(v, _mm_movehl_ps(v, v));
-  __m128 total = _mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 0x55));
-  return _mm_cvtss_f32(total);
-}
-#endif
-#ifndef MORELLO_HELPER_HSUM_M256
-#define MORELLO_HELPER_HSUM_M256
-static inline __attribute__((unused)) float morello_hsum_m256(__m256 v) {
-  return morello_hsum_m128(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
-}
-#endif
+/* MORELLO_HELPER_HSUM_M128: tests/golden/helpers.c */
+/* MORELLO_HELPER_HSUM_M256: tests/golden/helpers.c */
 
 void kernel(const float *restrict lhs, const float *restrict rhs, float *restrict out) {
   {

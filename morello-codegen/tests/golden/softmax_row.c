@@ -14,60 +14,10 @@
 #include <string.h>
 #include <math.h>
 
-#ifndef MORELLO_HELPER_HSUM_M128
-#define MORELLO_HELPER_HSUM_M128
-static inline __attribute__((unused)) float morello_hsum_m128(__m128 v) {
-  __m128 pairs = _mm_add_ps(v, _mm_movehl_ps(v, v));
-  __m128 total = _mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 0x55));
-  return _mm_cvtss_f32(total);
-}
-#endif
-#ifndef MORELLO_HELPER_HSUM_M256
-#define MORELLO_HELPER_HSUM_M256
-static inline __attribute__((unused)) float morello_hsum_m256(__m256 v) {
-  return morello_hsum_m128(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
-}
-#endif
-#ifndef MORELLO_HELPER_EXP_M128
-#define MORELLO_HELPER_EXP_M128
-static inline __attribute__((unused)) __m128 morello_exp_m128(__m128 x) {
-  x = _mm_min_ps(_mm_max_ps(x, _mm_set1_ps(-87.0f)), _mm_set1_ps(88.0f));
-  __m128i k = _mm_cvtps_epi32(_mm_mul_ps(x, _mm_set1_ps(1.44269504f)));
-  __m128 n = _mm_cvtepi32_ps(k);
-  __m128 r = _mm_fnmadd_ps(n, _mm_set1_ps(0.693359375f), x);
-  r = _mm_fnmadd_ps(n, _mm_set1_ps(-2.12194440e-4f), r);
-  __m128 q = _mm_set1_ps(1.98412698e-4f);
-  q = _mm_fmadd_ps(q, r, _mm_set1_ps(1.38888889e-3f));
-  q = _mm_fmadd_ps(q, r, _mm_set1_ps(8.33333333e-3f));
-  q = _mm_fmadd_ps(q, r, _mm_set1_ps(4.16666667e-2f));
-  q = _mm_fmadd_ps(q, r, _mm_set1_ps(1.66666667e-1f));
-  q = _mm_fmadd_ps(q, r, _mm_set1_ps(0.5f));
-  q = _mm_fmadd_ps(q, r, _mm_set1_ps(1.0f));
-  q = _mm_fmadd_ps(q, r, _mm_set1_ps(1.0f));
-  __m128i scale = _mm_slli_epi32(_mm_add_epi32(k, _mm_set1_epi32(127)), 23);
-  return _mm_mul_ps(q, _mm_castsi128_ps(scale));
-}
-#endif
-#ifndef MORELLO_HELPER_EXP_M256
-#define MORELLO_HELPER_EXP_M256
-static inline __attribute__((unused)) __m256 morello_exp_m256(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
-  __m256i k = _mm256_cvtps_epi32(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)));
-  __m256 n = _mm256_cvtepi32_ps(k);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 q = _mm256_set1_ps(1.98412698e-4f);
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.38888889e-3f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(8.33333333e-3f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(4.16666667e-2f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.66666667e-1f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.5f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f));
-  __m256i scale = _mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(q, _mm256_castsi256_ps(scale));
-}
-#endif
+/* MORELLO_HELPER_HSUM_M128: tests/golden/helpers.c */
+/* MORELLO_HELPER_HSUM_M256: tests/golden/helpers.c */
+/* MORELLO_HELPER_EXP_M128: tests/golden/helpers.c */
+/* MORELLO_HELPER_EXP_M256: tests/golden/helpers.c */
 
 void kernel(const float *restrict x, float *restrict y) {
   {

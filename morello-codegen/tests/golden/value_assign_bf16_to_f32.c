@@ -11,15 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef MORELLO_HELPER_BF16_TO_F32
-#define MORELLO_HELPER_BF16_TO_F32
-static inline __attribute__((unused)) float morello_bf16_to_f32(uint16_t bits) {
-  uint32_t wide = (uint32_t)bits << 16;
-  float value;
-  memcpy(&value, &wide, sizeof value);
-  return value;
-}
-#endif
+/* MORELLO_HELPER_BF16_TO_F32: tests/golden/helpers.c */
 
 void kernel(const uint16_t *restrict src, float *restrict dst) {
   for (int64_t d0_0 = 0; d0_0 < 4; d0_0++) {

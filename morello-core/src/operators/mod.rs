@@ -35,6 +35,7 @@ pub use matmul_bias::EPILOGUE_STAGES;
 use crate::dtype::Dtype;
 use crate::interp::values::{Value, convert, mul_add};
 use crate::shape::Shape;
+use crate::spec::LogicalSpec;
 use crate::target::{LevelId, Target};
 
 // The operator catalogue's list, `Operator = ordinal => module "file" { facts }` in ordinal order,
@@ -409,12 +410,18 @@ pub enum Parts {
 /// A spec's operands, read while its semantics run: the interpreter's buffers, or a verifier's
 /// initial values.
 pub trait Operands {
-    /// The shape of operand `operand`.
-    fn shape(&self, operand: usize) -> &Shape;
-    /// Its element type.
-    fn dtype(&self, operand: usize) -> Dtype;
-    /// Its element at `point` (a point of its shape).
+    /// The spec whose operands these are.
+    fn spec(&self) -> &LogicalSpec;
+    /// Operand `operand`'s element at `point` (a point of its shape).
     fn read(&self, operand: usize, point: &[u32]) -> Value;
+    /// The shape of operand `operand`.
+    fn shape(&self, operand: usize) -> &Shape {
+        &self.spec().operands[operand].shape
+    }
+    /// Its element type.
+    fn dtype(&self, operand: usize) -> Dtype {
+        self.spec().operands[operand].dtype
+    }
 }
 
 /// A spec's operands, read and written while its semantics run.

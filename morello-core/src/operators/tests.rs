@@ -172,12 +172,8 @@ struct Initial<'a> {
 }
 
 impl Operands for Initial<'_> {
-    fn shape(&self, operand: usize) -> &Shape {
-        &self.spec.operands[operand].shape
-    }
-
-    fn dtype(&self, operand: usize) -> Dtype {
-        self.spec.operands[operand].dtype
+    fn spec(&self) -> &LogicalSpec {
+        self.spec
     }
 
     fn read(&self, operand: usize, point: &[u32]) -> Value {

@@ -338,15 +338,26 @@ fn option_error(what: &'static str, text: &str, expected: &'static str) -> Short
     ShorthandError::ConvOption { what, text: text.to_string(), expected }
 }
 
+/// The value of the choice named `text` (case-insensitively), or the option's error.
+fn choice<T: Copy>(
+    what: &'static str,
+    text: &str,
+    choices: &[(&str, T)],
+    expected: &'static str,
+) -> Result<T, ShorthandError> {
+    choices
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(text))
+        .map(|&(_, value)| value)
+        .ok_or_else(|| option_error(what, text, expected))
+}
+
 impl std::str::FromStr for ConvLayout {
     type Err = ShorthandError;
 
     fn from_str(text: &str) -> Result<Self, ShorthandError> {
-        match text.to_ascii_lowercase().as_str() {
-            "nchw" => Ok(ConvLayout::Nchw),
-            "nhwc" => Ok(ConvLayout::Nhwc),
-            _ => Err(option_error("conv layout", text, "nchw or nhwc")),
-        }
+        let choices = [("nchw", ConvLayout::Nchw), ("nhwc", ConvLayout::Nhwc)];
+        choice("conv layout", text, &choices, "nchw or nhwc")
     }
 }
 
@@ -354,12 +365,9 @@ impl std::str::FromStr for FilterLayout {
     type Err = ShorthandError;
 
     fn from_str(text: &str) -> Result<Self, ShorthandError> {
-        match text.to_ascii_lowercase().as_str() {
-            "oihw" => Ok(FilterLayout::Oihw),
-            "hwio" => Ok(FilterLayout::Hwio),
-            "ohwi" => Ok(FilterLayout::Ohwi),
-            _ => Err(option_error("filter layout", text, "oihw, hwio or ohwi")),
-        }
+        let choices =
+            [("oihw", FilterLayout::Oihw), ("hwio", FilterLayout::Hwio), ("ohwi", FilterLayout::Ohwi)];
+        choice("filter layout", text, &choices, "oihw, hwio or ohwi")
     }
 }
 
@@ -715,6 +723,18 @@ mod tests {
 
     fn target() -> Target {
         Target::builtin("x86-avx2", 1).unwrap()
+    }
+
+    #[test]
+    fn layouts_parse_by_name_in_any_case_and_errors_name_the_choices() {
+        assert_eq!("NHWC".parse::<ConvLayout>().ok(), Some(ConvLayout::Nhwc));
+        assert_eq!("nchw".parse::<ConvLayout>().ok(), Some(ConvLayout::Nchw));
+        assert_eq!("Hwio".parse::<FilterLayout>().ok(), Some(FilterLayout::Hwio));
+        assert_eq!("ohwi".parse::<FilterLayout>().ok(), Some(FilterLayout::Ohwi));
+        let conv = "nwhc".parse::<ConvLayout>().unwrap_err().to_string();
+        assert!(conv.contains("nwhc") && conv.contains("nchw or nhwc"), "{conv}");
+        let filter = "oihwx".parse::<FilterLayout>().unwrap_err().to_string();
+        assert!(filter.contains("oihw, hwio or ohwi"), "{filter}");
     }
 
     fn text(shorthand: &str) -> String {

@@ -57,6 +57,14 @@ fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
+/// A new directory and the table `t.mdb` in it, holding a 4x4x4 matmul's search.
+fn saved_matmul_table() -> (tempfile::TempDir, PathBuf) {
+    let dir = temp_dir();
+    let table_path = dir.path().join("t.mdb");
+    search_and_save(&table_path, &matmul(4, 4, 4));
+    (dir, table_path)
+}
+
 #[test]
 fn round_trip_keeps_every_entry_and_is_deterministic() {
     let memo = solved(&[matmul(2, 2, 2)]);
@@ -509,9 +517,7 @@ fn all_blocks(bytes: &[u8]) -> Vec<format::FrameRef> {
 
 #[test]
 fn a_corrupt_block_stops_the_search_names_the_block_and_is_never_written() {
-    let dir = temp_dir();
-    let table_path = dir.path().join("t.mdb");
-    search_and_save(&table_path, &matmul(4, 4, 4));
+    let (_dir, table_path) = saved_matmul_table();
     let mut bytes = std::fs::read(&table_path).unwrap();
     // Every block damaged: whichever a search reads first is named.
     for block in all_blocks(&bytes) {
@@ -537,9 +543,7 @@ fn a_corrupt_block_stops_the_search_names_the_block_and_is_never_written() {
 
 #[test]
 fn a_crashed_append_leaves_the_committed_table_and_the_next_save_cuts_its_tail() {
-    let dir = temp_dir();
-    let table_path = dir.path().join("t.mdb");
-    search_and_save(&table_path, &matmul(4, 4, 4));
+    let (_dir, table_path) = saved_matmul_table();
     let committed = std::fs::read(&table_path).unwrap();
     let specs = load(&committed).unwrap().len();
     // A writer died after appending part of a run (no slot written).
@@ -567,9 +571,7 @@ fn a_crashed_append_leaves_the_committed_table_and_the_next_save_cuts_its_tail()
 
 #[test]
 fn a_reader_never_writes_the_table() {
-    let dir = temp_dir();
-    let table_path = dir.path().join("t.mdb");
-    search_and_save(&table_path, &matmul(4, 4, 4));
+    let (_dir, table_path) = saved_matmul_table();
     let before = std::fs::read(&table_path).unwrap();
     let modified = std::fs::metadata(&table_path).unwrap().modified().unwrap();
     let (warm, saved) = search_and_save(&table_path, &matmul(4, 4, 4));

@@ -423,15 +423,27 @@ fn frontier_of(text: &str, t: &Target, config: ActionConfig) -> Vec<(u64, u64)> 
     search.memo_table().get(&s).unwrap().entries().iter().map(|e| (e.cost, e.peaks.0)).collect()
 }
 
+/// Asserts that the default actions find the same non-empty frontier for each spec of `texts` as
+/// the actions of `wider` (which try more tiles), on both x86 targets.
+fn assert_default_finds_the_frontier_of(wider: ActionConfig, texts: &[&str]) {
+    for name in ["x86-avx2", "x86-avx512"] {
+        let t = target(name);
+        for text in texts {
+            let default = frontier_of(text, &t, ActionConfig::default());
+            assert!(!default.is_empty(), "{name} {text}");
+            assert_eq!(default, frontier_of(text, &t, wider), "{name} {text}");
+        }
+    }
+}
+
 /// Trying power-of-two tiles that leave a remainder only as splits loses nothing: for uneven
 /// shapes the goal's whole frontier (every cost and peak vector) is the one every remainder tile
 /// finds, while the search solves fewer specs' products.
 #[test]
 fn splits_find_the_frontier_of_every_remainder_tile() {
-    let every = ActionConfig { remainders: Remainders::EveryTile, ..ActionConfig::default() };
-    for name in ["x86-avx2", "x86-avx512"] {
-        let t = target(name);
-        for text in [
+    assert_default_finds_the_frontier_of(
+        ActionConfig { remainders: Remainders::EveryTile, ..ActionConfig::default() },
+        &[
             "Matmul(1x12x10x6, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
             "Matmul(1x5x7x3, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
             "Matmul(1x20x3x24, u32 GL row-major, u32 GL col-major, u32 GL row-major)",
@@ -439,12 +451,8 @@ fn splits_find_the_frontier_of_every_remainder_tile() {
             "Move(6x5, u32 GL row-major, u32 GL row-major)",
             "Move(12x20, f32 GL row-major, f32 GL col-major)",
             "FillZero(10x12, f32 GL row-major)",
-        ] {
-            let split = frontier_of(text, &t, ActionConfig::default());
-            assert!(!split.is_empty(), "{name} {text}");
-            assert_eq!(split, frontier_of(text, &t, every), "{name} {text}");
-        }
-    }
+        ],
+    );
 }
 
 proptest! {
@@ -465,10 +473,9 @@ proptest! {
 /// smaller tiles being loops over the largest one's tiles.
 #[test]
 fn the_largest_dividing_tile_finds_the_frontier_of_every_dividing_tile() {
-    let every = ActionConfig { dividing_tiles: DividingTiles::Every, ..ActionConfig::default() };
-    for name in ["x86-avx2", "x86-avx512"] {
-        let t = target(name);
-        for text in [
+    assert_default_finds_the_frontier_of(
+        ActionConfig { dividing_tiles: DividingTiles::Every, ..ActionConfig::default() },
+        &[
             "Matmul(1x16x16x16, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
             "Matmul(1x24x8x12, f32 GL row-major, f32 GL col-major, f32 GL row-major)",
             "MatmulAccum(1x4x32x16, f32 L2 row-major, f32 GL row-major, f32 GL row-major)",
@@ -477,12 +484,8 @@ fn the_largest_dividing_tile_finds_the_frontier_of_every_dividing_tile() {
             "FillZero(32x8, f32 GL row-major)",
             "Softmax(4x16, f32 GL row-major, f32 GL row-major)",
             "Conv(1x4x2x4x4x3x3, f32 GL row-major, f32 GL row-major, f32 GL row-major)",
-        ] {
-            let largest = frontier_of(text, &t, ActionConfig::default());
-            assert!(!largest.is_empty(), "{name} {text}");
-            assert_eq!(largest, frontier_of(text, &t, every), "{name} {text}");
-        }
-    }
+        ],
+    );
 }
 
 proptest! {

@@ -15,6 +15,7 @@ use morello_measure::{
 use serde_json::{Value, json};
 
 use crate::failure::bad_input;
+use crate::sampling::SamplingArgs;
 
 /// How to measure: options shared by `bench` and `bench-suite`.
 #[derive(Debug, Clone, clap::Args)]
@@ -23,19 +24,8 @@ pub struct MeasureArgs {
     /// onednn, xnnpack, gemm, all or none (default: all; with --top-k, none).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub baseline: Vec<String>,
-    /// Samples per candidate; figures worth reporting need at least the default (fewer is for
-    /// quick checks and tests, and is flagged as noisy).
-    #[arg(long, default_value_t = DEFAULT_SAMPLES, value_name = "N", value_parser = crate::numbers::parse_count)]
-    pub samples: usize,
-    /// Minimum seconds per sample (repetitions are calibrated to reach it); as with --samples,
-    /// less than the default is for quick checks and tests only.
-    #[arg(
-        long,
-        default_value_t = DEFAULT_MIN_SAMPLE_SECONDS,
-        value_name = "SECONDS",
-        value_parser = crate::numbers::parse_seconds_f64
-    )]
-    pub min_sample_seconds: f64,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Seed of the inputs, for verification and timing.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
@@ -72,15 +62,9 @@ impl MeasureArgs {
     /// # Errors
     /// Bad input for zero samples or threads, or a sample time outside (0, 3600] seconds.
     pub fn config(&self) -> Result<BenchConfig> {
-        if self.samples == 0 {
-            return Err(bad_input("--samples must be at least 1"));
-        }
+        self.sampling.check()?;
         if self.threads == 0 {
             return Err(bad_input("--threads must be at least 1"));
-        }
-        let seconds = self.min_sample_seconds;
-        if !(seconds > 0.0 && seconds <= 3600.0) {
-            return Err(bad_input(format!("--min-sample-seconds must be in (0, 3600], got {seconds}")));
         }
         let pinning = match (self.cpu, self.no_pin) {
             (Some(cpu), _) => Pinning::Cpu(cpu),
@@ -88,8 +72,8 @@ impl MeasureArgs {
             (None, false) => Pinning::Auto,
         };
         Ok(BenchConfig {
-            min_sample_seconds: seconds,
-            samples: self.samples,
+            min_sample_seconds: self.sampling.min_sample_seconds,
+            samples: self.sampling.samples,
             seed: self.seed,
             threads: self.threads,
             pinning,
@@ -128,11 +112,11 @@ impl MeasureArgs {
 
     /// A warning when the sampling is below the defaults that reported figures use.
     pub fn noise_note(&self) -> Option<String> {
-        (self.samples < DEFAULT_SAMPLES || self.min_sample_seconds < DEFAULT_MIN_SAMPLE_SECONDS).then(|| {
+        self.sampling.below_defaults().then(|| {
             format!(
                 "{} samples of >= {} s is below the defaults ({DEFAULT_SAMPLES} of >= {DEFAULT_MIN_SAMPLE_SECONDS} s): \
                  figures are noisy; do not report them",
-                self.samples, self.min_sample_seconds
+                self.sampling.samples, self.sampling.min_sample_seconds
             )
         })
     }

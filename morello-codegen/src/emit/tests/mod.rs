@@ -2,7 +2,8 @@
 //! interpreter, their C compared with golden files, then compiled with gcc and clang
 //! (warnings are errors), run, and verified against the reference.
 //!
-//! Golden files live in `morello-codegen/tests/golden/`; after an intended change to the
+//! Golden files live in `morello-codegen/tests/golden/` (the helper functions' C once, in
+//! `helpers.c`, named but not repeated in each tree's file); after an intended change to the
 //! emitted C, re-bless them with `MORELLO_BLESS=1 cargo test -p morello-codegen golden` and review
 //! the diff.
 
@@ -85,10 +86,52 @@ fn compare_golden(path: &Path, c: &str, bless: bool, stale: &mut Vec<String>) {
     }
 }
 
+/// Every helper, in the order [`helpers::definitions`] defines them.
+fn every_helper() -> BTreeSet<Helper> {
+    use Helper::*;
+    let all = [
+        FloorDiv, Mod, Bf16ToF32, F32ToBf16, HsumM128, HsumM256, ExpM128, ExpM256, ExpM512, GeluM128,
+        GeluM256, GeluM512, GeluF32,
+    ];
+    for helper in all {
+        // A new helper fails to compile here until it is listed above.
+        match helper {
+            FloorDiv | Mod | Bf16ToF32 | F32ToBf16 | HsumM128 | HsumM256 | ExpM128 | ExpM256 | ExpM512
+            | GeluM128 | GeluM256 | GeluM512 | GeluF32 => {}
+        }
+    }
+    all.into_iter().collect()
+}
+
+/// A tree's golden text: its emitted C with each helper's guarded definition replaced by one line
+/// naming its guard. A helper's C is the same in every unit, so it is checked once, against
+/// `tests/golden/helpers.c`; here each replaced block must be exactly that definition.
+fn listing(name: &str, c: &str, every_definition: &str) -> String {
+    let mut out = String::with_capacity(c.len());
+    let mut rest = c;
+    while let Some(start) = rest.find("#ifndef MORELLO_HELPER_") {
+        out.push_str(&rest[..start]);
+        let block = &rest[start..];
+        let end = block.find("#endif\n").unwrap_or_else(|| panic!("{name}: an unclosed helper guard")) + 7;
+        let guard = block["#ifndef ".len()..].lines().next().expect("a guard line");
+        assert!(
+            every_definition.contains(&block[..end]),
+            "{name}: helper {guard} differs from its definition in helpers.c:\n{}",
+            &block[..end]
+        );
+        out.push_str(&format!("/* {guard}: tests/golden/helpers.c */\n"));
+        rest = &block[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[test]
 fn golden_files() {
     let bless = std::env::var_os("MORELLO_BLESS").is_some();
     let mut stale = Vec::new();
+    let every_definition = helpers::definitions(&every_helper());
+    compare_golden(&golden_dir().join("helpers.c"), &every_definition, bless, &mut stale);
     for case in trees::all().into_iter().filter(|c| c.golden) {
         let target = Target::builtin(case.target, 2).expect("target");
         let c = emit_c(&case.imp, &target).unwrap_or_else(|e| panic!("{}: {e}", case.name));
@@ -98,7 +141,8 @@ fn golden_files() {
             "{}: emission is not deterministic",
             case.name
         );
-        compare_golden(&golden_dir().join(format!("{}.c", case.name)), &c, bless, &mut stale);
+        let text = listing(case.name, &c, &every_definition);
+        compare_golden(&golden_dir().join(format!("{}.c", case.name)), &text, bless, &mut stale);
     }
     assert!(
         stale.is_empty(),
@@ -235,6 +279,26 @@ fn a_register_blocks_steps_are_unrolled_by_four() {
         let source = emit(name);
         assert!(!source.contains("#pragma GCC unroll"), "{name}:\n{source}");
     }
+}
+
+#[test]
+fn a_fused_epilogue_adds_one_statement_to_the_register_tile() {
+    let body = |name: &str| {
+        let case = trees::all().into_iter().find(|c| c.name == name).expect("case");
+        let target = Target::builtin(case.target, 2).expect("target");
+        let c = emit_c(&case.imp, &target).expect("emits");
+        let start = c.find("\nvoid kernel(").unwrap_or_else(|| panic!("{name}: no kernel function:\n{c}"));
+        c[start..].lines().skip(2).map(str::to_string).collect::<Vec<_>>()
+    };
+    let (plain, fused) = (body("broadcast_vec_mult_add_row"), body("vector_add_bias_relu_fused"));
+    let epilogue: Vec<&String> = fused.iter().filter(|l| l.contains("bias")).collect();
+    assert_eq!(
+        epilogue,
+        ["    v0_0 = _mm256_max_ps(_mm256_add_ps(v0_0, _mm256_loadu_ps(bias)), _mm256_setzero_ps());"],
+        "{fused:#?}"
+    );
+    let without: Vec<&String> = fused.iter().filter(|l| !l.contains("bias")).collect();
+    assert_eq!(without, plain.iter().collect::<Vec<_>>());
 }
 
 #[test]

@@ -20,6 +20,13 @@ fn error(text: &str) -> String {
     }
 }
 
+/// Asserts that each text of `cases` is refused with exactly its message.
+fn assert_errors(cases: &[(&str, &str)]) {
+    for (text, expected) in cases {
+        assert_eq!(error(text), *expected, "\n{text}");
+    }
+}
+
 fn root_op(module: &HloModule) -> &HloOp {
     &module.entry().root_instruction().unwrap().op
 }
@@ -295,9 +302,7 @@ fn malformed_modules() {
             "line 1, column 5, instruction `p` in computation `main`: `f32[4]{0:D(C)}`: the layout's D(..) makes this a sparse array, which has no dense buffer or offsets",
         ),
     ];
-    for (text, expected) in cases {
-        assert_eq!(error(text), expected, "\n{text}");
-    }
+    assert_errors(&cases);
 }
 
 #[test]
@@ -348,9 +353,7 @@ fn unknown_opcodes_and_names() {
             "line 2, column 44, instruction `c` in computation `main`: invalid `dimensions={0,1}`: a concatenate names exactly one dimension",
         ),
     ];
-    for (text, expected) in cases {
-        assert_eq!(error(text), expected, "\n{text}");
-    }
+    assert_errors(&cases);
 }
 
 #[test]
@@ -389,9 +392,7 @@ fn shapes_that_disagree_with_attributes() {
             "line 2, column 12, instruction `b` in computation `main`: a bitcast between element types of different sizes is not supported",
         ),
     ];
-    for (text, expected) in cases {
-        assert_eq!(error(text), expected, "\n{text}");
-    }
+    assert_errors(&cases);
 }
 
 #[test]
