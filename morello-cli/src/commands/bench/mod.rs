@@ -59,6 +59,7 @@ pub enum Command {
 pub fn run(command: &Command) -> Result<()> {
     match command {
         Command::Bench(args) => kernel::run(args),
+        Command::BenchSuite(args) if args.regret => regret::run(args),
         Command::BenchSuite(args) => suite::run(args),
     }
 }

@@ -22,7 +22,7 @@ use super::kernel::solve_top_k;
 use super::markdown::{Machine, REGRET_MARKERS, utc_date};
 use super::measure::{measure_error, protocol_line};
 use super::suite::{
-    Args, Entry, check_outputs, command_line, cpu_description, os_description, write_outputs,
+    Args, Entry, check_outputs, command_line, cpu_description, entries, os_description, write_outputs,
 };
 use crate::commands::search::{SearchOptions, Session};
 use crate::failure::bad_input;
@@ -79,8 +79,9 @@ impl Figures {
     }
 }
 
-/// Runs `morello bench-suite --regret` over `entries`.
-pub fn run(args: &Args, entries: &[Entry]) -> Result<()> {
+/// Runs `morello bench-suite --regret`.
+pub fn run(args: &Args) -> Result<()> {
+    let entries = entries(args, &SUITE)?;
     let config = args.measure.config()?;
     if !args.measure.baselines(&[])?.is_empty() {
         return Err(bad_input(
@@ -101,7 +102,7 @@ pub fn run(args: &Args, entries: &[Entry]) -> Result<()> {
     );
     let before = CpuTimes::now();
     let mut rows = Vec::new();
-    for entry in entries {
+    for entry in &entries {
         bar.set_message(format!("{}: searching, verifying, timing {} candidates", entry.label(), args.top_k));
         let words = match &entry.words {
             Some(words) => words.clone(),

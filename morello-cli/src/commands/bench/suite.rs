@@ -174,16 +174,7 @@ struct Outcome {
 
 /// Runs `morello bench-suite`.
 pub fn run(args: &Args) -> Result<()> {
-    let default: &[&str] = if args.regret { &super::regret::SUITE } else { &SUITE };
-    let texts: Vec<String> = if args.sizes.is_empty() {
-        default.iter().map(|s| s.to_string()).collect()
-    } else {
-        args.sizes.clone()
-    };
-    let entries = texts.iter().map(|t| Entry::parse(t).map_err(bad_input)).collect::<Result<Vec<_>>>()?;
-    if args.regret {
-        return super::regret::run(args, &entries);
-    }
+    let entries = entries(args, &SUITE)?;
     let config = args.measure.config()?;
     let baselines = args.measure.baselines(&BaselineKind::ALL)?;
     if !args.no_write {
@@ -285,6 +276,14 @@ pub fn run(args: &Args) -> Result<()> {
         return Err(anyhow!("{failed} of {} sizes failed (see the notes)", outcomes.len()));
     }
     Ok(())
+}
+
+/// The sizes `--sizes` names, else `default`.
+pub(super) fn entries(args: &Args, default: &[&str]) -> Result<Vec<Entry>> {
+    if args.sizes.is_empty() {
+        return default.iter().map(|t| Entry::parse(t).map_err(bad_input)).collect();
+    }
+    args.sizes.iter().map(|t| Entry::parse(t).map_err(bad_input)).collect()
 }
 
 /// Searches, verifies and times one size; returns its spec text and measurement.
