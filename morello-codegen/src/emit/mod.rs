@@ -179,7 +179,8 @@ pub fn emit_kernel(imp: &Impl, target: &Target, config: &EmitConfig) -> Result<E
         }
     }
     comment.push_str(" */\n");
-    let source = translation_unit(comment, emitter.needs_math, &emitter.helpers, &body);
+    let header = vector::VectorIsa::of(target).header();
+    let source = translation_unit(comment, header, emitter.needs_math, &emitter.helpers, &body);
     Ok(EmittedKernel { source, signature, features, openmp })
 }
 
@@ -201,10 +202,17 @@ pub(crate) fn build_comment(features: &[IsaFeature], openmp: OpenMp) -> String {
     lines
 }
 
-/// A translation unit: `comment`, the `#include`s, the `helpers`' definitions, then `body`.
-fn translation_unit(comment: String, needs_math: bool, helpers: &BTreeSet<Helper>, body: &str) -> String {
+/// A translation unit: `comment`, the `#include`s (`intrinsics`, the header of the target's vector
+/// intrinsics, first), the `helpers`' definitions, then `body`.
+fn translation_unit(
+    comment: String,
+    intrinsics: &str,
+    needs_math: bool,
+    helpers: &BTreeSet<Helper>,
+    body: &str,
+) -> String {
     let mut source = comment;
-    let mut headers = vec!["immintrin.h", "stdint.h", "stdlib.h", "string.h"];
+    let mut headers = vec![intrinsics, "stdint.h", "stdlib.h", "string.h"];
     if needs_math {
         headers.push("math.h");
     }
@@ -360,6 +368,17 @@ impl<'t> Emitter<'t> {
         }
         self.features.insert(feature);
         Ok(())
+    }
+
+    /// Records that the code uses fused multiply-adds: `fma` on x86, part of NEON on AArch64.
+    ///
+    /// # Errors
+    /// [`CodegenError::MissingIsa`] if the target lacks them.
+    pub(crate) fn require_fused_multiply_add(&mut self, what: &str) -> Result<(), CodegenError> {
+        match vector::VectorIsa::of(self.target) {
+            vector::VectorIsa::X86 => self.require(IsaFeature::Fma, what),
+            vector::VectorIsa::Neon => self.require(IsaFeature::Neon, what),
+        }
     }
 
     /// Whether the target has a feature (for optional instructions such as FMA).
