@@ -194,6 +194,11 @@ pub(crate) fn build_comment(features: &[IsaFeature], openmp: OpenMp) -> String {
         flags.push("-fopenmp");
     }
     let mut lines = format!(" * compile: cc {} -c kernel.c\n", flags.join(" "));
+    if features.iter().any(|f| f.architecture() == morello_core::target::Architecture::Aarch64) {
+        lines.push_str(
+            " *   (AArch64 code: on another host, aarch64-linux-gnu-gcc, run under qemu-aarch64)\n",
+        );
+    }
     if openmp == OpenMp::Enabled {
         lines.push_str(
             " *   (its parallel loops use OpenMP: link with -fopenmp too; without it they run serially)\n",

@@ -128,11 +128,12 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
 }
 
 /// The kernels of `arm-neon`: those whose emitters write NEON intrinsics (through
-/// `VectorType`) or portable C. Not the x86-only ones: `DotProductLoop` (x86 reductions),
+/// `VectorType`) or portable C, and `BroadcastLaneMultAdd`, NEON's own. Not the x86-only ones: `DotProductLoop` (x86 reductions),
 /// `DotProductBf16` and `BroadcastVecMultAddBf16` (AVX-512 and AVX2 bf16 widening).
-const ARM_NEON_KERNELS: [KernelKind; 12] = [
+const ARM_NEON_KERNELS: [KernelKind; 13] = [
     KernelKind::MultAdd,
     KernelKind::BroadcastVecMultAdd,
+    KernelKind::BroadcastLaneMultAdd,
     KernelKind::VectorAssign,
     KernelKind::ValueAssign,
     KernelKind::VectorFill,

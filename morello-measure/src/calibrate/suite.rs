@@ -617,7 +617,7 @@ mod tests {
     #[test]
     fn every_kernel_of_the_builtin_targets_is_measured() {
         // Between them the built-in targets hold every kernel, so every kernel has a benchmark.
-        let builtin = ["x86-avx2", "x86-avx512"];
+        let builtin = ["x86-avx2", "x86-avx512", "arm-neon"];
         for kind in KernelKind::ALL {
             assert!(
                 builtin.iter().any(|name| Target::builtin(name, 2).unwrap().kernels().contains(&kind)),

@@ -37,13 +37,12 @@ struct KernelCase {
 fn cases() -> Vec<KernelCase> {
     KernelKind::ALL
         .into_iter()
-        .map(|kernel| {
+        .filter_map(|kernel| {
             let (name, target) = TARGETS
                 .into_iter()
                 .map(|name| (name, Target::builtin(name, 2).expect("a built-in target")))
-                .find(|(_, t)| t.kernels().contains(&kernel))
-                .unwrap_or_else(|| panic!("{kernel}: no built-in target offers it"));
-            case(kernel, name, &target)
+                .find(|(_, t)| t.kernels().contains(&kernel))?;
+            Some(case(kernel, name, &target))
         })
         .collect()
 }
@@ -121,10 +120,18 @@ fn golden_files(under: &str) -> Vec<String> {
 
 #[test]
 fn goldens_cover_every_kernel() {
-    let mut expected: Vec<String> =
-        KernelKind::ALL.iter().map(|k| format!("{}.c", k.module_name())).collect();
+    let mut expected: Vec<String> = cases().iter().map(|c| format!("{}.c", c.kernel.module_name())).collect();
     expected.sort();
-    assert_eq!(golden_files(""), expected, "one golden file per kernel of the catalogue, no other");
+    assert_eq!(golden_files(""), expected, "one golden file per kernel of the x86 targets, no other");
+    for kernel in KernelKind::ALL {
+        assert!(
+            std::iter::once(TARGETS.as_slice())
+                .chain([OTHER_ISA_TARGETS.as_slice()])
+                .flatten()
+                .any(|name| Target::builtin(name, 2).expect("a built-in target").kernels().contains(&kernel)),
+            "{kernel}: no built-in target offers it, so it has no golden file"
+        );
+    }
     for target in OTHER_ISA_TARGETS {
         let mut expected: Vec<String> = Target::builtin(target, 2)
             .expect("a built-in target")

@@ -1,6 +1,7 @@
 /* morello kernel `BroadcastVecMultAdd` by itself, as function `broadcast_vec_mult_add` for target arm-neon:
  * MatmulAccum(1x1x1x4, f32 L1 row-major, f32 VRF row-major v4, f32 VRF row-major v4, serial)
  * compile: cc -O3 -std=gnu11 -c kernel.c
+ *   (AArch64 code: on another host, aarch64-linux-gnu-gcc, run under qemu-aarch64)
  */
 #include <arm_neon.h>
 #include <stdint.h>

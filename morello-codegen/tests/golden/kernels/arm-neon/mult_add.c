@@ -1,6 +1,7 @@
 /* morello kernel `MultAdd` by itself, as function `mult_add` for target arm-neon:
  * MatmulAccum(1x1x1x1, f32 RF row-major, f32 RF row-major, f32 RF row-major, serial)
  * compile: cc -O3 -std=gnu11 -c kernel.c
+ *   (AArch64 code: on another host, aarch64-linux-gnu-gcc, run under qemu-aarch64)
  */
 #include <arm_neon.h>
 #include <stdint.h>

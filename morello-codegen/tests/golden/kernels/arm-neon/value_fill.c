@@ -1,6 +1,7 @@
 /* morello kernel `ValueFill` by itself, as function `value_fill` for target arm-neon:
  * FillZero(1, f32 RF row-major, serial)
  * compile: cc -O3 -std=gnu11 -c kernel.c
+ *   (AArch64 code: on another host, aarch64-linux-gnu-gcc, run under qemu-aarch64)
  */
 #include <arm_neon.h>
 #include <stdint.h>

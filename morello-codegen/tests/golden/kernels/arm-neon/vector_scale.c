@@ -1,6 +1,7 @@
 /* morello kernel `VectorScale` by itself, as function `vector_scale` for target arm-neon:
  * SoftmaxScale(1x64, f32 RF row-major, f32 L1 row-major, serial)
  * compile: cc -O3 -std=gnu11 -c kernel.c
+ *   (AArch64 code: on another host, aarch64-linux-gnu-gcc, run under qemu-aarch64)
  */
 #include <arm_neon.h>
 #include <stdint.h>

@@ -1,6 +1,7 @@
 /* morello kernel `VectorSoftmaxExp` by itself, as function `vector_softmax_exp` for target arm-neon:
  * SoftmaxExp(1x64, f32 L1 row-major, f32 RF row-major, f32 L1 row-major, f32 RF row-major, serial)
  * compile: cc -O3 -std=gnu11 -c kernel.c
+ *   (AArch64 code: on another host, aarch64-linux-gnu-gcc, run under qemu-aarch64)
  * helpers (emit/helpers.rs): ExpF32x4
  */
 #include <arm_neon.h>
