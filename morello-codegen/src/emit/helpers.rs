@@ -70,6 +70,7 @@ fn exp_definition(bits: u32) -> String {
     for coefficient in &EXP_SERIES[1..] {
         poly += &format!("  q = {p}_fmadd_ps(q, r, {});\n", c(coefficient));
     }
+    let [lo, hi, log2e, ln2hi, ln2lo] = exp_constants(c);
     format!(
         "#ifndef MORELLO_HELPER_EXP_M{bits}\n#define MORELLO_HELPER_EXP_M{bits}\n\
          static inline __attribute__((unused)) {t} morello_exp_m{bits}({t} x) {{\n\
@@ -81,12 +82,7 @@ fn exp_definition(bits: u32) -> String {
          {poly}\
          \x20 {ti} scale = {p}_slli_epi32({p}_add_epi32(k, {p}_set1_epi32(127)), 23);\n\
          \x20 return {p}_mul_ps(q, {cast}(scale));\n\
-         }}\n#endif\n",
-        lo = c("-87.0f"),
-        hi = c("88.0f"),
-        log2e = c("1.44269504f"),
-        ln2hi = c("0.693359375f"),
-        ln2lo = c("-2.12194440e-4f"),
+         }}\n#endif\n"
     )
 }
 
@@ -116,6 +112,12 @@ const EXP_SERIES: [&str; 8] = [
     "1.0f",
 ];
 
+/// The constants of `exp_definition`, each splatted by `splat`: the clamp's low and high ends,
+/// `log2 e`, and `ln 2` in two parts (high, low).
+fn exp_constants(splat: impl Fn(&str) -> String) -> [String; 5] {
+    ["-87.0f", "88.0f", "1.44269504f", "0.693359375f", "-2.12194440e-4f"].map(splat)
+}
+
 /// `morello_exp_f32x4`: `exp_definition`'s clamp, reduction, series and scaling in NEON
 /// intrinsics (`vcvtnq_s32_f32` rounds to nearest, as `_mm_cvtps_epi32` does in the default
 /// rounding mode; `vfmsq_f32(a, b, c) = a - b c`).
@@ -125,6 +127,7 @@ fn exp_neon_definition() -> String {
     for coefficient in &EXP_SERIES[1..] {
         poly += &format!("  q = vfmaq_f32({}, q, r);\n", c(coefficient));
     }
+    let [lo, hi, log2e, ln2hi, ln2lo] = exp_constants(c);
     format!(
         "#ifndef MORELLO_HELPER_EXP_F32X4\n#define MORELLO_HELPER_EXP_F32X4\n\
          static inline __attribute__((unused)) float32x4_t morello_exp_f32x4(float32x4_t x) {{\n\
@@ -136,12 +139,7 @@ fn exp_neon_definition() -> String {
          {poly}\
          \x20 int32x4_t scale = vshlq_n_s32(vaddq_s32(k, vdupq_n_s32(127)), 23);\n\
          \x20 return vmulq_f32(q, vreinterpretq_f32_s32(scale));\n\
-         }}\n#endif\n",
-        lo = c("-87.0f"),
-        hi = c("88.0f"),
-        log2e = c("1.44269504f"),
-        ln2hi = c("0.693359375f"),
-        ln2lo = c("-2.12194440e-4f"),
+         }}\n#endif\n"
     )
 }
 
