@@ -14,15 +14,17 @@
 //!                                            a 2-D convolution, shapes in the layouts' order
 //! ```
 //!
-//! The target is `x86` (the best the host supports), `x86-avx2`, `x86-avx512`, or a TOML/JSON file.
+//! The target is `x86` (the best the host supports), `x86-avx2`, `x86-avx512`, `arm-neon`, or a
+//! TOML/JSON file; [`DEFAULT_TARGET`] when none is named.
 
 use anyhow::Result;
+use morello_codegen::Compiler;
 use morello_core::dtype::Dtype;
 use morello_core::spec::{
     CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, SpecBuilder, parse_epilogue, parse_limits,
     parse_pair,
 };
-use morello_core::target::{HostCache, MemVec, Target, resolve_target_on_host};
+use morello_core::target::{Architecture, HostCache, MemVec, Target, resolve_target_on_host};
 
 use crate::failure::{Failure, bad_input};
 use crate::input::TextKind;
@@ -44,8 +46,12 @@ Specs:
                                          --dilation 2. E.g. conv 1x56x56x64 3x3x64x64 --layout nhwc --pad same
   'Matmul(1x64x64x64, f32 GL row-major, f32 GL row-major, f32 GL row-major)'   the full spec text
 
-Targets: x86 (the best of the two below that this CPU runs), x86-avx2, x86-avx512, or a target file
-(TOML or JSON; see docs/targets.md).";
+Targets: x86 (the best of the two below that this CPU runs), x86-avx2, x86-avx512, arm-neon (AArch64,
+a Neoverse-N1-like core; on another host its kernels are cross-compiled and run under qemu-aarch64),
+or a target file (TOML or JSON; see docs/targets.md). The default is x86, or arm-neon on an AArch64 host.";
+
+/// The target of commands that name none: `arm-neon` on an AArch64 host, `x86` elsewhere.
+pub const DEFAULT_TARGET: &str = if cfg!(target_arch = "aarch64") { "arm-neon" } else { "x86" };
 
 /// Arguments naming a spec and a target.
 #[derive(Debug, Clone, clap::Args)]
@@ -54,8 +60,8 @@ pub struct SpecArgs {
     /// `zero 8x8`, `conv 1x4x8x8 8x4x3x3`) or the full spec text.
     #[arg(required = true, num_args = 1.., value_name = "SPEC")]
     pub spec: Vec<String>,
-    /// Target: x86, x86-avx2, x86-avx512, or a TOML/JSON target file.
-    #[arg(long, default_value = "x86", value_name = "TARGET")]
+    /// Target: x86, x86-avx2, x86-avx512, arm-neon, or a TOML/JSON target file.
+    #[arg(long, default_value = DEFAULT_TARGET, value_name = "TARGET")]
     pub target: String,
     /// Element type of the operands (bf16 matmuls accumulate into f32).
     #[arg(long, default_value = "f32", value_name = "DTYPE")]
@@ -189,9 +195,24 @@ pub fn with_processors(target: Target, processors: u32) -> Result<Target> {
     target.with_processors(processors).bad_input(|| format!("--processors {processors}"))
 }
 
+/// The compiler that builds `command`'s timing programs for `target` on this host, refused (bad
+/// input) when the target's code would run emulated: an emulator's time says nothing of the
+/// machine the target describes.
+pub fn timing_compiler(target: &Target, command: &str) -> Result<Compiler> {
+    if let Some(architecture) = target.architecture().filter(|a| Some(*a) != Architecture::host()) {
+        return Err(bad_input(format!(
+            "`morello {command}` times kernels on this machine, but target {} is {architecture} code, which              runs only under emulation on this {} host, and emulated time means nothing; time it on an              {architecture} host, or verify its kernels here with `morello run --target {}`",
+            target.name(),
+            std::env::consts::ARCH,
+            target.name()
+        )));
+    }
+    Ok(Compiler::for_target(target)?)
+}
+
 /// Loads a built-in target or a target file.
 pub fn load_target(name: &str) -> Result<(Target, Option<String>)> {
-    if matches!(name, "x86" | "x86-avx2" | "x86-avx512") {
+    if matches!(name, "x86" | "x86-avx2" | "x86-avx512" | "arm-neon") {
         let resolved =
             resolve_target_on_host(name, &host_caches()).bad_input(|| format!("target `{name}`"))?;
         return Ok((resolved.target, resolved.note));
@@ -199,7 +220,7 @@ pub fn load_target(name: &str) -> Result<(Target, Option<String>)> {
     let path = std::path::Path::new(name);
     if !path.exists() {
         return Err(bad_input(format!(
-            "unknown target `{name}`: use x86, x86-avx2, x86-avx512 or the path of a target file"
+            "unknown target `{name}`: use x86, x86-avx2, x86-avx512, arm-neon or the path of a target file"
         )));
     }
     let text = crate::input::read_text(path, TextKind::TargetFile, false)?;

@@ -14,7 +14,6 @@
 //! decisions, morello-measure times trees.
 
 use anyhow::Result;
-use morello_codegen::Compiler;
 use morello_core::imp::Impl;
 use morello_core::target::MemVec;
 use morello_measure::{
@@ -122,7 +121,7 @@ pub fn choose_measured(
         }
     }
     crate::memory::check_runnable(resolved, "search --plan measure")?;
-    let compiler = Compiler::find()?;
+    let compiler = crate::spec_args::timing_compiler(target, "search --plan measure")?;
     let config = BenchConfig {
         samples: plan.sampling.samples,
         min_sample_seconds: plan.sampling.min_sample_seconds,

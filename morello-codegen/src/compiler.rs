@@ -12,6 +12,13 @@
 //! and linked with `[-fopenmp] <objects> <link args> -lm`. Units compile in parallel. This module
 //! knows nothing about kernels or harnesses.
 //!
+//! Code for another architecture than the host's (an `arm-neon` target on x86) is built by a cross
+//! compiler, the first of `aarch64-linux-gnu-gcc` and `clang --target=aarch64-linux-gnu` that
+//! answers (`$MORELLO_AARCH64_CC` if set), and run under `qemu-aarch64 -L /usr/aarch64-linux-gnu`
+//! (Debian's `gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user`): [`Compiler::for_target`]
+//! picks it, and every [`Build`] knows its [`Runner`]. An emulated run checks results, never
+//! speed.
+//!
 //! OpenMP is probed, not assumed: a compiler may exist without its OpenMP runtime (Debian's `clang`
 //! without `libomp-dev` fails to link with `cannot find -lomp`). [`Compiler::openmp`] compiles,
 //! links and runs a tiny `-fopenmp` program once per compiler and process; a program asking for
@@ -28,7 +35,7 @@ use std::sync::{Mutex, OnceLock};
 use serde::Serialize;
 
 use crate::error::CodegenError;
-use morello_core::target::IsaFeature;
+use morello_core::target::{Architecture, IsaFeature, Target};
 
 use crate::isa::compiler_flags;
 
@@ -72,13 +79,71 @@ pub enum CompilerFamily {
     Other,
 }
 
-/// A C compiler that was found and answered `--version`.
+/// The cross compilers tried for AArch64 code on another host, in order.
+pub const AARCH64_CROSS_COMPILERS: [&str; 2] = ["aarch64-linux-gnu-gcc", "clang --target=aarch64-linux-gnu"];
+
+/// The emulator that runs AArch64 programs on another host, with the root of the AArch64 C
+/// library (Debian's `libc6-dev-arm64-cross`) for its dynamic loader.
+pub const AARCH64_EMULATOR: [&str; 3] = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"];
+
+/// The Debian packages of the AArch64 cross tools.
+pub const AARCH64_CROSS_PACKAGES: &str = "gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user";
+
+/// How a built program is started.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Runner {
+    /// Directly: the program is for the host's architecture.
+    #[default]
+    Native,
+    /// Under an emulator for its architecture: this command, then the program and its arguments.
+    Emulated {
+        /// The emulator and its arguments, e.g. `qemu-aarch64 -L /usr/aarch64-linux-gnu`.
+        command: Vec<String>,
+        /// The architecture it emulates.
+        architecture: Architecture,
+    },
+}
+
+impl Runner {
+    /// The command that runs `program` with `args`.
+    pub fn command(&self, program: &Path) -> Command {
+        match self {
+            Runner::Native => Command::new(program),
+            Runner::Emulated { command, .. } => {
+                let (emulator, leading) =
+                    command.split_first().expect("an emulator's command is never empty (a constant)");
+                let mut c = Command::new(emulator);
+                c.args(leading).arg(program);
+                c
+            }
+        }
+    }
+
+    /// Whether programs run emulated (their time means nothing).
+    pub fn is_emulated(&self) -> bool {
+        matches!(self, Runner::Emulated { .. })
+    }
+}
+
+impl fmt::Display for Runner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Runner::Native => f.write_str("natively"),
+            Runner::Emulated { command, architecture } => {
+                write!(f, "emulating {architecture} with `{}`", command.join(" "))
+            }
+        }
+    }
+}
+
+/// A C compiler that was found and answered `--version`, and how the programs it builds run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compiler {
     /// The program and any leading arguments (from `$CC`, e.g. `ccache gcc`).
     command: Vec<String>,
     family: CompilerFamily,
     version: String,
+    runner: Runner,
 }
 
 /// Whether the program uses OpenMP (`#pragma omp`), which adds `-fopenmp` to compile and link.
@@ -160,9 +225,24 @@ pub struct Build {
     commands: Vec<String>,
     features: Vec<IsaFeature>,
     openmp: OpenMp,
+    runner: Runner,
 }
 
 impl Build {
+    /// How the program is started (natively, or under an emulator).
+    pub fn runner(&self) -> &Runner {
+        &self.runner
+    }
+
+    /// Checks that this host can run the program: always under an emulator (it emulates every
+    /// feature of its architecture), else the host must have every feature it was compiled for.
+    ///
+    /// # Errors
+    /// [`CodegenError::MissingHostFeatures`] naming what the host lacks.
+    pub fn check_runnable(&self) -> Result<(), CodegenError> {
+        if self.runner.is_emulated() { Ok(()) } else { crate::host::require_features(&self.features) }
+    }
+
     /// Whether the program was built with OpenMP: [`OpenMp::Disabled`] when it did not ask for it,
     /// or asked a compiler without it (see [`Compiler::openmp`]) and was built serially.
     pub fn openmp(&self) -> OpenMp {
@@ -197,6 +277,97 @@ impl Build {
 }
 
 impl Compiler {
+    /// The compiler for a target's code: [`Compiler::find`] when its architecture is the host's
+    /// (or it names none), else a cross compiler whose programs run under an emulator
+    /// ([`Compiler::cross`]).
+    ///
+    /// # Errors
+    /// [`CodegenError::NoCompiler`], or [`CodegenError::NoCrossTools`] with the command that
+    /// installs them.
+    pub fn for_target(target: &Target) -> Result<Self, CodegenError> {
+        match target.architecture() {
+            Some(architecture) if Some(architecture) != Architecture::host() => Compiler::cross(architecture),
+            _ => Compiler::find(),
+        }
+    }
+
+    /// A cross compiler for `architecture` and the emulator that runs its programs: the first of
+    /// `$MORELLO_AARCH64_CC` (if set) and [`AARCH64_CROSS_COMPILERS`] that answers `--version`,
+    /// run under [`AARCH64_EMULATOR`].
+    ///
+    /// # Errors
+    /// [`CodegenError::NoCrossTools`] naming what is missing and the command that installs it.
+    pub fn cross(architecture: Architecture) -> Result<Self, CodegenError> {
+        let chosen = std::env::var("MORELLO_AARCH64_CC").ok().filter(|cc| !cc.trim().is_empty());
+        let candidates: Vec<String> = match &chosen {
+            Some(cc) => vec![cc.clone()],
+            None => AARCH64_CROSS_COMPILERS.map(str::to_string).to_vec(),
+        };
+        let mut first_error = None;
+        for candidate in &candidates {
+            match Compiler::cross_with(candidate, architecture) {
+                Ok(compiler) => return Ok(compiler),
+                Err(CodegenError::NoCrossTools { missing, .. }) if missing.contains("emulator") => {
+                    return Err(no_cross_tools(architecture, missing));
+                }
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        Err(no_cross_tools(
+            architecture,
+            format!("no cross compiler answers (tried {})", candidates.join(", ")),
+        ))
+    }
+
+    /// The cross compiler run by `command` (as [`Compiler::from_command`]) for `architecture`, its
+    /// programs run under the emulator.
+    ///
+    /// # Errors
+    /// [`CodegenError::NoCrossTools`] when the command does not run, builds for another
+    /// architecture, or the emulator does not run.
+    pub fn cross_with(command: &str, architecture: Architecture) -> Result<Self, CodegenError> {
+        if architecture != Architecture::Aarch64 {
+            return Err(no_cross_tools(
+                architecture,
+                format!("morello knows no cross compiler for {architecture}"),
+            ));
+        }
+        let mut compiler =
+            Compiler::from_command(command).ok().filter(|c| c.builds_for(architecture)).ok_or_else(|| {
+                no_cross_tools(architecture, format!("`{command}` does not build {architecture} code"))
+            })?;
+        let emulator = AARCH64_EMULATOR[0];
+        let answers = Command::new(emulator)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !answers {
+            return Err(no_cross_tools(architecture, format!("the emulator `{emulator}` does not run")));
+        }
+        compiler.runner =
+            Runner::Emulated { command: AARCH64_EMULATOR.map(str::to_string).to_vec(), architecture };
+        Ok(compiler)
+    }
+
+    /// Whether this compiler builds `architecture` code, by its `-dumpmachine` (`aarch64-linux-gnu`).
+    fn builds_for(&self, architecture: Architecture) -> bool {
+        let (program, leading) = self.command.split_first().expect("a Compiler's command is never empty");
+        Command::new(program)
+            .args(leading)
+            .arg("-dumpmachine")
+            .stdin(Stdio::null())
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with(architecture.name()))
+    }
+
+    /// How the programs this compiler builds are started.
+    pub fn runner(&self) -> &Runner {
+        &self.runner
+    }
+
     /// Finds the C compiler: `$CC` if set and non-empty (with or without OpenMP), else the first of
     /// `cc`, `gcc`, `clang` that answers `--version` and builds OpenMP programs, else the first that
     /// answers `--version`.
@@ -243,7 +414,9 @@ impl Compiler {
                 other => other.to_string(),
             })
         })?;
-        let output = Command::new(build.binary())
+        let output = build
+            .runner()
+            .command(build.binary())
             .stdin(Stdio::null())
             .output()
             .map_err(|e| unavailable(format!("the probe does not start: {e}")))?;
@@ -281,7 +454,7 @@ impl Compiler {
         } else {
             CompilerFamily::Other
         };
-        Ok(Compiler { command: parts, family, version })
+        Ok(Compiler { command: parts, family, version, runner: Runner::Native })
     }
 
     /// The command as given, e.g. `gcc` or `ccache clang`.
@@ -425,6 +598,7 @@ impl Compiler {
             commands,
             features: options.features.clone(),
             openmp: options.openmp,
+            runner: self.runner.clone(),
         })
     }
 
@@ -470,7 +644,21 @@ impl Compiler {
 
 impl fmt::Display for Compiler {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.command(), self.version)
+        write!(f, "{}: {}", self.command(), self.version)?;
+        if self.runner.is_emulated() {
+            write!(f, " (run {})", self.runner)?;
+        }
+        Ok(())
+    }
+}
+
+/// [`CodegenError::NoCrossTools`] for `architecture` on this host, with the apt command.
+fn no_cross_tools(architecture: Architecture, missing: String) -> CodegenError {
+    CodegenError::NoCrossTools {
+        architecture,
+        host: Architecture::host().map_or_else(|| std::env::consts::ARCH.to_string(), |a| a.to_string()),
+        missing,
+        install: format!("sudo apt-get install {AARCH64_CROSS_PACKAGES}"),
     }
 }
 

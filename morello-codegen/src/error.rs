@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use crate::termination::Termination;
-use morello_core::target::IsaFeature;
+use morello_core::target::{Architecture, IsaFeature};
 
 /// An error from compiling, running or verifying generated C.
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +17,22 @@ pub enum CodegenError {
     NoCompiler {
         /// The commands that were tried, in order.
         tried: Vec<String>,
+    },
+
+    /// Code for another architecture cannot be built or run here (the machine's fault): a cross
+    /// compiler or the emulator is missing.
+    #[error(
+        "cannot build and run {architecture} code on this {host} host: {missing}; install the cross tools with `{install}`"
+    )]
+    NoCrossTools {
+        /// The architecture of the target's code.
+        architecture: Architecture,
+        /// The host's architecture.
+        host: String,
+        /// What was looked for and not found.
+        missing: String,
+        /// The command that installs what is missing.
+        install: String,
     },
 
     /// The compiler rejected the program (the generated code's fault); `stderr` is its message.

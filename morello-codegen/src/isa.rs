@@ -1,14 +1,17 @@
 //! Compiler flags for instruction-set features: the one table from an [`IsaFeature`] (defined,
 //! with what each implies, in `morello-core`) to the `-m...` flag gcc and clang both accept.
+//! NEON needs none: every AArch64 compiler enables it by default (`-march=armv8-a`).
 //!
 //! Host detection of the same features is [`IsaFeature::on_host`], wrapped for builds in
 //! [`crate::host`].
 
 use morello_core::target::IsaFeature;
 
-/// The gcc/clang flag that enables `feature`, e.g. `-mavx512bf16`.
-pub fn compiler_flag(feature: IsaFeature) -> &'static str {
-    match feature {
+/// The gcc/clang flag that enables `feature`, e.g. `-mavx512bf16`; `None` for a feature every
+/// compiler of its architecture enables (NEON).
+pub fn compiler_flag(feature: IsaFeature) -> Option<&'static str> {
+    Some(match feature {
+        IsaFeature::Neon => return None,
         IsaFeature::Avx => "-mavx",
         IsaFeature::Avx2 => "-mavx2",
         IsaFeature::Fma => "-mfma",
@@ -20,12 +23,12 @@ pub fn compiler_flag(feature: IsaFeature) -> &'static str {
         IsaFeature::Avx512bf16 => "-mavx512bf16",
         IsaFeature::Avx512vnni => "-mavx512vnni",
         IsaFeature::Avx512vbmi2 => "-mavx512vbmi2",
-    }
+    })
 }
 
 /// The compiler flags for a set of features, in [`IsaFeature::ALL`] order, without duplicates.
 pub fn compiler_flags(features: &[IsaFeature]) -> Vec<&'static str> {
-    IsaFeature::ALL.into_iter().filter(|f| features.contains(f)).map(compiler_flag).collect()
+    IsaFeature::ALL.into_iter().filter(|f| features.contains(f)).filter_map(compiler_flag).collect()
 }
 
 #[cfg(test)]
@@ -34,9 +37,10 @@ mod tests {
 
     #[test]
     fn every_flag_is_the_feature_name_after_m() {
-        for feature in IsaFeature::ALL {
-            assert_eq!(compiler_flag(feature), format!("-m{}", feature.name()));
+        for feature in IsaFeature::ALL.into_iter().filter(|f| *f != IsaFeature::Neon) {
+            assert_eq!(compiler_flag(feature), Some(format!("-m{}", feature.name()).as_str()));
         }
+        assert_eq!(compiler_flag(IsaFeature::Neon), None);
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! morello-codegen: from implementation trees to C, and from C text to a verified run.
 //!
 //! - [`emit`]: an implementation tree ([`morello_core::imp::Impl`]) to a C translation unit with
-//!   x86 intrinsics ([`emit_c`], [`emit_kernel`]);
+//!   x86 or NEON intrinsics ([`emit_c`], [`emit_kernel`]);
 //! - [`verify`]: seeded inputs, one run, and every output compared with a reference of the spec
 //!   ([`verify_impl`], [`verify_impls`], [`verify_kernels`], [`check_outputs`]);
 //! - [`compiler`]: find the C compiler (`$CC`, `cc`, `gcc`, `clang`) and build C units with the
-//!   target's `-m` flags ([`isa`] holds the one feature-to-flag table; the features themselves are
+//!   target's `-m` flags, or a cross compiler whose programs run under `qemu-aarch64` for an
+//!   AArch64 target on another host ([`Compiler::for_target`]; [`isa`] holds the one feature-to-flag table; the features themselves are
 //!   [`morello_core::target::IsaFeature`]);
 //! - [`host`]: which instruction-set features the host can run, so a binary that would die with
 //!   SIGILL is refused with a reason; [`run`] names the signal when a program dies anyway;
@@ -49,7 +50,7 @@ pub mod test_support;
 pub mod verify;
 
 pub use compiler::{
-    BuildDir, CProgram, CompileOptions, Compiler, OpenMp, OpenMpUnavailable, SourceUnit, Warnings,
+    BuildDir, CProgram, CompileOptions, Compiler, OpenMp, OpenMpUnavailable, Runner, SourceUnit, Warnings,
 };
 pub use emit::{EmitConfig, EmittedKernel, ImplComment, emit_c, emit_kernel, kernel_signature};
 pub use error::CodegenError;

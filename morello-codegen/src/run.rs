@@ -3,8 +3,9 @@
 //! This module does not interpret a program's output; the harnesses do.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
+use crate::compiler::Runner;
 use crate::error::CodegenError;
 pub use crate::termination::Termination;
 
@@ -28,7 +29,22 @@ pub fn run_program(
     args: &[String],
     env: &[(String, String)],
 ) -> Result<ProgramOutput, CodegenError> {
-    let output = Command::new(program)
+    run_program_with(&Runner::Native, program, args, env)
+}
+
+/// [`run_program`], started by `runner` (under an emulator for a program of another
+/// architecture).
+///
+/// # Errors
+/// As [`run_program`].
+pub fn run_program_with(
+    runner: &Runner,
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+) -> Result<ProgramOutput, CodegenError> {
+    let output = runner
+        .command(program)
         .args(args)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())

@@ -1,5 +1,6 @@
-//! Instruction-set features: the one list of the x86 extensions a target may name, what each
-//! implies, and whether the host CPU has it.
+//! Instruction-set features: the one list of the extensions a target may name (x86's and
+//! AArch64's), the architecture each belongs to, what each implies, and whether the host CPU has
+//! it.
 //!
 //! A target lists the features its code may use (`isa = ["avx2", "fma"]`); a kernel lists the ones
 //! its code needs ([`crate::kernels::KernelKind::required_isa`]). A feature implies the ones it is
@@ -10,7 +11,11 @@
 //! avx512f                                  -> avx2
 //! avx512bw, avx512dq, avx512vl, avx512bf16,
 //! avx512vnni, avx512vbmi2                  -> avx512f
+//! neon                                     -> (AArch64's Advanced SIMD)
 //! ```
+//!
+//! A target's features all belong to one [`Architecture`]: the code generator compiles for it
+//! (with a cross compiler when the host is another).
 //!
 //! The code generator maps each feature to its compiler flag; this module knows nothing of
 //! compilers.
@@ -21,7 +26,43 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// An x86 instruction-set extension that generated code may use.
+/// The instruction-set architecture a feature belongs to, and the one a target's code is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Architecture {
+    /// x86-64.
+    X86_64,
+    /// AArch64 (64-bit ARM).
+    Aarch64,
+}
+
+impl Architecture {
+    /// The architecture of the host this program runs on, if it is one of these.
+    pub fn host() -> Option<Architecture> {
+        if cfg!(target_arch = "x86_64") {
+            Some(Architecture::X86_64)
+        } else if cfg!(target_arch = "aarch64") {
+            Some(Architecture::Aarch64)
+        } else {
+            None
+        }
+    }
+
+    /// The name used by compilers and Debian's packages: `x86_64` or `aarch64`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Architecture::X86_64 => "x86_64",
+            Architecture::Aarch64 => "aarch64",
+        }
+    }
+}
+
+impl fmt::Display for Architecture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An instruction-set extension that generated code may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IsaFeature {
@@ -47,13 +88,15 @@ pub enum IsaFeature {
     Avx512vnni,
     /// AVX-512 VBMI2 (byte and word compress, expand, shifts).
     Avx512vbmi2,
+    /// AArch64 Advanced SIMD (NEON): 128-bit vectors, part of every ARMv8-A core.
+    Neon,
 }
 
 use IsaFeature as F;
 
 impl IsaFeature {
     /// Every feature, oldest extension first (the order lists of features are printed in).
-    pub const ALL: [IsaFeature; 11] = [
+    pub const ALL: [IsaFeature; 12] = [
         F::Avx,
         F::Avx2,
         F::Fma,
@@ -65,6 +108,7 @@ impl IsaFeature {
         F::Avx512bf16,
         F::Avx512vnni,
         F::Avx512vbmi2,
+        F::Neon,
     ];
 
     /// The lower-case name, e.g. `avx512bf16` (the spelling of targets and of
@@ -82,6 +126,7 @@ impl IsaFeature {
             F::Avx512bf16 => "avx512bf16",
             F::Avx512vnni => "avx512vnni",
             F::Avx512vbmi2 => "avx512vbmi2",
+            F::Neon => "neon",
         }
     }
 
@@ -99,13 +144,14 @@ impl IsaFeature {
             F::Avx512bf16 => "AVX-512 BF16",
             F::Avx512vnni => "AVX-512 VNNI",
             F::Avx512vbmi2 => "AVX-512 VBMI2",
+            F::Neon => "NEON",
         }
     }
 
     /// The features this one is built on (directly; [`with_implied`] follows them all).
     pub fn implies(self) -> &'static [IsaFeature] {
         match self {
-            F::Avx => &[],
+            F::Avx | F::Neon => &[],
             F::Avx2 | F::Fma | F::F16c => &[F::Avx],
             F::Avx512f => &[F::Avx2],
             F::Avx512bw | F::Avx512dq | F::Avx512vl | F::Avx512bf16 | F::Avx512vnni | F::Avx512vbmi2 => {
@@ -114,8 +160,17 @@ impl IsaFeature {
         }
     }
 
+    /// The architecture whose cores have this extension.
+    pub fn architecture(self) -> Architecture {
+        match self {
+            F::Neon => Architecture::Aarch64,
+            _ => Architecture::X86_64,
+        }
+    }
+
     /// Whether the host CPU (and OS) supports the feature (`is_x86_feature_detected!`: CPUID and
-    /// the OS's register-state support). Always false on a host that is not x86.
+    /// the OS's register-state support; `is_aarch64_feature_detected!` on ARM). Always false for a
+    /// feature of another architecture than the host's.
     pub fn on_host(self) -> bool {
         detect(self)
     }
@@ -148,10 +203,20 @@ fn detect(feature: IsaFeature) -> bool {
         F::Avx512bf16 => is_x86_feature_detected!("avx512bf16"),
         F::Avx512vnni => is_x86_feature_detected!("avx512vnni"),
         F::Avx512vbmi2 => is_x86_feature_detected!("avx512vbmi2"),
+        F::Neon => false,
     }
 }
 
-#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+#[cfg(target_arch = "aarch64")]
+fn detect(feature: IsaFeature) -> bool {
+    use std::arch::is_aarch64_feature_detected;
+    match feature {
+        F::Neon => is_aarch64_feature_detected!("neon"),
+        _ => false,
+    }
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64")))]
 fn detect(_feature: IsaFeature) -> bool {
     false
 }
@@ -216,6 +281,18 @@ mod tests {
         assert_eq!(bf16, [F::Avx, F::Avx2, F::Avx512f, F::Avx512bf16]);
         let x86_avx2: Vec<IsaFeature> = with_implied([F::Avx2, F::Fma]).into_iter().collect();
         assert_eq!(x86_avx2, [F::Avx, F::Avx2, F::Fma]);
+    }
+
+    #[test]
+    fn features_imply_only_features_of_their_architecture() {
+        for feature in IsaFeature::ALL {
+            assert!(
+                with_implied([feature]).iter().all(|f| f.architecture() == feature.architecture()),
+                "{feature}"
+            );
+        }
+        assert_eq!(F::Neon.architecture(), Architecture::Aarch64);
+        assert_eq!(F::Avx2.architecture(), Architecture::X86_64);
     }
 
     #[test]

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use anyhow::{Context, Result};
-use morello_codegen::Compiler;
 use morello_core::target::{Target, parse_size};
 use morello_measure::bench::Pinning;
 use morello_measure::calibrate::{
@@ -43,8 +42,8 @@ time. A target file with other constants has its own memo table (its fingerprint
 /// Arguments of `morello calibrate`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Target to calibrate: x86, x86-avx2, x86-avx512, or a TOML/JSON target file.
-    #[arg(long, default_value = "x86", value_name = "TARGET")]
+    /// Target to calibrate: x86, x86-avx2, x86-avx512, arm-neon, or a TOML/JSON target file.
+    #[arg(long, default_value = crate::spec_args::DEFAULT_TARGET, value_name = "TARGET")]
     target: String,
     /// Write the calibrated target file here (default: standard output).
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -87,6 +86,7 @@ pub struct Args {
 /// Runs `morello calibrate`.
 pub fn run(args: &Args) -> Result<()> {
     let (target, note) = load_target(&args.target)?;
+    let compiler = crate::spec_args::timing_compiler(&target, "calibrate")?;
     let memory_bytes =
         parse_size(&args.memory_bytes).map_err(|e| bad_input(format!("--memory-bytes: {e}")))?;
     let config = CalibrationConfig {
@@ -118,7 +118,6 @@ pub fn run(args: &Args) -> Result<()> {
              the parallel loops' most of all; calibrate on a quiet machine for a file to keep"
         ));
     }
-    let compiler = Compiler::find()?;
     let started = SystemTime::now();
     let shown = progress::shown(args.progress, args.quiet);
     let bar = progress::bar(shown, None, "{spinner} calibrating: {msg} ({elapsed})");

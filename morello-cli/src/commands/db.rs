@@ -128,7 +128,7 @@ fn table_path(which: &Which) -> Result<PathBuf> {
         None => {
             let target = match named_target(which)? {
                 Some(target) => target,
-                None => load_target("x86")?.0,
+                None => load_target(crate::spec_args::DEFAULT_TARGET)?.0,
             };
             default_table_path(&target, &actions_of(which.all_tile_sizes)).map_err(table_error)
         }
@@ -158,7 +158,7 @@ fn named_target(which: &Which) -> Result<Option<Target>> {
     if which.target.is_none() && which.processors.is_none() {
         return Ok(None);
     }
-    let (target, _) = load_target(which.target.as_deref().unwrap_or("x86"))?;
+    let (target, _) = load_target(which.target.as_deref().unwrap_or(crate::spec_args::DEFAULT_TARGET))?;
     match which.processors {
         Some(processors) => with_processors(target, processors).map(Some),
         None => Ok(Some(target)),

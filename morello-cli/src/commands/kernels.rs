@@ -23,7 +23,7 @@ formula and calibration specs are there; this lists what the cost model charges 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The target: `x86` (the host's x86 target), `x86-avx2`, `x86-avx512`, or a target file.
-    #[arg(long, default_value = "x86")]
+    #[arg(long, default_value = crate::spec_args::DEFAULT_TARGET)]
     target: String,
     /// Print the whole target (levels, geometry, cost constants, kernels) as a TOML target file
     /// instead: edit it and load it with `--target FILE`, or time its kernel beside the original's

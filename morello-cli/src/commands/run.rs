@@ -54,7 +54,7 @@ pub fn run(args: &Args) -> Result<()> {
         .next()
         .ok_or_else(|| anyhow::anyhow!("the search returned no implementation"))?;
     crate::signals::check()?;
-    let compiler = Compiler::find()?;
+    let compiler = Compiler::for_target(target)?;
     let build_dir = match &args.keep {
         Some(dir) => BuildDir::Keep(dir.clone()),
         None => BuildDir::Temporary,

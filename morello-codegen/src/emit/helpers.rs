@@ -34,6 +34,12 @@ pub enum Helper {
     GeluM512,
     /// `morello_gelu_f32(x)`: the 4-lane GELU on one float.
     GeluF32,
+    /// `morello_exp_f32x4(v)`: `e^x` of a NEON `float32x4_t` (the polynomial of `exp_definition`).
+    ExpF32x4,
+    /// `morello_gelu_f32x4(v)`: GELU of a NEON `float32x4_t`, as `morello_gelu_m128`.
+    GeluF32x4,
+    /// `morello_gelu_f32_neon(x)`: the NEON 4-lane GELU on one float.
+    GeluF32Neon,
 }
 
 /// The intrinsic prefix, vector type, integer vector type and integer-to-float cast of a width.
@@ -60,12 +66,11 @@ fn width_names(bits: u32) -> (&'static str, &'static str, &'static str, &'static
 fn exp_definition(bits: u32) -> String {
     let (p, t, ti, cast) = width_names(bits);
     let c = |v: &str| format!("{p}_set1_ps({v})");
-    let mut poly = format!("  {t} q = {};\n", c("1.98412698e-4f"));
-    for coefficient in
-        ["1.38888889e-3f", "8.33333333e-3f", "4.16666667e-2f", "1.66666667e-1f", "0.5f", "1.0f", "1.0f"]
-    {
+    let mut poly = format!("  {t} q = {};\n", c(EXP_SERIES[0]));
+    for coefficient in &EXP_SERIES[1..] {
         poly += &format!("  q = {p}_fmadd_ps(q, r, {});\n", c(coefficient));
     }
+    let [lo, hi, log2e, ln2hi, ln2lo] = exp_constants(c);
     format!(
         "#ifndef MORELLO_HELPER_EXP_M{bits}\n#define MORELLO_HELPER_EXP_M{bits}\n\
          static inline __attribute__((unused)) {t} morello_exp_m{bits}({t} x) {{\n\
@@ -77,12 +82,7 @@ fn exp_definition(bits: u32) -> String {
          {poly}\
          \x20 {ti} scale = {p}_slli_epi32({p}_add_epi32(k, {p}_set1_epi32(127)), 23);\n\
          \x20 return {p}_mul_ps(q, {cast}(scale));\n\
-         }}\n#endif\n",
-        lo = c("-87.0f"),
-        hi = c("88.0f"),
-        log2e = c("1.44269504f"),
-        ln2hi = c("0.693359375f"),
-        ln2lo = c("-2.12194440e-4f"),
+         }}\n#endif\n"
     )
 }
 
@@ -100,6 +100,49 @@ fn gelu_definition(bits: u32) -> String {
     )
 }
 
+/// The coefficients of `exp_definition`'s series, highest power first: `1/7!, 1/6!, ..., 1/1!, 1`.
+const EXP_SERIES: [&str; 8] = [
+    "1.98412698e-4f",
+    "1.38888889e-3f",
+    "8.33333333e-3f",
+    "4.16666667e-2f",
+    "1.66666667e-1f",
+    "0.5f",
+    "1.0f",
+    "1.0f",
+];
+
+/// The constants of `exp_definition`, each splatted by `splat`: the clamp's low and high ends,
+/// `log2 e`, and `ln 2` in two parts (high, low).
+fn exp_constants(splat: impl Fn(&str) -> String) -> [String; 5] {
+    ["-87.0f", "88.0f", "1.44269504f", "0.693359375f", "-2.12194440e-4f"].map(splat)
+}
+
+/// `morello_exp_f32x4`: `exp_definition`'s clamp, reduction, series and scaling in NEON
+/// intrinsics (`vcvtnq_s32_f32` rounds to nearest, as `_mm_cvtps_epi32` does in the default
+/// rounding mode; `vfmsq_f32(a, b, c) = a - b c`).
+fn exp_neon_definition() -> String {
+    let c = |v: &str| format!("vdupq_n_f32({v})");
+    let mut poly = format!("  float32x4_t q = {};\n", c(EXP_SERIES[0]));
+    for coefficient in &EXP_SERIES[1..] {
+        poly += &format!("  q = vfmaq_f32({}, q, r);\n", c(coefficient));
+    }
+    let [lo, hi, log2e, ln2hi, ln2lo] = exp_constants(c);
+    format!(
+        "#ifndef MORELLO_HELPER_EXP_F32X4\n#define MORELLO_HELPER_EXP_F32X4\n\
+         static inline __attribute__((unused)) float32x4_t morello_exp_f32x4(float32x4_t x) {{\n\
+         \x20 x = vminq_f32(vmaxq_f32(x, {lo}), {hi});\n\
+         \x20 int32x4_t k = vcvtnq_s32_f32(vmulq_f32(x, {log2e}));\n\
+         \x20 float32x4_t n = vcvtq_f32_s32(k);\n\
+         \x20 float32x4_t r = vfmsq_f32(x, n, {ln2hi});\n\
+         \x20 r = vfmsq_f32(r, n, {ln2lo});\n\
+         {poly}\
+         \x20 int32x4_t scale = vshlq_n_s32(vaddq_s32(k, vdupq_n_s32(127)), 23);\n\
+         \x20 return vmulq_f32(q, vreinterpretq_f32_s32(scale));\n\
+         }}\n#endif\n"
+    )
+}
+
 impl Helper {
     /// Helpers this one calls (defined before it).
     fn dependencies(self) -> &'static [Helper] {
@@ -109,6 +152,8 @@ impl Helper {
             Helper::GeluM256 => &[Helper::ExpM256],
             Helper::GeluM512 => &[Helper::ExpM512],
             Helper::GeluF32 => &[Helper::ExpM128, Helper::GeluM128],
+            Helper::GeluF32x4 => &[Helper::ExpF32x4],
+            Helper::GeluF32Neon => &[Helper::ExpF32x4, Helper::GeluF32x4],
             _ => &[],
         }
     }
@@ -122,6 +167,24 @@ impl Helper {
             Helper::GeluM128 => return gelu_definition(128).into(),
             Helper::GeluM256 => return gelu_definition(256).into(),
             Helper::GeluM512 => return gelu_definition(512).into(),
+            Helper::ExpF32x4 => return exp_neon_definition().into(),
+            Helper::GeluF32x4 => {
+                return "#ifndef MORELLO_HELPER_GELU_F32X4\n#define MORELLO_HELPER_GELU_F32X4\n\
+                        static inline __attribute__((unused)) float32x4_t morello_gelu_f32x4(float32x4_t x) {\n\
+                        \x20 float32x4_t cube = vmulq_f32(vmulq_f32(x, x), x);\n\
+                        \x20 float32x4_t y = vmulq_f32(vdupq_n_f32(0.797884561f), vfmaq_f32(x, vdupq_n_f32(0.044715f), cube));\n\
+                        \x20 float32x4_t e = morello_exp_f32x4(vmulq_f32(y, vdupq_n_f32(-2.0f)));\n\
+                        \x20 return vdivq_f32(x, vaddq_f32(vdupq_n_f32(1.0f), e));\n\
+                        }\n#endif\n"
+                    .into();
+            }
+            Helper::GeluF32Neon => {
+                return "#ifndef MORELLO_HELPER_GELU_F32_NEON\n#define MORELLO_HELPER_GELU_F32_NEON\n\
+                        static inline __attribute__((unused)) float morello_gelu_f32_neon(float x) {\n\
+                        \x20 return vgetq_lane_f32(morello_gelu_f32x4(vdupq_n_f32(x)), 0);\n\
+                        }\n#endif\n"
+                    .into();
+            }
             Helper::GeluF32 => {
                 return "#ifndef MORELLO_HELPER_GELU_F32\n#define MORELLO_HELPER_GELU_F32\n\
                         static inline __attribute__((unused)) float morello_gelu_f32(float x) {\n\

@@ -10,7 +10,7 @@ use morello_core::target::{IsaFeature, LevelKind, Target};
 
 use super::buffers::{BufferInfo, Storage};
 use super::helpers::Helper;
-use super::vector::VectorType;
+use super::vector::{VectorIsa, VectorType};
 use super::{EmittedKernel, Emitter, c_type, comment_safe, compile_features, definition, kernel_signature};
 use crate::compiler::OpenMp;
 use crate::error::CodegenError;
@@ -106,7 +106,7 @@ pub fn lone_kernel(
                 let lanes = operand.vector_size.ok_or_else(|| CodegenError::Internal {
                     reason: "a tensor in vector registers without a vector size".into(),
                 })?;
-                let vector = VectorType::new(operand.dtype, lanes)?;
+                let vector = VectorType::new(VectorIsa::of(target), operand.dtype, lanes)?;
                 if let Some(feature) = vector.feature() {
                     e.require(feature, "the operand's vector registers")?;
                 }
@@ -224,8 +224,9 @@ pub fn lone_function(
         comment.push_str(&format!(" * helpers (emit/helpers.rs): {}\n", helpers.join(", ")));
     }
     comment.push_str(" */\n");
-    let listing = super::translation_unit(comment.clone(), lone.needs_math, &BTreeSet::new(), &body);
-    let source = super::translation_unit(comment, lone.needs_math, &lone.helpers, &body);
+    let header = VectorIsa::of(target).header();
+    let listing = super::translation_unit(comment.clone(), header, lone.needs_math, &BTreeSet::new(), &body);
+    let source = super::translation_unit(comment, header, lone.needs_math, &lone.helpers, &body);
     Ok(LoneFunction {
         kernel: EmittedKernel { source, signature, features, openmp: OpenMp::Disabled },
         listing,

@@ -179,7 +179,8 @@ pub fn emit_kernel(imp: &Impl, target: &Target, config: &EmitConfig) -> Result<E
         }
     }
     comment.push_str(" */\n");
-    let source = translation_unit(comment, emitter.needs_math, &emitter.helpers, &body);
+    let header = vector::VectorIsa::of(target).header();
+    let source = translation_unit(comment, header, emitter.needs_math, &emitter.helpers, &body);
     Ok(EmittedKernel { source, signature, features, openmp })
 }
 
@@ -193,6 +194,11 @@ pub(crate) fn build_comment(features: &[IsaFeature], openmp: OpenMp) -> String {
         flags.push("-fopenmp");
     }
     let mut lines = format!(" * compile: cc {} -c kernel.c\n", flags.join(" "));
+    if features.iter().any(|f| f.architecture() == morello_core::target::Architecture::Aarch64) {
+        lines.push_str(
+            " *   (AArch64 code: on another host, aarch64-linux-gnu-gcc, run under qemu-aarch64)\n",
+        );
+    }
     if openmp == OpenMp::Enabled {
         lines.push_str(
             " *   (its parallel loops use OpenMP: link with -fopenmp too; without it they run serially)\n",
@@ -201,10 +207,17 @@ pub(crate) fn build_comment(features: &[IsaFeature], openmp: OpenMp) -> String {
     lines
 }
 
-/// A translation unit: `comment`, the `#include`s, the `helpers`' definitions, then `body`.
-fn translation_unit(comment: String, needs_math: bool, helpers: &BTreeSet<Helper>, body: &str) -> String {
+/// A translation unit: `comment`, the `#include`s (`intrinsics`, the header of the target's vector
+/// intrinsics, first), the `helpers`' definitions, then `body`.
+fn translation_unit(
+    comment: String,
+    intrinsics: &str,
+    needs_math: bool,
+    helpers: &BTreeSet<Helper>,
+    body: &str,
+) -> String {
     let mut source = comment;
-    let mut headers = vec!["immintrin.h", "stdint.h", "stdlib.h", "string.h"];
+    let mut headers = vec![intrinsics, "stdint.h", "stdlib.h", "string.h"];
     if needs_math {
         headers.push("math.h");
     }
@@ -360,6 +373,17 @@ impl<'t> Emitter<'t> {
         }
         self.features.insert(feature);
         Ok(())
+    }
+
+    /// Records that the code uses fused multiply-adds: `fma` on x86, part of NEON on AArch64.
+    ///
+    /// # Errors
+    /// [`CodegenError::MissingIsa`] if the target lacks them.
+    pub(crate) fn require_fused_multiply_add(&mut self, what: &str) -> Result<(), CodegenError> {
+        match vector::VectorIsa::of(self.target) {
+            vector::VectorIsa::X86 => self.require(IsaFeature::Fma, what),
+            vector::VectorIsa::Neon => self.require(IsaFeature::Neon, what),
+        }
     }
 
     /// Whether the target has a feature (for optional instructions such as FMA).

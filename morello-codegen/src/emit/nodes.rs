@@ -25,7 +25,7 @@ use morello_core::spec::{PrimitiveKind, TensorSpec, matmul_axes};
 use morello_core::target::LevelKind;
 
 use super::buffers::{BufferInfo, Storage, View};
-use super::vector::VectorType;
+use super::vector::{VectorIsa, VectorType};
 use super::{BUFFER_ALIGNMENT, Emitter, STACK_LIMIT_BYTES, c_type};
 use crate::error::CodegenError;
 
@@ -249,7 +249,7 @@ impl Emitter<'_> {
                 let lanes = destination.vector_size.ok_or_else(|| CodegenError::Internal {
                     reason: "a tensor in vector registers without a vector size".into(),
                 })?;
-                let vector = VectorType::new(dtype, lanes)?;
+                let vector = VectorType::new(VectorIsa::of(self.target), dtype, lanes)?;
                 if let Some(feature) = vector.feature() {
                     self.require(feature, &format!("{}-byte vector registers", lanes * dtype.size_bytes()))?;
                 }

@@ -27,8 +27,7 @@ use super::prelude::{fill_function, prelude};
 use super::{Buffer, KernelSignature, ParamRole};
 use crate::compiler::Build;
 use crate::error::CodegenError;
-use crate::host::require_features;
-use crate::run::run_program;
+use crate::run::run_program_with;
 
 /// Where a verification run's inputs come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -247,7 +246,7 @@ fn run(
     select: bool,
 ) -> Result<VerifyRun, CodegenError> {
     signature.validate()?;
-    require_features(build.features())?;
+    build.check_runnable()?;
     let paths: Vec<PathBuf> = signature
         .params
         .iter()
@@ -293,7 +292,7 @@ fn run(
         }
     }
     args.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
-    let output = run_program(build.binary(), &args, &[])?;
+    let output = run_program_with(build.runner(), build.binary(), &args, &[])?;
     let mut params = Vec::with_capacity(paths.len());
     for (param, path) in signature.params.iter().zip(&paths) {
         let bytes = fs::read(path).map_err(|e| CodegenError::io(format!("reading {}", path.display()), e))?;

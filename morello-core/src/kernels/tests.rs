@@ -17,6 +17,11 @@ fn avx2() -> Target {
     Target::builtin("x86-avx2", 2).unwrap()
 }
 
+/// [`check`] on a built-in target (a kernel file's own applicability test).
+pub(super) fn check_on(target: &str, kernel: KernelKind, yes: &[&str], no: &[&str]) {
+    check(&Target::builtin(target, 2).unwrap(), kernel, yes, no);
+}
+
 /// [`check`] on the built-in `x86-avx2` target (a kernel file's own applicability test).
 pub(super) fn check_avx2(kernel: KernelKind, yes: &[&str], no: &[&str]) {
     check(&avx2(), kernel, yes, no);
@@ -158,7 +163,7 @@ fn every_kernel_has_a_one_line_summary() {
 #[test]
 fn every_kernel_names_calibration_specs_it_applies_to() {
     let mut calibrated = std::collections::BTreeSet::new();
-    for name in ["x86-avx2", "x86-avx512"] {
+    for name in ["x86-avx2", "x86-avx512", "arm-neon"] {
         let target = Target::builtin(name, 2).unwrap();
         let sites = CalibrationSites::of(&target).unwrap();
         assert_eq!((sites.l1.as_str(), sites.vrf.as_str(), sites.rf.as_deref()), ("L1", "VRF", Some("RF")));

@@ -4,9 +4,9 @@
 //! ```text
 //! ordinal:  13
 //! constants: fixed 8, per_unit 8 per row / f32 lanes
-//! isa:      Fma
-//! applies:  SoftmaxExp or SoftmaxExpAccum [1, n], f32; x and y not in registers, each one
-//!           contiguous run; max and sum scalars not in vector registers
+//! applies:  SoftmaxExp or SoftmaxExpAccum [1, n], f32, on a target with fused multiply-adds (x86
+//!           `fma`, or NEON); x and y not in registers, each one contiguous run; max and sum
+//!           scalars not in vector registers
 //! memory:   6 vector registers (the broadcast max, two partial sums, exp temporaries)
 //! cost:     fixed + per_unit * ceil(n / lanes) + vector_move_cost(x) + vector_move_cost(y)
 //!           + move_cost(max) + move_cost(sum)
@@ -25,8 +25,9 @@ use crate::target::{KernelCost, MemVec, Target};
 pub(super) const DEFINITION: KernelDefinition =
     KernelDefinition::rules(applies, could_apply, cost, calibration).memory(memory);
 
-fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
+fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], target: &Target) -> bool {
     matches!(kind, PrimitiveKind::SoftmaxExp { .. })
+        && target.has_fused_multiply_add()
         && !levels.contains(&LevelKind::VectorRegisters)
         && matches!(levels[0], LevelKind::Cache | LevelKind::Memory)
         && matches!(levels[2], LevelKind::Cache | LevelKind::Memory)
@@ -36,6 +37,7 @@ fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _tar
 fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     let o = &spec.operands;
     matches!(spec.kind, PrimitiveKind::SoftmaxExp { .. })
+        && target.has_fused_multiply_add()
         && spec.shape.dim(0) == 1
         && o.iter().all(|o| o.dtype == Dtype::F32)
         && [&o[0], &o[2]].iter().all(|row| in_memory(row, target) && row.is_fully_contiguous())

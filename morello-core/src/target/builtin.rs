@@ -1,6 +1,7 @@
-//! The built-in x86 targets and the resolution of `x86` to what the host supports.
+//! The built-in targets (`x86-avx2`, `x86-avx512`, `arm-neon`) and the resolution of `x86` to
+//! what the host supports.
 //!
-//! Both model one class of machine: 16 scalar registers; 16 x 256-bit (AVX2) or 32 x 512-bit
+//! The two x86 targets model one class of machine: 16 scalar registers; 16 x 256-bit (AVX2) or 32 x 512-bit
 //! (AVX-512) vector registers; a 32 KiB L1 data cache and a 1 MiB L2 per core; main memory.
 //! Levels, slowest first: `GL` (main memory), `L2`, `L1`, `VRF`, `RF`. Moves go
 //! `GL -> L2 -> {L1, VRF}` and `L1 -> {VRF, RF}`: vector loads may stream straight from L2, at the
@@ -126,8 +127,71 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
     }
 }
 
+/// The kernels of `arm-neon`: those whose emitters write NEON intrinsics (through
+/// `VectorType`) or portable C, and `BroadcastLaneMultAdd`, NEON's own. Not the x86-only ones: `DotProductLoop` (x86 reductions),
+/// `DotProductBf16` and `BroadcastVecMultAddBf16` (AVX-512 and AVX2 bf16 widening).
+const ARM_NEON_KERNELS: [KernelKind; 13] = [
+    KernelKind::MultAdd,
+    KernelKind::BroadcastVecMultAdd,
+    KernelKind::BroadcastLaneMultAdd,
+    KernelKind::VectorAssign,
+    KernelKind::ValueAssign,
+    KernelKind::VectorFill,
+    KernelKind::ValueFill,
+    KernelKind::MemsetZero,
+    KernelKind::VectorAddBias,
+    KernelKind::ValueAddBias,
+    KernelKind::VectorMax,
+    KernelKind::VectorScale,
+    KernelKind::VectorSoftmaxExp,
+];
+
+/// `arm-neon`: an AArch64 core like the Arm Neoverse N1 (AWS Graviton2, Ampere Altra), from Arm's
+/// published figures (Neoverse N1 Technical Reference Manual; Neoverse N1 Software Optimization
+/// Guide):
+///
+/// ```text
+/// vector registers   32 x 128-bit (V0-V31)
+/// L1 data            64 KiB, 4-way, 64-byte lines (256 sets), 4-cycle load-to-use
+/// L2 (private)       1 MiB, 8-way, 64-byte lines (2048 sets; Graviton2's size), 11 cycles
+/// FMLA (vector)      2 per cycle (pipes V0 and V1), latency 4 cycles
+/// FMLA (by element)  the same: 2 per cycle, latency 4
+/// loads              2 per cycle (128 bits each)
+/// ```
+///
+/// In the model's units (an FMA of one vector costs 2 at two a cycle) these are the x86 figures: an
+/// FMA per output vector at 2, `load_issue` 2 (two loads a cycle), and `fma_chains` 10 (latency
+/// 4 x 2 per cycle = 8 accumulators, and what scheduling loses, as on x86). The memory levels'
+/// line costs are the x86 targets' (not measured on an N1: `morello calibrate` on the core fits
+/// them). The levels are x86's too: `GL -> L2 -> {L1, VRF}`, `L1 -> {VRF, RF}`.
+fn arm_neon(processors: u32) -> TargetDescription {
+    let mut description = x86(false, processors);
+    description.name = "arm-neon".into();
+    description.description =
+        "AArch64 with NEON (a Neoverse-N1-like core): 32 x 128-bit vector registers, 64 KiB 4-way L1, 1 MiB 8-way L2"
+            .into();
+    description.isa = vec![IsaFeature::Neon.name().to_string()];
+    description.kernels = ARM_NEON_KERNELS.to_vec();
+    for level in &mut description.levels {
+        match level.name.as_str() {
+            "L2" => level.ways = Some(8),
+            "L1" => {
+                level.capacity = Capacity::Number(64 << 10);
+                level.ways = Some(4);
+            }
+            "VRF" => {
+                level.capacity = Capacity::Number(32);
+                level.vector_bytes = vec![16];
+            }
+            _ => {}
+        }
+    }
+    description
+}
+
 impl Target {
-    /// A built-in target by name (`x86-avx2` or `x86-avx512`) with a given processor count.
+    /// A built-in target by name (`x86-avx2`, `x86-avx512` or `arm-neon`) with a given processor
+    /// count.
     ///
     /// # Errors
     /// [`TargetError::Unknown`] for other names.
@@ -135,6 +199,7 @@ impl Target {
         let desc = match name {
             "x86-avx2" => x86(false, processors),
             "x86-avx512" => x86(true, processors),
+            "arm-neon" => arm_neon(processors),
             other => return Err(TargetError::Unknown(other.to_string())),
         };
         Target::new(desc)

@@ -37,9 +37,11 @@ pub enum TargetError {
         message: String,
     },
     /// No built-in target has this name (the user's input).
-    #[error("unknown target `{0}`; built-in targets are x86, x86-avx2 and x86-avx512, or give a target file")]
+    #[error(
+        "unknown target `{0}`; built-in targets are x86, x86-avx2, x86-avx512 and arm-neon, or give a target file"
+    )]
     Unknown(String),
-    /// The host cannot run any built-in x86 target (the machine).
+    /// The host cannot run the built-in target asked for (the machine).
     #[error("{0}")]
     HostUnsupported(String),
 }
@@ -234,6 +236,14 @@ impl Target {
             .map(|name| name.parse::<IsaFeature>())
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| invalid(e.to_string()))?;
+        if let Some(other) = isa.iter().find(|f| f.architecture() != isa[0].architecture()) {
+            return Err(invalid(format!(
+                "the ISA features `{}` ({}) and `{other}` ({}) belong to two architectures; a target's code is built for one",
+                isa[0],
+                isa[0].architecture(),
+                other.architecture()
+            )));
+        }
         for (i, level) in desc.levels.iter().enumerate() {
             if desc.levels[..i].iter().any(|l| l.name.eq_ignore_ascii_case(&level.name)) {
                 return Err(invalid(format!("level name `{}` is used twice", level.name)));

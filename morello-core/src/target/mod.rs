@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::kernel_kind::KernelKind;
 
-pub use crate::isa::{IsaFeature, UnknownIsaFeature, with_implied};
+pub use crate::isa::{Architecture, IsaFeature, UnknownIsaFeature, with_implied};
 pub use crate::kernel_kind::KernelCost;
 pub use builtin::{HostCache, HostCacheKind, HostResolution, resolve_target, resolve_target_on_host};
 pub use costs::CostConstants;
@@ -232,6 +232,19 @@ impl Target {
     /// `avx`).
     pub fn has_isa(&self, feature: IsaFeature) -> bool {
         self.isa.contains(&feature) || self.isa_with_implied().contains(&feature)
+    }
+
+    /// The architecture the target's code is built for: that of its ISA features (all of one, a
+    /// rule of target files), or `None` for a target that lists none (its code is portable C and
+    /// is built for the host).
+    pub fn architecture(&self) -> Option<Architecture> {
+        self.isa.first().map(|f| f.architecture())
+    }
+
+    /// Whether the target's code may use fused multiply-adds of f32 vectors: x86 `fma`, or NEON
+    /// (every AArch64 core has them).
+    pub fn has_fused_multiply_add(&self) -> bool {
+        self.has_isa(IsaFeature::Fma) || self.has_isa(IsaFeature::Neon)
     }
 
     /// The kernels the search may select, in a fixed order.

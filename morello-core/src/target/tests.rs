@@ -21,8 +21,35 @@ fn builtins_have_the_documented_levels() {
     assert!(!t.kernels().contains(&KernelKind::DotProductBf16));
     assert_eq!(
         Target::builtin("arm", 2).unwrap_err().to_string(),
-        "unknown target `arm`; built-in targets are x86, x86-avx2 and x86-avx512, or give a target file"
+        "unknown target `arm`; built-in targets are x86, x86-avx2, x86-avx512 and arm-neon, or give a target file"
     );
+}
+
+#[test]
+fn arm_neon_is_a_neoverse_n1_like_core() {
+    let t = Target::builtin("arm-neon", 2).unwrap();
+    assert_eq!(t.architecture(), Some(Architecture::Aarch64));
+    assert_eq!(avx2().architecture(), Some(Architecture::X86_64));
+    assert_eq!(t.level_names(), ["GL", "L2", "L1", "VRF", "RF"]);
+    let vrf = t.level(t.level_id("VRF").unwrap());
+    assert_eq!((vrf.capacity, vrf.vector_bytes.as_slice()), (32, &[16u32][..]));
+    let l1 = t.level(t.level_id("L1").unwrap()).geometry.unwrap();
+    let l2 = t.level(t.level_id("L2").unwrap()).geometry.unwrap();
+    assert_eq!((l1.capacity(), l1.ways, l1.sets), (64 << 10, 4, 256));
+    assert_eq!((l2.capacity(), l2.ways, l2.sets), (1 << 20, 8, 2048));
+    assert!(t.kernels().contains(&KernelKind::BroadcastVecMultAdd));
+    assert!(!t.kernels().contains(&KernelKind::DotProductLoop));
+    assert!(t.kernels().iter().all(|k| k.required_isa().iter().all(|f| t.has_isa(*f))));
+    let text = t.description_value().to_toml().unwrap();
+    assert_eq!(Target::from_toml(&text).unwrap(), t);
+}
+
+#[test]
+fn a_target_of_two_architectures_is_refused() {
+    let mut desc = avx2().description_value();
+    desc.isa.push("neon".into());
+    let error = Target::new(desc).unwrap_err().to_string();
+    assert!(error.contains("`avx2` (x86_64) and `neon` (aarch64) belong to two architectures"), "{error}");
 }
 
 #[test]

@@ -35,7 +35,7 @@ use morello_core::target::{IsaFeature, LevelId, LevelKind, Target};
 use super::CalibrationError;
 use morello_codegen::emit::helpers::{Helper, definitions};
 use morello_codegen::emit::lone::{LoneOperand, lone_kernel};
-use morello_codegen::emit::vector::VectorType;
+use morello_codegen::emit::vector::{VectorIsa, VectorType};
 use morello_codegen::harness::{CType, KernelParam, KernelSignature, ParamRole};
 
 /// Rounds of the kernel benchmarks' loops per call.
@@ -320,7 +320,7 @@ impl<'t> Builder<'t> {
     }
 
     fn vector(&self, bytes: u32) -> Result<VectorType, CalibrationError> {
-        Ok(VectorType::new(Dtype::F32, bytes / 4)?)
+        Ok(VectorType::new(VectorIsa::of(self.target), Dtype::F32, bytes / 4)?)
     }
 
     /// One microbenchmark of `kind` on a case its definition names ([`KernelKind::calibration`]):
@@ -617,7 +617,7 @@ mod tests {
     #[test]
     fn every_kernel_of_the_builtin_targets_is_measured() {
         // Between them the built-in targets hold every kernel, so every kernel has a benchmark.
-        let builtin = ["x86-avx2", "x86-avx512"];
+        let builtin = ["x86-avx2", "x86-avx512", "arm-neon"];
         for kind in KernelKind::ALL {
             assert!(
                 builtin.iter().any(|name| Target::builtin(name, 2).unwrap().kernels().contains(&kind)),

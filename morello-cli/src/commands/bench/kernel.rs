@@ -151,6 +151,7 @@ pub fn run(args: &Args) -> Result<()> {
     let mut spec_args = args.spec.clone();
     spec_args.processors = spec_args.processors.or(u32::try_from(config.threads).ok());
     let resolved = resolve(&spec_args)?;
+    let compiler = crate::spec_args::timing_compiler(&resolved.target, "bench")?;
     crate::memory::check_runnable(&resolved, "bench")?;
     if args.top_k == Some(0) {
         return Err(bad_input("--top-k must be at least 1"));
@@ -250,7 +251,6 @@ pub fn run(args: &Args) -> Result<()> {
         .map(|(s, label)| KernelCandidate { label: label.clone(), imp: &s.imp })
         .collect();
 
-    let compiler = Compiler::find()?;
     let bar = spinner(args.options.progress, args.options.quiet, "measuring the peak".into());
     let before = CpuTimes::now();
     let peak = measure_peak_once(&compiler, &config);

@@ -93,7 +93,7 @@ pub fn run(args: &Args) -> Result<()> {
         check_outputs(&args.markdown, REGRET_MARKERS, None)?;
     }
     let (target, target_note) = load_target(&args.target)?;
-    let compiler = Compiler::find()?;
+    let compiler = crate::spec_args::timing_compiler(&target, "bench-suite --regret")?;
     let gap = args.min_gap / 100.0;
     let bar = progress::bar(
         progress::shown(args.options.progress, args.options.quiet),

@@ -70,8 +70,8 @@ pub struct Args {
     /// `MxKxN`, optionally prefixed by a dtype, e.g. `bf16:1x2048x16384` or `u32:64`.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     sizes: Vec<String>,
-    /// Target: x86, x86-avx2, x86-avx512, or a TOML/JSON target file.
-    #[arg(long, default_value = "x86", value_name = "TARGET")]
+    /// Target: x86, x86-avx2, x86-avx512, arm-neon, or a TOML/JSON target file.
+    #[arg(long, default_value = crate::spec_args::DEFAULT_TARGET, value_name = "TARGET")]
     pub(super) target: String,
     #[command(flatten)]
     pub(super) measure: MeasureArgs,
@@ -181,7 +181,7 @@ pub fn run(args: &Args) -> Result<()> {
         check_outputs(&args.markdown, SUITE_MARKERS, Some(&args.svg))?;
     }
     let (target, target_note) = load_target(&args.target)?;
-    let compiler = Compiler::find()?;
+    let compiler = crate::spec_args::timing_compiler(&target, "bench-suite")?;
 
     let bar = progress::bar(
         progress::shown(args.options.progress, args.options.quiet),

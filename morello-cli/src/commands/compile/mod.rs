@@ -13,6 +13,7 @@ use morello_compile::plan::Lowering;
 use morello_compile::{
     CompileError, CompileOptions, CompiledModule, ModuleVerification, VerifyModuleOptions,
 };
+use morello_core::target::Target;
 use morello_xla::hlo::HloModule;
 use serde_json::json;
 
@@ -51,8 +52,8 @@ reason.";
 pub struct Args {
     /// The HLO module's text file (`-` reads standard input).
     file: PathBuf,
-    /// Target: x86, x86-avx2, x86-avx512, or a TOML/JSON target file.
-    #[arg(long, default_value = "x86", value_name = "TARGET")]
+    /// Target: x86, x86-avx2, x86-avx512, arm-neon, or a TOML/JSON target file.
+    #[arg(long, default_value = crate::spec_args::DEFAULT_TARGET, value_name = "TARGET")]
     target: String,
     /// Processors the cost model gives parallel loops (default: the target's; for the built-in
     /// x86 targets, this machine's cores). `--processors 1` makes single-thread kernels.
@@ -119,6 +120,9 @@ pub fn run(args: &Args) -> Result<()> {
     if let Some(processors) = args.processors {
         target = with_processors(target, processors)?;
     }
+    if args.bench {
+        crate::spec_args::timing_compiler(&target, "compile --bench")?;
+    }
     if args.list_specs {
         let specs = morello_compile::list_specs(&module, &target).map_err(compile_error)?;
         let mut out = format!("# the specs of {} for target {}\n", module.name(), target.name());
@@ -153,7 +157,7 @@ pub fn run(args: &Args) -> Result<()> {
         morello_search::db::write_atomically(path, contents.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let verification = if args.verify { Some(verify(&module, &compiled, args)?) } else { None };
+    let verification = if args.verify { Some(verify(&module, &compiled, &target, args)?) } else { None };
     let report =
         Report { module: &module, compiled: &compiled, target: &target, c_path, h_path, verification };
     // A module that computes the wrong values is not timed.
@@ -169,7 +173,7 @@ pub fn run(args: &Args) -> Result<()> {
 struct Report<'a> {
     module: &'a HloModule,
     compiled: &'a CompiledModule,
-    target: &'a morello_core::target::Target,
+    target: &'a Target,
     c_path: PathBuf,
     h_path: PathBuf,
     verification: Option<ModuleVerification>,
@@ -218,8 +222,13 @@ fn compile_error(error: CompileError) -> anyhow::Error {
     }
 }
 
-fn verify(module: &HloModule, compiled: &CompiledModule, args: &Args) -> Result<ModuleVerification> {
-    let compiler = Compiler::find()?;
+fn verify(
+    module: &HloModule,
+    compiled: &CompiledModule,
+    target: &Target,
+    args: &Args,
+) -> Result<ModuleVerification> {
+    let compiler = Compiler::for_target(target)?;
     let build_dir = match &args.keep {
         Some(dir) => BuildDir::Keep(dir.clone()),
         None => BuildDir::Temporary,

@@ -23,7 +23,7 @@ use super::dot_product_loop::{DotProduct, accumulate_over_k, open, sum_accumulat
 use super::unsupported;
 use crate::emit::Emitter;
 use crate::emit::buffers::View;
-use crate::emit::vector::VectorType;
+use crate::emit::vector::{VectorIsa, VectorType};
 use crate::error::CodegenError;
 
 /// bf16 pairs per instruction.
@@ -36,7 +36,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     if dtypes != [Dtype::Bf16, Dtype::Bf16, Dtype::F32] || k % STEP != 0 {
         return Err(fail(e, "not bf16 x bf16 -> f32 with K a multiple of 32"));
     }
-    let vector = VectorType::new(Dtype::F32, 16)?;
+    let vector = VectorType::new(VectorIsa::X86, Dtype::F32, 16)?;
     let DotProduct { a, b, acc, kv, out, registers } = open(e, spec, views, STEP, "uint16_t", vector)?;
     let update = |j: u32, offset: &str| {
         let load = |p: &str| format!("(__m512bh)_mm512_loadu_si512((const void *)({p} + {offset}))");

@@ -24,7 +24,7 @@ use morello_core::spec::LogicalSpec;
 use super::{run_start, unsupported, zeros};
 use crate::emit::Emitter;
 use crate::emit::buffers::View;
-use crate::emit::vector::VectorType;
+use crate::emit::vector::{VectorIsa, VectorType};
 use crate::error::CodegenError;
 use morello_core::target::IsaFeature;
 
@@ -38,7 +38,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
         return Err(fail(e, "not f32"));
     }
     let lanes = e.target.max_vector_bytes() / 4;
-    let vector = VectorType::new(Dtype::F32, lanes)?;
+    let vector = VectorType::new(VectorIsa::X86, Dtype::F32, lanes)?;
     if let Some(feature) = vector.feature() {
         e.require(feature, "the dot product's vectors")?;
     }

@@ -3,17 +3,17 @@
 //! ```text
 //! out = out + bias;                                         (identity)
 //! out = fmaxf(out + bias, 0.0f)  as  (s > 0.0f ? s : 0.0f)  (relu)
-//! out = morello_gelu_f32(out + bias);                       (gelu: the 4-lane helper on one lane)
+//! out = morello_gelu_f32(out + bias);                       (gelu: the 4-lane helper on one lane;
+//!                                                           morello_gelu_f32_neon on NEON)
 //! ```
 
 use morello_core::kernels::KernelKind;
 use morello_core::spec::{Activation, LogicalSpec};
-use morello_core::target::IsaFeature;
 
 use super::{unsupported, zeros};
 use crate::emit::Emitter;
 use crate::emit::buffers::View;
-use crate::emit::helpers::Helper;
+use crate::emit::vector::VectorIsa;
 use crate::error::CodegenError;
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
@@ -26,9 +26,10 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
         Activation::Identity => format!("{out} = {out} + {bias};"),
         Activation::Relu => format!("{{ float s = {out} + {bias}; {out} = s > 0.0f ? s : 0.0f; }}"),
         Activation::Gelu => {
-            e.require(IsaFeature::Fma, "the gelu epilogue")?;
-            e.helpers.insert(Helper::GeluF32);
-            format!("{out} = morello_gelu_f32({out} + {bias});")
+            e.require_fused_multiply_add("the gelu epilogue")?;
+            let (call, helper) = VectorIsa::of(e.target).gelu_of_one(&format!("{out} + {bias}"));
+            e.helpers.insert(helper);
+            format!("{out} = {call};")
         }
     };
     e.out.line(line);

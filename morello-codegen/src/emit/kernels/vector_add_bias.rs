@@ -10,7 +10,6 @@
 
 use morello_core::kernels::KernelKind;
 use morello_core::spec::{Activation, LogicalSpec};
-use morello_core::target::IsaFeature;
 
 use super::{consecutive, unsupported, whole_registers};
 use crate::emit::Emitter;
@@ -34,7 +33,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
             Activation::Identity => sum,
             Activation::Relu => vector.max_f32(&sum, &vector.zero()),
             Activation::Gelu => {
-                e.require(IsaFeature::Fma, "the gelu epilogue")?;
+                e.require_fused_multiply_add("the gelu epilogue")?;
                 let (call, helper) = vector.gelu(&sum);
                 e.helpers.insert(helper);
                 call

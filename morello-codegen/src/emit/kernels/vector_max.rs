@@ -21,7 +21,7 @@ use morello_core::spec::{LogicalSpec, PrimitiveKind};
 use super::{run_start, unsupported};
 use crate::emit::Emitter;
 use crate::emit::buffers::View;
-use crate::emit::vector::VectorType;
+use crate::emit::vector::{VectorIsa, VectorType};
 use crate::error::CodegenError;
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
@@ -78,7 +78,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
 
 /// The f32 vector of the target's widest registers, whose instruction set the code needs.
 pub(super) fn row_vector(e: &mut Emitter<'_>) -> Result<VectorType, CodegenError> {
-    let vector = VectorType::new(Dtype::F32, e.target.max_vector_bytes() / 4)?;
+    let vector = VectorType::new(VectorIsa::of(e.target), Dtype::F32, e.target.max_vector_bytes() / 4)?;
     if let Some(feature) = vector.feature() {
         e.require(feature, "the row's vectors")?;
     }

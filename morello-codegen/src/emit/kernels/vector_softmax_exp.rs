@@ -18,13 +18,11 @@
 
 use morello_core::kernels::KernelKind;
 use morello_core::spec::{LogicalSpec, PrimitiveKind};
-use morello_core::target::IsaFeature;
 
 use super::vector_max::row_vector;
 use super::{run_start, unsupported};
 use crate::emit::Emitter;
 use crate::emit::buffers::View;
-use crate::emit::helpers::Helper;
 use crate::error::CodegenError;
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
@@ -34,7 +32,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     };
     let &[1, n] = spec.shape.dims() else { return Err(fail(e, "not one row")) };
     let vector = row_vector(e)?;
-    e.require(IsaFeature::Fma, "the polynomial exp")?;
+    e.require_fused_multiply_add("the polynomial exp")?;
     let lanes = vector.lanes;
     let x_start = run_start(e, &views[0], 2, 1, n)?;
     let y_start = run_start(e, &views[2], 2, 1, n)?;
@@ -44,7 +42,6 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     let sum = e.element(&views[3], &[0])?;
     let (exp, helper) = vector.exp("ARG");
     e.helpers.insert(helper);
-    e.helpers.insert(Helper::ExpM128);
     let id = e.fresh();
     let (x, y, mx, s, i, t) = (
         format!("x{id}"),
@@ -82,7 +79,9 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     e.helpers.extend(hsum);
     e.out.line(format!("float {t} = {total};"));
     e.out.open(format!("for (; {i} < {n}; {i}++) {{"));
-    e.out.line(format!("float {t}_e = _mm_cvtss_f32(morello_exp_m128(_mm_set_ss({x}[{i}] - {mx}_s)));"));
+    let (exp_one, one_helper) = vector.isa.exp_of_one(&format!("{x}[{i}] - {mx}_s"));
+    e.helpers.insert(one_helper);
+    e.out.line(format!("float {t}_e = {exp_one};"));
     e.out.line(format!("{y}[{i}] = {t}_e;"));
     e.out.line(format!("{t} += {t}_e;"));
     e.out.close();

@@ -4,6 +4,10 @@
 //! compared with `tests/golden/kernels/<module>.c` (the unit with its helpers named, not defined), then compiled with gcc and clang, run and verified
 //! against the reference. A new kernel needs no hand-built tree: its golden file is blessed with
 //! `MORELLO_BLESS=1 cargo test -p morello-codegen golden`.
+//!
+//! Every kernel of `arm-neon` also has its NEON golden file, `tests/golden/kernels/arm-neon/<module>.c`,
+//! compiled with both AArch64 cross compilers under `-Werror` and verified under `qemu-aarch64` (on
+//! a host without them, skipped with the command that installs them).
 
 use std::path::PathBuf;
 
@@ -18,6 +22,10 @@ use crate::emit::lone::{LoneFunction, lone_function};
 /// The built-in targets, in the order a kernel's golden target is chosen.
 const TARGETS: [&str; 2] = ["x86-avx2", "x86-avx512"];
 
+/// The built-in targets of another instruction set, each with golden files of its own for every
+/// kernel it offers, in `tests/golden/kernels/<target>/`.
+const OTHER_ISA_TARGETS: [&str; 1] = ["arm-neon"];
+
 /// A kernel's golden case: its first calibration spec, emitted by itself.
 struct KernelCase {
     kernel: KernelKind,
@@ -29,30 +37,44 @@ struct KernelCase {
 fn cases() -> Vec<KernelCase> {
     KernelKind::ALL
         .into_iter()
-        .map(|kernel| {
+        .filter_map(|kernel| {
             let (name, target) = TARGETS
                 .into_iter()
                 .map(|name| (name, Target::builtin(name, 2).expect("a built-in target")))
-                .find(|(_, t)| t.kernels().contains(&kernel))
-                .unwrap_or_else(|| panic!("{kernel}: no built-in target offers it"));
-            let sites = CalibrationSites::of(&target).expect("a built-in target calibrates");
-            let case =
-                kernel.calibration(&sites).into_iter().next().unwrap_or_else(|| {
-                    panic!("{kernel}: its definition names no calibration case on {name}")
-                });
-            let spec = LogicalSpec::parse(&case.spec, &target)
-                .unwrap_or_else(|e| panic!("{kernel}: calibration spec {}: {e}", case.spec))
-                .canonicalize(&target)
-                .unwrap_or_else(|e| panic!("{kernel}: calibration spec {}: {e}", case.spec));
-            let emitted = lone_function(kernel, &spec, &target, kernel.module_name())
-                .unwrap_or_else(|e| panic!("{kernel} on {}: {e}", case.spec));
-            KernelCase { kernel, target: name, spec, emitted }
+                .find(|(_, t)| t.kernels().contains(&kernel))?;
+            Some(case(kernel, name, &target))
         })
         .collect()
 }
 
+/// The golden cases of a target of [`OTHER_ISA_TARGETS`]: each kernel it offers.
+fn other_isa_cases(name: &'static str) -> Vec<KernelCase> {
+    let target = Target::builtin(name, 2).expect("a built-in target");
+    target.kernels().iter().map(|&kernel| case(kernel, name, &target)).collect()
+}
+
+fn case(kernel: KernelKind, name: &'static str, target: &Target) -> KernelCase {
+    let sites = CalibrationSites::of(target).expect("a built-in target calibrates");
+    let case = kernel
+        .calibration(&sites)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("{kernel}: its definition names no calibration case on {name}"));
+    let spec = LogicalSpec::parse(&case.spec, target)
+        .unwrap_or_else(|e| panic!("{kernel}: calibration spec {}: {e}", case.spec))
+        .canonicalize(target)
+        .unwrap_or_else(|e| panic!("{kernel}: calibration spec {}: {e}", case.spec));
+    let emitted = lone_function(kernel, &spec, target, kernel.module_name())
+        .unwrap_or_else(|e| panic!("{kernel} on {name}, {}: {e}", case.spec));
+    KernelCase { kernel, target: name, spec, emitted }
+}
+
 fn golden_path(kernel: KernelKind) -> PathBuf {
     super::golden_dir().join("kernels").join(format!("{}.c", kernel.module_name()))
+}
+
+fn other_isa_golden_path(target: &str, kernel: KernelKind) -> PathBuf {
+    super::golden_dir().join("kernels").join(target).join(format!("{}.c", kernel.module_name()))
 }
 
 #[test]
@@ -62,6 +84,20 @@ fn golden_kernel_files() {
     for case in cases() {
         compare_golden(&golden_path(case.kernel), &case.emitted.listing, bless, &mut stale);
     }
+    for target in OTHER_ISA_TARGETS {
+        if bless {
+            std::fs::create_dir_all(super::golden_dir().join("kernels").join(target))
+                .expect("creates the directory");
+        }
+        for case in other_isa_cases(target) {
+            compare_golden(
+                &other_isa_golden_path(target, case.kernel),
+                &case.emitted.listing,
+                bless,
+                &mut stale,
+            );
+        }
+    }
     assert!(
         stale.is_empty(),
         "a kernel's emitted C differs from its golden file (or it has none); if intended, run \
@@ -70,17 +106,42 @@ fn golden_kernel_files() {
     );
 }
 
-#[test]
-fn goldens_cover_every_kernel() {
-    let mut files: Vec<String> = std::fs::read_dir(super::golden_dir().join("kernels"))
-        .expect("tests/golden/kernels exists")
-        .map(|entry| entry.expect("a directory entry").file_name().to_string_lossy().into_owned())
+/// The names of the files (not directories) in `tests/golden/kernels/<under>`, sorted.
+fn golden_files(under: &str) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(super::golden_dir().join("kernels").join(under))
+        .expect("the golden directory exists")
+        .map(|entry| entry.expect("a directory entry"))
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    let mut expected: Vec<String> =
-        KernelKind::ALL.iter().map(|k| format!("{}.c", k.module_name())).collect();
+    files
+}
+
+#[test]
+fn goldens_cover_every_kernel() {
+    let mut expected: Vec<String> = cases().iter().map(|c| format!("{}.c", c.kernel.module_name())).collect();
     expected.sort();
-    assert_eq!(files, expected, "one golden file per kernel of the catalogue, no other");
+    assert_eq!(golden_files(""), expected, "one golden file per kernel of the x86 targets, no other");
+    for kernel in KernelKind::ALL {
+        assert!(
+            std::iter::once(TARGETS.as_slice())
+                .chain([OTHER_ISA_TARGETS.as_slice()])
+                .flatten()
+                .any(|name| Target::builtin(name, 2).expect("a built-in target").kernels().contains(&kernel)),
+            "{kernel}: no built-in target offers it, so it has no golden file"
+        );
+    }
+    for target in OTHER_ISA_TARGETS {
+        let mut expected: Vec<String> = Target::builtin(target, 2)
+            .expect("a built-in target")
+            .kernels()
+            .iter()
+            .map(|k| format!("{}.c", k.module_name()))
+            .collect();
+        expected.sort();
+        assert_eq!(golden_files(target), expected, "one golden file per kernel of {target}, no other");
+    }
 }
 
 #[test]
@@ -93,6 +154,17 @@ fn golden_kernels_compile_and_verify() {
             .filter(|c| c.target == target_name)
             .map(|c| (c.kernel.to_string(), &*c.spec, c.emitted.kernel.clone()))
             .collect();
+        verify_on_hosts(target_name, &target, kernels);
+    }
+}
+
+#[test]
+fn other_isa_golden_kernels_compile_and_verify() {
+    for target_name in OTHER_ISA_TARGETS {
+        let target = Target::builtin(target_name, 2).expect("target");
+        let cases = other_isa_cases(target_name);
+        let kernels: Vec<(String, &LogicalSpec, EmittedKernel)> =
+            cases.iter().map(|c| (c.kernel.to_string(), &*c.spec, c.emitted.kernel.clone())).collect();
         verify_on_hosts(target_name, &target, kernels);
     }
 }

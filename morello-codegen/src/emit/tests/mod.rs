@@ -21,7 +21,7 @@ use morello_core::target::{MemVec, Target};
 use super::*;
 use crate::compiler::Warnings;
 use crate::host::require_features;
-use crate::test_support::gcc_and_clang;
+use crate::test_support::{compilers_for, gcc_and_clang};
 use crate::verify::{VerifyOptions, verify_kernels};
 use trees::{Builder, Case};
 
@@ -201,7 +201,7 @@ fn verify_on_hosts(target_name: &str, target: &Target, kernels: Vec<(String, &Lo
     if kernels.is_empty() {
         return;
     }
-    for compiler in gcc_and_clang() {
+    for compiler in compilers_for(target) {
         let options = VerifyOptions { seed: 7, warnings: Warnings::Deny, ..VerifyOptions::default() };
         let batch = kernels.iter().map(|(_, spec, kernel)| (kernel.clone(), *spec)).collect();
         match verify_kernels(batch, target, &compiler, &options) {
