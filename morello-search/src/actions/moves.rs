@@ -23,6 +23,10 @@
 //! (`morello_core::cost::rows_on_their_own_pages`) from a level that refills those more slowly
 //! (`MemoryLevel::fill_cost`), so the space stays small.
 //!
+//! A matmul's i8 `rhs` (before any split of `k`, `k` a multiple of 4) may also be packed at such
+//! a level into the VNNI layout `[b, k / 4, n, 4]` ([`vnni_layouts`]), the only layout the int8
+//! register-block kernel (`BroadcastQuadDot`) reads; weights already in it are read in place.
+//!
 //! A new buffer is copied in by a `Move` prologue when the operand is read and copied back by a
 //! `Move` epilogue when it is written. Inside a `Move`, an operand only moves into a new buffer at
 //! a level faster than the other operand's, so that those copies are smaller than the move itself
@@ -139,6 +143,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
         }
         let layouts = cached_layouts(&source.shape, source.dtype, target);
         let panels = panel_layouts(spec, i, target);
+        let vnni = vnni_layouts(spec, i);
         for &level_id in moves_to {
             let mut all = destinations(source, level_id, &layouts, target);
             let level = target.level(level_id);
@@ -174,6 +179,22 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
                     if memory_units(&packed, target) <= level.capacity
                         && !all.iter().any(|(d, _)| *d == packed)
                     {
+                        all.push((packed, AllocKind::Buffer));
+                    }
+                }
+            }
+            if level.packs {
+                for layout in &vnni {
+                    let packed = TensorSpec {
+                        shape: source.shape.clone(),
+                        dtype: source.dtype,
+                        level: level_id,
+                        contiguous_dims: layout.len() as u8,
+                        layout: layout.clone(),
+                        vector_size: None,
+                        pitch: None,
+                    };
+                    if memory_units(&packed, target) <= level.capacity {
                         all.push((packed, AllocKind::Buffer));
                     }
                 }
@@ -242,6 +263,32 @@ pub fn panel_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> V
             LayoutView::dense(&layout, &rhs.shape).ok().map(|v| v.layout)
         })
         .collect()
+}
+
+/// The VNNI layout operand `operand` of `spec` may be packed into: for a matmul's i8 `rhs`
+/// `[b, k, n]` not yet in it, on the matmul before any split of `k` (as panels are), `k` a
+/// multiple of 4 above 4, `[b, k / 4, n, 4]` (`morello_core::spec::VNNI_LAYOUT`).
+pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize) -> Vec<Layout> {
+    let rhs = &spec.operands[operand];
+    let k = rhs.shape.dims().get(1).copied().unwrap_or(0);
+    if spec.kind != (PrimitiveKind::Matmul { accum: false })
+        || operand != 1
+        || rhs.dtype != Dtype::I8
+        || k <= 4
+        || k % 4 != 0
+    {
+        return Vec::new();
+    }
+    let layout = Layout::new(vec![
+        LayoutDim::dynamic(0),
+        LayoutDim::dynamic(1),
+        LayoutDim::dynamic(2),
+        LayoutDim::packed(1, 4),
+    ]);
+    match layout.ok().and_then(|l| LayoutView::dense(&l, &rhs.shape).ok()) {
+        Some(view) if view.layout != rhs.layout => vec![view.layout],
+        _ => Vec::new(),
+    }
 }
 
 /// Whether the move's copy-in and copy-out are smaller than `spec`, so the sub-spec graph stays
