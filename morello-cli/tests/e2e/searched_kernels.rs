@@ -226,8 +226,8 @@ fn bf16_rows_widened_into_f32_registers() {
     }
 }
 
-/// Quantized matmuls, exact in i32: the scalar multiply-add on x86-avx2 (u8 x i8 and i8 x i8),
-/// and on x86-avx512 the AVX-512 VNNI kernel (run where the host has VNNI, else compiled and
+/// Quantized matmuls, exact in i32: the scalar multiply-add (u8 x i8 and i8 x i8), the widening
+/// AVX2 kernel on pairs of `k`, and on x86-avx512 the AVX-512 VNNI kernel (run where the host has VNNI, else compiled and
 /// skipped with the reason), with `rhs` packed by the search or given in the VNNI layout, for a
 /// cube, an odd shape (`n` not a multiple of the 16 lanes) and a cube of several register blocks.
 #[test]
@@ -242,6 +242,11 @@ fn int8_matmuls() {
     {
         check_best_uses(words, "u8s8s32", "x86-avx512", KernelKind::BroadcastQuadDot);
     }
+    // Without VNNI (and for i8 activations), the exact widening AVX2 kernel on packed pairs.
+    for (words, dtypes) in [("matmul 16x32x16", "u8s8s32"), ("matmul 10x30x24", "s8s8s32")] {
+        check_best_uses(words, dtypes, "x86-avx2", KernelKind::BroadcastPairDot);
+    }
+    check_best_uses("matmul 8x16x16", "s8s8s32", "x86-avx512", KernelKind::BroadcastPairDot);
 }
 
 /// A loop over full tiles of `tile` plus the remainder regions (every combination of full and

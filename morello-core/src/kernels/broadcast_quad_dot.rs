@@ -74,46 +74,64 @@ fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
         && (!in_vector_registers(out, target) || (out.vector_size == Some(LANES) && vectors_along(out, 2)))
 }
 
-/// Whether `rhs` `[1, 4, n]` holds element `(k, n)` at `4 n + k` of one run: fully contiguous, in
-/// index order, and its physical dims above 1 are `n` then the four values of `k`.
-fn in_quad_order(rhs: &TensorSpec) -> bool {
+/// Whether `rhs` `[1, s, n]` holds element `(k, n)` at `s n + k` of one run: fully contiguous, in
+/// index order, and its physical dims above 1 are `n` then the `s = strip` values of `k`.
+pub(super) fn in_strip_order(rhs: &TensorSpec, strip: u32) -> bool {
     let Ok(sizes) = rhs.layout.physical_sizes(&rhs.shape) else { return false };
     let wide: Vec<(u8, u64)> =
         rhs.layout.dims().iter().zip(sizes).filter(|(_, s)| *s > 1).map(|(d, s)| (d.logical, s)).collect();
-    let quad_inside_n = match wide.as_slice() {
-        [(2, _), (1, 4)] => true,
-        [(1, 4)] => rhs.shape.dim(2) == 1,
+    let strip_inside_n = match wide.as_slice() {
+        [(2, _), (1, s)] => *s == u64::from(strip),
+        [(1, s)] => *s == u64::from(strip) && rhs.shape.dim(2) == 1,
         _ => false,
     };
-    quad_inside_n && rhs.is_fully_contiguous() && in_index_order(rhs)
+    strip_inside_n && rhs.is_fully_contiguous() && in_index_order(rhs)
 }
 
-fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+/// The rules an int8 register-block step shares: `MatmulAccum [1, 1, strip, n]` with `dtypes`
+/// accepted, the kernel's ISA, `lhs` one run in `k` order and `rhs` one run in strip order in
+/// memory or a cache that moves to the output's vector registers, the output whole vectors of
+/// `lanes` i32 along `n` in registers.
+pub(super) fn strip_step_applies(
+    spec: &LogicalSpec,
+    target: &Target,
+    kernel: KernelKind,
+    strip: u32,
+    lanes: u32,
+    dtypes: fn(&[Dtype]) -> bool,
+) -> bool {
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
         return false;
     }
-    let [1, 1, QUAD, n] = spec.shape.dims() else { return false };
+    let [1, 1, s, n] = spec.shape.dims() else { return false };
     let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
-    [lhs.dtype, rhs.dtype, out.dtype] == DTYPES
-        && has_isa(target)
-        && out.vector_size == Some(LANES)
-        && *n % LANES == 0
+    *s == strip
+        && dtypes(&[lhs.dtype, rhs.dtype, out.dtype])
+        && kernel.required_isa().iter().all(|f| target.has_isa(*f))
+        && out.vector_size == Some(lanes)
+        && *n % lanes == 0
         && in_memory(lhs, target)
         && lhs.is_fully_contiguous()
         && in_index_order(lhs)
         && in_memory(rhs, target)
         && target.level(rhs.level).moves_to.contains(&out.level)
-        && in_quad_order(rhs)
+        && in_strip_order(rhs, strip)
         && in_vector_registers(out, target)
         && vectors_along(out, 2)
-        && whole_vectors(out, LANES)
+        && whole_vectors(out, lanes)
+}
+
+fn applies(spec: &LogicalSpec, target: &Target) -> bool {
+    strip_step_applies(spec, target, KernelKind::BroadcastQuadDot, QUAD, LANES, |d| d == DTYPES)
 }
 
 fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
     MemVec::single(spec.output().level, 1)
 }
 
-fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+/// The cost of an int8 register-block step: `fixed + per_unit * vectors + move_cost(lhs) +
+/// vector_move_cost(rhs)`.
+pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     let inputs =
         move_cost(&spec.operands[0], target).saturating_add(vector_move_cost(&spec.operands[1], target));
     c.fixed.saturating_add(c.per_unit.saturating_mul(output_vectors(spec))).saturating_add(inputs)
@@ -122,14 +140,20 @@ fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 /// Calibration: 1, 2 and 4 output vectors of 16 i32 lanes, the u8 quad and the i8 rows in L1 in
 /// the VNNI layout.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
-    if !s.widths.contains(&64) {
+    strip_calibration(s, QUAD, LANES)
+}
+
+/// Calibration of an int8 step over `strip` values of `k`: 1, 2 and 4 output vectors of `lanes`
+/// i32, the u8 strip and the i8 rows in L1 in strip order (none without vectors that wide).
+pub(super) fn strip_calibration(s: &CalibrationSites, strip: u32, lanes: u32) -> Vec<CalibrationCase> {
+    if !s.widths.contains(&(lanes * 4)) {
         return Vec::new();
     }
     let (l1, vrf) = (&s.l1, &s.vrf);
     sized("v", [1, 2, 4], |v| {
         format!(
-            "MatmulAccum(1x1x4x{}, u8 {l1} row-major, i8 {l1} [0, 2, 1], i32 {vrf} row-major v{LANES}, serial)",
-            v * LANES
+            "MatmulAccum(1x1x{strip}x{}, u8 {l1} row-major, i8 {l1} [0, 2, 1], i32 {vrf} row-major v{lanes}, serial)",
+            v * lanes
         )
     })
 }
