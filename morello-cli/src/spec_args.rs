@@ -19,7 +19,7 @@
 
 use anyhow::Result;
 use morello_codegen::Compiler;
-use morello_core::dtype::Dtype;
+use morello_core::dtype::{Dtype, OperandDtypes};
 use morello_core::spec::{
     CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, SpecBuilder, parse_epilogue, parse_limits,
     parse_pair,
@@ -34,6 +34,8 @@ pub const SPEC_FORMS: &str = "\
 Specs:
   matmul MxKxN [--batch B] [--accum]     lhs MxK times rhs KxN into out MxN, row-major
   matmul MxKxN --epilogue bias,relu      ... then out = act(out + bias[column]): bias, bias,relu, bias,gelu
+  matmul MxKxN --dtype u8s8s32           u8 lhs, i8 rhs, exact i32 out (s8s8s32: i8 lhs); K at most 65793 (131071)
+  matmul MxKxN --rhs-layout vnni         rhs packed [K/4][N][4] (what the AVX-512 VNNI kernel reads)
   move SHAPE --from LAYOUT --to LAYOUT   a copy that changes the layout (row-major, col-major, [1, 0, 1 p(4)], ...)
   zero SHAPE                             fill with zeros
   softmax MxN                            softmax along each row of an MxN f32 tensor (max, exp, sum, divide)
@@ -63,7 +65,8 @@ pub struct SpecArgs {
     /// Target: x86, x86-avx2, x86-avx512, arm-neon, or a TOML/JSON target file.
     #[arg(long, default_value = DEFAULT_TARGET, value_name = "TARGET")]
     pub target: String,
-    /// Element type of the operands (bf16 matmuls accumulate into f32).
+    /// Element type of the operands (bf16 matmuls accumulate into f32), or a matmul's or
+    /// convolution's quantized dtypes: u8s8s32 (u8 lhs, i8 rhs, i32 output) or s8s8s32.
     #[arg(long, default_value = "f32", value_name = "DTYPE")]
     pub dtype: String,
     /// Batch size of a matmul.
@@ -78,6 +81,11 @@ pub struct SpecArgs {
     /// Destination layout of a move.
     #[arg(long, value_name = "LAYOUT")]
     pub to: Option<String>,
+    /// Layout of a matmul's rhs [b, k, n]: row-major (default), a layout such as `[0, 2, 1]`, or
+    /// vnni (`[0, 1, 2, 1 p(4)]`: four values of k side by side in each column, weights packed
+    /// for the int8 kernels).
+    #[arg(long, value_name = "LAYOUT")]
+    pub rhs_layout: Option<String>,
     /// A matmul's epilogue: bias, bias,relu or bias,gelu (the tanh form), applied to the output
     /// (fused into the output's register blocks when the search finds that cheaper).
     #[arg(long, value_name = "bias[,relu|gelu]")]
@@ -110,7 +118,7 @@ pub struct SpecArgs {
 impl SpecArgs {
     /// The arguments a command line of words would give (`conv 1x8x8x4 3x3x4x8 --layout nhwc
     /// --pad same`), for a target and dtype: the spec words and the spec flags (`--accum`,
-    /// `--epilogue`, `--from`, `--to`, `--layout`, `--filter-layout`, `--stride`, `--pad`,
+    /// `--epilogue`, `--from`, `--to`, `--rhs-layout`, `--layout`, `--filter-layout`, `--stride`, `--pad`,
     /// `--dilation`).
     ///
     /// # Errors
@@ -124,6 +132,7 @@ impl SpecArgs {
             accum: false,
             from: None,
             to: None,
+            rhs_layout: None,
             epilogue: None,
             layout: None,
             filter_layout: None,
@@ -142,6 +151,7 @@ impl SpecArgs {
                 }
                 "--from" => &mut args.from,
                 "--to" => &mut args.to,
+                "--rhs-layout" => &mut args.rhs_layout,
                 "--epilogue" => &mut args.epilogue,
                 "--layout" => &mut args.layout,
                 "--filter-layout" => &mut args.filter_layout,
@@ -286,10 +296,10 @@ pub fn host_caches() -> Vec<HostCache> {
 
 /// The spec the arguments name, built for `target` (see [`SpecBuilder`]).
 fn build_spec(args: &SpecArgs, target: &Target) -> Result<CanonicalSpec> {
-    let dtype: Dtype = args.dtype.parse().bad_input(|| "invalid --dtype".to_string())?;
+    let dtypes: OperandDtypes = args.dtype.parse().bad_input(|| "invalid --dtype".to_string())?;
     let mut builder = SpecBuilder::parse(&args.spec.join(" "))
         .map_err(|e| bad_input(e.to_string()))?
-        .dtype(dtype)
+        .dtypes(dtypes)
         .batch(args.batch);
     if args.accum {
         builder = builder.accumulate();
@@ -299,6 +309,12 @@ fn build_spec(args: &SpecArgs, target: &Target) -> Result<CanonicalSpec> {
     }
     if let Some(to) = &args.to {
         builder = builder.to_layout(to.clone());
+    }
+    if let Some(layout) = &args.rhs_layout {
+        if !matches!(args.spec.first().map(String::as_str), Some("matmul")) {
+            return Err(bad_input("--rhs-layout applies only to matmul".to_string()));
+        }
+        builder = builder.rhs_layout(layout.clone());
     }
     builder = builder.conv(conv_options(args)?);
     if let Some(text) = &args.epilogue {

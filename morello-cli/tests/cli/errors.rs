@@ -181,3 +181,17 @@ fn run_and_bench_refuse_up_front_what_no_machine_could_verify() {
         assert!(start.elapsed().as_secs() < 20, "{command} searched first: {:?}", start.elapsed());
     }
 }
+
+/// Quantized dtypes: an unknown name lists the choices, a reduction whose i32 sum could wrap is
+/// refused with the limit, and the mixed dtypes are refused for forms with one dtype.
+#[test]
+fn quantized_dtypes_refuse_what_they_cannot_compute_exactly() {
+    fn run<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        [&["search"], extra, &["--target", "x86-avx2", "--no-db"][..]].concat()
+    }
+    bad_input(&run(&["matmul", "2x2x2", "--dtype", "u8u8s32"]), "u8s8s32 or s8s8s32");
+    bad_input(&run(&["matmul", "1x65794x1", "--dtype", "u8s8s32"]), "up to 65793 of them");
+    bad_input(&run(&["matmul", "1x131072x1", "--dtype", "s8s8s32"]), "up to 131071 of them");
+    bad_input(&run(&["move", "4x4", "--dtype", "u8s8s32"]), "a move takes one dtype");
+    bad_input(&run(&["zero", "4x4", "--rhs-layout", "vnni"]), "--rhs-layout applies only to matmul");
+}

@@ -1,7 +1,7 @@
 //! Search, emit C, compile with gcc (and clang when installed, warnings denied), run on seeded
 //! inputs and verify against the reference, for every operator's example, matmuls of many shapes
-//! and dtypes, moves, fills, convolutions, epilogues, softmax, a parallel loop and the AVX-512 BF16
-//! dot product: the one place the search and code generation meet.
+//! and dtypes, moves, fills, convolutions, epilogues, softmax, a parallel loop, the AVX-512 BF16
+//! dot product and the int8 VNNI kernel: the one place the search and code generation meet.
 //!
 //! All kernels of one suite go into one program per compiler (one compile).
 
@@ -38,8 +38,9 @@ fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
             word => shorthand.push(word),
         }
     }
-    let mut builder =
-        SpecBuilder::parse(&shorthand.join(" ")).expect("a shorthand").dtype(dtype.parse().expect("a dtype"));
+    let mut builder = SpecBuilder::parse(&shorthand.join(" "))
+        .expect("a shorthand")
+        .dtypes(dtype.parse().expect("a dtype"));
     if accumulate {
         builder = builder.accumulate();
     }
@@ -48,6 +49,7 @@ fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
         match flag {
             "--from" => builder = builder.from_layout(value),
             "--to" => builder = builder.to_layout(value),
+            "--rhs-layout" => builder = builder.rhs_layout(value),
             "--epilogue" => builder = builder.epilogue(parse_epilogue(value).expect("an epilogue")),
             "--layout" => conv.layout = value.parse::<ConvLayout>().expect("a layout"),
             "--filter-layout" => conv.filter_layout = Some(value.parse::<FilterLayout>().expect("a layout")),
@@ -222,6 +224,29 @@ fn bf16_rows_widened_into_f32_registers() {
     for (words, target_name) in [("matmul 3x16x40", "x86-avx512"), ("matmul 2x8x24", "x86-avx2")] {
         check_best_uses(words, "bf16", target_name, KernelKind::BroadcastVecMultAddBf16);
     }
+}
+
+/// Quantized matmuls, exact in i32: the scalar multiply-add (u8 x i8 and i8 x i8), the widening
+/// AVX2 kernel on pairs of `k`, and on x86-avx512 the AVX-512 VNNI kernel (run where the host has VNNI, else compiled and
+/// skipped with the reason), with `rhs` packed by the search or given in the VNNI layout, for a
+/// cube, an odd shape (`n` not a multiple of the 16 lanes) and a cube of several register blocks.
+#[test]
+fn int8_matmuls() {
+    check_avx2(&[
+        ("matmul 8x8x8", "u8s8s32"),
+        ("matmul 5x12x3", "s8s8s32"),
+        ("matmul 3x8x5 --accum", "u8s8s32"),
+    ]);
+    for words in
+        ["matmul 64x64x64", "matmul 64x64x64 --rhs-layout vnni", "matmul 100x300x77", "matmul 256x256x256"]
+    {
+        check_best_uses(words, "u8s8s32", "x86-avx512", KernelKind::BroadcastQuadDot);
+    }
+    // Without VNNI (and for i8 activations), the exact widening AVX2 kernel on packed pairs.
+    for (words, dtypes) in [("matmul 16x32x16", "u8s8s32"), ("matmul 10x30x24", "s8s8s32")] {
+        check_best_uses(words, dtypes, "x86-avx2", KernelKind::BroadcastPairDot);
+    }
+    check_best_uses("matmul 8x16x16", "s8s8s32", "x86-avx512", KernelKind::BroadcastPairDot);
 }
 
 /// A loop over full tiles of `tile` plus the remainder regions (every combination of full and

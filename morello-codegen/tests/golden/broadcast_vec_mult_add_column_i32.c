@@ -1,6 +1,6 @@
 /* morello kernel `kernel` for target x86-avx512:
  * Matmul(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 GL row-major)
- * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -c kernel.c
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -mavx512vnni -c kernel.c
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
  *    494   0   0   0    4   0  move operand 2 to i32 VRF row-major v16  Matmul(1x16x2x1, i32 GL col-major, i32 GL row-major, i32 GL row-major)

@@ -1,6 +1,6 @@
 /* morello kernel `kernel` for target x86-avx512:
  * Matmul(1x1x64x1, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)
- * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -mavx512bf16 -c kernel.c
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -mavx512bf16 -mavx512vnni -c kernel.c
  *
  *   cost  GL  L2  L1  VRF  RF  implementation
  *    287   0   0   0    5   0  block  Matmul(1x1x64x1, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)

@@ -32,7 +32,7 @@ pub use fill::fill_value;
 pub use kind::{Activation, Direction, FillValue, PrimitiveKind, parse_epilogue};
 pub use matmul_bias::EPILOGUE_STAGES;
 
-use crate::dtype::Dtype;
+use crate::dtype::{Dtype, OperandDtypes, exact_reduction_limit};
 use crate::interp::values::{Value, convert, mul_add};
 use crate::shape::Shape;
 use crate::spec::LogicalSpec;
@@ -649,13 +649,49 @@ fn always_memory_bound(_: &Shape) -> bool {
 // What several operators share.
 
 /// The dtype rule of a multiply-add (matmul, convolution): both inputs of one dtype, the output
-/// of the same or wider (bf16 into f32).
+/// of the same or wider (bf16 into f32), or 8-bit integer inputs into i32 (the quantized
+/// combinations of [`OperandDtypes::COMBINATIONS`], whose reduction length
+/// [`check_exact_reduction`] bounds).
 fn multiply_add_dtypes(kind: PrimitiveKind, lhs: Dtype, rhs: Dtype, out: Dtype) -> Result<(), String> {
+    let dtypes = OperandDtypes { lhs, rhs, out };
+    if OperandDtypes::COMBINATIONS.iter().any(|(_, quantized)| *quantized == dtypes) {
+        return Ok(());
+    }
     if lhs != rhs {
         return Err(format!("{} inputs must have one dtype, found {lhs} and {rhs}", kind.name()));
     }
     if out != lhs && !lhs.widens_to(out) {
-        return Err(format!("{} output must be {lhs} (or f32 for bf16 inputs), found {out}", kind.name()));
+        return Err(format!(
+            "{} output must be {lhs} (or f32 for bf16 inputs, i32 for u8 x i8 and i8 x i8 inputs), found {out}",
+            kind.name()
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a multiply-add's sum of products is exact in its integer output: the product of its
+/// reduction dims' extents (a matmul's `k`, a convolution's channels times its window) at most
+/// [`exact_reduction_limit`] of its dtypes, so that no sum of products can wrap.
+///
+/// # Errors
+/// A message naming the reduction length, the limit and how to stay within it.
+pub(crate) fn check_exact_reduction(
+    kind: PrimitiveKind,
+    shape: &Shape,
+    dtypes: &[Dtype],
+) -> Result<(), String> {
+    let (true, [lhs, rhs, .., out]) = (kind.arithmetic() == Arithmetic::MultiplyAdd, dtypes) else {
+        return Ok(());
+    };
+    let Some(limit) = exact_reduction_limit(*lhs, *rhs, *out) else { return Ok(()) };
+    let length: u64 = kind.reduction_dims().iter().map(|&d| u64::from(shape.dim(d))).product();
+    if length > limit {
+        return Err(format!(
+            "{} sums {length} products of {lhs} and {rhs} values, and {out} holds any such sum exactly only \
+             up to {limit} of them: split the reduction into parts of at most {limit} and add their {out} \
+             results, or use wider dtypes",
+            kind.name()
+        ));
     }
     Ok(())
 }

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! valid:      iteration rank fits the kind; one operand per kind slot, each of the derived shape;
-//!             dtypes fit the operator's rule (`PrimitiveKind::check_dtypes`); levels exist; a vector size exactly on vector-register levels, whose
+//!             dtypes fit the operator's rule (`PrimitiveKind::check_dtypes`), and an integer
+//!             sum of products cannot wrap (`exact_reduction_limit`); levels exist; a vector size exactly on vector-register levels, whose
 //!             bytes are a vector width of the level and which divides the volume; layouts valid.
 //! canonical:  every layout canonical for its shape with its contiguity (LayoutView::from_parts);
 //!             scalar-register operands row-major and fully contiguous (registers have no layout);
@@ -114,6 +115,8 @@ impl LogicalSpec {
         }
         let shapes = kind.operand_shapes(&self.shape)?;
         check_dtypes(kind, &self.operands)?;
+        let dtypes: Vec<Dtype> = self.operands.iter().map(|o| o.dtype).collect();
+        crate::operators::check_exact_reduction(kind, &self.shape, &dtypes).map_err(SpecError::Dtypes)?;
         let mut operands = Vec::with_capacity(self.operands.len());
         for (i, (operand, shape)) in self.operands.iter().zip(&shapes).enumerate() {
             if operand.shape != *shape {

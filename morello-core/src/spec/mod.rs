@@ -48,7 +48,8 @@ pub use crate::operators::{
 pub use canonical::SpecError;
 pub use conv::{Axis, PaddingRegion, matmul_axes};
 pub use shorthand::{
-    ConvLayout, ConvOptions, FilterLayout, Padding, Shorthand, ShorthandError, SpecBuilder, parse_pair,
+    ConvLayout, ConvOptions, FilterLayout, Padding, Shorthand, ShorthandError, SpecBuilder, VNNI_LAYOUT,
+    parse_pair,
 };
 pub use text::{SpecParseError, parse_limits};
 

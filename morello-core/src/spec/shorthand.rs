@@ -12,7 +12,8 @@
 //! ```
 //!
 //! Every operand is in the target's home level; layouts are row-major unless a move names others;
-//! bf16 matmuls and convolutions accumulate into f32. [`SpecBuilder`] sets the rest (dtype, batch,
+//! bf16 matmuls and convolutions accumulate into f32, and the quantized combinations of
+//! [`OperandDtypes`] (`u8s8s32`) name each operand's dtype. [`SpecBuilder`] sets the rest (dtypes, batch,
 //! accumulation, a move's layouts) and builds the [`CanonicalSpec`]:
 //!
 //! ```
@@ -32,7 +33,7 @@
 
 use std::fmt;
 
-use crate::dtype::Dtype;
+use crate::dtype::{Dtype, OperandDtypes};
 use crate::layout::{Layout, LayoutParseError};
 use crate::shape::{Shape, ShapeError};
 use crate::spec::{
@@ -100,7 +101,7 @@ pub enum ShorthandError {
     /// A move's layout does not parse or does not fit its shape.
     #[error("invalid {which} layout `{text}`: {source}")]
     Layout {
-        /// `source` or `destination`.
+        /// `source`, `destination` or `rhs`.
         which: &'static str,
         /// The text.
         text: String,
@@ -127,6 +128,27 @@ pub enum ShorthandError {
         /// What it may be.
         expected: &'static str,
     },
+    /// Dtypes that differ between operands for a form whose operands share one.
+    #[error(
+        "--dtype {dtypes} names the dtypes of a matmul's or convolution's operands; a {form} takes one dtype"
+    )]
+    MixedDtypes {
+        /// The form (`move`).
+        form: &'static str,
+        /// The dtypes given.
+        dtypes: OperandDtypes,
+    },
+    /// The VNNI layout asked of an `rhs` whose `k` is not a multiple of 4.
+    #[error(
+        "--rhs-layout vnni needs K a multiple of 4 (each column holds its values of k in groups of four), \
+         found K = {k}: pad K with zeros to {padded} in lhs and rhs"
+    )]
+    VnniReduction {
+        /// The reduction length.
+        k: u32,
+        /// The next multiple of 4.
+        padded: u64,
+    },
     /// The full spec text does not parse.
     #[error("invalid spec: {0}")]
     Text(#[source] SpecParseError),
@@ -139,6 +161,11 @@ pub enum ShorthandError {
         source: SpecError,
     },
 }
+
+/// The VNNI layout of a matmul's `rhs` `[b, k, n]`, `[K/4][N][4]` in each batch: a strip of four
+/// values of `k` inside `n`, what `vpdpbusd` reads (`--rhs-layout vnni`). `k` a multiple of 4
+/// fills every strip; otherwise the last strip is padding.
+pub const VNNI_LAYOUT: &str = "[0, 1, 2, 1 p(4)]";
 
 /// The form of a shorthand: which primitive, over which shapes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -417,11 +444,12 @@ pub fn parse_pair(text: &str, what: &'static str) -> Result<[u32; 2], ShorthandE
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecBuilder {
     shorthand: Shorthand,
-    dtype: Dtype,
+    dtypes: OperandDtypes,
     batch: u32,
     accum: bool,
     from: Option<String>,
     to: Option<String>,
+    rhs_layout: Option<String>,
     conv: ConvOptions,
     epilogue: Option<Activation>,
 }
@@ -431,11 +459,12 @@ impl SpecBuilder {
     pub fn new(shorthand: Shorthand) -> Self {
         SpecBuilder {
             shorthand,
-            dtype: Dtype::F32,
+            dtypes: OperandDtypes::single(Dtype::F32),
             batch: 1,
             accum: false,
             from: None,
             to: None,
+            rhs_layout: None,
             conv: ConvOptions::default(),
             epilogue: None,
         }
@@ -456,7 +485,14 @@ impl SpecBuilder {
 
     /// The element type of the operands (bf16 reductions accumulate into f32).
     pub fn dtype(mut self, dtype: Dtype) -> Self {
-        self.dtype = dtype;
+        self.dtypes = OperandDtypes::single(dtype);
+        self
+    }
+
+    /// The element types of each operand (`u8s8s32`: u8 lhs, i8 rhs, i32 output), for a matmul
+    /// or convolution; other forms need [`OperandDtypes::uniform`] ones.
+    pub fn dtypes(mut self, dtypes: OperandDtypes) -> Self {
+        self.dtypes = dtypes;
         self
     }
 
@@ -490,6 +526,14 @@ impl SpecBuilder {
         self
     }
 
+    /// The layout of a matmul's `rhs` `[b, k, n]`, as text (`row-major`, `[0, 2, 1]`), or `vnni`:
+    /// [`VNNI_LAYOUT`], the four values of `k` of each column side by side (weights packed
+    /// ahead of time for the int8 kernels).
+    pub fn rhs_layout(mut self, layout: impl Into<String>) -> Self {
+        self.rhs_layout = Some(layout.into());
+        self
+    }
+
     /// A matmul followed by a per-column bias and `activation` (`MatmulBias`).
     pub fn epilogue(mut self, activation: Activation) -> Self {
         self.epilogue = Some(activation);
@@ -507,8 +551,11 @@ impl SpecBuilder {
     /// [`ShorthandError`] for shapes out of range, bad layouts, filters that do not fit, or
     /// spec text that does not parse.
     pub fn logical(&self, target: &Target) -> Result<LogicalSpec, ShorthandError> {
-        let dtype = self.dtype;
-        let out_dtype = if dtype == Dtype::Bf16 { Dtype::F32 } else { dtype };
+        let OperandDtypes { lhs: lhs_dtype, rhs: rhs_dtype, out: out_dtype } = self.dtypes;
+        // The one dtype of a form whose operands share it.
+        let dtype = |form: &'static str| {
+            self.dtypes.uniform().ok_or(ShorthandError::MixedDtypes { form, dtypes: self.dtypes })
+        };
         let operand = |shape: Shape, dtype: Dtype, layout: Layout| TensorSpec {
             contiguous_dims: layout.len() as u8,
             shape,
@@ -526,9 +573,27 @@ impl SpecBuilder {
                 let dims = |d: &[u32]| {
                     Shape::new(d.to_vec()).map_err(|source| ShorthandError::Dims { what: what(), source })
                 };
+                let rhs_layout = match self.rhs_layout.as_deref() {
+                    None => row(3),
+                    Some(text) => {
+                        let vnni = text.trim() == "vnni";
+                        if vnni && k % 4 != 0 {
+                            return Err(ShorthandError::VnniReduction {
+                                k: *k,
+                                padded: u64::from(*k).div_ceil(4) * 4,
+                            });
+                        }
+                        let text = if vnni { VNNI_LAYOUT } else { text };
+                        Layout::parse_for_rank(text, 3).map_err(|source| ShorthandError::Layout {
+                            which: "rhs",
+                            text: text.to_string(),
+                            source,
+                        })?
+                    }
+                };
                 let mut operands = vec![
-                    operand(dims(&[b, *m, *k])?, dtype, row(3)),
-                    operand(dims(&[b, *k, *n])?, dtype, row(3)),
+                    operand(dims(&[b, *m, *k])?, lhs_dtype, row(3)),
+                    operand(dims(&[b, *k, *n])?, rhs_dtype, rhs_layout),
                     operand(dims(&[b, *m, *n])?, out_dtype, row(3)),
                 ];
                 let kind = match self.epilogue {
@@ -550,6 +615,7 @@ impl SpecBuilder {
                     })
                 };
                 let (from, to) = (layout(&self.from, "source")?, layout(&self.to, "destination")?);
+                let dtype = dtype("move")?;
                 LogicalSpec {
                     kind: PrimitiveKind::Move,
                     shape: shape.clone(),
@@ -563,14 +629,17 @@ impl SpecBuilder {
                 LogicalSpec {
                     kind: PrimitiveKind::Softmax,
                     shape: shape.clone(),
-                    operands: vec![operand(shape.clone(), dtype, row(2)), operand(shape, dtype, row(2))],
+                    operands: vec![
+                        operand(shape.clone(), dtype("softmax")?, row(2)),
+                        operand(shape, dtype("softmax")?, row(2)),
+                    ],
                     serial_only: false,
                 }
             }
             Shorthand::Zero { shape } => LogicalSpec {
                 kind: PrimitiveKind::Fill { value: FillValue::Zero },
                 shape: shape.clone(),
-                operands: vec![operand(shape.clone(), dtype, row(shape.rank()))],
+                operands: vec![operand(shape.clone(), dtype("zero")?, row(shape.rank()))],
                 serial_only: false,
             },
             Shorthand::Conv { image, filters } => {
@@ -584,7 +653,7 @@ impl SpecBuilder {
                 let shapes = kind.operand_shapes(&dims(&shape)?).map_err(|source| {
                     ShorthandError::Invalid { spec: format!("conv {image} {filters}"), source }
                 })?;
-                let dtypes = [dtype, dtype, out_dtype];
+                let dtypes = [lhs_dtype, rhs_dtype, out_dtype];
                 LogicalSpec {
                     kind,
                     shape: dims(&shape)?,
@@ -876,5 +945,40 @@ mod tests {
         let bad_layout =
             SpecBuilder::parse("move 4x4").unwrap().to_layout("[0, 0]").build(&target).unwrap_err();
         assert!(bad_layout.to_string().contains("invalid destination layout"), "{bad_layout}");
+    }
+
+    /// The quantized dtypes name each operand's dtype, print and parse back, and a reduction
+    /// whose i32 sum could wrap is refused with the limit.
+    #[test]
+    fn quantized_dtypes_name_each_operand() {
+        let target = target();
+        let u8s8s32: OperandDtypes = "u8s8s32".parse().unwrap();
+        let spec = SpecBuilder::matmul(4, 8, 16).dtypes(u8s8s32).build(&target).unwrap();
+        let text = spec.display(&target).to_string();
+        assert_eq!(text, "Matmul(1x4x8x16, u8 GL row-major, i8 GL row-major, i32 GL row-major)");
+        assert_eq!(SpecBuilder::parse(&text).unwrap().build(&target).unwrap(), spec);
+        let conv = SpecBuilder::parse("conv 1x4x8x8 8x4x3x3").unwrap().dtypes("s8s8s32".parse().unwrap());
+        assert!(conv.build(&target).unwrap().display(&target).to_string().contains("i8 GL row-major, i8 GL"));
+        assert!(SpecBuilder::matmul(1, 65793, 1).dtypes(u8s8s32).build(&target).is_ok());
+        let wraps = SpecBuilder::matmul(1, 65794, 1).dtypes(u8s8s32).build(&target).unwrap_err().to_string();
+        assert!(
+            wraps.contains("sums 65794 products of u8 and i8") && wraps.contains("up to 65793"),
+            "{wraps}"
+        );
+        let conv = SpecBuilder::parse("conv 1x8192x3x3 1x8192x3x3").unwrap().dtypes(u8s8s32);
+        assert!(conv.build(&target).unwrap_err().to_string().contains("sums 73728 products"));
+        let odd =
+            SpecBuilder::matmul(4, 10, 16).dtypes(u8s8s32).rhs_layout("vnni").build(&target).unwrap_err();
+        assert!(odd.to_string().contains("found K = 10: pad K with zeros to 12"), "{odd}");
+        let vnni = SpecBuilder::matmul(4, 12, 16).dtypes(u8s8s32).rhs_layout("vnni").build(&target).unwrap();
+        assert_eq!(vnni.operands[1].layout.to_string(), "[1, 2, 1 p(4)]");
+        let moved = SpecBuilder::parse("move 4x4").unwrap().dtypes(u8s8s32).build(&target).unwrap_err();
+        assert_eq!(
+            moved.to_string(),
+            "--dtype u8s8s32 names the dtypes of a matmul's or convolution's operands; a move takes one dtype"
+        );
+        let mixed = "Matmul(1x2x2x2, u8 GL row-major, u8 GL row-major, i32 GL row-major)";
+        let refused = SpecBuilder::parse(mixed).unwrap().build(&target).unwrap_err().to_string();
+        assert!(refused.contains("output must be u8 (or f32 for bf16 inputs, i32 for u8 x i8"), "{refused}");
     }
 }

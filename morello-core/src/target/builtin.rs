@@ -61,7 +61,13 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
     let (vector_regs, widths): (u64, &[u32]) = if avx512 { (32, &[16, 32, 64]) } else { (16, &[16, 32]) };
     let mut isa = vec![IsaFeature::Avx2, IsaFeature::Fma];
     if avx512 {
-        isa.extend([IsaFeature::Avx512f, IsaFeature::Avx512bw, IsaFeature::Avx512vl, IsaFeature::Avx512bf16]);
+        isa.extend([
+            IsaFeature::Avx512f,
+            IsaFeature::Avx512bw,
+            IsaFeature::Avx512vl,
+            IsaFeature::Avx512bf16,
+            IsaFeature::Avx512vnni,
+        ]);
     }
     let has = with_implied(isa.iter().copied());
     let kernels = KernelKind::ALL
@@ -73,7 +79,7 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
     TargetDescription {
         name: if avx512 { "x86-avx512" } else { "x86-avx2" }.into(),
         description: if avx512 {
-            "x86-64 with AVX-512 (F, BW, VL, BF16): 32 x 512-bit vector registers, 32 KiB L1, 1 MiB L2"
+            "x86-64 with AVX-512 (F, BW, VL, BF16, VNNI): 32 x 512-bit vector registers, 32 KiB L1, 1 MiB L2"
         } else {
             "x86-64 with AVX2 and FMA: 16 x 256-bit vector registers, 32 KiB L1, 1 MiB L2"
         }

@@ -46,7 +46,7 @@ impl RustKernel for RustMatmul {
 /// "no convolution", "no u32 matmul", "no epilogue".
 pub(super) fn prepare(problem: &Problem) -> Result<PrepareRustKernel, String> {
     let problem = match problem {
-        Problem::Matmul(p) if p.dtype != CType::F32 => return Err(format!("no {} matmul", p.dtype)),
+        Problem::Matmul(p) if p.dtype != CType::F32 => return Err(format!("no {} matmul", p.types_name())),
         Problem::Matmul(p) if !p.epilogue.is_none() => return Err("no epilogue".into()),
         Problem::Matmul(p) => p,
         Problem::Conv(_) => return Err("no convolution".into()),

@@ -404,7 +404,7 @@ fn c_baselines(kind: BaselineKind, problem: &Problem, threads: usize) -> Result<
 fn f32_matmul(problem: &Problem) -> Result<&MatmulProblem, Unavailable> {
     match problem {
         Problem::Matmul(p) if p.dtype == CType::F32 => Ok(p),
-        Problem::Matmul(p) => Err(format!("no {} matmul", p.dtype).into()),
+        Problem::Matmul(p) => Err(format!("no {} matmul", p.types_name()).into()),
         Problem::Conv(_) => Err("no convolution".into()),
         Problem::Softmax(_) => Err("no softmax".into()),
     }

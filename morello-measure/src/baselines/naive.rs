@@ -34,13 +34,15 @@ pub(super) fn c_baselines(problem: &Problem, threads: usize) -> Result<Vec<CBase
 }
 
 fn matmul(function: &str, problem: &MatmulProblem, parallel: &str) -> Result<String, Unavailable> {
-    if !matches!(problem.dtype, CType::F32 | CType::U32) {
-        return Err(format!("no {} matmul", problem.dtype).into());
+    if !matches!(problem.dtype, CType::F32 | CType::U32) && problem.inputs.is_none() {
+        return Err(format!("no {} matmul", problem.types_name()).into());
     }
     if problem.dtype != CType::F32 && !problem.epilogue.is_none() {
-        return Err(format!("no {} epilogue", problem.dtype).into());
+        return Err(format!("no {} epilogue", problem.types_name()).into());
     }
     let t = problem.dtype.c_name();
+    // Quantized inputs are widened to the output's type before they multiply (exact in i32).
+    let [lhs_t, rhs_t] = problem.input_types().map(CType::c_name);
     let (m, k, n) = (problem.m, problem.k, problem.n);
     let bias_param =
         if problem.epilogue.bias { format!("const {t} *restrict bias, ") } else { String::new() };
@@ -59,17 +61,17 @@ fn matmul(function: &str, problem: &MatmulProblem, parallel: &str) -> Result<Str
 #include <stddef.h>
 #include <stdint.h>
 
-void {function}(const {t} *restrict lhs, const {t} *restrict rhs, {bias_param}{t} *restrict out) {{
+void {function}(const {lhs_t} *restrict lhs, const {rhs_t} *restrict rhs, {bias_param}{t} *restrict out) {{
   {parallel}for (long i = 0; i < {m}L; i++) {{
     for (long j = 0; j < {n}L; j++) out[i * {n}L + j] = 0;
     for (long p = 0; p < {k}L; p++) {{
       const {t} a = lhs[i * {k}L + p];
-      for (long j = 0; j < {n}L; j++) out[i * {n}L + j] += a * rhs[p * {n}L + j];
+      for (long j = 0; j < {n}L; j++) out[i * {n}L + j] += a * ({t})rhs[p * {n}L + j];
     }}
 {epilogue}  }}
 }}
 "#,
-        dtype = problem.dtype,
+        dtype = problem.types_name(),
         epilogue_name = problem.epilogue,
     ))
 }

@@ -118,8 +118,12 @@ impl OneDnnInstall {
 }
 
 pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailable> {
-    if problem.dtype() != CType::F32 {
-        return Err(format!("no {} matmul", problem.dtype()).into());
+    match problem {
+        Problem::Matmul(p) if p.dtype == CType::F32 => {}
+        Problem::Matmul(p) if quantized(p).is_some() && p.epilogue.is_none() => {}
+        Problem::Matmul(p) => return Err(format!("no {} matmul", p.types_name()).into()),
+        _ if problem.dtype() != CType::F32 => return Err(format!("no {} operator", problem.dtype()).into()),
+        _ => {}
     }
     let install = locate().map_err(Unavailable::NotFound)?;
     let (flags, link_args) = install.flags();
@@ -166,9 +170,10 @@ const PRELUDE: &str = r#"#include <math.h>
 typedef dnnl_memory_desc_t onednn_md; /* a handle */
 typedef const_dnnl_memory_desc_t onednn_md_ref;
 #define ONEDNN_REF(md) (md)
-static inline onednn_md onednn_md_tag(int ndims, const dnnl_dims_t dims, dnnl_format_tag_t tag) {
+static inline onednn_md onednn_md_typed(int ndims, const dnnl_dims_t dims, dnnl_data_type_t type,
+                                        dnnl_format_tag_t tag) {
   onednn_md md;
-  ONEDNN_CHECK(dnnl_memory_desc_create_with_tag(&md, ndims, dims, dnnl_f32, tag));
+  ONEDNN_CHECK(dnnl_memory_desc_create_with_tag(&md, ndims, dims, type, tag));
   return md;
 }
 #define ONEDNN_ELTWISE(post_ops, alg) dnnl_post_ops_append_eltwise((post_ops), (alg), 0.0f, 0.0f)
@@ -176,13 +181,18 @@ static inline onednn_md onednn_md_tag(int ndims, const dnnl_dims_t dims, dnnl_fo
 typedef dnnl_memory_desc_t onednn_md; /* a struct */
 typedef const dnnl_memory_desc_t *onednn_md_ref;
 #define ONEDNN_REF(md) (&(md))
-static inline onednn_md onednn_md_tag(int ndims, const dnnl_dims_t dims, dnnl_format_tag_t tag) {
+static inline onednn_md onednn_md_typed(int ndims, const dnnl_dims_t dims, dnnl_data_type_t type,
+                                        dnnl_format_tag_t tag) {
   onednn_md md;
-  ONEDNN_CHECK(dnnl_memory_desc_init_by_tag(&md, ndims, dims, dnnl_f32, tag));
+  ONEDNN_CHECK(dnnl_memory_desc_init_by_tag(&md, ndims, dims, type, tag));
   return md;
 }
 #define ONEDNN_ELTWISE(post_ops, alg) dnnl_post_ops_append_eltwise((post_ops), 1.0f, (alg), 0.0f, 0.0f)
 #endif
+
+static inline onednn_md onednn_md_tag(int ndims, const dnnl_dims_t dims, dnnl_format_tag_t tag) {
+  return onednn_md_typed(ndims, dims, dnnl_f32, tag);
+}
 
 static dnnl_engine_t onednn_engine;
 static dnnl_stream_t onednn_stream;
@@ -312,10 +322,11 @@ impl BiasC {
     /// The start of a unit's function: its parameters (the two `inputs`, the bias if any, `out`),
     /// its setup on the first call, and each buffer bound to its memory `<memory>_src`,
     /// `<memory>_wei`, (the bias's,) `<memory>_dst`.
-    fn call_start(&self, inputs: [&str; 2], memory: &str) -> String {
+    fn call_start(&self, inputs: [&str; 2], memory: &str, types: [&str; 3]) -> String {
         let [src, wei] = inputs;
+        let [src_t, wei_t, dst_t] = types;
         format!(
-            "void @FUNCTION@(const float *{src}, const float *{wei}, {param}float *out) {{
+            "void @FUNCTION@(const {src_t} *{src}, const {wei_t} *{wei}, {param}{dst_t} *out) {{
   if (prim == NULL && @FUNCTION@_setup() != 0) exit(3);
   onednn_bind({memory}_src, &bound_src, {src});
   onednn_bind({memory}_wei, &bound_wei, {wei});
@@ -350,7 +361,12 @@ const SETUP_END: &str = "  (void)bias_md;
 /// The [`fill`] values a matmul or convolution unit with `epilogue` shares: `ALG`, `EPILOGUE`,
 /// `BIAS_MD`, `BIAS_MEMORY`, `SETUP_END`, and `CALL_START` and `EXECUTE` (see
 /// [`BiasC::call_start`] for `inputs` and `memory`).
-fn primitive_values(epilogue: Epilogue, inputs: [&str; 2], memory: &str) -> Vec<(&'static str, String)> {
+fn primitive_values(
+    epilogue: Epilogue,
+    inputs: [&str; 2],
+    memory: &str,
+    types: [&str; 3],
+) -> Vec<(&'static str, String)> {
     let bias = bias_c(epilogue);
     let fused = if epilogue.is_none() { String::new() } else { format!(" + {epilogue} (fused)") };
     vec![
@@ -359,7 +375,7 @@ fn primitive_values(epilogue: Epilogue, inputs: [&str; 2], memory: &str) -> Vec<
         ("BIAS_MD", bias.md_arg.into()),
         ("BIAS_MEMORY", bias.memory.into()),
         ("SETUP_END", SETUP_END.into()),
-        ("CALL_START", bias.call_start(inputs, memory)),
+        ("CALL_START", bias.call_start(inputs, memory, types)),
         ("EXECUTE", bias.execute()),
     ]
 }
@@ -378,7 +394,27 @@ fn bias_c(epilogue: Epilogue) -> BiasC {
     }
 }
 
+/// oneDNN's name of an element type the baselines pass it.
+fn data_type(t: CType) -> &'static str {
+    match t {
+        CType::U8 => "dnnl_u8",
+        CType::I8 => "dnnl_s8",
+        CType::I32 => "dnnl_s32",
+        _ => "dnnl_f32",
+    }
+}
+
+/// The input types of a quantized matmul oneDNN computes exactly (u8 or s8 activations, s8
+/// weights, s32 output), if `p` is one.
+fn quantized(p: &MatmulProblem) -> Option<[CType; 2]> {
+    p.inputs.filter(|i| matches!(i, [CType::U8 | CType::I8, CType::I8]) && p.dtype == CType::I32)
+}
+
+/// The matmul primitive on row-major operands of the problem's types: f32, or a quantized
+/// matmul (u8 or s8 times s8 into s32, oneDNN's int8 matmul, which packs its weights on each call
+/// as the row-major `ab` weights ask).
 fn matmul(p: &MatmulProblem) -> String {
+    let [src, wei] = p.input_types();
     fill(
         r#"
 static dnnl_primitive_t prim;
@@ -389,10 +425,10 @@ int @FUNCTION@_setup(void) {
   if (prim != NULL) return 0;
   onednn_start();
   dnnl_dims_t src_dims = {@M@, @K@}, wei_dims = {@K@, @N@}, bias_dims = {1, @N@}, dst_dims = {@M@, @N@};
-  onednn_md src_md = onednn_md_tag(2, src_dims, dnnl_ab);
-  onednn_md wei_md = onednn_md_tag(2, wei_dims, dnnl_ab);
+  onednn_md src_md = onednn_md_typed(2, src_dims, @SRC_TYPE@, dnnl_ab);
+  onednn_md wei_md = onednn_md_typed(2, wei_dims, @WEI_TYPE@, dnnl_ab);
   onednn_md bias_md = onednn_md_tag(2, bias_dims, dnnl_ab);
-  onednn_md dst_md = onednn_md_tag(2, dst_dims, dnnl_ab);
+  onednn_md dst_md = onednn_md_typed(2, dst_dims, @DST_TYPE@, dnnl_ab);
   dnnl_primitive_attr_t attr = onednn_attr(@ALG@);
   dnnl_primitive_desc_t pd;
 #if DNNL_VERSION_MAJOR >= 3
@@ -414,8 +450,20 @@ int @FUNCTION@_setup(void) {
 }
 "#,
         &[
-            vec![("M", p.m.to_string()), ("K", p.k.to_string()), ("N", p.n.to_string())],
-            primitive_values(p.epilogue, ["lhs", "rhs"], "mem"),
+            vec![
+                ("M", p.m.to_string()),
+                ("K", p.k.to_string()),
+                ("N", p.n.to_string()),
+                ("SRC_TYPE", data_type(src).into()),
+                ("WEI_TYPE", data_type(wei).into()),
+                ("DST_TYPE", data_type(p.dtype).into()),
+            ],
+            primitive_values(
+                p.epilogue,
+                ["lhs", "rhs"],
+                "mem",
+                [src.c_name(), wei.c_name(), p.dtype.c_name()],
+            ),
         ]
         .concat(),
     )
@@ -550,7 +598,7 @@ int @FUNCTION@_setup(void) {
                 ("ANY", if any { "1" } else { "0" }.into()),
                 ("LABEL", if any { "onednn-any" } else { "onednn" }.into()),
             ],
-            primitive_values(p.epilogue, ["input", "filter"], "user"),
+            primitive_values(p.epilogue, ["input", "filter"], "user", ["float"; 3]),
         ]
         .concat(),
     )

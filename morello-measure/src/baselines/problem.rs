@@ -82,8 +82,12 @@ pub struct MatmulProblem {
     pub k: usize,
     /// Columns of `rhs` and `out`.
     pub n: usize,
-    /// The element type of all operands.
+    /// The element type of `out` (the accumulator's), and of every operand unless `inputs` names
+    /// the inputs' own.
     pub dtype: CType,
+    /// The element types of `lhs` and `rhs` when they are not `dtype`: `[U8, I8]` or `[I8, I8]`
+    /// into `I32`, the quantized `u8s8s32` and `s8s8s32`.
+    pub inputs: Option<[CType; 2]>,
     /// What follows the product.
     pub epilogue: Epilogue,
 }
@@ -91,7 +95,20 @@ pub struct MatmulProblem {
 impl MatmulProblem {
     /// An f32 problem without an epilogue.
     pub fn f32(m: usize, k: usize, n: usize) -> Self {
-        MatmulProblem { m, k, n, dtype: CType::F32, epilogue: Epilogue::NONE }
+        MatmulProblem { m, k, n, dtype: CType::F32, inputs: None, epilogue: Epilogue::NONE }
+    }
+
+    /// The element types of `lhs` and `rhs`.
+    pub fn input_types(&self) -> [CType; 2] {
+        self.inputs.unwrap_or([self.dtype; 2])
+    }
+
+    /// The element types as the libraries name them: `f32`, `u32`, or `u8s8s32` (inputs then
+    /// output, `s` for signed).
+    pub fn types_name(&self) -> String {
+        let Some(inputs) = self.inputs else { return self.dtype.to_string() };
+        let name = |t: CType| t.to_string().replace('i', "s");
+        format!("{}{}{}", name(inputs[0]), name(inputs[1]), name(self.dtype))
     }
 
     /// The same problem with `epilogue`.
@@ -102,6 +119,9 @@ impl MatmulProblem {
     /// The kernel signature with this shape: `name(lhs, rhs, [bias,] out)`.
     pub fn signature(&self, name: impl Into<String>) -> KernelSignature {
         let mut signature = KernelSignature::matmul(name, self.dtype, self.m, self.k, self.n);
+        for (param, c_type) in signature.params.iter_mut().zip(self.input_types()) {
+            param.c_type = c_type;
+        }
         if self.epilogue.bias {
             signature.params.insert(2, KernelParam::new("bias", self.dtype, self.n, ParamRole::Input));
         }
@@ -113,9 +133,11 @@ impl MatmulProblem {
     /// memory-bound shape).
     pub fn work(&self) -> Work {
         let (m, k, n) = (self.m as f64, self.k as f64, self.n as f64);
-        let size = self.dtype.size_bytes() as f64;
+        let size = |t: CType| t.size_bytes() as f64;
+        let [lhs, rhs] = self.input_types().map(size);
         let bias = if self.epilogue.bias { n } else { 0.0 };
-        Work { flops: Some(2.0 * m * k * n), bytes: Some((m * k + k * n + m * n + bias) * size) }
+        let bytes = m * k * lhs + k * n * rhs + (m * n + bias) * size(self.dtype);
+        Work { flops: Some(2.0 * m * k * n), bytes: Some(bytes) }
     }
 }
 
@@ -459,7 +481,7 @@ impl Problem {
         }
     }
 
-    /// The element type of every operand.
+    /// The element type of the output (of every operand but a quantized matmul's inputs).
     pub fn dtype(&self) -> CType {
         match self {
             Problem::Matmul(p) => p.dtype,
@@ -473,7 +495,7 @@ impl Problem {
         let epilogue = |e: Epilogue| if e.is_none() { String::new() } else { format!(" + {e}") };
         match self {
             Problem::Matmul(p) => {
-                format!("{} matmul {}x{}x{}{}", p.dtype, p.m, p.k, p.n, epilogue(p.epilogue))
+                format!("{} matmul {}x{}x{}{}", p.types_name(), p.m, p.k, p.n, epilogue(p.epilogue))
             }
             Problem::Conv(p) => {
                 let dims = |d: Vec<usize>| d.iter().map(usize::to_string).collect::<Vec<_>>().join("x");

@@ -60,6 +60,11 @@ pub fn reference(problem: &Problem, inputs: &[Buffer]) -> Result<Reference, Stri
     if let (Problem::Matmul(p), [Buffer::U32(lhs), Buffer::U32(rhs)]) = (problem, inputs) {
         return Ok(matmul_u32(p, lhs, rhs));
     }
+    if let (Problem::Matmul(p), [lhs, rhs]) = (problem, inputs)
+        && let (Some(lhs), Some(rhs)) = (small_integers(lhs), small_integers(rhs))
+    {
+        return Ok(matmul_exact(p, &lhs, &rhs));
+    }
     let floats: Vec<&[f32]> = inputs.iter().filter_map(Buffer::as_f32).collect();
     if floats.len() != inputs.len() {
         return Err(format!("{} has no reference for these element types", problem.describe()));
@@ -80,6 +85,7 @@ pub fn check(reference: &Reference, actual: &Buffer) -> Result<Agreement, String
     let values: Vec<f64> = match actual {
         Buffer::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
         Buffer::U32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        Buffer::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
         other => return Err(format!("an output of {} has no reference", other.c_type())),
     };
     if values.len() != reference.expected.len() {
@@ -151,6 +157,31 @@ fn matmul_u32(p: &MatmulProblem, lhs: &[u32], rhs: &[u32]) -> Reference {
         }
     }
     Reference { expected: out.into_iter().map(f64::from).collect(), tolerance: vec![0.0; m * n] }
+}
+
+/// The values of an 8-bit integer buffer (a quantized matmul's inputs).
+fn small_integers(buffer: &Buffer) -> Option<Vec<i64>> {
+    match buffer {
+        Buffer::U8(v) => Some(v.iter().map(|&x| i64::from(x)).collect()),
+        Buffer::I8(v) => Some(v.iter().map(|&x| i64::from(x)).collect()),
+        _ => None,
+    }
+}
+
+/// A quantized matmul, exact in i64 (an i32 output holds it: the spec's reduction length is
+/// bounded so that no sum wraps), compared with tolerance 0.
+fn matmul_exact(p: &MatmulProblem, lhs: &[i64], rhs: &[i64]) -> Reference {
+    let (m, k, n) = (p.m, p.k, p.n);
+    let mut out = vec![0i64; m * n];
+    for i in 0..m {
+        for q in 0..k {
+            let a = lhs[i * k + q];
+            for (o, &b) in out[i * n..(i + 1) * n].iter_mut().zip(&rhs[q * n..(q + 1) * n]) {
+                *o += a * b;
+            }
+        }
+    }
+    Reference { expected: out.into_iter().map(|x| x as f64).collect(), tolerance: vec![0.0; m * n] }
 }
 
 fn conv(p: &ConvProblem, inputs: &[&[f32]]) -> Reference {

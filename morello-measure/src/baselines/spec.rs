@@ -4,7 +4,7 @@
 //! other spec, a sentence saying why none applies (the benchmark then times morello alone).
 
 use morello_codegen::emit::c_type;
-use morello_core::dtype::Dtype;
+use morello_core::dtype::{Dtype, OperandDtypes};
 use morello_core::layout::{Layout, LayoutDim};
 use morello_core::operators::Operator;
 use morello_core::spec::LogicalSpec;
@@ -62,6 +62,12 @@ fn plain_operands(spec: &LogicalSpec) -> Result<Dtype, String> {
         let names: Vec<&str> = spec.operands.iter().map(|o| o.dtype.name()).collect();
         return Err(format!("the operands are {}; the baselines need one element type", names.join(", ")));
     }
+    row_major_operands(spec)?;
+    Ok(dtype)
+}
+
+/// Checks that every operand is row-major.
+fn row_major_operands(spec: &LogicalSpec) -> Result<(), String> {
     for (index, operand) in spec.operands.iter().enumerate() {
         let rank =
             u8::try_from(operand.shape.rank()).map_err(|_| format!("operand {index} has too many dims"))?;
@@ -70,7 +76,7 @@ fn plain_operands(spec: &LogicalSpec) -> Result<Dtype, String> {
             return Err(format!("operand {index} is not row-major; the baselines are"));
         }
     }
-    Ok(dtype)
+    Ok(())
 }
 
 fn size(d: u32) -> Result<usize, String> {
@@ -93,8 +99,15 @@ pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
     if batch != 1 {
         return Err(format!("the matmul is batched ({batch}); the baselines are not"));
     }
-    let dtype = plain_operands(spec)?;
-    Ok(MatmulProblem { m: size(m)?, k: size(k)?, n: size(n)?, dtype: c_type(dtype), epilogue })
+    let dtypes =
+        OperandDtypes { lhs: spec.operands[0].dtype, rhs: spec.operands[1].dtype, out: spec.output().dtype };
+    let (dtype, inputs) = if OperandDtypes::COMBINATIONS.iter().any(|(_, d)| *d == dtypes) {
+        row_major_operands(spec)?;
+        (dtypes.out, Some([c_type(dtypes.lhs), c_type(dtypes.rhs)]))
+    } else {
+        (plain_operands(spec)?, None)
+    };
+    Ok(MatmulProblem { m: size(m)?, k: size(k)?, n: size(n)?, dtype: c_type(dtype), inputs, epilogue })
 }
 
 /// The convolution the baselines would compute for a conv spec (iteration shape `N, K, C, OH, OW,
@@ -174,6 +187,10 @@ pub(crate) mod tests {
         assert_eq!(matmul_problem(&ok), Ok(MatmulProblem::f32(1, 8, 4)));
         let u32 = spec("Matmul(1x2x3x4, u32 GL row-major, u32 GL row-major, u32 GL row-major)");
         assert_eq!(matmul_problem(&u32).map(|p| p.dtype), Ok(morello_codegen::CType::U32));
+        let int8 = spec("Matmul(1x2x8x4, u8 GL row-major, i8 GL row-major, i32 GL row-major)");
+        assert_eq!(matmul_problem(&int8).map(|p| p.types_name()), Ok("u8s8s32".to_string()));
+        let vnni = spec("Matmul(1x2x8x4, u8 GL row-major, i8 GL [0, 1, 2, 1 p(4)], i32 GL row-major)");
+        assert_eq!(matmul_problem(&vnni), Err("operand 1 is not row-major; the baselines are".to_string()));
         for (text, why) in [
             (
                 "Matmul(1x2x3x4, f32 GL row-major, f32 GL col-major, f32 GL row-major)",

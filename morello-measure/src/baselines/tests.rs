@@ -42,6 +42,29 @@ fn every_available_matmul_epilogue_baseline_agrees_with_the_reference() {
     checked(&compiler, &Problem::Matmul(gelu), &["naive"]);
 }
 
+/// Quantized u8 x s8 -> s32 and s8 x s8 -> s32: the naive loop and oneDNN's int8 matmul (where
+/// installed) agree exactly with the reference, on inputs over their whole ranges; the other
+/// libraries say they have no such matmul.
+#[test]
+fn the_quantized_matmul_baselines_agree_exactly() {
+    let Some(compiler) = compiler() else { return };
+    for inputs in [[CType::U8, CType::I8], [CType::I8, CType::I8]] {
+        let problem =
+            MatmulProblem { dtype: CType::I32, inputs: Some(inputs), ..MatmulProblem::f32(5, 300, 7) };
+        let set = checked(&compiler, &Problem::Matmul(problem), &["naive"]);
+        let name = problem.types_name();
+        assert!(name == "u8s8s32" || name == "s8s8s32", "{name}");
+        for library in ["openblas", "blis", "xnnpack"] {
+            let skipped = set.skipped.iter().find(|s| s.reason.starts_with(library));
+            assert!(
+                skipped.is_some_and(|s| s.reason.contains(&format!("no {name} matmul"))),
+                "{library}: {:?}",
+                set.skipped
+            );
+        }
+    }
+}
+
 #[test]
 fn every_available_conv_baseline_agrees_with_the_reference() {
     let Some(compiler) = compiler() else { return };
@@ -85,7 +108,8 @@ fn a_baseline_that_computes_something_else_is_caught() {
 #[test]
 fn the_naive_u32_baseline_is_the_only_one_and_wraps_like_rust() {
     let Some(compiler) = compiler() else { return };
-    let problem = MatmulProblem { m: 3, k: 4, n: 5, dtype: CType::U32, epilogue: Epilogue::NONE };
+    let problem =
+        MatmulProblem { m: 3, k: 4, n: 5, dtype: CType::U32, inputs: None, epilogue: Epilogue::NONE };
     let set = checked(&compiler, &Problem::Matmul(problem), &["naive"]);
     assert_eq!(set.candidates.len(), 1);
     assert_eq!(set.skipped.len(), BaselineKind::ALL.len() - 1);

@@ -24,7 +24,9 @@ const LABEL: &str = "xnnpack";
 
 pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailable> {
     let body = match problem {
-        Problem::Matmul(p) if p.dtype != CType::F32 => return Err(format!("no {} matmul", p.dtype).into()),
+        Problem::Matmul(p) if p.dtype != CType::F32 => {
+            return Err(format!("no {} matmul", p.types_name()).into());
+        }
         Problem::Matmul(p) => matmul(p)?,
         Problem::Conv(p) => conv(p)?,
         Problem::Softmax(p) => softmax(p),

@@ -23,6 +23,11 @@
 //! (`morello_core::cost::rows_on_their_own_pages`) from a level that refills those more slowly
 //! (`MemoryLevel::fill_cost`), so the space stays small.
 //!
+//! A matmul's i8 `rhs` (before any split of `k`) may also be packed at such a level into strips of
+//! `k` inside `n` ([`vnni_layouts`]): the VNNI layout `[b, k / 4, n, 4]` that `BroadcastQuadDot`
+//! reads, or pairs `[b, k / 2, n, 2]` for `BroadcastPairDot`; weights already in it are read in
+//! place.
+//!
 //! A new buffer is copied in by a `Move` prologue when the operand is read and copied back by a
 //! `Move` epilogue when it is written. Inside a `Move`, an operand only moves into a new buffer at
 //! a level faster than the other operand's, so that those copies are smaller than the move itself
@@ -39,7 +44,7 @@ use morello_core::imp::AllocKind;
 use morello_core::layout::{Layout, LayoutDim, LayoutView};
 use morello_core::shape::Shape;
 use morello_core::spec::{CanonicalSpec, PrimitiveKind, TensorSpec};
-use morello_core::target::{LevelId, LevelKind, Target};
+use morello_core::target::{IsaFeature, LevelId, LevelKind, Target};
 
 use rustc_hash::FxBuildHasher;
 use smallvec::SmallVec;
@@ -139,6 +144,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
         }
         let layouts = cached_layouts(&source.shape, source.dtype, target);
         let panels = panel_layouts(spec, i, target);
+        let vnni = vnni_layouts(spec, i, target);
         for &level_id in moves_to {
             let mut all = destinations(source, level_id, &layouts, target);
             let level = target.level(level_id);
@@ -174,6 +180,22 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
                     if memory_units(&packed, target) <= level.capacity
                         && !all.iter().any(|(d, _)| *d == packed)
                     {
+                        all.push((packed, AllocKind::Buffer));
+                    }
+                }
+            }
+            if level.packs {
+                for layout in &vnni {
+                    let packed = TensorSpec {
+                        shape: source.shape.clone(),
+                        dtype: source.dtype,
+                        level: level_id,
+                        contiguous_dims: layout.len() as u8,
+                        layout: layout.clone(),
+                        vector_size: None,
+                        pitch: None,
+                    };
+                    if memory_units(&packed, target) <= level.capacity {
                         all.push((packed, AllocKind::Buffer));
                     }
                 }
@@ -242,6 +264,36 @@ pub fn panel_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> V
             LayoutView::dense(&layout, &rhs.shape).ok().map(|v| v.layout)
         })
         .collect()
+}
+
+/// The layout of strips of `k` operand `operand` of `spec` may be packed into: for a matmul's
+/// i8 `rhs` `[b, k, n]` not yet in it, on the matmul before any split of `k` (as panels are),
+/// `[b, k / s, n, s]`: `s = 4` (the VNNI layout, `morello_core::spec::VNNI_LAYOUT`) for a u8
+/// `lhs` on a target with AVX-512 VNNI (`BroadcastQuadDot`), else `s = 2` for the widening AVX2
+/// kernel (`BroadcastPairDot`); `k` a multiple of `s` above it.
+pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Vec<Layout> {
+    let rhs = &spec.operands[operand];
+    let k = rhs.shape.dims().get(1).copied().unwrap_or(0);
+    let quads = target.has_isa(IsaFeature::Avx512vnni) && spec.operands[0].dtype == Dtype::U8;
+    let strip = if quads { 4 } else { 2 };
+    if spec.kind != (PrimitiveKind::Matmul { accum: false })
+        || operand != 1
+        || rhs.dtype != Dtype::I8
+        || k <= strip
+        || k % strip != 0
+    {
+        return Vec::new();
+    }
+    let layout = Layout::new(vec![
+        LayoutDim::dynamic(0),
+        LayoutDim::dynamic(1),
+        LayoutDim::dynamic(2),
+        LayoutDim::packed(1, strip),
+    ]);
+    match layout.ok().and_then(|l| LayoutView::dense(&l, &rhs.shape).ok()) {
+        Some(view) if view.layout != rhs.layout => vec![view.layout],
+        _ => Vec::new(),
+    }
 }
 
 /// Whether the move's copy-in and copy-out are smaller than `spec`, so the sub-spec graph stays

@@ -8,6 +8,10 @@
 //! u32:          out += lhs * rhs;                        (unsigned: wraps)
 //! integers:     out = (T)((uint32_t)out + (uint32_t)lhs * (uint32_t)rhs);   (wraps; no signed
 //!               overflow, no promotion to int)
+//! u8/i8 x i8 -> i32:
+//!               out = (int32_t)((uint32_t)out + (uint32_t)((int32_t)lhs * (int32_t)rhs));
+//!               (the product is exact in int32, |lhs rhs| <= 32640; the sum wraps as the
+//!               interpreter's does, which a valid spec's reduction length never reaches)
 //! ```
 
 use morello_core::dtype::Dtype;
@@ -39,6 +43,9 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
             )
         }
         (Dtype::U32, Dtype::U32) => format!("{out} += {lhs} * {rhs};"),
+        (Dtype::U8 | Dtype::I8, Dtype::I32) if spec.operands[1].dtype == Dtype::I8 => {
+            format!("{out} = (int32_t)((uint32_t){out} + (uint32_t)((int32_t){lhs} * (int32_t){rhs}));")
+        }
         (a, b) if a == b && !a.is_float() => {
             let t = c_type(b).c_name();
             format!("{out} = ({t})((uint32_t){out} + (uint32_t){lhs} * (uint32_t){rhs});")

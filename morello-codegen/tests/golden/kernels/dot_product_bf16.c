@@ -1,6 +1,6 @@
 /* morello kernel `DotProductBf16` by itself, as function `dot_product_bf16` for target x86-avx512:
  * MatmulAccum(1x1x128x1, bf16 L1 row-major, bf16 L1 row-major, f32 RF row-major, serial)
- * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -mavx512bf16 -c kernel.c
+ * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -mavx512bf16 -mavx512vnni -c kernel.c
  */
 #include <immintrin.h>
 #include <stdint.h>
