@@ -7,7 +7,7 @@
 //! instead of four broadcasts.
 //!
 //! ```text
-//! ordinal:  15
+//! ordinal:  17
 //! constants: fixed 0, per_unit 2 per vector multiply-adds
 //! isa:      Neon
 //! applies:  MatmulAccum [1, 1, k, n], f32, every operand in vector registers: lhs [1, 1, k] one
