@@ -19,7 +19,7 @@
 
 use anyhow::Result;
 use morello_codegen::Compiler;
-use morello_core::dtype::{Dtype, OperandDtypes};
+use morello_core::dtype::OperandDtypes;
 use morello_core::spec::{
     CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, SpecBuilder, parse_epilogue, parse_limits,
     parse_pair,
