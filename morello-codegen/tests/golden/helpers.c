@@ -138,3 +138,38 @@ static inline __attribute__((unused)) float morello_gelu_f32(float x) {
   return _mm_cvtss_f32(morello_gelu_m128(_mm_set_ss(x)));
 }
 #endif
+#ifndef MORELLO_HELPER_EXP_F32X4
+#define MORELLO_HELPER_EXP_F32X4
+static inline __attribute__((unused)) float32x4_t morello_exp_f32x4(float32x4_t x) {
+  x = vminq_f32(vmaxq_f32(x, vdupq_n_f32(-87.0f)), vdupq_n_f32(88.0f));
+  int32x4_t k = vcvtnq_s32_f32(vmulq_f32(x, vdupq_n_f32(1.44269504f)));
+  float32x4_t n = vcvtq_f32_s32(k);
+  float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
+  r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
+  float32x4_t q = vdupq_n_f32(1.98412698e-4f);
+  q = vfmaq_f32(vdupq_n_f32(1.38888889e-3f), q, r);
+  q = vfmaq_f32(vdupq_n_f32(8.33333333e-3f), q, r);
+  q = vfmaq_f32(vdupq_n_f32(4.16666667e-2f), q, r);
+  q = vfmaq_f32(vdupq_n_f32(1.66666667e-1f), q, r);
+  q = vfmaq_f32(vdupq_n_f32(0.5f), q, r);
+  q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+  q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+  int32x4_t scale = vshlq_n_s32(vaddq_s32(k, vdupq_n_s32(127)), 23);
+  return vmulq_f32(q, vreinterpretq_f32_s32(scale));
+}
+#endif
+#ifndef MORELLO_HELPER_GELU_F32X4
+#define MORELLO_HELPER_GELU_F32X4
+static inline __attribute__((unused)) float32x4_t morello_gelu_f32x4(float32x4_t x) {
+  float32x4_t cube = vmulq_f32(vmulq_f32(x, x), x);
+  float32x4_t y = vmulq_f32(vdupq_n_f32(0.797884561f), vfmaq_f32(x, vdupq_n_f32(0.044715f), cube));
+  float32x4_t e = morello_exp_f32x4(vmulq_f32(y, vdupq_n_f32(-2.0f)));
+  return vdivq_f32(x, vaddq_f32(vdupq_n_f32(1.0f), e));
+}
+#endif
+#ifndef MORELLO_HELPER_GELU_F32_NEON
+#define MORELLO_HELPER_GELU_F32_NEON
+static inline __attribute__((unused)) float morello_gelu_f32_neon(float x) {
+  return vgetq_lane_f32(morello_gelu_f32x4(vdupq_n_f32(x)), 0);
+}
+#endif

@@ -90,14 +90,28 @@ fn compare_golden(path: &Path, c: &str, bless: bool, stale: &mut Vec<String>) {
 fn every_helper() -> BTreeSet<Helper> {
     use Helper::*;
     let all = [
-        FloorDiv, Mod, Bf16ToF32, F32ToBf16, HsumM128, HsumM256, ExpM128, ExpM256, ExpM512, GeluM128,
-        GeluM256, GeluM512, GeluF32,
+        FloorDiv,
+        Mod,
+        Bf16ToF32,
+        F32ToBf16,
+        HsumM128,
+        HsumM256,
+        ExpM128,
+        ExpM256,
+        ExpM512,
+        GeluM128,
+        GeluM256,
+        GeluM512,
+        GeluF32,
+        ExpF32x4,
+        GeluF32x4,
+        GeluF32Neon,
     ];
     for helper in all {
         // A new helper fails to compile here until it is listed above.
         match helper {
             FloorDiv | Mod | Bf16ToF32 | F32ToBf16 | HsumM128 | HsumM256 | ExpM128 | ExpM256 | ExpM512
-            | GeluM128 | GeluM256 | GeluM512 | GeluF32 => {}
+            | GeluM128 | GeluM256 | GeluM512 | GeluF32 | ExpF32x4 | GeluF32x4 | GeluF32Neon => {}
         }
     }
     all.into_iter().collect()
