@@ -229,7 +229,7 @@ fn bf16_rows_widened_into_f32_registers() {
 /// Quantized matmuls, exact in i32: the scalar multiply-add (u8 x i8 and i8 x i8), the widening
 /// AVX2 kernel on pairs of `k`, and on x86-avx512 the AVX-512 VNNI kernel (run where the host has VNNI, else compiled and
 /// skipped with the reason), with `rhs` packed by the search or given in the VNNI layout, for a
-/// cube, an odd shape (`n` not a multiple of the 16 lanes) and a cube of several register blocks.
+/// cube and an odd shape (`n` not a multiple of the 16 lanes); 256^3 is an ignored test.
 #[test]
 fn int8_matmuls() {
     check_avx2(&[
@@ -237,9 +237,7 @@ fn int8_matmuls() {
         ("matmul 5x12x3", "s8s8s32"),
         ("matmul 3x8x5 --accum", "u8s8s32"),
     ]);
-    for words in
-        ["matmul 64x64x64", "matmul 64x64x64 --rhs-layout vnni", "matmul 100x300x77", "matmul 256x256x256"]
-    {
+    for words in ["matmul 64x64x64", "matmul 64x64x64 --rhs-layout vnni", "matmul 100x300x77"] {
         check_best_uses(words, "u8s8s32", "x86-avx512", KernelKind::BroadcastQuadDot);
     }
     // Without VNNI (and for i8 activations), the exact widening AVX2 kernel on packed pairs.
@@ -247,6 +245,14 @@ fn int8_matmuls() {
         check_best_uses(words, dtypes, "x86-avx2", KernelKind::BroadcastPairDot);
     }
     check_best_uses("matmul 8x16x16", "s8s8s32", "x86-avx512", KernelKind::BroadcastPairDot);
+}
+
+/// The VNNI kernel over a cube of many register blocks: a few seconds of search and emission more
+/// than every CI run should pay.
+#[test]
+#[ignore = "slow; run with `cargo test -p morello-cli --test e2e -- --ignored int8`"]
+fn int8_matmul_of_many_register_blocks() {
+    check_best_uses("matmul 256x256x256", "u8s8s32", "x86-avx512", KernelKind::BroadcastQuadDot);
 }
 
 /// A loop over full tiles of `tile` plus the remainder regions (every combination of full and

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use anyhow::{Result, anyhow};
-use morello_codegen::{Compiler, host_features};
+use morello_codegen::Compiler;
 use morello_measure::ranking::{Ranked, Ranking, Regret, choose};
 use morello_measure::{BenchConfig, CandidateResult, KernelCandidate};
 use morello_search::VariantCosts;
@@ -19,11 +19,9 @@ use serde_json::{Value, json};
 
 use super::busy::{CpuTimes, busy_since};
 use super::kernel::solve_top_k;
-use super::markdown::{Machine, REGRET_MARKERS, utc_date};
-use super::measure::{measure_error, protocol_line};
-use super::suite::{
-    Args, Entry, check_outputs, command_line, cpu_description, entries, os_description, write_outputs,
-};
+use super::markdown::{Machine, REGRET_MARKERS};
+use super::measure::measure_error;
+use super::suite::{Args, Entry, check_outputs, entries, machine, write_outputs};
 use crate::commands::search::{SearchOptions, Session};
 use crate::failure::bad_input;
 use crate::spec_args::{SpecArgs, load_target, resolve};
@@ -124,17 +122,8 @@ pub fn run(args: &Args) -> Result<()> {
 
     let mut warnings: Vec<String> = args.measure.noise_note().into_iter().chain(busy).collect();
     warnings.iter_mut().for_each(|w| *w = format!("Warning: {w}."));
-    let machine = Machine {
-        date: utc_date(std::time::SystemTime::now()),
-        command: command_line(),
-        cpu: cpu_description(),
-        os: os_description(),
-        features: host_features().iter().map(|f| f.name()).collect::<Vec<_>>().join(" "),
-        compiler: compiler.to_string(),
-        peak: "not measured (the regret compares morello's candidates with each other)".into(),
-        protocol: protocol_line(&config, &config.bound_cpus()),
-        target: target_note.unwrap_or_else(|| target.name().to_string()),
-    };
+    let peak = "not measured (the regret compares morello's candidates with each other)".to_string();
+    let machine = machine(&compiler, &config, peak, target_note.unwrap_or_else(|| target.name().to_string()));
     let body = section(&rows, &machine, &warnings, args.top_k, args.min_gap);
     if !args.no_write {
         write_outputs(&args.markdown, REGRET_MARKERS, &body, None)?;

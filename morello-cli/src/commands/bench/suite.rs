@@ -225,17 +225,7 @@ pub fn run(args: &Args) -> Result<()> {
         notes.insert(0, format!("Warning: {warning}."));
     }
     let target_text = target_note.clone().unwrap_or_else(|| target.name().to_string());
-    let machine = Machine {
-        date: utc_date(std::time::SystemTime::now()),
-        command: command_line(),
-        cpu: cpu_description(),
-        os: os_description(),
-        features: host_features().iter().map(|f| f.name()).collect::<Vec<_>>().join(" "),
-        compiler: compiler.to_string(),
-        peak: peak_line(&peak),
-        protocol: protocol_line(&config, &config.bound_cpus()),
-        target: target_text,
-    };
+    let machine = machine(&compiler, &config, peak_line(&peak), target_text);
     let svg = plot(
         &series(&table, &entries),
         peak_gflops.map(|p| p * config.threads as f64),
@@ -523,7 +513,23 @@ fn suite_json(
 }
 
 /// The command line as typed, quoted where a shell would need it.
-pub(super) fn command_line() -> String {
+/// This machine and run as the generated sections record them: now, the command line, the CPU, the
+/// OS, the instruction sets, `compiler`, `peak` and `target` as given, and `config`'s protocol.
+pub(super) fn machine(compiler: &Compiler, config: &BenchConfig, peak: String, target: String) -> Machine {
+    Machine {
+        date: utc_date(std::time::SystemTime::now()),
+        command: command_line(),
+        cpu: cpu_description(),
+        os: os_description(),
+        features: host_features().iter().map(|f| f.name()).collect::<Vec<_>>().join(" "),
+        compiler: compiler.to_string(),
+        peak,
+        protocol: protocol_line(config, &config.bound_cpus()),
+        target,
+    }
+}
+
+fn command_line() -> String {
     let quote = |arg: String| {
         let plain =
             !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:=,+@%".contains(c));
@@ -537,7 +543,7 @@ pub(super) fn command_line() -> String {
 
 /// The CPU's model name, family and model numbers (a virtual machine's name can be as bare as
 /// "Intel Xeon Processor": the numbers tell its generation) and the logical CPUs.
-pub(super) fn cpu_description() -> String {
+fn cpu_description() -> String {
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let field = |name: &str| {
         info.lines().find_map(|l| {
@@ -554,7 +560,7 @@ pub(super) fn cpu_description() -> String {
     format!("{model}{numbers}, {cpus} logical CPU{}", if cpus == 1 { "" } else { "s" })
 }
 
-pub(super) fn os_description() -> String {
+fn os_description() -> String {
     let os = match std::env::consts::OS {
         "linux" => "Linux",
         other => other,
