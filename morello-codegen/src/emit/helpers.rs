@@ -5,7 +5,7 @@
 //! `static inline` and marked unused, which keeps `-Wall -Wextra` quiet on gcc and clang.
 
 /// A helper function of the emitted C.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, strum::EnumIter)]
 pub enum Helper {
     /// `morello_floordiv(a, c)`: division rounding toward negative infinity (`c > 0`).
     FloorDiv,

@@ -88,33 +88,8 @@ fn compare_golden(path: &Path, c: &str, bless: bool, stale: &mut Vec<String>) {
 
 /// Every helper, in the order [`helpers::definitions`] defines them.
 fn every_helper() -> BTreeSet<Helper> {
-    use Helper::*;
-    let all = [
-        FloorDiv,
-        Mod,
-        Bf16ToF32,
-        F32ToBf16,
-        HsumM128,
-        HsumM256,
-        ExpM128,
-        ExpM256,
-        ExpM512,
-        GeluM128,
-        GeluM256,
-        GeluM512,
-        GeluF32,
-        ExpF32x4,
-        GeluF32x4,
-        GeluF32Neon,
-    ];
-    for helper in all {
-        // A new helper fails to compile here until it is listed above.
-        match helper {
-            FloorDiv | Mod | Bf16ToF32 | F32ToBf16 | HsumM128 | HsumM256 | ExpM128 | ExpM256 | ExpM512
-            | GeluM128 | GeluM256 | GeluM512 | GeluF32 | ExpF32x4 | GeluF32x4 | GeluF32Neon => {}
-        }
-    }
-    all.into_iter().collect()
+    use strum::IntoEnumIterator;
+    Helper::iter().collect()
 }
 
 /// A tree's golden text: its emitted C with each helper's guarded definition replaced by one line
