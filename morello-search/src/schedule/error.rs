@@ -13,7 +13,7 @@ pub enum ScheduleError {
         /// The spec it was applied to.
         spec: String,
         /// Why not.
-        why: Refusal,
+        why: Box<Refusal>,
     },
     /// The search could not complete an open leaf (stopped, or nothing fits its memory limits).
     #[error("cannot synthesize {spec}: {source}")]
@@ -21,7 +21,7 @@ pub enum ScheduleError {
         /// The open leaf's spec.
         spec: String,
         /// The search's error.
-        source: SearchError,
+        source: Box<SearchError>,
     },
     /// A line of a schedule file is not a step (the file's fault): its line and column, 1-based.
     #[error("line {line}, column {column}: {message}")]

@@ -55,8 +55,10 @@ use morello_core::spec::{CanonicalSpec, TensorSpec};
 use morello_core::target::{LevelId, LevelKind, MemVec, Target};
 
 use crate::actions::{Action, ActionConfig, DividingTiles, Plan, PlanShape, Remainders, actions};
+use crate::error::SearchError;
 use crate::feasible::Feasibility;
 use crate::reconstruct::Rebuild;
+use crate::report::{SearchReport, StopReason};
 use crate::search::Search;
 
 pub use emit::{schedule_text, step_of};
@@ -70,6 +72,8 @@ pub struct Schedule<'t> {
     target: &'t Target,
     search: Search<'t>,
     root: Node,
+    /// What the searches that completed open leaves did, summed.
+    report: SearchReport,
 }
 
 /// A node of a partial implementation.
@@ -154,7 +158,20 @@ impl<'t> Schedule<'t> {
     /// cancel token and time limit), within the search's limits.
     pub fn with_search(spec: &CanonicalSpec, search: Search<'t>) -> Self {
         let root = Node::Open { spec: spec.clone(), limits: search.effective_limits() };
-        Schedule { target: search.target(), search, root }
+        let report = SearchReport {
+            specs_solved: 0,
+            memo_hits: 0,
+            actions: 0,
+            wall_time: std::time::Duration::ZERO,
+            estimated_memory: 0,
+            stop: StopReason::Solved,
+        };
+        Schedule { target: search.target(), search, root, report }
+    }
+
+    /// What the searches that completed open leaves did, summed (the largest memory estimate).
+    pub fn report(&self) -> &SearchReport {
+        &self.report
     }
 
     /// The scheduled spec.
@@ -208,15 +225,9 @@ impl<'t> Schedule<'t> {
                 }
             }
             Step::Split { size } => {
-                self.apply_at_default(&mut root, step, |s, spec, all| {
-                    let reductions = spec.kind.reduction_dims();
-                    if !spec.kind.accumulates() {
-                        return Err(Refusal::NotAccumulating);
-                    }
-                    match reductions {
-                        [dim] => s.tile_index(spec, *dim, *size, all),
-                        _ => Err(Refusal::NoSingleReduction { count: reductions.len() }),
-                    }
+                self.apply_at_default(&mut root, step, |s, spec, all| match spec.kind.reduction_dims() {
+                    [dim] => s.tile_index(spec, *dim, *size, all),
+                    reductions => Err(Refusal::NoSingleReduction { count: reductions.len() }),
                 })?;
             }
             Step::Tile { dim, size } => {
@@ -371,8 +382,14 @@ impl<'t> Schedule<'t> {
         f: impl FnOnce(&mut Schedule<'t>) -> Result<(), ScheduleError>,
     ) -> Result<&mut Self, ScheduleError> {
         let node = self.node_at(path)?.clone();
-        let mut sub = Schedule { target: self.target, search: self.search.clone(), root: node };
+        let mut sub = Schedule {
+            target: self.target,
+            search: self.search.clone(),
+            root: node,
+            report: self.report.clone(),
+        };
         f(&mut sub)?;
+        self.report = sub.report;
         let mut root = self.root.clone();
         let mut at = &mut root;
         for &index in path {
@@ -412,17 +429,26 @@ impl<'t> Schedule<'t> {
     /// [`ScheduleError::Synthesis`] when the search stops or nothing fits a leaf's limits.
     pub fn complete(&mut self) -> Result<&mut Self, ScheduleError> {
         let mut root = self.root.clone();
-        self.complete_node(&mut root)?;
+        let mut report = self.report.clone();
+        self.complete_node(&mut root, &mut report)?;
         self.root = root;
+        self.report = report;
         Ok(self)
     }
 
-    fn complete_node(&self, node: &mut Node) -> Result<(), ScheduleError> {
+    fn complete_node(&self, node: &mut Node, report: &mut SearchReport) -> Result<(), ScheduleError> {
         match node {
             Node::Open { spec, limits } => {
-                let synthesis =
-                    |source| ScheduleError::Synthesis { spec: spec.display(self.target).to_string(), source };
-                self.search.fill(spec).map_err(synthesis)?;
+                let synthesis = |source: SearchError| ScheduleError::Synthesis {
+                    spec: spec.display(self.target).to_string(),
+                    source: Box::new(source),
+                };
+                let filled = self.search.fill(spec).map_err(synthesis)?;
+                report.specs_solved += filled.specs_solved;
+                report.memo_hits += filled.memo_hits;
+                report.actions += filled.actions;
+                report.wall_time += filled.wall_time;
+                report.estimated_memory = report.estimated_memory.max(filled.estimated_memory);
                 let memo = self.search.limits_memo_table();
                 let feasibility = Feasibility::new(self.target);
                 let rebuild = Rebuild::new(&memo, self.target, self.search.action_config(), &feasibility);
@@ -430,7 +456,9 @@ impl<'t> Schedule<'t> {
                 *node = Node::Solved(imp);
                 Ok(())
             }
-            Node::Applied { children, .. } => children.iter_mut().try_for_each(|c| self.complete_node(c)),
+            Node::Applied { children, .. } => {
+                children.iter_mut().try_for_each(|c| self.complete_node(c, report))
+            }
             Node::Solved(_) => Ok(()),
         }
     }
@@ -538,11 +566,19 @@ impl<'t> Schedule<'t> {
     }
 
     fn illegal(&self, step: &Step, spec: &CanonicalSpec, why: Refusal) -> ScheduleError {
-        ScheduleError::Illegal { step: step.to_string(), spec: spec.display(self.target).to_string(), why }
+        ScheduleError::Illegal {
+            step: step.to_string(),
+            spec: spec.display(self.target).to_string(),
+            why: Box::new(why),
+        }
     }
 
     fn illegal_text(&self, step: String, node: &Node, why: Refusal) -> ScheduleError {
-        ScheduleError::Illegal { step, spec: node.spec().display(self.target).to_string(), why }
+        ScheduleError::Illegal {
+            step,
+            spec: node.spec().display(self.target).to_string(),
+            why: Box::new(why),
+        }
     }
 
     /// The level named `name`.
