@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use morello_codegen::{EmitConfig, emit_kernel};
 use morello_measure::ranking::{Ranked, choose};
-use morello_search::{Solution, VariantCosts};
+use morello_search::schedule::schedule_text;
+use morello_search::{ActionConfig, Solution, VariantCosts};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -98,6 +99,12 @@ impl PyImpl {
         Ok(emit_kernel(&self.solution.imp, &self.context.target, &EmitConfig::default())
             .map_err(to_py)?
             .source)
+    }
+
+    /// The implementation as schedule text (`morello search --emit schedule`): read back by
+    /// `Schedule.apply_text` (or `morello search --schedule FILE`), it gives the same tree.
+    fn schedule(&self) -> PyResult<String> {
+        schedule_text(&self.solution.imp, &self.context.target, &ActionConfig::default()).map_err(to_py)
     }
 
     /// The model's `k` best implementations of the same spec whose C differs: this one first,

@@ -12,6 +12,7 @@
 //! cancel.rs          a search on a worker thread, the GIL released, Ctrl-C polled and cancelling
 //! implementation.rs  Impl: cost, tree, C, top-k, and the entry points of compile and bench
 //! kernel.rs          Library: the C kernel as a shared library, and how numpy sees its buffers
+//! schedule.rs        Schedule: hand steps checked as they are added, synthesize() completing them
 //! bench.rs           bench(): the same measurement and JSON as `morello bench --json`
 //! error.rs           MorelloError, carrying the Rust error's text
 //! ```
@@ -24,6 +25,7 @@ mod cancel;
 mod error;
 mod implementation;
 mod kernel;
+mod schedule;
 mod search;
 mod target;
 
@@ -36,6 +38,7 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("MorelloError", module.py().get_type::<error::MorelloError>())?;
     module.add_class::<implementation::PyImpl>()?;
     module.add_class::<kernel::Library>()?;
+    module.add_class::<schedule::PySchedule>()?;
     module.add_function(wrap_pyfunction!(search::search, module)?)?;
     module.add("MODEL_VERSION", morello_search::db::MODEL_VERSION)?;
     Ok(())

@@ -11,7 +11,7 @@ use morello_core::dtype::OperandDtypes;
 use morello_core::spec::{CanonicalSpec, SpecBuilder, parse_epilogue, parse_limits};
 use morello_core::target::{MemVec, Target};
 use morello_search::db::{DbError, OpenTable, Schema, TableLocation};
-use morello_search::{ActionConfig, CancelToken, Memo, Search, SearchError, Solution};
+use morello_search::{ActionConfig, CancelToken, Memo, Search, Solution};
 use pyo3::exceptions::PyRuntimeWarning;
 use pyo3::prelude::*;
 
@@ -44,10 +44,10 @@ impl Context {
     ///
     /// # Errors
     /// A bad table, a search error, or `KeyboardInterrupt`.
-    pub fn solve<T: Send>(
+    pub fn solve<T: Send, E: std::error::Error + Send + 'static>(
         &self,
         py: Python<'_>,
-        solve: impl FnOnce(&Search<'_>) -> Result<T, SearchError> + Send,
+        solve: impl FnOnce(&Search<'_>) -> Result<T, E> + Send,
     ) -> PyResult<T> {
         let (mut table, memo) = self.open_table(py)?;
         let token = CancelToken::new();
@@ -100,6 +100,15 @@ impl Context {
     /// As [`Context::solve`].
     pub fn best(&self, py: Python<'_>, spec: &CanonicalSpec) -> PyResult<Solution> {
         let solution = self.solve(py, |search| search.solve(spec))?;
+        self.warn_unless_optimal(py, &solution)?;
+        Ok(solution)
+    }
+
+    /// A `RuntimeWarning` when `solution` is not optimal (the search stopped at its time limit).
+    ///
+    /// # Errors
+    /// A warning turned into an error by Python's warning filters.
+    pub fn warn_unless_optimal(&self, py: Python<'_>, solution: &Solution) -> PyResult<()> {
         if !solution.report.optimal() {
             warn(
                 py,
@@ -110,7 +119,7 @@ impl Context {
                 ),
             )?;
         }
-        Ok(solution)
+        Ok(())
     }
 }
 
@@ -194,17 +203,53 @@ pub fn search(
     jobs: Option<usize>,
     time_limit: Option<f64>,
 ) -> PyResult<PyImpl> {
+    let (context, spec) = prepare(
+        spec,
+        target,
+        processors,
+        SpecOptions { dtype: dtype.to_string(), batch, accum, epilogue, rhs_layout, from_layout, to_layout },
+        memory.as_deref(),
+        TableChoice { db, no_db },
+        jobs,
+        time_limit,
+    )?;
+    let solution = context.best(py, &spec)?;
+    Ok(PyImpl::new(context, solution))
+}
+
+/// The memo table a call names (`db=PATH`, `no_db=True`, or neither: the target's default).
+#[derive(Debug, Clone, Default)]
+pub struct TableChoice {
+    /// `db=PATH`.
+    pub db: Option<std::path::PathBuf>,
+    /// `no_db=True`.
+    pub no_db: bool,
+}
+
+/// The context and canonical spec of a call's arguments (what `search` and `Schedule` share).
+///
+/// # Errors
+/// Bad input, as a `MorelloError` that says which argument.
+#[allow(clippy::too_many_arguments, reason = "Python keyword arguments, one per CLI flag")]
+pub fn prepare(
+    spec: &str,
+    target: &str,
+    processors: Option<u32>,
+    options: SpecOptions,
+    memory: Option<&str>,
+    table: TableChoice,
+    jobs: Option<usize>,
+    time_limit: Option<f64>,
+) -> PyResult<(Arc<Context>, CanonicalSpec)> {
     let target = load_target(target, processors)?;
-    let options =
-        SpecOptions { dtype: dtype.to_string(), batch, accum, epilogue, rhs_layout, from_layout, to_layout };
     let spec = build_spec(spec, &options, &target)?;
-    let limits = match &memory {
+    let limits = match memory {
         Some(text) => {
             parse_limits(text, &target).map_err(|e| bad_input(format!("invalid memory `{text}`: {e}")))?
         }
         None => target.capacities(),
     };
-    let location = match (db, no_db) {
+    let location = match (table.db, table.no_db) {
         (Some(_), true) => return Err(bad_input("give db=PATH or no_db=True, not both")),
         (Some(path), false) => TableLocation::File(path),
         (None, true) => TableLocation::Memory,
@@ -228,6 +273,5 @@ pub fn search(
         threads: jobs,
         time_limit,
     });
-    let solution = context.best(py, &spec)?;
-    Ok(PyImpl::new(context, solution))
+    Ok((context, spec))
 }

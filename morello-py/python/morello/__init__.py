@@ -29,7 +29,7 @@ import numpy as np
 from . import _morello
 from ._morello import MODEL_VERSION, MorelloError
 
-__all__ = ["MODEL_VERSION", "Impl", "Kernel", "MorelloError", "search"]
+__all__ = ["MODEL_VERSION", "Impl", "Kernel", "MorelloError", "Schedule", "search"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -130,6 +130,11 @@ class Impl:
         """The C translation unit (``morello search --emit c``)."""
         return self._native.c_source()
 
+    def schedule(self) -> str:
+        """The implementation as schedule text (``morello search --emit schedule``), for
+        :meth:`Schedule.apply_text` or ``morello search --schedule FILE`` to read back."""
+        return self._native.schedule()
+
     def top_k(self, k: int) -> List["Impl"]:
         """The model's ``k`` best implementations of the spec whose C differs, this one first
         (the candidates ``morello bench --top-k`` times)."""
@@ -171,6 +176,124 @@ class Impl:
             cpu,
         )
         return json.loads(text)
+
+    def __repr__(self) -> str:
+        return repr(self._native)
+
+
+class Schedule:
+    """The first rewrites of a spec by hand, completed by the search.
+
+    >>> s = morello.Schedule("matmul 512x512x512")
+    >>> impl = s.tile_out([1, 64, 512]).to_accum().split(64).synthesize()
+
+    ``Schedule(spec, **options)`` takes the arguments of :func:`search`. Each step goes to the
+    first sub-spec still open (a loop's body, a move's body, the accumulating stage of
+    ``to_accum``) and is checked at once: a step the search could not take there raises
+    :class:`MorelloError` naming the step, the spec and why, and is not kept. Steps chain.
+    :meth:`synthesize` completes every open sub-spec from the memo table (searching what is
+    missing) into an :class:`Impl`. See ``docs/schedules.md`` for every step.
+    """
+
+    def __init__(self, spec: str, **options: Any) -> None:
+        if "db" in options and options["db"] is not None:
+            options["db"] = os.fspath(options["db"])
+        self._native = _morello.Schedule(spec, **options)
+
+    @classmethod
+    def of(cls, impl: Impl) -> "Schedule":
+        """A schedule of ``impl``'s spec, on its target and table."""
+        schedule = cls.__new__(cls)
+        schedule._native = _morello.Schedule.of(impl._native)
+        return schedule
+
+    @property
+    def spec(self) -> str:
+        """The scheduled spec, as spec text."""
+        return self._native.spec
+
+    def tile_out(self, shape: Sequence[int]) -> "Schedule":
+        """Tile the output to ``shape`` (one serial loop per dim that changes)."""
+        self._native.tile_out(list(shape))
+        return self
+
+    def split(self, size: int) -> "Schedule":
+        """Tile the one reduction dim to ``size`` (after :meth:`to_accum`)."""
+        self._native.split(size)
+        return self
+
+    def tile(self, dim: str, size: int) -> "Schedule":
+        """Tile the iteration dim named ``dim`` (``"m"``, ``"k"``, ``"n"``) to ``size``."""
+        self._native.tile(dim, size)
+        return self
+
+    def parallel(self, shape: Sequence[int]) -> "Schedule":
+        """One parallel loop over output tiles of ``shape``."""
+        self._native.parallel(list(shape))
+        return self
+
+    def move_to(
+        self,
+        operand: Union[int, str],
+        level: str,
+        layout: Optional[str] = None,
+        vector_size: Optional[int] = None,
+    ) -> "Schedule":
+        """Move an operand (index or name) to ``level`` (``"L1"``, ``"VRF"``), optionally in
+        ``layout`` with vectors of ``vector_size`` elements."""
+        self._native.move_to(operand, level, layout, vector_size)
+        return self
+
+    def pack(
+        self, operand: Union[int, str], level: str, layout: str, vector_size: Optional[int] = None
+    ) -> "Schedule":
+        """Copy an operand into a new buffer at ``level`` in ``layout`` (never a cache view)."""
+        self._native.pack(operand, level, layout, vector_size)
+        return self
+
+    def to_accum(self) -> "Schedule":
+        """Zero the output, then accumulate into it."""
+        self._native.to_accum()
+        return self
+
+    def peel(self, size: int) -> "Schedule":
+        """Compute the first ``size`` of the reduction, then accumulate the rest."""
+        self._native.peel(size)
+        return self
+
+    def select(self, kernel: str) -> "Schedule":
+        """Implement the open sub-spec with the kernel named ``kernel``."""
+        self._native.select(kernel)
+        return self
+
+    def apply_text(self, text: str) -> "Schedule":
+        """Apply schedule text (one step per line, ``#`` comments, ``sub PATH { ... }``)."""
+        self._native.apply_text(text)
+        return self
+
+    def subschedule(self, path: Sequence[int], steps: Any) -> "Schedule":
+        """Schedule the node at ``path`` (child indices) with ``steps(sub)``, a callable that adds
+        steps to ``sub``, a schedule of that node."""
+
+        def call(native: Any) -> None:
+            sub = Schedule.__new__(Schedule)
+            sub._native = native
+            steps(sub)
+
+        self._native.subschedule(list(path), call)
+        return self
+
+    def open_leaves(self) -> List[str]:
+        """The sub-specs no step has implemented yet, in execution order."""
+        return self._native.open_leaves()
+
+    def tree(self) -> str:
+        """The tree so far (open sub-specs as leaves of cost 0)."""
+        return self._native.tree()
+
+    def synthesize(self) -> Impl:
+        """Complete every open sub-spec from the memo table; the implementation."""
+        return Impl(self._native.synthesize())
 
     def __repr__(self) -> str:
         return repr(self._native)
