@@ -191,6 +191,17 @@ impl<'t> Schedule<'t> {
         out
     }
 
+    /// The open leaf the next step goes to (see the module docs), or `None` when the default path
+    /// ends at a kernel or at a node with no default child.
+    pub fn current(&self) -> Option<&CanonicalSpec> {
+        let path = self.default_path(&self.root, &Step::ToAccum).ok()?;
+        let mut at = &self.root;
+        for index in path {
+            at = &at.children()[index];
+        }
+        Some(at.spec())
+    }
+
     /// The tree so far, open leaves as unsolved leaves (`Impl::spec_app`, cost 0).
     pub fn partial_impl(&self) -> Impl {
         self.root.build(self.target)
@@ -722,7 +733,7 @@ impl<'t> Schedule<'t> {
         let matches = |a: &Action| match a {
             Action::Move { destination, kind, .. } => {
                 at_level(a)
-                    && layout.as_ref().is_none_or(|l| *l == destination.layout)
+                    && layout.as_ref().is_none_or(|l| same_layout(l, destination))
                     && wanted.vector_size.is_none_or(|v| destination.vector_size == Some(v))
                     && (wanted.copy == Copy::ViewOrBuffer || *kind == AllocKind::Buffer)
             }
@@ -852,6 +863,13 @@ fn output_tiles(spec: &CanonicalSpec, shape: &[u32], target: &Target) -> Result<
 fn canonical_layout(text: &str, operand: &TensorSpec) -> Result<Layout, String> {
     let layout = Layout::parse_for_rank(text, operand.shape.rank()).map_err(|e| e.to_string())?;
     LayoutView::dense(&layout, &operand.shape).map(|view| view.layout).map_err(|e| e.to_string())
+}
+
+/// Whether `layout` (canonical for the operand's shape) is `destination`'s, as written or in
+/// canonical form (register destinations keep the layout as the move wrote it).
+fn same_layout(layout: &Layout, destination: &TensorSpec) -> bool {
+    *layout == destination.layout
+        || LayoutView::dense(&destination.layout, &destination.shape).is_ok_and(|v| v.layout == *layout)
 }
 
 /// `row-major`, `col-major` or the bracketed form of `destination`'s layout (`None` for none).
