@@ -1,6 +1,8 @@
 //! `Impl.bench()`: the implementation verified, then timed beside the baselines in one run, with
 //! the machine's FMA peak measured first; the result is the JSON of `morello bench --json`
-//! ([`KernelReport::json`], the same code), which the Python part parses into a dict.
+//! ([`KernelReport::json`], the same code), which the Python part parses into a dict. Other
+//! implementations of the same spec (`versus=`) are timed in the same run, labelled
+//! `morello-NAME`, as `morello bench --versus-target` times another target's kernel.
 
 use morello_codegen::Compiler;
 use morello_core::isa::Architecture;
@@ -92,9 +94,39 @@ fn config(options: &BenchOptions, processors: u32) -> PyResult<BenchConfig> {
 /// Bad options, a target this host does not run natively, a kernel that does not verify, or
 /// `KeyboardInterrupt` (checked between the peak probe and the timing, which cannot be
 /// interrupted halfway).
-pub fn bench_json(py: Python<'_>, imp: &PyImpl, options: &BenchOptions) -> PyResult<String> {
+pub fn bench_json(
+    py: Python<'_>,
+    imp: &PyImpl,
+    others: &[(String, PyRef<'_, PyImpl>)],
+    options: &BenchOptions,
+) -> PyResult<String> {
     let target = &imp.context().target;
     let solution = imp.solution();
+    let mut labels = vec![LABEL.to_string()];
+    let mut timed = TimedKernels {
+        kernels: vec![Ranked { imp: &solution.imp, cost: solution.cost }],
+        ..TimedKernels::default()
+    };
+    for (name, other) in others {
+        let label = format!("{LABEL}-{name}");
+        if labels.contains(&label) || name.is_empty() || name.chars().any(|c| c.is_whitespace()) {
+            return Err(bad_input(format!(
+                "versus names label the other implementations: `{name}` is empty, has a space or is given twice"
+            )));
+        }
+        if other.solution().imp.spec != solution.imp.spec || other.context().target != *target {
+            return Err(bad_input(format!(
+                "versus[{name:?}] implements {} on {}, not {} on {}: only implementations of the same spec and \
+                 target are timed side by side",
+                other.solution().imp.spec.display(&other.context().target),
+                other.context().target.name(),
+                solution.imp.spec.display(target),
+                target.name()
+            )));
+        }
+        labels.push(label);
+        timed.kernels.push(Ranked { imp: &other.solution().imp, cost: other.solution().cost });
+    }
     if let Some(architecture) = target.architecture().filter(|a| Some(*a) != Architecture::host()) {
         return Err(bad_input(format!(
             "bench() times kernels on this machine, but target {} is {architecture} code, which runs here only \
@@ -110,7 +142,11 @@ pub fn bench_json(py: Python<'_>, imp: &PyImpl, options: &BenchOptions) -> PyRes
     if let Some(interrupt) = interrupted {
         return Err(interrupt);
     }
-    let kernels = [KernelCandidate { label: LABEL.to_string(), imp: &solution.imp }];
+    let kernels: Vec<KernelCandidate<'_>> = labels
+        .iter()
+        .zip(&timed.kernels)
+        .map(|(label, kernel)| KernelCandidate { label: label.clone(), imp: kernel.imp })
+        .collect();
     let (measured, interrupted) = run_cancellable(py, &token, || {
         measure(&compiler, target, &solution.imp.spec, &kernels, &kinds, &config)
     })?;
@@ -118,11 +154,6 @@ pub fn bench_json(py: Python<'_>, imp: &PyImpl, options: &BenchOptions) -> PyRes
         return Err(interrupt);
     }
     let measured = measured.map_err(to_py)?;
-    let timed = TimedKernels {
-        kernels: vec![Ranked { imp: &solution.imp, cost: solution.cost }],
-        ..TimedKernels::default()
-    };
-    let labels = [LABEL.to_string()];
     let spec = &solution.imp.spec;
     let report = KernelReport {
         spec_text: spec.display(target).to_string(),

@@ -137,7 +137,7 @@ impl PyImpl {
     }
 
     /// `morello bench --json` for this implementation: verified, then timed beside `baselines`.
-    #[pyo3(signature = (baselines, samples, min_sample_seconds, threads, seed, caches, cpu = None))]
+    #[pyo3(signature = (baselines, samples, min_sample_seconds, threads, seed, caches, cpu = None, versus = Vec::new()))]
     #[allow(clippy::too_many_arguments, reason = "Python keyword arguments, one per CLI flag")]
     fn bench_json(
         &self,
@@ -149,6 +149,7 @@ impl PyImpl {
         seed: u64,
         caches: &str,
         cpu: Option<usize>,
+        versus: Vec<(String, PyRef<'_, PyImpl>)>,
     ) -> PyResult<String> {
         let options = crate::bench::BenchOptions {
             baselines,
@@ -159,7 +160,7 @@ impl PyImpl {
             caches: caches.to_string(),
             cpu,
         };
-        crate::bench::bench_json(py, self, &options)
+        crate::bench::bench_json(py, self, &versus, &options)
     }
 
     fn __repr__(&self) -> String {

@@ -130,7 +130,15 @@ impl PySchedule {
             spec,
             target,
             processors,
-            SpecOptions { dtype: dtype.to_string(), batch, accum, epilogue, rhs_layout, from_layout, to_layout },
+            SpecOptions {
+                dtype: dtype.to_string(),
+                batch,
+                accum,
+                epilogue,
+                rhs_layout,
+                from_layout,
+                to_layout,
+            },
             memory.as_deref(),
             TableChoice { db, no_db },
             jobs,
@@ -240,7 +248,12 @@ impl PySchedule {
         outer.push((slf.items.clone(), path.clone()));
         let sub = Py::new(
             steps.py(),
-            PySchedule { context: Arc::clone(&slf.context), spec: slf.spec.clone(), items: Vec::new(), outer },
+            PySchedule {
+                context: Arc::clone(&slf.context),
+                spec: slf.spec.clone(),
+                items: Vec::new(),
+                outer,
+            },
         )?;
         // The node must exist before the callback runs.
         slf.push(Item::Sub(path.clone(), Vec::new()))?;
@@ -295,5 +308,7 @@ fn operand_name(operand: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(index) = operand.extract::<usize>() {
         return Ok(index.to_string());
     }
-    operand.extract::<String>().map_err(|_| bad_input("an operand is its index (0, 1, ...) or its name (\"lhs\", ...)"))
+    operand
+        .extract::<String>()
+        .map_err(|_| bad_input("an operand is its index (0, 1, ...) or its name (\"lhs\", ...)"))
 }

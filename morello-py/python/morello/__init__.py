@@ -22,7 +22,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -159,12 +159,15 @@ class Impl:
         seed: int = 1,
         caches: str = "warm",
         cpu: Optional[int] = None,
+        versus: Optional[Dict[str, "Impl"]] = None,
     ) -> Dict[str, Any]:
         """Verifies the kernel, then times it beside ``baselines`` (``"openblas"``, ``"blis"``,
         ``"libxsmm"``, ``"mkl"``, ``"onednn"``, ``"xnnpack"``, ``"naive"``, ``"gemm"``; default
         all; ``[]`` none) in one run: the dict ``morello bench --json`` prints, the kernel
         labelled ``morello``. ``threads`` defaults to the target's processors (the
-        ``processors`` it was searched with)."""
+        ``processors`` it was searched with). ``versus`` times other implementations of the same
+        spec and target in the same run, ``{"hand": impl}`` labelled ``morello-hand``, with
+        ``morello_speedup`` the first's speedup over each."""
         names = ["all"] if baselines is None else (list(baselines) or ["none"])
         text = self._native.bench_json(
             names,
@@ -174,6 +177,7 @@ class Impl:
             seed,
             caches,
             cpu,
+            [(name, impl._native) for name, impl in (versus or {}).items()],
         )
         return json.loads(text)
 
@@ -446,6 +450,15 @@ class Kernel:
         return self._library.openmp
 
     def __call__(self, *arrays: Any, out: Any = None) -> Any:
+        return self.bind(*arrays, out=out)()
+
+    def bind(self, *arrays: Any, out: Any = None) -> Callable[[], Any]:
+        """The call on these arrays, prepared: a function of no arguments that runs the kernel and
+        returns what it wrote, as ``kernel(*arrays, out=out)`` does. Conversions and copies into
+        the operands' layouts are made once, here, so repeated calls time the kernel alone (plus
+        one ctypes call). The inputs' values are those they had when bound, unless an input is
+        passed without a copy (its dtype and memory order match the operand's layout): then each
+        call reads it as it is then."""
         readers = [p for p in self.params if p.reads]
         writers = [p for p in self.params if p.writes and not p.reads]
         if len(arrays) != len(readers):
@@ -458,7 +471,7 @@ class Kernel:
         given_outs = iter(outs)
         drop = None
         pointers = []
-        buffers = []  # every buffer stays alive until the call returns
+        buffers = []  # every buffer lives as long as the bound call
         written = []
         for param in self.params:
             if param.reads:
@@ -480,12 +493,15 @@ class Kernel:
             pointers.append(buffer.ctypes.data)
             buffers.append(buffer)
             if param.writes:
-                written.append((param, buffer, view))
-        self._function(*pointers)
-        del buffers
-        results = []
-        for param, buffer, view in written:
-            result = param.result(buffer, view)
-            keep = min(drop or 0, param.leading_ones())
-            results.append(result.reshape(param.shape[keep:]))
-        return results[0] if len(results) == 1 else tuple(results)
+                keep = min(drop or 0, param.leading_ones())
+                written.append((param, buffer, view, param.shape[keep:]))
+        function = self._function
+        arguments = tuple(pointers)
+
+        def call() -> Any:
+            function(*arguments)
+            results = [param.result(buffer, view).reshape(shape) for param, buffer, view, shape in written]
+            return results[0] if len(results) == 1 else tuple(results)
+
+        call.buffers = buffers  # type: ignore[attr-defined]
+        return call
