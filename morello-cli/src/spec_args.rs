@@ -19,12 +19,13 @@
 
 use anyhow::Result;
 use morello_codegen::Compiler;
+use morello_codegen::host::host_caches;
 use morello_core::dtype::OperandDtypes;
 use morello_core::spec::{
     CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, SpecBuilder, parse_epilogue, parse_limits,
     parse_pair,
 };
-use morello_core::target::{Architecture, HostCache, MemVec, Target, resolve_target_on_host};
+use morello_core::target::{Architecture, MemVec, Target, resolve_target_on_host};
 
 use crate::failure::{Failure, bad_input};
 use crate::input::TextKind;
@@ -266,32 +267,6 @@ fn conv_options(args: &SpecArgs) -> Result<ConvOptions> {
         options.padding = text.parse::<Padding>().map_err(bad)?;
     }
     Ok(options)
-}
-
-/// The host's caches as Linux describes them under `/sys/devices/system/cpu/cpu0/cache/`, for
-/// `x86` (empty where the directory is missing or unreadable: the built-in defaults apply then).
-pub fn host_caches() -> Vec<HostCache> {
-    let Ok(entries) = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache") else { return Vec::new() };
-    let mut caches = Vec::new();
-    for entry in entries.flatten() {
-        let dir = entry.path();
-        if !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("index")) {
-            continue;
-        }
-        let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap_or_default();
-        if let Ok(cache) = HostCache::from_sysfs(
-            &read("level"),
-            &read("type"),
-            &read("size"),
-            &read("ways_of_associativity"),
-            &read("number_of_sets"),
-            &read("coherency_line_size"),
-        ) {
-            caches.push(cache);
-        }
-    }
-    caches.sort_by_key(|c| c.level);
-    caches
 }
 
 /// The spec the arguments name, built for `target` (see [`SpecBuilder`]).

@@ -214,7 +214,16 @@ pub enum BuildDir {
     Keep(PathBuf),
 }
 
-/// A linked program and the directory holding its sources, objects and binary.
+/// What a build links: an executable, or a shared library to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Artifact {
+    /// `<dir>/program`, with a `main`.
+    Program,
+    /// `<dir>/libkernel.so`, position-independent, without a `main`.
+    SharedLibrary,
+}
+
+/// A linked program (or shared library) and the directory holding its sources, objects and binary.
 #[derive(Debug)]
 pub struct Build {
     /// Keeps a temporary directory alive; `None` for a kept directory.
@@ -517,12 +526,60 @@ impl Compiler {
         self.build_exactly(program, options, dir)
     }
 
+    /// Writes each unit to `<dir>/<name>.c`, compiles the units as position-independent code and
+    /// links them into the shared library `<dir>/libkernel.so` (a program without `main`, for a
+    /// host language to load: the Python package loads it with ctypes). [`Build::binary`] is the
+    /// library. With OpenMP asked of a compiler without it, the library is built serially, as
+    /// [`Compiler::build_in`] builds programs.
+    ///
+    /// # Errors
+    /// As [`Compiler::build_in`]; [`CodegenError::InvalidProgram`] when the compiler's programs
+    /// run under an emulator (a library of another architecture cannot be loaded here).
+    pub fn build_shared_library(
+        &self,
+        program: &CProgram,
+        options: &CompileOptions,
+        dir: &BuildDir,
+    ) -> Result<Build, CodegenError> {
+        if self.runner.is_emulated() {
+            return Err(CodegenError::InvalidProgram {
+                reason: format!(
+                    "a shared library built {} cannot be loaded by this process; build it on a host of its architecture",
+                    self.runner
+                ),
+            });
+        }
+        let mut program = program.clone();
+        let mut options = options.clone();
+        if options.openmp == OpenMp::Enabled && self.openmp().is_err() {
+            options.openmp = OpenMp::Disabled;
+            for unit in &mut program.units {
+                unit.flags.extend(SERIAL_OPENMP_FLAGS.map(str::to_string));
+            }
+        }
+        for unit in &mut program.units {
+            unit.flags.push("-fPIC".into());
+        }
+        self.build_artifact(&program, &options, dir, Artifact::SharedLibrary)
+    }
+
     /// [`Compiler::build_in`] with exactly these options (no OpenMP fallback).
     fn build_exactly(
         &self,
         program: &CProgram,
         options: &CompileOptions,
         dir: &BuildDir,
+    ) -> Result<Build, CodegenError> {
+        self.build_artifact(program, options, dir, Artifact::Program)
+    }
+
+    /// Compiles the units and links them into `artifact`, with exactly these options.
+    fn build_artifact(
+        &self,
+        program: &CProgram,
+        options: &CompileOptions,
+        dir: &BuildDir,
+        artifact: Artifact,
     ) -> Result<Build, CodegenError> {
         check_units(&program.units)?;
         let (temporary, dir) = match dir {
@@ -569,8 +626,14 @@ impl Compiler {
         if let Some(error) = first_failure {
             return Err(error);
         }
-        let binary = dir.join("program");
         let mut args = Vec::new();
+        let binary = match artifact {
+            Artifact::Program => dir.join("program"),
+            Artifact::SharedLibrary => {
+                args.push("-shared".to_string());
+                dir.join("libkernel.so")
+            }
+        };
         if options.openmp == OpenMp::Enabled {
             args.push("-fopenmp".to_string());
         }
@@ -871,5 +934,19 @@ mod tests {
             compiler.build_in(&one_unit(source), &strict(), &BuildDir::Keep(dir.clone())).expect("compiles");
         drop(build);
         assert!(dir.join("main.c").exists() && dir.join("program").exists());
+    }
+
+    #[test]
+    fn a_shared_library_is_position_independent_and_has_no_main() {
+        let Some(compiler) = compiler() else { return };
+        let source = "void twice(float *x) { x[0] *= 2.0f; }\n".to_string();
+        let program = CProgram { units: vec![SourceUnit::new("kernel", source)], link_args: vec![] };
+        let build = compiler.build_shared_library(&program, &strict(), &BuildDir::Temporary).expect("links");
+        assert!(build.binary().ends_with("libkernel.so"), "{}", build.binary().display());
+        let bytes = fs::read(build.binary()).expect("reads the library");
+        // ELF type 3 (ET_DYN) at offset 16: a shared object.
+        assert_eq!((&bytes[..4], bytes[16]), (&b"\x7fELF"[..], 3));
+        assert!(build.commands().iter().any(|c| c.contains("-fPIC")), "{:?}", build.commands());
+        assert!(build.commands().last().is_some_and(|c| c.contains("-shared")), "{:?}", build.commands());
     }
 }

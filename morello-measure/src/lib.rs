@@ -61,6 +61,7 @@ pub mod host;
 pub mod peak;
 pub mod plan;
 pub mod ranking;
+pub mod report;
 pub mod stats;
 
 pub use baselines::{

@@ -13,6 +13,8 @@
 //!   [`Search::solve_variants`]) with a [`SearchReport`], steered by a [`CancelToken`], a progress
 //!   callback ([`Search::on_progress`]), periodic checkpoints ([`Search::checkpoint`]) and a memory
 //!   budget ([`Search::max_memory`], against the estimates of `memory`);
+//! - [`schedule`]: schedules by hand ([`schedule::Schedule`]: tile, split, move, select, ...),
+//!   completed by the search, and their text form;
 //! - [`db`]: memo tables on disk ([`db::OpenTable`] opens the default table of a target or a
 //!   file, and saves it).
 //!
@@ -35,6 +37,7 @@ pub mod peaks;
 mod projection;
 mod reconstruct;
 mod report;
+pub mod schedule;
 mod search;
 mod solve;
 pub mod variants;

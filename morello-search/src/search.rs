@@ -129,6 +129,11 @@ impl<'t> Search<'t> {
         }
     }
 
+    /// The target it searches for.
+    pub fn target(&self) -> &'t Target {
+        self.target
+    }
+
     /// Worker threads (default: all cores). The result does not depend on it.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads.max(1));

@@ -9,7 +9,7 @@ use morello_codegen::{CodegenError, Compiler, OpenMp, VerifyOptions, Warnings, v
 use morello_measure::compare::serial_note;
 use serde_json::json;
 
-use crate::commands::search::{SearchOptions, Session};
+use crate::commands::search::{ScheduleArgs, SearchOptions, Session};
 use crate::database::{DbArgs, eprint_line};
 use crate::output;
 use crate::spec_args::{SpecArgs, resolve};
@@ -20,7 +20,8 @@ Examples:
   morello run matmul 64x64x64 --target x86
   morello run matmul 5x7x3 --dtype u32 --json
   morello run move 16x16 --from row-major --to col-major --keep /tmp/move
-  morello run zero 64x64";
+  morello run zero 64x64
+  morello run matmul 512x512x512 --target x86 --schedule examples/blis-512.schedule";
 
 /// Arguments of `morello run`.
 #[derive(Debug, clap::Args)]
@@ -37,6 +38,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_name = "N")]
     seed: u64,
     #[command(flatten)]
+    schedule: ScheduleArgs,
+    #[command(flatten)]
     options: SearchOptions,
     #[command(flatten)]
     db: DbArgs,
@@ -48,11 +51,14 @@ pub fn run(args: &Args) -> Result<()> {
     crate::memory::check_runnable(&resolved, "run")?;
     let target = &resolved.target;
     let session = Session::start(&resolved, &args.options, false)?;
-    let solution = session
-        .solve_with_table(&resolved, &args.db, None)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| anyhow::anyhow!("the search returned no implementation"))?;
+    let solution = match args.schedule.read()? {
+        Some((text, path)) => session.solve_scheduled(&resolved, &args.db, &text, path)?,
+        None => session
+            .solve_with_table(&resolved, &args.db, None)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("the search returned no implementation"))?,
+    };
     crate::signals::check()?;
     let compiler = Compiler::for_target(target)?;
     let build_dir = match &args.keep {

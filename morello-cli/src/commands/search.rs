@@ -1,6 +1,6 @@
 //! `morello search SPEC`: the best implementation of a spec for a target.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -10,7 +10,10 @@ use morello_codegen::{BenchEntry, EmitConfig, bench_program_source, emit_kernel,
 use morello_core::imp::Impl;
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
-use morello_search::{Search, SearchError, SearchReport, Solution, StopReason, TileSizes, VariantCosts};
+use morello_search::schedule::{Schedule, ScheduleError, schedule_text};
+use morello_search::{
+    ActionConfig, Search, SearchError, SearchReport, Solution, StopReason, TileSizes, VariantCosts,
+};
 use serde_json::json;
 
 use crate::database::{self, DbArgs};
@@ -31,7 +34,9 @@ Examples:
   morello search matmul 256x256x256 --plan measure     (times near-ties once, kept as wisdom)
   morello search matmul 64x64x64 --db ./x86.mdb      (or --no-db: nothing loaded or saved)
   morello search matmul 4096x4096x4096 --db big.mdb --max-memory 4GiB
-  morello search 'Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)'";
+  morello search 'Matmul(1x8x8x8, f32 GL row-major, f32 GL row-major, f32 GL row-major)'
+  morello search matmul 64x64x64 --emit schedule > best.schedule   (edit it, then:)
+  morello search matmul 64x64x64 --schedule best.schedule";
 
 /// What `search` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -42,6 +47,9 @@ pub enum Emit {
     Json,
     /// The C translation unit of the best implementation (with `--harness`, a `main` too).
     C,
+    /// The best implementation as a schedule file, which `--schedule` reads back
+    /// (docs/schedules.md).
+    Schedule,
 }
 
 /// A `main` to add to the emitted C.
@@ -74,9 +82,33 @@ pub struct Args {
     #[command(flatten)]
     plan: PlanArgs,
     #[command(flatten)]
+    schedule: ScheduleArgs,
+    #[command(flatten)]
     options: SearchOptions,
     #[command(flatten)]
     db: DbArgs,
+}
+
+/// `--schedule FILE`, shared by the commands that search.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScheduleArgs {
+    /// Take the first steps from this schedule file (one step per line, `#` comments; see
+    /// docs/schedules.md); the search completes every sub-spec it leaves open.
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Option<PathBuf>,
+}
+
+impl ScheduleArgs {
+    /// The schedule file's text and path, if one was given.
+    ///
+    /// # Errors
+    /// When the file cannot be read.
+    pub fn read(&self) -> Result<Option<(String, &Path)>> {
+        let Some(path) = &self.schedule else { return Ok(None) };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| bad_input(format!("cannot read the schedule file {}: {e}", path.display())))?;
+        Ok(Some((text, path)))
+    }
 }
 
 /// How a search runs, shared by the commands that search: threads, a time limit, what it prints.
@@ -118,6 +150,15 @@ pub fn run(args: &Args) -> Result<()> {
     if args.harness.is_some() && args.emit != Emit::C {
         return Err(bad_input("--harness needs --emit c"));
     }
+    if let Some((text, path)) = args.schedule.read()? {
+        if args.plan.plan == Plan::Measure || args.top_k.is_some() {
+            return Err(bad_input("--schedule gives one implementation: drop --plan measure and --top-k"));
+        }
+        let session = Session::start(&resolved, &args.options, args.all_tile_sizes)?;
+        let actions = *session.search.action_config();
+        let solution = session.solve_scheduled(&resolved, &args.db, &text, path)?;
+        return print_solutions(&resolved, &[solution], args.emit, args.harness, &actions);
+    }
     if args.plan.plan == Plan::Measure {
         args.plan.check(args.top_k)?;
         let session = Session::start(&resolved, &args.options, args.all_tile_sizes)?;
@@ -129,11 +170,12 @@ pub fn run(args: &Args) -> Result<()> {
         let searched = Searched { solutions, limits, actions };
         let solution =
             choose_measured(&resolved, &args.db, searched, args.top_k, &args.plan, args.options.quiet)?;
-        return print_solutions(&resolved, &[solution], args.emit, args.harness);
+        return print_solutions(&resolved, &[solution], args.emit, args.harness, &actions);
     }
     let session = Session::start(&resolved, &args.options, args.all_tile_sizes)?;
+    let actions = *session.search.action_config();
     let solutions = session.solve_with_table(&resolved, &args.db, args.top_k)?;
-    print_solutions(&resolved, &solutions, args.emit, args.harness)
+    print_solutions(&resolved, &solutions, args.emit, args.harness, &actions)
 }
 
 /// A configured search with its progress bar and cancellation, shared by the commands that search.
@@ -228,6 +270,42 @@ impl<'t> Session<'t> {
                 (warnings, lines)
             },
         )
+    }
+
+    /// Loads the memo table `db` names, applies the schedule file `text` (read from `path`) to the
+    /// spec, completes what it leaves open with the search, saves what is new and ends the session.
+    ///
+    /// # Errors
+    /// A refused step or a syntax error is bad input naming the file, line and column.
+    pub fn solve_scheduled(
+        self,
+        resolved: &'t Resolved,
+        db: &DbArgs,
+        text: &str,
+        path: &Path,
+    ) -> Result<Solution> {
+        let scheduled = self.run_with_table(
+            &resolved.target,
+            db,
+            |search| {
+                let mut schedule = Schedule::with_search(&resolved.spec, search.clone());
+                let imp = schedule.apply_text(text).and_then(Schedule::synthesize);
+                match imp {
+                    Err(e) => match stopped_search(&e) {
+                        Some(stop) => Err(stop.clone()),
+                        None => Ok(Err(e)),
+                    },
+                    Ok(imp) => Ok(Ok(Solution { cost: imp.cost, imp, report: schedule.report().clone() })),
+                }
+            },
+            |result| match result {
+                Ok(Ok(solution)) => {
+                    (Vec::new(), vec![format!("cost {}; {}", solution.cost, solution.report)])
+                }
+                _ => (Vec::new(), Vec::new()),
+            },
+        )?;
+        scheduled.map_err(|e| bad_input(format!("schedule {}: {e}", path.display())))
     }
 
     /// Loads the memo table `db` names, runs `run` with the search reading and filling it,
@@ -357,14 +435,39 @@ fn eprintln_quiet(text: &str) {
     eprintln!("{text}");
 }
 
+/// The search's stop inside a schedule's error, if a synthesis stopped (a signal, a limit), so the
+/// session reports it as it reports any stopped search.
+fn stopped_search(error: &ScheduleError) -> Option<&SearchError> {
+    match error {
+        ScheduleError::Synthesis { source, .. } if matches!(**source, SearchError::Stopped { .. }) => {
+            Some(source)
+        }
+        ScheduleError::AtLine { source, .. } => stopped_search(source),
+        _ => None,
+    }
+}
+
 fn print_solutions(
     resolved: &Resolved,
     solutions: &[Solution],
     emit: Emit,
     harness: Option<Harness>,
+    actions: &ActionConfig,
 ) -> Result<()> {
     let target = &resolved.target;
     match emit {
+        Emit::Schedule => {
+            let mut text = String::new();
+            for (i, s) in solutions.iter().enumerate() {
+                text += &format!("# {} on {}: cost {}", resolved.spec.display(target), target.name(), s.cost);
+                if solutions.len() > 1 {
+                    text += &format!(" (#{})", i + 1);
+                }
+                text.push('\n');
+                text += &schedule_text(&s.imp, target, actions)?;
+            }
+            output::print(&text)
+        }
         Emit::C => {
             let mut text = String::new();
             for (i, s) in solutions.iter().enumerate() {

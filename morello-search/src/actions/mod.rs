@@ -48,6 +48,7 @@ use serde::{Deserialize, Serialize};
 use crate::feasible::Feasibility;
 
 pub use moves::{candidate_layouts, panel_layouts};
+pub(crate) use tile::fits as tile_fits;
 
 /// Which tile sizes the tiling actions try.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

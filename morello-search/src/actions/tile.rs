@@ -106,6 +106,12 @@ fn largest_dividing_tile(
     Some(if largest == n { n / 2 } else { largest })
 }
 
+/// Whether a serial tile of `size` along `dim` cuts every operand into tiles its layout and vector
+/// registers hold (whether this module can plan it, whatever sizes the configuration tries).
+pub(crate) fn fits(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> bool {
+    plan(spec, dim, size, target).is_some()
+}
+
 fn plan(spec: &CanonicalSpec, dim: usize, size: u32, target: &Target) -> Option<Plan> {
     let n = spec.shape.dim(dim);
     let mut tile = spec.shape.dims().to_vec();

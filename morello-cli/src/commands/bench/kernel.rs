@@ -20,24 +20,18 @@
 //! target.
 
 use anyhow::{Result, anyhow};
-use morello_codegen::Compiler;
 use morello_core::spec::LogicalSpec;
 use morello_core::target::{LevelKind, Target};
 use morello_measure::compare::{
-    is_memory_bound, peak_applies, percent_of_peak, same_c, same_levels_and_isa, speedup, unfused_epilogue,
+    is_memory_bound, peak_applies, same_c, same_levels_and_isa, speedup, unfused_epilogue,
 };
-use morello_measure::ranking::{Ranked, Ranking, Regret, first_difference};
-use morello_measure::{
-    BaselineKind, BenchConfig, Caches, CandidateResult, KernelCandidate, Measurement, PeakReport,
-};
+use morello_measure::ranking::{Ranked, Ranking, first_difference};
+use morello_measure::report::{KernelReport, ONE_THREAD_LABEL, TimedKernels, measure_peak_once};
+use morello_measure::{BaselineKind, Caches, KernelCandidate};
 use morello_search::{Solution, VariantCosts};
-use serde_json::{Value, json};
 
 use super::busy::{CpuTimes, busy_since};
-use super::measure::{
-    MeasureArgs, expected_seconds, measure_error, measure_peak_once, peak_line, protocol_line, result_json,
-    spinner,
-};
+use super::measure::{MeasureArgs, expected_seconds, measure_error, peak_line, protocol_line, spinner};
 use super::text::{Align, TextTable, duration, rate, ratio};
 use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;
@@ -45,9 +39,6 @@ use crate::failure::bad_input;
 use crate::memory::Bytes;
 use crate::output;
 use crate::spec_args::{Resolved, SpecArgs, resolve};
-
-/// The label of `--scaling`'s one-thread kernel.
-const ONE_THREAD_LABEL: &str = "morello-1-thread";
 
 /// Examples shown after `morello bench --help`.
 pub const EXAMPLES: &str = "\
@@ -133,17 +124,6 @@ pub struct Args {
     db: DbArgs,
 }
 
-/// The kernels chosen for timing, and what was left out.
-struct Chosen<'s> {
-    kernels: Vec<&'s Solution>,
-    /// Variants whose C equals a cheaper one's.
-    duplicates: usize,
-    /// Variants the emitter cannot express.
-    unemittable: usize,
-    /// Variants predicted within `--min-gap` of the one chosen before them.
-    within_gap: usize,
-}
-
 /// Runs `morello bench`.
 pub fn run(args: &Args) -> Result<()> {
     let config = args.measure.config()?;
@@ -213,7 +193,7 @@ pub fn run(args: &Args) -> Result<()> {
     };
     if args.unfused && args.top_k.is_none() {
         if let Some(unfused) = solutions.get(1) {
-            chosen.kernels.push(unfused);
+            chosen.kernels.push(Ranked { imp: &unfused.imp, cost: unfused.cost });
             labels.push("morello-unfused".to_string());
         }
     }
@@ -223,7 +203,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     for (name, solution) in &versus {
         let label = format!("morello-vs-{name}");
-        if same_c(&solution.imp, &chosen.kernels[0].imp, target)? {
+        if same_c(&solution.imp, chosen.kernels[0].imp, target)? {
             notes.push(format!(
                 "{label} emits the same C as morello: the difference between their times is this run's noise"
             ));
@@ -231,24 +211,24 @@ pub fn run(args: &Args) -> Result<()> {
         if labels.contains(&label) {
             return Err(bad_input(format!("two --versus-target files are named {name}: rename one")));
         }
-        chosen.kernels.push(solution);
+        chosen.kernels.push(Ranked { imp: &solution.imp, cost: solution.cost });
         labels.push(label);
     }
     if let Some(solution) = &one_thread {
-        if same_c(&solution.imp, &chosen.kernels[0].imp, target)? {
+        if same_c(&solution.imp, chosen.kernels[0].imp, target)? {
             notes.push(format!(
                 "{ONE_THREAD_LABEL} emits the same C as morello (the spec is too small to split between \
                  threads): the difference between their times is this run's noise"
             ));
         }
-        chosen.kernels.push(solution);
+        chosen.kernels.push(Ranked { imp: &solution.imp, cost: solution.cost });
         labels.push(ONE_THREAD_LABEL.to_string());
     }
     let kernels: Vec<KernelCandidate<'_>> = chosen
         .kernels
         .iter()
         .zip(&labels)
-        .map(|(s, label)| KernelCandidate { label: label.clone(), imp: &s.imp })
+        .map(|(k, label)| KernelCandidate { label: label.clone(), imp: k.imp })
         .collect();
 
     let bar = spinner(args.options.progress, args.options.quiet, "measuring the peak".into());
@@ -264,7 +244,7 @@ pub fn run(args: &Args) -> Result<()> {
     let measured = measured.map_err(measure_error(target))?;
     let busy = busy_since(before);
 
-    let report = Report {
+    let report = Report(KernelReport {
         spec_text: resolved.spec.display(target).to_string(),
         target,
         compiler: &compiler,
@@ -278,7 +258,7 @@ pub fn run(args: &Args) -> Result<()> {
         peak_applies: peak_applies(&resolved.spec),
         warnings: args.measure.noise_note().into_iter().chain(busy).collect(),
         notes,
-    };
+    });
     if args.json { output::print_json(&report.json()) } else { output::print(&report.text(args.impls)) }
 }
 
@@ -418,14 +398,14 @@ fn choose<'s>(
     target: &Target,
     top_k: Option<usize>,
     gap: f64,
-) -> Result<Chosen<'s>> {
+) -> Result<TimedKernels<'s>> {
     if solutions.is_empty() {
         return Err(anyhow!("the search returned no implementation"));
     }
     let ranked: Vec<Ranked<'_>> = solutions.iter().map(|s| Ranked { imp: &s.imp, cost: s.cost }).collect();
     let picked = morello_measure::ranking::choose(&ranked, target, top_k, gap)?;
-    Ok(Chosen {
-        kernels: picked.indices.iter().map(|&i| &solutions[i]).collect(),
+    Ok(TimedKernels {
+        kernels: picked.indices.iter().map(|&i| ranked[i]).collect(),
         duplicates: picked.duplicates,
         unemittable: picked.unemittable,
         within_gap: picked.within_gap,
@@ -457,167 +437,18 @@ fn misordered_text(misordered: &[(usize, usize)], kernels: &[(&str, u64, f64)]) 
 /// How many misordered pairs the text report lists.
 const MISORDERED_SHOWN: usize = 10;
 
-/// Everything the report prints.
-struct Report<'a> {
-    spec_text: String,
-    target: &'a Target,
-    compiler: &'a Compiler,
-    config: &'a BenchConfig,
-    peak: &'a Result<PeakReport, String>,
-    measured: &'a Measurement,
-    kernels: &'a Chosen<'a>,
-    labels: &'a [String],
-    top_k: bool,
-    memory_bound: bool,
-    peak_applies: bool,
-    /// Why the figures may not be the machine's: too few samples, other work while timing.
-    warnings: Vec<String>,
-    /// What the report adds to the measurement's notes.
-    notes: Vec<String>,
+/// Everything the report prints: the library's report, which also writes the JSON, and the text.
+struct Report<'a>(KernelReport<'a>);
+
+impl<'a> std::ops::Deref for Report<'a> {
+    type Target = KernelReport<'a>;
+
+    fn deref(&self) -> &KernelReport<'a> {
+        &self.0
+    }
 }
 
 impl Report<'_> {
-    fn peak_gflops(&self) -> Option<f64> {
-        self.peak.as_ref().ok().map(|p| p.gflops)
-    }
-
-    fn percent(&self, result: &CandidateResult) -> Option<f64> {
-        let peak = self.peak_gflops().filter(|_| self.peak_applies);
-        percent_of_peak(result.gflops, peak, self.config.threads)
-    }
-
-    /// The result of the first kernel (the best by the model), which ratios are taken against.
-    fn reference(&self) -> Option<&CandidateResult> {
-        self.measured.report.result(self.labels.first()?)
-    }
-
-    /// The kernel's predicted cost and timing, in rank order.
-    fn kernel_rows(&self) -> impl Iterator<Item = (usize, &Solution, Option<&CandidateResult>)> {
-        self.kernels
-            .kernels
-            .iter()
-            .zip(self.labels)
-            .enumerate()
-            .map(|(i, (s, label))| (i + 1, *s, self.measured.report.result(label)))
-    }
-
-    /// The kernels that were timed, in rank order: label, predicted cost and result.
-    fn timed(&self) -> Vec<(&str, u64, &CandidateResult)> {
-        self.kernels
-            .kernels
-            .iter()
-            .zip(self.labels)
-            .filter_map(|(s, label)| Some((label.as_str(), s.cost, self.measured.report.result(label)?)))
-            .collect()
-    }
-
-    /// How the timings agree with the model's ranking of the timed kernels, with the timed kernels
-    /// (label, predicted cost, median time) the pairs' indices refer to.
-    fn ranking(&self) -> (Ranking, Vec<(&str, u64, f64)>) {
-        let timed = self.timed();
-        let costs: Vec<(u64, &CandidateResult)> = timed.iter().map(|&(_, cost, r)| (cost, r)).collect();
-        let kernels = timed.iter().map(|&(label, cost, r)| (label, cost, r.stats.median)).collect();
-        (Ranking::of(&costs, self.config.seed), kernels)
-    }
-
-    fn is_kernel(&self, label: &str) -> bool {
-        self.labels.iter().any(|l| l == label)
-    }
-
-    /// Whether the result of kernel `rank` (`None`: a baseline) gets a speedup of the first kernel
-    /// over it: every baseline, and besides the first kernel, `--unfused`'s and `--versus-target`'s.
-    fn is_compared(&self, rank: Option<usize>) -> bool {
-        rank.is_none_or(|i| i > 0 && !self.top_k)
-    }
-
-    fn json(&self) -> Value {
-        let reference = self.reference();
-        let mut results = Vec::new();
-        for result in &self.measured.report.results {
-            let mut object = result_json(result, self.percent(result));
-            let extra = match self.labels.iter().position(|l| *l == result.label) {
-                Some(i) => {
-                    let solution = self.kernels.kernels[i];
-                    let compared =
-                        reference.filter(|_| self.is_compared(Some(i))).and_then(|r| speedup(r, result));
-                    let verification = &self.measured.verifications[i];
-                    json!({
-                        "rank": i + 1,
-                        "predicted_cost": solution.cost,
-                        "max_abs_error": verification.max_abs_error,
-                        "differs": (i > 0).then(|| first_difference(&self.kernels.kernels[0].imp, &solution.imp, self.target)).flatten(),
-                        "impl": solution.imp.render(self.target),
-                        "morello_speedup": compared,
-                    })
-                }
-                None => json!({ "morello_speedup": reference.and_then(|r| speedup(r, result)) }),
-            };
-            if let (Some(object), Value::Object(extra)) = (object.as_object_mut(), extra) {
-                object.extend(extra);
-            }
-            results.push(object);
-        }
-        let skipped: Vec<Value> =
-            self.measured.skipped.iter().map(|s| json!({"name": s.name, "reason": s.reason})).collect();
-        let mut value = json!({
-            "spec": self.spec_text,
-            "target": self.target.name(),
-            "compiler": self.compiler.to_string(),
-            "threads": self.config.threads,
-            "cpu": self.config.cpu(),
-            "bound_cpus": self.measured.report.bound_cpus,
-            // What decides the cost of a parallel region (docs/benchmarking.md, "Threads").
-            "omp_wait_policy": std::env::var("OMP_WAIT_POLICY").ok(),
-            "samples": self.config.samples,
-            "min_sample_seconds": self.config.min_sample_seconds,
-            "seed": self.config.seed,
-            "caches": self.config.caches,
-            "peak_gflops": self.peak_gflops(),
-            "peak": match self.peak {
-                Ok(p) => json!({"variant": format!("{:?}", p.variant), "samples_gflops": p.samples_gflops}),
-                Err(reason) => json!({"error": reason}),
-            },
-            "work": {"flops": self.measured.work.flops, "bytes": self.measured.work.bytes},
-            "memory_bound": self.memory_bound,
-            "openmp": self.measured.openmp,
-            "results": results,
-            "skipped": skipped,
-            "baselines_not_comparable": self.measured.not_comparable,
-            "notes": self.measured.report.notes.iter().chain(&self.notes).collect::<Vec<_>>(),
-            "warnings": self.warnings,
-        });
-        if let (Some(object), true) =
-            (value.as_object_mut(), self.labels.iter().any(|l| l == ONE_THREAD_LABEL))
-        {
-            object.insert("scaling".into(), json!(self.scaling()));
-        }
-        if self.top_k {
-            if let Some(object) = value.as_object_mut() {
-                let (ranking, kernels) = self.ranking();
-                object.insert("regret".into(), self.regret_json(&ranking, &kernels));
-                object.insert("spearman".into(), json!(ranking.spearman));
-                object.insert("spearman_interval".into(), json!(ranking.interval.map(|(l, h)| [l, h])));
-                let apart = ranking.apart;
-                let misordered: Vec<[&str; 2]> =
-                    apart.misordered.iter().map(|&(f, s)| [kernels[f].0, kernels[s].0]).collect();
-                object.insert(
-                    "pairs_apart".into(),
-                    json!({"pairs": apart.pairs, "apart": apart.apart, "ordered": apart.ordered,
-                           "misordered": misordered}),
-                );
-                object.insert("duplicates_dropped".into(), json!(self.kernels.duplicates));
-                object.insert("unemittable_dropped".into(), json!(self.kernels.unemittable));
-                object.insert("within_gap_dropped".into(), json!(self.kernels.within_gap));
-            }
-        }
-        value
-    }
-
-    /// With `--scaling`: how many times faster the kernel runs than the one-thread kernel.
-    fn scaling(&self) -> Option<f64> {
-        self.measured.report.speedup(&self.labels[0], ONE_THREAD_LABEL)
-    }
-
     fn text(&self, impls: bool) -> String {
         let mut text = String::new();
         let best = self.kernels.kernels[0];
@@ -755,26 +586,6 @@ impl Report<'_> {
         table.render()
     }
 
-    /// The regret of `ranking` when the model's pick was timed (`kernels` are the timed kernels the
-    /// ranking's indices refer to): its ratio and the label of the fastest.
-    fn regret<'k>(&self, ranking: &Ranking, kernels: &[(&'k str, u64, f64)]) -> Option<(Regret, &'k str)> {
-        let pick = kernels.first()?.0;
-        let regret = ranking.regret.filter(|_| self.labels.first().is_some_and(|l| l == pick))?;
-        Some((regret, kernels[regret.fastest].0))
-    }
-
-    fn regret_json(&self, ranking: &Ranking, kernels: &[(&str, u64, f64)]) -> Value {
-        match self.regret(ranking, kernels) {
-            Some((regret, fastest)) => json!({
-                "ratio": regret.ratio,
-                "low": regret.interval.map(|(low, _)| low),
-                "high": regret.interval.map(|(_, high)| high),
-                "fastest": fastest,
-            }),
-            None => Value::Null,
-        }
-    }
-
     fn regret_text(&self, ranking: &Ranking, kernels: &[(&str, u64, f64)]) -> String {
         let Some((regret, fastest)) = self.regret(ranking, kernels) else {
             return "\nregret: undefined (the model's pick was not timed, or a time was not positive)\n"
@@ -826,14 +637,14 @@ impl Report<'_> {
             .skip(1)
             .zip(self.labels.iter().skip(1))
             .filter_map(|((_, s, _), label)| {
-                Some(format!("  {label}: {}\n", first_difference(best, &s.imp, self.target)?))
+                Some(format!("  {label}: {}\n", first_difference(best, s.imp, self.target)?))
             })
             .collect();
         if !differences.is_empty() {
             text += "\nhow each differs from morello-1:\n";
             text += &differences.concat();
         }
-        let Chosen { duplicates, unemittable, within_gap, .. } = self.kernels;
+        let TimedKernels { duplicates, unemittable, within_gap, .. } = self.kernels;
         if duplicates + unemittable + within_gap > 0 {
             text += &format!(
                 "\nleft out: {duplicates} variants whose C equals a cheaper one's, {unemittable} the emitter \

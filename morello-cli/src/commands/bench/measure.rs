@@ -5,14 +5,10 @@
 
 use anyhow::{Result, anyhow};
 use indicatif::ProgressBar;
-use morello_codegen::{CodegenError, Compiler};
+use morello_codegen::CodegenError;
 use morello_core::target::Target;
 use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
-use morello_measure::{
-    BaselineKind, BenchConfig, Caches, CandidateResult, MeasureError, PeakConfig, PeakProbe, PeakReport,
-    Pinning, measure_peak,
-};
-use serde_json::{Value, json};
+use morello_measure::{BaselineKind, BenchConfig, Caches, MeasureError, PeakProbe, PeakReport, Pinning};
 
 use crate::failure::bad_input;
 use crate::sampling::SamplingArgs;
@@ -122,13 +118,6 @@ impl MeasureArgs {
     }
 }
 
-/// Measures the machine's single-core f32 FMA peak once, on the CPU the benchmark will use;
-/// `Err` is a one-line reason it could not be.
-pub fn measure_peak_once(compiler: &Compiler, config: &BenchConfig) -> Result<PeakReport, String> {
-    let peak_config = PeakConfig { min_seconds: config.min_sample_seconds, samples: 3, cpu: config.cpu() };
-    measure_peak(compiler, &peak_config).map_err(|e| e.to_string())
-}
-
 /// One line describing the peak.
 pub fn peak_line(peak: &Result<PeakReport, String>) -> String {
     match peak {
@@ -178,28 +167,6 @@ pub fn measure_error(target: &Target) -> impl FnOnce(MeasureError) -> anyhow::Er
         ),
         e => anyhow::Error::new(e),
     }
-}
-
-/// One candidate's result as JSON: `name`, `gflops`, `seconds_per_call` (the median), the
-/// spread, every sample, GB/s, percent of peak.
-pub fn result_json(result: &CandidateResult, percent: Option<f64>) -> Value {
-    let s = &result.stats;
-    json!({
-        "name": result.label,
-        "runtime": match result.runtime {
-            morello_measure::bench::Runtime::C => "c",
-            morello_measure::bench::Runtime::Rust => "rust",
-            morello_measure::bench::Runtime::Process => "process",
-        },
-        "gflops": result.gflops,
-        "gbytes_per_second": result.gbytes_per_second,
-        "seconds_per_call": s.median,
-        "spread": {"min": s.min, "q1": s.q1, "median": s.median, "q3": s.q3, "max": s.max},
-        "relative_iqr": s.relative_iqr(),
-        "samples_seconds_per_call": result.seconds_per_call,
-        "reps_per_sample": result.reps_per_sample,
-        "percent_of_peak": percent,
-    })
 }
 
 /// A spinner on standard error while timing, shown only when asked or when stderr is a terminal.

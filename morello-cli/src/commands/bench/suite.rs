@@ -20,7 +20,9 @@ use serde_json::{Value, json};
 
 use super::busy::{CpuTimes, busy_since};
 use super::markdown::{Cell, Machine, Markers, Row, SUITE_MARKERS, Table, insert_section, section, utc_date};
-use super::measure::{MeasureArgs, measure_error, measure_peak_once, peak_line, protocol_line, result_json};
+use morello_measure::report::{measure_peak_once, result_json};
+
+use super::measure::{MeasureArgs, measure_error, peak_line, protocol_line};
 use super::svg::{Labels, Series, plot};
 use crate::commands::search::{SearchOptions, Session};
 use crate::database::DbArgs;
