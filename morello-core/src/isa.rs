@@ -12,6 +12,7 @@
 //! avx512bw, avx512dq, avx512vl, avx512bf16,
 //! avx512vnni, avx512vbmi2                  -> avx512f
 //! neon                                     -> (AArch64's Advanced SIMD)
+//! dotprod                                  -> neon
 //! ```
 //!
 //! A target's features all belong to one [`Architecture`]: the code generator compiles for it
@@ -90,13 +91,16 @@ pub enum IsaFeature {
     Avx512vbmi2,
     /// AArch64 Advanced SIMD (NEON): 128-bit vectors, part of every ARMv8-A core.
     Neon,
+    /// AArch64's dot-product extension (`sdot`/`udot`, `vdotq_s32`): optional from ARMv8.2-A,
+    /// in every ARMv8.4-A core (Neoverse N1 has it, Cortex-A72 does not).
+    Dotprod,
 }
 
 use IsaFeature as F;
 
 impl IsaFeature {
     /// Every feature, oldest extension first (the order lists of features are printed in).
-    pub const ALL: [IsaFeature; 12] = [
+    pub const ALL: [IsaFeature; 13] = [
         F::Avx,
         F::Avx2,
         F::Fma,
@@ -109,6 +113,7 @@ impl IsaFeature {
         F::Avx512vnni,
         F::Avx512vbmi2,
         F::Neon,
+        F::Dotprod,
     ];
 
     /// The lower-case name, e.g. `avx512bf16` (the spelling of targets and of
@@ -127,6 +132,7 @@ impl IsaFeature {
             F::Avx512vnni => "avx512vnni",
             F::Avx512vbmi2 => "avx512vbmi2",
             F::Neon => "neon",
+            F::Dotprod => "dotprod",
         }
     }
 
@@ -145,6 +151,7 @@ impl IsaFeature {
             F::Avx512vnni => "AVX-512 VNNI",
             F::Avx512vbmi2 => "AVX-512 VBMI2",
             F::Neon => "NEON",
+            F::Dotprod => "NEON dot product",
         }
     }
 
@@ -152,6 +159,7 @@ impl IsaFeature {
     pub fn implies(self) -> &'static [IsaFeature] {
         match self {
             F::Avx | F::Neon => &[],
+            F::Dotprod => &[F::Neon],
             F::Avx2 | F::Fma | F::F16c => &[F::Avx],
             F::Avx512f => &[F::Avx2],
             F::Avx512bw | F::Avx512dq | F::Avx512vl | F::Avx512bf16 | F::Avx512vnni | F::Avx512vbmi2 => {
@@ -163,7 +171,7 @@ impl IsaFeature {
     /// The architecture whose cores have this extension.
     pub fn architecture(self) -> Architecture {
         match self {
-            F::Neon => Architecture::Aarch64,
+            F::Neon | F::Dotprod => Architecture::Aarch64,
             _ => Architecture::X86_64,
         }
     }
@@ -203,7 +211,7 @@ fn detect(feature: IsaFeature) -> bool {
         F::Avx512bf16 => is_x86_feature_detected!("avx512bf16"),
         F::Avx512vnni => is_x86_feature_detected!("avx512vnni"),
         F::Avx512vbmi2 => is_x86_feature_detected!("avx512vbmi2"),
-        F::Neon => false,
+        F::Neon | F::Dotprod => false,
     }
 }
 
@@ -212,6 +220,7 @@ fn detect(feature: IsaFeature) -> bool {
     use std::arch::is_aarch64_feature_detected;
     match feature {
         F::Neon => is_aarch64_feature_detected!("neon"),
+        F::Dotprod => is_aarch64_feature_detected!("dotprod"),
         _ => false,
     }
 }
@@ -292,6 +301,7 @@ mod tests {
             );
         }
         assert_eq!(F::Neon.architecture(), Architecture::Aarch64);
+        assert_eq!(with_implied([F::Dotprod]).into_iter().collect::<Vec<_>>(), [F::Neon, F::Dotprod]);
         assert_eq!(F::Avx2.architecture(), Architecture::X86_64);
     }
 

@@ -68,8 +68,9 @@ pub const STACK_LIMIT_BYTES: u64 = 64 * 1024;
 pub const BUFFER_ALIGNMENT: u64 = 64;
 
 /// Instruction-set features only some kernels need: compiled in only when the code uses them,
-/// so a host without them still runs every other kernel of the target.
-pub const KERNEL_ONLY_FEATURES: [IsaFeature; 1] = [IsaFeature::Avx512bf16];
+/// so a host without them still runs every other kernel of the target (an AArch64 core without
+/// the dot-product extension runs `arm-neon`'s f32 code).
+pub const KERNEL_ONLY_FEATURES: [IsaFeature; 2] = [IsaFeature::Avx512bf16, IsaFeature::Dotprod];
 
 /// Whether the implementation tree is printed as a comment above the kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -95,7 +95,7 @@ fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
 /// Calibration: 1, 2 and 4 output vectors of 8 i32 lanes, the u8 pair and the i8 rows in L1 in
 /// the pair layout.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
-    broadcast_quad_dot::strip_calibration(s, PAIR, LANES)
+    broadcast_quad_dot::strip_calibration(s, PAIR, LANES, Dtype::U8)
 }
 
 /// The specs it takes and near misses it must refuse (on `x86-avx2`).

@@ -140,19 +140,25 @@ pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
 /// Calibration: 1, 2 and 4 output vectors of 16 i32 lanes, the u8 quad and the i8 rows in L1 in
 /// the VNNI layout.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
-    strip_calibration(s, QUAD, LANES)
+    strip_calibration(s, QUAD, LANES, Dtype::U8)
 }
 
 /// Calibration of an int8 step over `strip` values of `k`: 1, 2 and 4 output vectors of `lanes`
-/// i32, the u8 strip and the i8 rows in L1 in strip order (none without vectors that wide).
-pub(super) fn strip_calibration(s: &CalibrationSites, strip: u32, lanes: u32) -> Vec<CalibrationCase> {
+/// i32, the `lhs` strip (of dtype `lhs`) and the i8 rows in L1 in strip order (none without
+/// vectors that wide).
+pub(super) fn strip_calibration(
+    s: &CalibrationSites,
+    strip: u32,
+    lanes: u32,
+    lhs: Dtype,
+) -> Vec<CalibrationCase> {
     if !s.widths.contains(&(lanes * 4)) {
         return Vec::new();
     }
     let (l1, vrf) = (&s.l1, &s.vrf);
     sized("v", [1, 2, 4], |v| {
         format!(
-            "MatmulAccum(1x1x{strip}x{}, u8 {l1} row-major, i8 {l1} [0, 2, 1], i32 {vrf} row-major v{lanes}, serial)",
+            "MatmulAccum(1x1x{strip}x{}, {lhs} {l1} row-major, i8 {l1} [0, 2, 1], i32 {vrf} row-major v{lanes}, serial)",
             v * lanes
         )
     })

@@ -134,9 +134,11 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
 }
 
 /// The kernels of `arm-neon`: those whose emitters write NEON intrinsics (through
-/// `VectorType`) or portable C, and `BroadcastLaneMultAdd`, NEON's own. Not the x86-only ones: `DotProductLoop` (x86 reductions),
-/// `DotProductBf16` and `BroadcastVecMultAddBf16` (AVX-512 and AVX2 bf16 widening).
-const ARM_NEON_KERNELS: [KernelKind; 13] = [
+/// `VectorType`) or portable C, and NEON's own: `BroadcastLaneMultAdd` and the int8 dot products
+/// `BroadcastSdot` and `BroadcastSdotU8`. Not the x86-only ones: `DotProductLoop` (x86 reductions),
+/// `DotProductBf16` and `BroadcastVecMultAddBf16` (AVX-512 and AVX2 bf16 widening), and the x86
+/// int8 kernels.
+const ARM_NEON_KERNELS: [KernelKind; 15] = [
     KernelKind::MultAdd,
     KernelKind::BroadcastVecMultAdd,
     KernelKind::BroadcastLaneMultAdd,
@@ -150,6 +152,8 @@ const ARM_NEON_KERNELS: [KernelKind; 13] = [
     KernelKind::VectorMax,
     KernelKind::VectorScale,
     KernelKind::VectorSoftmaxExp,
+    KernelKind::BroadcastSdot,
+    KernelKind::BroadcastSdotU8,
 ];
 
 /// `arm-neon`: an AArch64 core like the Arm Neoverse N1 (AWS Graviton2, Ampere Altra), from Arm's
@@ -162,6 +166,7 @@ const ARM_NEON_KERNELS: [KernelKind; 13] = [
 /// L2 (private)       1 MiB, 8-way, 64-byte lines (2048 sets; Graviton2's size), 11 cycles
 /// FMLA (vector)      2 per cycle (pipes V0 and V1), latency 4 cycles
 /// FMLA (by element)  the same: 2 per cycle, latency 4
+/// SDOT               2 per cycle (the dot-product extension, ARMv8.2-A; no i8mm)
 /// loads              2 per cycle (128 bits each)
 /// ```
 ///
@@ -174,9 +179,9 @@ fn arm_neon(processors: u32) -> TargetDescription {
     let mut description = x86(false, processors);
     description.name = "arm-neon".into();
     description.description =
-        "AArch64 with NEON (a Neoverse-N1-like core): 32 x 128-bit vector registers, 64 KiB 4-way L1, 1 MiB 8-way L2"
+        "AArch64 with NEON and dot products (a Neoverse-N1-like core): 32 x 128-bit vector registers, 64 KiB 4-way L1, 1 MiB 8-way L2"
             .into();
-    description.isa = vec![IsaFeature::Neon.name().to_string()];
+    description.isa = [IsaFeature::Neon, IsaFeature::Dotprod].map(|f| f.name().to_string()).to_vec();
     description.kernels = ARM_NEON_KERNELS.to_vec();
     for level in &mut description.levels {
         match level.name.as_str() {

@@ -25,8 +25,9 @@
 //!
 //! A matmul's i8 `rhs` (before any split of `k`) may also be packed at such a level into strips of
 //! `k` inside `n` ([`vnni_layouts`]): the VNNI layout `[b, k / 4, n, 4]` that `BroadcastQuadDot`
-//! reads, or pairs `[b, k / 2, n, 2]` for `BroadcastPairDot`; weights already in it are read in
-//! place.
+//! and AArch64's `BroadcastSdot` and `BroadcastSdotU8` read, or pairs `[b, k / 2, n, 2]` for
+//! `BroadcastPairDot`; weights already in it are read in place. Panels and strips are offered
+//! through one helper ([`offer_packed`]).
 //!
 //! A new buffer is copied in by a `Move` prologue when the operand is read and copied back by a
 //! `Move` epilogue when it is written. Inside a `Move`, an operand only moves into a new buffer at
@@ -41,10 +42,11 @@ use std::rc::Rc;
 use morello_core::cost::{memory_units, rows_on_their_own_pages};
 use morello_core::dtype::Dtype;
 use morello_core::imp::AllocKind;
+use morello_core::kernels::KernelKind;
 use morello_core::layout::{Layout, LayoutDim, LayoutView};
 use morello_core::shape::Shape;
 use morello_core::spec::{CanonicalSpec, PrimitiveKind, TensorSpec};
-use morello_core::target::{IsaFeature, LevelId, LevelKind, Target};
+use morello_core::target::{LevelId, LevelKind, Target};
 
 use rustc_hash::FxBuildHasher;
 use smallvec::SmallVec;
@@ -144,7 +146,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
         }
         let layouts = cached_layouts(&source.shape, source.dtype, target);
         let panels = panel_layouts(spec, i, target);
-        let vnni = vnni_layouts(spec, i, target);
+        let strips = vnni_layouts(spec, i, target);
         for &level_id in moves_to {
             let mut all = destinations(source, level_id, &layouts, target);
             let level = target.level(level_id);
@@ -168,36 +170,12 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
             if level.packs && (view_conflicts || strided_view) {
                 let offered = if view_conflicts { panels.len() } else { 1 };
                 for layout in panels.iter().take(offered) {
-                    let packed = TensorSpec {
-                        shape: source.shape.clone(),
-                        dtype: source.dtype,
-                        level: level_id,
-                        contiguous_dims: layout.len() as u8,
-                        layout: layout.clone(),
-                        vector_size: None,
-                        pitch: None,
-                    };
-                    if memory_units(&packed, target) <= level.capacity
-                        && !all.iter().any(|(d, _)| *d == packed)
-                    {
-                        all.push((packed, AllocKind::Buffer));
-                    }
+                    offer_packed(&mut all, source, level_id, layout, target);
                 }
             }
             if level.packs {
-                for layout in &vnni {
-                    let packed = TensorSpec {
-                        shape: source.shape.clone(),
-                        dtype: source.dtype,
-                        level: level_id,
-                        contiguous_dims: layout.len() as u8,
-                        layout: layout.clone(),
-                        vector_size: None,
-                        pitch: None,
-                    };
-                    if memory_units(&packed, target) <= level.capacity {
-                        all.push((packed, AllocKind::Buffer));
-                    }
+                for layout in &strips {
+                    offer_packed(&mut all, source, level_id, layout, target);
                 }
             }
             for (destination, kind) in all {
@@ -266,16 +244,60 @@ pub fn panel_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> V
         .collect()
 }
 
+/// Adds to `all` a new buffer of `source` at `level_id` in the packed `layout` (dense, no vector
+/// size or pitch), unless it is there already or cannot fit the level.
+fn offer_packed(
+    all: &mut Vec<(TensorSpec, AllocKind)>,
+    source: &TensorSpec,
+    level_id: LevelId,
+    layout: &Layout,
+    target: &Target,
+) {
+    let packed = TensorSpec {
+        shape: source.shape.clone(),
+        dtype: source.dtype,
+        level: level_id,
+        contiguous_dims: layout.len() as u8,
+        layout: layout.clone(),
+        vector_size: None,
+        pitch: None,
+    };
+    if memory_units(&packed, target) <= target.level(level_id).capacity
+        && !all.iter().any(|(d, _)| *d == packed)
+    {
+        all.push((packed, AllocKind::Buffer));
+    }
+}
+
+/// The int8 register-block steps that read `rhs` in strips of `k` inside `n`: the kernel, the
+/// `lhs` dtypes it takes and its strip, the widest first (the first the target offers for an
+/// `lhs` dtype is the one whose layout the search packs into).
+const STRIP_KERNELS: [(KernelKind, &[Dtype], u32); 4] = [
+    (KernelKind::BroadcastQuadDot, &[Dtype::U8], 4),
+    (KernelKind::BroadcastSdot, &[Dtype::I8], 4),
+    (KernelKind::BroadcastSdotU8, &[Dtype::U8], 4),
+    (KernelKind::BroadcastPairDot, &[Dtype::U8, Dtype::I8], 2),
+];
+
+/// The strip of `k` the int8 kernels `target` offers read for an `lhs` of `dtype`, if any.
+fn int8_strip(lhs: Dtype, target: &Target) -> Option<u32> {
+    STRIP_KERNELS
+        .iter()
+        .find(|(kernel, dtypes, _)| dtypes.contains(&lhs) && target.kernels().contains(kernel))
+        .map(|&(_, _, strip)| strip)
+}
+
 /// The layout of strips of `k` operand `operand` of `spec` may be packed into: for a matmul's
 /// i8 `rhs` `[b, k, n]` not yet in it, on the matmul before any split of `k` (as panels are),
-/// `[b, k / s, n, s]`: `s = 4` (the VNNI layout, `morello_core::spec::VNNI_LAYOUT`) for a u8
-/// `lhs` on a target with AVX-512 VNNI (`BroadcastQuadDot`), else `s = 2` for the widening AVX2
-/// kernel (`BroadcastPairDot`); `k` a multiple of `s` above it.
+/// `[b, k / s, n, s]` for the strip `s` of the int8 kernel the target offers for the `lhs` dtype
+/// ([`STRIP_KERNELS`]): `s = 4` (the VNNI layout, `morello_core::spec::VNNI_LAYOUT`) for
+/// `BroadcastQuadDot` (u8 `lhs`, AVX-512 VNNI) and AArch64's `BroadcastSdot` and
+/// `BroadcastSdotU8`, `s = 2` for the widening AVX2 kernel `BroadcastPairDot`; `k` a multiple of
+/// `s` above it. None on a target without such a kernel.
 pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Vec<Layout> {
     let rhs = &spec.operands[operand];
     let k = rhs.shape.dims().get(1).copied().unwrap_or(0);
-    let quads = target.has_isa(IsaFeature::Avx512vnni) && spec.operands[0].dtype == Dtype::U8;
-    let strip = if quads { 4 } else { 2 };
+    let Some(strip) = int8_strip(spec.operands[0].dtype, target) else { return Vec::new() };
     if spec.kind != (PrimitiveKind::Matmul { accum: false })
         || operand != 1
         || rhs.dtype != Dtype::I8
@@ -402,4 +424,44 @@ fn plan(
         combine: alloc_combine(source, &destination, direction.reads() && direction.writes(), target),
         shape: PlanShape::Alloc { operand, kind, destination, prologue, epilogue },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use morello_core::spec::SpecBuilder;
+
+    /// The strip an i8 `rhs` is packed into: the strip of the int8 kernel the target offers for
+    /// the `lhs` dtype, none without one.
+    #[test]
+    fn int8_rhs_is_packed_into_the_strips_the_target_kernels_read() {
+        let strip_of = |target: &Target, dtypes: &str, k: u32| -> Option<String> {
+            let spec = SpecBuilder::matmul(8, k, 16)
+                .dtypes(dtypes.parse().expect("dtypes"))
+                .build(target)
+                .expect("a valid spec");
+            let layouts = vnni_layouts(&spec, 1, target);
+            assert!(layouts.len() <= 1, "{layouts:?}");
+            layouts.first().map(Layout::to_string)
+        };
+        // The canonical forms (the batch dim of 1 dropped) of `[0, 1, 2, 1 p(s)]`.
+        let quads = Some("[1, 2, 1 p(4)]".to_string());
+        let pairs = Some("[1, 2, 1 p(2)]".to_string());
+        let avx512 = Target::builtin("x86-avx512", 1).expect("built-in");
+        let avx2 = Target::builtin("x86-avx2", 1).expect("built-in");
+        let neon = Target::builtin("arm-neon", 1).expect("built-in");
+        assert_eq!(strip_of(&avx512, "u8s8s32", 32), quads);
+        assert_eq!(strip_of(&avx512, "s8s8s32", 32), pairs);
+        assert_eq!(strip_of(&avx2, "u8s8s32", 32), pairs);
+        assert_eq!(strip_of(&neon, "u8s8s32", 32), quads);
+        assert_eq!(strip_of(&neon, "s8s8s32", 32), quads);
+        assert_eq!(strip_of(&neon, "u8s8s32", 30), None, "k not a multiple of 4");
+        // A NEON target without the dot-product kernels: nothing reads strips, nothing is packed.
+        let mut description = neon.description_value();
+        description.isa.retain(|f| f != "dotprod");
+        description.kernels.retain(|k| !matches!(k, KernelKind::BroadcastSdot | KernelKind::BroadcastSdotU8));
+        let plain_neon = Target::new(description).expect("a valid target");
+        assert_eq!(strip_of(&plain_neon, "u8s8s32", 32), None);
+        assert_eq!(strip_of(&plain_neon, "s8s8s32", 32), None);
+    }
 }
