@@ -4,10 +4,10 @@ use crate::common::{morello, morello_ok};
 
 /// Writes `text` to a schedule file in a new directory.
 fn schedule_file(text: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("hand.schedule");
-    std::fs::write(&path, text).unwrap();
-    let path = path.to_str().unwrap().to_string();
+    std::fs::write(&path, text).expect("the schedule file is written");
+    let path = path.to_str().expect("a temporary path is UTF-8").to_string();
     (dir, path)
 }
 

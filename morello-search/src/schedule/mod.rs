@@ -35,7 +35,7 @@
 //! let target = Target::builtin("x86-avx2", 1).unwrap();
 //! let spec = SpecBuilder::matmul(8, 8, 8).build(&target).unwrap();
 //! let mut schedule = Schedule::new(&spec, &target);
-//! schedule.tile_out(&[1, 4, 8]).unwrap().move_to(0, "L1", None, None).unwrap();
+//! schedule.tile_out(&[1, 4, 8]).unwrap().move_to(0, "L2", None, None).unwrap();
 //! let imp = schedule.synthesize().unwrap();
 //! assert!(imp.is_complete());
 //! ```

@@ -43,7 +43,7 @@ fn random_prefix(schedule: &mut Schedule<'_>, search: &Search<'_>, choices: &[u3
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
     #[test]
     fn a_legal_prefix_completed_never_beats_the_optimum(
