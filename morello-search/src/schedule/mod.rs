@@ -194,7 +194,7 @@ impl<'t> Schedule<'t> {
     /// The open leaf the next step goes to (see the module docs), or `None` when the default path
     /// ends at a kernel or at a node with no default child.
     pub fn current(&self) -> Option<&CanonicalSpec> {
-        let path = self.default_path(&self.root, &Step::ToAccum).ok()?;
+        let path = self.default_path(&self.root).ok()?;
         let mut at = &self.root;
         for index in path {
             at = &at.children()[index];
@@ -504,7 +504,7 @@ impl<'t> Schedule<'t> {
 
     /// The open leaf the steps go to (see the module docs).
     fn default_leaf<'n>(&self, root: &'n Node, step: &Step) -> Result<&'n CanonicalSpec, ScheduleError> {
-        let path = self.default_path(root, step)?;
+        let path = self.step_path(root, step)?;
         let mut at = root;
         for index in path {
             at = &at.children()[index];
@@ -512,27 +512,34 @@ impl<'t> Schedule<'t> {
         Ok(at.spec())
     }
 
-    fn default_path(&self, root: &Node, step: &Step) -> Result<Vec<usize>, ScheduleError> {
+    /// The path to the default leaf of `root` (see the module docs), or why there is none and the
+    /// spec it is about.
+    fn default_path<'n>(&self, root: &'n Node) -> Result<Vec<usize>, (&'n CanonicalSpec, Refusal)> {
         let mut path = Vec::new();
         let mut at = root;
         loop {
             match at {
                 Node::Open { .. } => return Ok(path),
-                Node::Solved(_) => return Err(self.illegal(step, root.spec(), Refusal::NoOpenLeaf)),
+                Node::Solved(_) => return Err((root.spec(), Refusal::NoOpenLeaf)),
                 Node::Applied { action, plan, children, spec } => match default_child(action, plan) {
                     Ok(Some(index)) => {
                         path.push(index);
                         at = &children[index];
                     }
-                    Ok(None) => return Err(self.illegal(step, root.spec(), Refusal::NoOpenLeaf)),
+                    Ok(None) => return Err((root.spec(), Refusal::NoOpenLeaf)),
                     Err(children) => {
                         let node = step_of(spec, action, self.target)
                             .map_or_else(|_| format!("{action:?}"), |s| s.to_string());
-                        return Err(self.illegal(step, spec, Refusal::AmbiguousLeaf { node, children }));
+                        return Err((spec, Refusal::AmbiguousLeaf { node, children }));
                     }
                 },
             }
         }
+    }
+
+    /// [`Schedule::default_path`], its refusal as `step`'s.
+    fn step_path(&self, root: &Node, step: &Step) -> Result<Vec<usize>, ScheduleError> {
+        self.default_path(root).map_err(|(spec, why)| self.illegal(step, spec, why))
     }
 
     /// Applies to the default leaf of `root` the action `choose` picks among its spec's actions.
@@ -542,7 +549,7 @@ impl<'t> Schedule<'t> {
         step: &Step,
         choose: impl FnOnce(&Self, &CanonicalSpec, &[(Action, Plan)]) -> Result<usize, Refusal>,
     ) -> Result<(), ScheduleError> {
-        let path = self.default_path(root, step)?;
+        let path = self.step_path(root, step)?;
         let mut leaf = &mut *root;
         for index in path {
             leaf = leaf.child_mut(index).expect("the default path is in the tree");
