@@ -13,6 +13,7 @@ mod indexing;
 mod kernels;
 mod layout;
 mod modules;
+mod schedule;
 mod search;
 mod wisdom;
 mod xla;

@@ -167,3 +167,19 @@ fn a_compiler_without_openmp_runs_parallel_loops_serially_with_a_note() {
     assert!(notes[0].starts_with("note: ") && notes[0].contains("cannot find -lomp"), "{stderr}");
     assert!(notes[0].contains("run on one thread"), "{stderr}");
 }
+
+#[test]
+fn a_hand_schedule_runs_and_verifies() {
+    if !have_compiler() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("hand.schedule");
+    let text = "to_accum\nsplit 8\ntile_out 1x6x16   # 13 = 2 x 6 + 1: the last row is synthesized\nmove_to rhs L2\n";
+    std::fs::write(&path, text).expect("the schedule file is written");
+    let args = ["run", "matmul", "13x16x16", "--target", "x86-avx2", "--processors", "1", "--no-db", "-q"];
+    let (code, stdout, stderr) =
+        morello(&[&args[..], &["--schedule", path.to_str().expect("a temporary path is UTF-8")]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.ends_with("verified\n"), "{stdout}");
+}

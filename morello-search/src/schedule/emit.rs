@@ -17,8 +17,9 @@ use morello_core::imp::{AllocKind, Impl};
 use morello_core::spec::CanonicalSpec;
 use morello_core::target::Target;
 
+use super::resolve::layout_text;
 use super::step::{Copy, Step};
-use super::{ScheduleError, default_child, is_cache, layout_text, path_text};
+use super::{ScheduleError, default_child, is_cache, path_text};
 use crate::actions::{Action, ActionConfig, DividingTiles, Plan, Remainders, actions};
 use crate::feasible::Feasibility;
 

@@ -43,7 +43,7 @@ fn random_prefix(schedule: &mut Schedule<'_>, search: &Search<'_>, choices: &[u3
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
     #[test]
     fn a_legal_prefix_completed_never_beats_the_optimum(
@@ -95,7 +95,6 @@ proptest! {
 #[test]
 fn larger_optima_print_and_read_back_to_themselves() {
     for (target, builder) in [
-        ("x86-avx2", SpecBuilder::matmul(12, 20, 18)),
         ("x86-avx512", SpecBuilder::matmul(16, 16, 16)),
         ("x86-avx2", SpecBuilder::matmul(7, 9, 13).dtype(Dtype::U32)),
         ("x86-avx2", SpecBuilder::matmul(16, 16, 16).epilogue(Activation::Relu)),

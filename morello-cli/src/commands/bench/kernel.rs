@@ -17,7 +17,8 @@
 //! in the same run, labelled `morello-vs-T` (`T`'s file stem): a side-by-side test of a change to
 //! a target's constants, geometry or packing. `T` must have `--target`'s levels (names, kinds,
 //! vector widths) and ISA, so that its kernel runs on the same buffers and emits under the same
-//! target.
+//! target. With `--schedule FILE`, the implementation a schedule file gives (completed by the
+//! search) is timed beside the searched one, labelled `morello-schedule`.
 
 use anyhow::{Result, anyhow};
 use morello_core::spec::LogicalSpec;
@@ -33,12 +34,15 @@ use morello_search::{Solution, VariantCosts};
 use super::busy::{CpuTimes, busy_since};
 use super::measure::{MeasureArgs, expected_seconds, measure_error, peak_line, protocol_line, spinner};
 use super::text::{Align, TextTable, duration, rate, ratio};
-use crate::commands::search::{SearchOptions, Session};
+use crate::commands::search::{ScheduleArgs, SearchOptions, Session};
 use crate::database::DbArgs;
 use crate::failure::bad_input;
 use crate::memory::Bytes;
 use crate::output;
 use crate::spec_args::{Resolved, SpecArgs, resolve};
+
+/// The label of `--schedule`'s kernel.
+const SCHEDULE_LABEL: &str = "morello-schedule";
 
 /// Examples shown after `morello bench --help`.
 pub const EXAMPLES: &str = "\
@@ -118,6 +122,10 @@ pub struct Args {
     /// `morello-1-thread`; morello's speedup over it is the kernel's scaling.
     #[arg(long, conflicts_with = "top_k")]
     scaling: bool,
+    /// Also time the implementation a schedule file gives (its steps, completed by the search;
+    /// docs/schedules.md), labelled `morello-schedule`.
+    #[arg(long, value_name = "FILE", conflicts_with = "top_k")]
+    schedule: Option<std::path::PathBuf>,
     #[command(flatten)]
     options: SearchOptions,
     #[command(flatten)]
@@ -138,6 +146,13 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let default_baselines: &[BaselineKind] = if args.top_k.is_some() { &[] } else { &BaselineKind::ALL };
     let baselines = args.measure.baselines(default_baselines)?;
+    let scheduled = match (ScheduleArgs { schedule: args.schedule.clone() }).read()? {
+        Some((text, path)) => {
+            let session = Session::start(&resolved, &args.options, false)?;
+            Some(session.solve_scheduled(&resolved, &args.db, &text, path)?)
+        }
+        None => None,
+    };
     let session = Session::start(&resolved, &args.options, false)?;
     let solutions = match args.top_k {
         // More than K: variants that emit the same C as a cheaper one are dropped.
@@ -213,6 +228,15 @@ pub fn run(args: &Args) -> Result<()> {
         }
         chosen.kernels.push(Ranked { imp: &solution.imp, cost: solution.cost });
         labels.push(label);
+    }
+    if let Some(solution) = &scheduled {
+        if same_c(&solution.imp, chosen.kernels[0].imp, target)? {
+            notes.push(format!(
+                "{SCHEDULE_LABEL} emits the same C as morello: the difference between their times is this run's noise"
+            ));
+        }
+        chosen.kernels.push(Ranked { imp: &solution.imp, cost: solution.cost });
+        labels.push(SCHEDULE_LABEL.to_string());
     }
     if let Some(solution) = &one_thread {
         if same_c(&solution.imp, chosen.kernels[0].imp, target)? {
