@@ -131,6 +131,9 @@ pub const HELPERS: &str = r#"/* ---- helpers: XLA's semantics where C's differ -
 #include <stdlib.h>
 #include <string.h>
 
+/* A module uses some of these; clang warns of the others under -Wall (gcc does not). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
 static inline float m_bf16_to_f32(uint16_t bits) {
   uint32_t wide = (uint32_t)bits << 16;
   float value;
@@ -219,6 +222,7 @@ static inline int64_t m_shra(int64_t a, int64_t b, int bits) {
   if (b < 0 || b >= bits) return a < 0 ? -1 : 0;
   return a >> b;
 }
+#pragma GCC diagnostic pop
 "#;
 
 /// The suffix of an integer type's helpers (`s32`, `u8`; `u8` for pred).

@@ -168,3 +168,67 @@ fn other_isa_golden_kernels_compile_and_verify() {
         verify_on_hosts(target_name, &target, kernels);
     }
 }
+
+/// AArch64's int8 dot products at the ends of the u8 and i8 ranges, where a saturating step or a
+/// wrong offset correction would differ: each output lane of the golden case (`[1, 1, 4, 4]`,
+/// `rhs` element `(k, n)` at `4 n + k`) against the sum computed here, with both cross compilers
+/// under qemu (natively on an AArch64 host).
+#[test]
+fn neon_int8_dot_products_are_exact_at_the_ends_of_the_ranges() {
+    use crate::compiler::{CompileOptions, Warnings};
+    use crate::harness::{Buffer, VerifyInputs, run_verify, verify_program_source};
+    use crate::test_support::{compilers_for, one_unit};
+
+    let target = Target::builtin("arm-neon", 2).expect("target");
+    let cases = other_isa_cases("arm-neon");
+    let rhs_patterns: [[i8; 16]; 3] = [
+        [i8::MIN; 16],
+        [i8::MAX; 16],
+        std::array::from_fn(|i| if i % 3 == 0 { i8::MIN } else { i8::MAX - i as i8 }),
+    ];
+    let initial = [0, -1, i32::MAX / 2, i32::MIN / 2];
+    for (kernel, lhs_patterns) in [
+        (KernelKind::BroadcastSdotU8, [[u8::MAX; 4], [0; 4], [0, 128, 127, 255]].map(|p| p.map(i64::from))),
+        (
+            KernelKind::BroadcastSdot,
+            [[i8::MIN; 4], [i8::MAX; 4], [-128, 127, 0, -1]].map(|p| p.map(i64::from)),
+        ),
+    ] {
+        let case = cases.iter().find(|c| c.kernel == kernel).expect("its golden case");
+        let signature = &case.emitted.kernel.signature;
+        let source = verify_program_source(signature, &case.emitted.kernel.source).expect("a harness");
+        let options = CompileOptions {
+            features: case.emitted.kernel.features.clone(),
+            warnings: Warnings::Deny,
+            ..CompileOptions::default()
+        };
+        for compiler in compilers_for(&target) {
+            let build = compiler.build(&one_unit(source.clone()), &options).expect("compiles");
+            for lhs in &lhs_patterns {
+                for rhs in &rhs_patterns {
+                    let lhs_buffer = match kernel {
+                        KernelKind::BroadcastSdotU8 => Buffer::U8(lhs.map(|x| x as u8).to_vec()),
+                        _ => Buffer::I8(lhs.map(|x| x as i8).to_vec()),
+                    };
+                    let inputs = VerifyInputs::Buffers(vec![
+                        lhs_buffer,
+                        Buffer::I8(rhs.to_vec()),
+                        Buffer::I32(initial.to_vec()),
+                    ]);
+                    let run = run_verify(&build, signature, &inputs).expect("runs");
+                    let expected: Vec<i32> = (0..4)
+                        .map(|n| {
+                            let sum: i64 = (0..4).map(|k| lhs[k] * i64::from(rhs[4 * n + k])).sum();
+                            i32::try_from(i64::from(initial[n]) + sum).expect("fits i32")
+                        })
+                        .collect();
+                    assert_eq!(
+                        run.params[2],
+                        Buffer::I32(expected),
+                        "{kernel} with {compiler}: {lhs:?} {rhs:?}"
+                    );
+                }
+            }
+        }
+    }
+}
