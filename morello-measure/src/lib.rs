@@ -66,7 +66,7 @@ pub mod stats;
 
 pub use baselines::{
     BaselineKind, BaselineOptions, BaselineSet, ConvProblem, Epilogue, MatmulProblem, Problem,
-    SkippedBaseline, SoftmaxProblem, baseline_problem, baselines,
+    SkippedBaseline, SoftmaxProblem, baseline_problem, baselines, baselines_named,
 };
 pub use bench::{
     BenchConfig, BenchReport, BenchRequest, CCandidate, Caches, Candidate, CandidateResult, PeakProbe,

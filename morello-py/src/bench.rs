@@ -9,7 +9,7 @@ use morello_core::isa::Architecture;
 use morello_measure::compare::{is_memory_bound, peak_applies};
 use morello_measure::ranking::Ranked;
 use morello_measure::report::{KernelReport, TimedKernels, measure_peak_once};
-use morello_measure::{BaselineKind, BenchConfig, Caches, KernelCandidate, PeakProbe, Pinning, measure};
+use morello_measure::{BenchConfig, Caches, KernelCandidate, PeakProbe, Pinning, baselines_named, measure};
 use morello_search::CancelToken;
 use pyo3::prelude::*;
 
@@ -37,25 +37,6 @@ pub struct BenchOptions {
     pub caches: String,
     /// The CPU to pin to (one thread only).
     pub cpu: Option<usize>,
-}
-
-/// The baselines `names` asks for, in order, without repeats (`all`, `none` as in the CLI).
-fn baseline_kinds(names: &[String]) -> PyResult<Vec<BaselineKind>> {
-    let mut kinds = Vec::new();
-    for name in names {
-        let name = name.trim();
-        let named: Vec<BaselineKind> = match name.to_ascii_lowercase().as_str() {
-            "all" => BaselineKind::ALL.to_vec(),
-            "none" => Vec::new(),
-            _ => vec![name.parse().map_err(|e| bad_input(format!("baselines: {e} (or all, none)")))?],
-        };
-        for kind in named {
-            if !kinds.contains(&kind) {
-                kinds.push(kind);
-            }
-        }
-    }
-    Ok(kinds)
 }
 
 /// The measurement's configuration, checked as the CLI checks its flags.
@@ -134,7 +115,8 @@ pub fn bench_json(
             target.name()
         )));
     }
-    let kinds = baseline_kinds(&options.baselines)?;
+    let kinds = baselines_named(&options.baselines)
+        .map_err(|e| bad_input(format!("baselines: {e} (or all, none)")))?;
     let config = config(options, target.processors())?;
     let compiler = Compiler::for_target(target).map_err(to_py)?;
     let token = CancelToken::new();

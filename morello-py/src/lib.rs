@@ -39,6 +39,8 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<implementation::PyImpl>()?;
     module.add_class::<kernel::Library>()?;
     module.add_class::<schedule::PySchedule>()?;
+    module.add_class::<search::Prepared>()?;
+    module.add_function(wrap_pyfunction!(search::prepare, module)?)?;
     module.add_function(wrap_pyfunction!(search::search, module)?)?;
     module.add("MODEL_VERSION", morello_search::db::MODEL_VERSION)?;
     Ok(())

@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 
 use crate::error::{bad_input, to_py};
 use crate::implementation::PyImpl;
-use crate::search::{Context, SpecOptions, TableChoice, prepare};
+use crate::search::{Context, Prepared};
 
 /// One entry of a schedule as the Python object keeps it.
 #[derive(Debug, Clone)]
@@ -101,50 +101,15 @@ impl PySchedule {
 
 #[pymethods]
 impl PySchedule {
-    /// A schedule of `spec` with no step yet (the spec and search arguments of `morello.search`).
+    /// A schedule of a prepared spec with no step yet.
     #[new]
-    #[pyo3(signature = (
-        spec, *, target = "x86", dtype = "f32", batch = 1, accum = false, epilogue = None,
-        rhs_layout = None, from_layout = None, to_layout = None, memory = None, processors = None,
-        db = None, no_db = false, jobs = None, time_limit = None
-    ))]
-    #[allow(clippy::too_many_arguments, reason = "Python keyword arguments, one per CLI flag")]
-    fn new(
-        spec: &str,
-        target: &str,
-        dtype: &str,
-        batch: u32,
-        accum: bool,
-        epilogue: Option<String>,
-        rhs_layout: Option<String>,
-        from_layout: Option<String>,
-        to_layout: Option<String>,
-        memory: Option<String>,
-        processors: Option<u32>,
-        db: Option<std::path::PathBuf>,
-        no_db: bool,
-        jobs: Option<usize>,
-        time_limit: Option<f64>,
-    ) -> PyResult<Self> {
-        let (context, spec) = prepare(
-            spec,
-            target,
-            processors,
-            SpecOptions {
-                dtype: dtype.to_string(),
-                batch,
-                accum,
-                epilogue,
-                rhs_layout,
-                from_layout,
-                to_layout,
-            },
-            memory.as_deref(),
-            TableChoice { db, no_db },
-            jobs,
-            time_limit,
-        )?;
-        Ok(PySchedule { context, spec, items: Vec::new(), outer: Vec::new() })
+    fn new(prepared: &Prepared) -> Self {
+        PySchedule {
+            context: Arc::clone(&prepared.context),
+            spec: prepared.spec.clone(),
+            items: Vec::new(),
+            outer: Vec::new(),
+        }
     }
 
     /// The schedule of the spec an implementation implements, in its context (its target and

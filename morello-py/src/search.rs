@@ -176,17 +176,26 @@ pub fn build_spec(text: &str, options: &SpecOptions, target: &Target) -> PyResul
     builder.build(target).map_err(to_py)
 }
 
-/// Searches for the best implementation of a spec (see the Python docstring of
-/// `morello.search`, which documents every argument).
+/// A spec and the context to search it in, from `morello.search`'s arguments: what
+/// [`search`] and the schedules start from.
+#[pyclass(module = "morello._morello", frozen)]
+pub struct Prepared {
+    /// The target, limits, table and search options.
+    pub context: Arc<Context>,
+    /// The spec.
+    pub spec: CanonicalSpec,
+}
+
+/// Reads a spec and the search's options (see the Python docstring of `morello.search`, which
+/// documents every argument).
 #[pyfunction]
 #[pyo3(signature = (
     spec, *, target = "x86", dtype = "f32", batch = 1, accum = false, epilogue = None,
-    rhs_layout = None, from_layout = None, to_layout = None, memory = None, processors = None, db = None, no_db = false, jobs = None,
-    time_limit = None
+    rhs_layout = None, from_layout = None, to_layout = None, memory = None, processors = None,
+    db = None, no_db = false, jobs = None, time_limit = None
 ))]
 #[allow(clippy::too_many_arguments, reason = "Python keyword arguments, one per CLI flag")]
-pub fn search(
-    py: Python<'_>,
+pub fn prepare(
     spec: &str,
     target: &str,
     dtype: &str,
@@ -202,19 +211,27 @@ pub fn search(
     no_db: bool,
     jobs: Option<usize>,
     time_limit: Option<f64>,
-) -> PyResult<PyImpl> {
-    let (context, spec) = prepare(
+) -> PyResult<Prepared> {
+    let options =
+        SpecOptions { dtype: dtype.to_string(), batch, accum, epilogue, rhs_layout, from_layout, to_layout };
+    let (context, spec) = context_and_spec(
         spec,
         target,
         processors,
-        SpecOptions { dtype: dtype.to_string(), batch, accum, epilogue, rhs_layout, from_layout, to_layout },
+        options,
         memory.as_deref(),
         TableChoice { db, no_db },
         jobs,
         time_limit,
     )?;
-    let solution = context.best(py, &spec)?;
-    Ok(PyImpl::new(context, solution))
+    Ok(Prepared { context, spec })
+}
+
+/// The best implementation of a prepared spec.
+#[pyfunction]
+pub fn search(py: Python<'_>, prepared: &Prepared) -> PyResult<PyImpl> {
+    let solution = prepared.context.best(py, &prepared.spec)?;
+    Ok(PyImpl::new(Arc::clone(&prepared.context), solution))
 }
 
 /// The memo table a call names (`db=PATH`, `no_db=True`, or neither: the target's default).
@@ -226,12 +243,12 @@ pub struct TableChoice {
     pub no_db: bool,
 }
 
-/// The context and canonical spec of a call's arguments (what `search` and `Schedule` share).
+/// The context and canonical spec of a call's arguments.
 ///
 /// # Errors
 /// Bad input, as a `MorelloError` that says which argument.
 #[allow(clippy::too_many_arguments, reason = "Python keyword arguments, one per CLI flag")]
-pub fn prepare(
+fn context_and_spec(
     spec: &str,
     target: &str,
     processors: Option<u32>,

@@ -155,6 +155,29 @@ impl FromStr for BaselineKind {
     }
 }
 
+/// The baselines `names` asks for, in the order given, without repeats: baseline names
+/// (case-insensitive, surrounding spaces ignored), `all` (every one) and `none` (nothing).
+///
+/// # Errors
+/// The first name that is none of these.
+pub fn baselines_named<S: AsRef<str>>(names: &[S]) -> Result<Vec<BaselineKind>, UnknownBaseline> {
+    let mut kinds = Vec::new();
+    for name in names {
+        let name = name.as_ref().trim();
+        let named: Vec<BaselineKind> = match name.to_ascii_lowercase().as_str() {
+            "all" => BaselineKind::ALL.to_vec(),
+            "none" => Vec::new(),
+            _ => vec![name.parse()?],
+        };
+        for kind in named {
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+    }
+    Ok(kinds)
+}
+
 /// A baseline as a C unit: one function with the problem's call shape.
 #[derive(Debug, Clone)]
 struct CBaseline {

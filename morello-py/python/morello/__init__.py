@@ -67,7 +67,7 @@ def search(
     Raises :class:`MorelloError` for bad input or a failed search, ``KeyboardInterrupt`` when
     interrupted.
     """
-    native = _morello.search(
+    prepared = _morello.prepare(
         spec,
         target=target,
         dtype=dtype,
@@ -84,6 +84,7 @@ def search(
         jobs=jobs,
         time_limit=time_limit,
     )
+    native = _morello.search(prepared)
     return Impl(native)
 
 
@@ -200,9 +201,9 @@ class Schedule:
     """
 
     def __init__(self, spec: str, **options: Any) -> None:
-        if "db" in options and options["db"] is not None:
+        if options.get("db") is not None:
             options["db"] = os.fspath(options["db"])
-        self._native = _morello.Schedule(spec, **options)
+        self._native = _morello.Schedule(_morello.prepare(spec, **options))
 
     @classmethod
     def of(cls, impl: Impl) -> "Schedule":

@@ -8,7 +8,9 @@ use indicatif::ProgressBar;
 use morello_codegen::CodegenError;
 use morello_core::target::Target;
 use morello_measure::bench::{DEFAULT_MIN_SAMPLE_SECONDS, DEFAULT_SAMPLES};
-use morello_measure::{BaselineKind, BenchConfig, Caches, MeasureError, PeakProbe, PeakReport, Pinning};
+use morello_measure::{
+    BaselineKind, BenchConfig, Caches, MeasureError, PeakProbe, PeakReport, Pinning, baselines_named,
+};
 
 use crate::failure::bad_input;
 use crate::sampling::SamplingArgs;
@@ -89,21 +91,7 @@ impl MeasureArgs {
         if self.baseline.is_empty() {
             return Ok(default.to_vec());
         }
-        let mut kinds = Vec::new();
-        for name in &self.baseline {
-            let name = name.trim();
-            let named: Vec<BaselineKind> = match name.to_ascii_lowercase().as_str() {
-                "all" => BaselineKind::ALL.to_vec(),
-                "none" => Vec::new(),
-                _ => vec![name.parse().map_err(|e| bad_input(format!("--baseline: {e} (or all, none)")))?],
-            };
-            for kind in named {
-                if !kinds.contains(&kind) {
-                    kinds.push(kind);
-                }
-            }
-        }
-        Ok(kinds)
+        baselines_named(&self.baseline).map_err(|e| bad_input(format!("--baseline: {e} (or all, none)")))
     }
 
     /// A warning when the sampling is below the defaults that reported figures use.
