@@ -303,12 +303,12 @@ fn probe_failures_say_how_to_install() {
 
 #[test]
 fn baseline_lists_keep_order_drop_repeats_and_name_the_unknown() {
-    let named = |names: &[&str]| super::baselines_named(names);
+    let named = |names: &[&str]| baselines_named(names);
     assert_eq!(
         named(&[" OpenBLAS", "naive", "openblas"]),
         Ok(vec![BaselineKind::OpenBlas, BaselineKind::Naive])
     );
     assert_eq!(named(&["all"]), Ok(BaselineKind::ALL.to_vec()));
     assert_eq!(named(&["none", "naive"]), Ok(vec![BaselineKind::Naive]));
-    assert_eq!(named(&["cublas"]), Err(super::UnknownBaseline("cublas".into())));
+    assert_eq!(named(&["cublas"]), Err(UnknownBaseline("cublas".into())));
 }
