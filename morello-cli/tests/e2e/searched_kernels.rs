@@ -206,11 +206,13 @@ fn a_parallel_loop_over_searched_tiles() {
 
 /// [`check`]s the search's best implementation of the spec of `words` (in `dtype`, on
 /// `target_name`), asserting first that it uses `kernel`.
-fn check_best_uses(words: &str, dtype: &str, target_name: &str, kernel: KernelKind) {
+fn check_best_uses(words: &str, dtype: &str, target_name: &str, kernel: KernelKind) -> String {
     let (target, s) = spec(words, dtype, target_name);
     let imp = Search::new(&target).solve(&s).expect("solves").imp;
-    assert!(imp.kernels().contains(&kernel), "{}", imp.render(&target));
+    let tree = imp.render(&target);
+    assert!(imp.kernels().contains(&kernel), "{tree}");
     check(&target, &[], vec![imp]);
+    tree
 }
 
 #[test]
@@ -228,8 +230,9 @@ fn bf16_rows_widened_into_f32_registers() {
 
 /// Quantized matmuls, exact in i32: the scalar multiply-add (u8 x i8 and i8 x i8), the widening
 /// AVX2 kernel on pairs of `k`, and on x86-avx512 the AVX-512 VNNI kernel (run where the host has VNNI, else compiled and
-/// skipped with the reason), with `rhs` packed by the search or given in the VNNI layout, for a
-/// cube and an odd shape (`n` not a multiple of the 16 lanes); 256^3 is an ignored test.
+/// skipped with the reason) in blocks of several rows that share each step's `rhs` registers,
+/// with `rhs` packed by the search or given in the VNNI layout, for a cube and an odd shape (`n`
+/// not a multiple of the 16 lanes); 256^3 is an ignored test.
 #[test]
 fn int8_matmuls() {
     check_avx2(&[
@@ -238,7 +241,10 @@ fn int8_matmuls() {
         ("matmul 3x8x5 --accum", "u8s8s32"),
     ]);
     for words in ["matmul 64x64x64", "matmul 64x64x64 --rhs-layout vnni", "matmul 100x300x77"] {
-        check_best_uses(words, "u8s8s32", "x86-avx512", KernelKind::BroadcastQuadDot);
+        let tree = check_best_uses(words, "u8s8s32", "x86-avx512", KernelKind::BroadcastQuadDot);
+        // Register blocks of several rows: each step's rhs quads are moved into registers once
+        // and every row's kernel reads them there.
+        assert!(tree.contains("move operand 1 to i8 VRF"), "{words}: {tree}");
     }
     // Without VNNI (and for i8 activations), the exact widening AVX2 kernel on packed pairs.
     for (words, dtypes) in [("matmul 16x32x16", "u8s8s32"), ("matmul 10x30x24", "s8s8s32")] {

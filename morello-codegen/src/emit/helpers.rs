@@ -40,6 +40,14 @@ pub enum Helper {
     GeluF32x4,
     /// `morello_gelu_f32_neon(x)`: the NEON 4-lane GELU on one float.
     GeluF32Neon,
+    /// `morello_dpbusd_m512(acc, u8, i8)`: `vpdpbusd`, each i32 lane of `acc` plus the four
+    /// products of the u8 bytes of `u8` and the i8 bytes of `i8` beside it (no saturation), as
+    /// `_mm512_dpbusd_epi32` computes. An `asm` statement with the accumulator an in-out register
+    /// operand: gcc 12 compiles a loop of `_mm512_dpbusd_epi32` with a constant trip count with
+    /// two registers per accumulator, copied back and forth every step, and spills a 6 x 4 block
+    /// (24 accumulators) to the stack; through this statement each accumulator keeps one
+    /// register (gcc and clang alike).
+    DpbusdM512,
 }
 
 /// The intrinsic prefix, vector type, integer vector type and integer-to-float cast of a width.
@@ -243,6 +251,15 @@ impl Helper {
                  \x20 __m128 pairs = _mm_add_ps(v, _mm_movehl_ps(v, v));\n\
                  \x20 __m128 total = _mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 0x55));\n\
                  \x20 return _mm_cvtss_f32(total);\n\
+                 }\n\
+                 #endif\n"
+            }
+            Helper::DpbusdM512 => {
+                "#ifndef MORELLO_HELPER_DPBUSD_M512\n\
+                 #define MORELLO_HELPER_DPBUSD_M512\n\
+                 static inline __attribute__((unused)) __m512i morello_dpbusd_m512(__m512i acc, __m512i u8, __m512i i8) {\n\
+                 \x20 __asm__(\"vpdpbusd %2, %1, %0\" : \"+v\"(acc) : \"v\"(u8), \"v\"(i8));\n\
+                 \x20 return acc;\n\
                  }\n\
                  #endif\n"
             }

@@ -173,3 +173,10 @@ static inline __attribute__((unused)) float morello_gelu_f32_neon(float x) {
   return vgetq_lane_f32(morello_gelu_f32x4(vdupq_n_f32(x)), 0);
 }
 #endif
+#ifndef MORELLO_HELPER_DPBUSD_M512
+#define MORELLO_HELPER_DPBUSD_M512
+static inline __attribute__((unused)) __m512i morello_dpbusd_m512(__m512i acc, __m512i u8, __m512i i8) {
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u8), "v"(i8));
+  return acc;
+}
+#endif

@@ -3,7 +3,8 @@
 //!
 //! A *register block* is a `MatmulAccum [1, m, k, n]` with its output in vector registers and both
 //! inputs outside them ([`is_register_block`]): `k` steps of `BroadcastVecMultAdd`s over an
-//! `m x n` block. Three effects are priced here (`docs/cost-model.md`, "Register blocks",
+//! `m x n` block (for int8, `k / 4` steps of `BroadcastQuadDot`s or `k / 2` of
+//! `BroadcastPairDot`s, each summing that many values of `k` per lane). Three effects are priced here (`docs/cost-model.md`, "Register blocks",
 //! "Accumulation chains", "Shared loads"):
 //!
 //! - the load side: a block's loads and broadcasts issue at the target's `load_issue` and each line
@@ -32,7 +33,10 @@ use super::{
     vector_move_cost,
 };
 use crate::dtype::Dtype;
-use crate::kernels::{KernelKind, in_vector_registers, output_vectors, vectors_along, widest_vector_level};
+use crate::kernels::{
+    KernelKind, PAIR, QUAD, QUAD_LANES, in_vector_registers, output_vectors, vectors_along,
+    widest_vector_level,
+};
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::{LevelId, LevelKind, MemVec, MemoryLevel, Target};
 
@@ -42,8 +46,10 @@ use crate::target::{LevelId, LevelKind, MemVec, MemoryLevel, Target};
 /// A *register block* is a `MatmulAccum [1, m, k, n]` with its output in vector registers and
 /// both inputs outside them: `k` steps of an `m x n` block, each loading a row of the vector side
 /// (`rhs` when the output's vectors run along `n`, `lhs` when along `m`) into registers and
-/// broadcasting each element of the other side into a `BroadcastVecMultAdd`. Its multiply-adds
-/// issue at the kernel's `per_unit` per output vector and step; its loads at the target's
+/// broadcasting each element of the other side into a `BroadcastVecMultAdd` (an int8 block's
+/// steps cover the four or two values of `k` its dot-product kernel sums per lane, and broadcast
+/// one word of them per row: `k` below counts steps). Its multiply-adds issue at the kernel's
+/// `per_unit` per output vector and step; its loads at the target's
 /// `load_issue` each (a load per vector, a broadcast per scalar), and each line they bring from a
 /// level below the fastest cache costs that level's `fill_cost_per_line` (the scalar side's lines
 /// amortised over the `k` steps a line serves). The two sides overlap, so the block takes the
@@ -341,8 +347,8 @@ fn chain_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
         }
     };
     let costs = target.costs();
-    let (k, per_unit) =
-        (u64::from(*k), costs.kernel_for(KernelKind::BroadcastVecMultAdd, out.dtype).per_unit);
+    let step = StepKernel::of(spec, target);
+    let (k, per_unit) = (u64::from(k.div_ceil(step.strip)), step.per_unit(target));
     let fmas = accumulators.saturating_mul(k);
     let latency = per_unit.saturating_mul(costs.fma_chains).saturating_mul(k);
     let latency =
@@ -364,7 +370,9 @@ fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
     {
         return None;
     }
-    let k = u64::from(*k);
+    let step = StepKernel::of(spec, target);
+    // Steps of the block: an int8 kernel sums `strip` values of `k` in each.
+    let k = u64::from(k.div_ceil(step.strip));
     // Row form: vectors along n (rhs rows loaded, lhs broadcast); column form: along m.
     let (vector_side, scalar_side, vectors, scalars) = if vectors_along(out, 2) {
         (rhs, lhs, k * u64::from(*n / lanes), k * u64::from(*m))
@@ -374,8 +382,7 @@ fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
         return None;
     };
     let costs = target.costs();
-    let per_unit = costs.kernel_for(KernelKind::BroadcastVecMultAdd, out.dtype).per_unit;
-    let fma_side = per_unit.saturating_mul(output_vectors(spec)).saturating_mul(k);
+    let fma_side = step.per_unit(target).saturating_mul(output_vectors(spec)).saturating_mul(k);
     // A vector side whose every row is a run of its own (a column of a wider matrix), those rows
     // on pages of their own, is a strided stream; a packed panel or a whole matrix is read as a few
     // long runs.
@@ -391,12 +398,53 @@ fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
         costs.load_issue.saturating_mul(vectors).saturating_add(vector_fill.saturating_mul(lines));
     if target.level(scalar_side.level).kind != LevelKind::ScalarRegisters {
         let fill = target.level(scalar_side.level).fill_cost_per_line;
-        let bytes = scalars * u64::from(scalar_side.dtype.size_bytes());
+        let bytes = scalar_side.shape.volume() * u64::from(scalar_side.dtype.size_bytes());
         load_side = load_side
             .saturating_add(costs.load_issue.saturating_mul(scalars))
             .saturating_add(fill.saturating_mul(bytes).div_ceil(u64::from(target.cache_line_bytes())));
     }
     Some((fma_side, load_side))
+}
+
+/// The kernel a register block's steps run, by the block's dtypes and the target: the x86 int8
+/// dot products (`BroadcastQuadDot` where the target has AVX-512 VNNI, the lhs is u8 and the
+/// output's vectors are its 16 i32 lanes; else `BroadcastPairDot` where it has AVX2), which sum
+/// `strip` values of `k` per lane in one step, or `BroadcastVecMultAdd`, one value of `k` per
+/// step.
+#[derive(Debug, Clone, Copy)]
+struct StepKernel {
+    kernel: KernelKind,
+    /// The dtype whose constants the step pays (`KernelKind::cost`'s: the int8 kernels' lhs;
+    /// the output's for `BroadcastVecMultAdd`, whose bf16 blocks pay f32 multiply-adds).
+    dtype: Dtype,
+    /// Values of `k` per step.
+    strip: u32,
+}
+
+impl StepKernel {
+    fn of(spec: &LogicalSpec, target: &Target) -> StepKernel {
+        let (lhs, rhs, out) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
+        let int8 =
+            matches!(lhs.dtype, Dtype::U8 | Dtype::I8) && rhs.dtype == Dtype::I8 && out.dtype == Dtype::I32;
+        if !int8 {
+            return StepKernel { kernel: KernelKind::BroadcastVecMultAdd, dtype: out.dtype, strip: 1 };
+        }
+        let offers = |kernel: KernelKind| kernel.required_isa().iter().all(|f| target.has_isa(*f));
+        let (quad, pair) = (KernelKind::BroadcastQuadDot, KernelKind::BroadcastPairDot);
+        if lhs.dtype == Dtype::U8 && offers(quad) && out.vector_size.is_none_or(|lanes| lanes == QUAD_LANES) {
+            StepKernel { kernel: quad, dtype: lhs.dtype, strip: QUAD }
+        } else if offers(pair) {
+            StepKernel { kernel: pair, dtype: lhs.dtype, strip: PAIR }
+        } else {
+            // A target with neither (no x86 int8 kernel): priced as one value of `k` per step.
+            StepKernel { kernel: KernelKind::BroadcastVecMultAdd, dtype: out.dtype, strip: 1 }
+        }
+    }
+
+    /// The kernel's cost per output vector and step.
+    fn per_unit(self, target: &Target) -> Cost {
+        target.costs().kernel_for(self.kernel, self.dtype).per_unit
+    }
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ pub(super) const DEFINITION: KernelDefinition =
 const LANES: u32 = 8;
 
 /// Values of `k` one step sums per lane.
-const PAIR: u32 = 2;
+pub(crate) const PAIR: u32 = 2;
 
 /// Whether the dtypes are an 8-bit `lhs`, an i8 `rhs` and an i32 output.
 fn int8_dtypes(dtypes: &[Dtype]) -> bool {

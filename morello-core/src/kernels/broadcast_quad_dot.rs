@@ -8,16 +8,23 @@
 //! `[0, 1, 2, 1 p(4)]` (a strip of 4 along `k` inside `n`), which a tile of four rows of `k`
 //! starting at a multiple of 4 reads as one run, column after column.
 //!
+//! A register block of several rows loads each step's `rhs` vectors once into registers (a move
+//! of the `[1, 4, n]` strip to 64-lane i8 vectors) and runs this kernel on each row with `rhs` in
+//! them: register `j` of `rhs` holds the 64 bytes of columns `16 j .. 16 j + 15`, exactly what
+//! output register `j` meets, so no rhs load repeats across rows, as in the f32 blocks.
+//!
 //! ```text
 //! ordinal:  15
 //! constants: fixed 0, per_unit 2 per output vectors
 //! isa:      Avx512f, Avx512vnni
-//! applies:  MatmulAccum [1, 1, 4, n], lhs u8, rhs i8, out i32; lhs and rhs in memory or a cache
-//!           that moves to the output's vector registers (L1 on x86); lhs one contiguous run in k
-//!           order; rhs one contiguous run holding element (k, n) at 4 n + k (the VNNI layout);
-//!           out in vector registers of 16 i32 lanes, n its innermost physical dim, whole vectors
+//! applies:  MatmulAccum [1, 1, 4, n], lhs u8, rhs i8, out i32; lhs in memory or a cache, one
+//!           contiguous run in k order; rhs one contiguous run holding element (k, n) at 4 n + k
+//!           (the VNNI layout), in a cache that moves to the output's vector registers (L1 on
+//!           x86) or in vector registers of 64 i8 lanes; out in vector registers of 16 i32 lanes,
+//!           n its innermost physical dim, whole vectors
 //! memory:   1 vector register (the broadcast word)
 //! cost:     fixed + per_unit * vectors + move_cost(lhs) + vector_move_cost(rhs)
+//!           (0 for rhs in registers)
 //! ```
 //!
 //! Exact: each lane adds four products of a u8 and an i8 (each at most 255 * 128 in magnitude) to
@@ -39,10 +46,13 @@ pub(super) const DEFINITION: KernelDefinition =
         .memory(memory);
 
 /// i32 lanes per output vector (512-bit vectors).
-const LANES: u32 = 16;
+pub(crate) const LANES: u32 = 16;
 
 /// Values of `k` one instruction sums per lane.
-const QUAD: u32 = 4;
+pub(crate) const QUAD: u32 = 4;
+
+/// i8 lanes of an `rhs` register: the four values of `k` of each of an output vector's columns.
+const RHS_LANES: u32 = QUAD * LANES;
 
 const DTYPES: [Dtype; 3] = [Dtype::U8, Dtype::I8, Dtype::I32];
 
@@ -57,20 +67,23 @@ fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], targ
         && dtypes == DTYPES
         && has_isa(target)
         && memory(levels[0])
-        && memory(levels[1])
+        && (memory(levels[1]) || levels[1] == LevelKind::VectorRegisters)
         && levels[2] == LevelKind::VectorRegisters
 }
 
-/// Whether some tile of a matmul could take this kernel: u8 and i8 inputs in memory and an i32
-/// output that, if in vector registers, has whole 16-lane vectors along `n`.
+/// Whether some tile of a matmul could take this kernel: a u8 input in memory, an i8 input in
+/// memory or in 64-lane registers, and an i32 output that, if in vector registers, has whole
+/// 16-lane vectors along `n`.
 fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
     let (PrimitiveKind::Matmul { .. }, [lhs, rhs, out]) = (spec.kind, spec.operands.as_slice()) else {
         return false;
     };
+    let rhs_fits =
+        in_memory(rhs, target) || (in_vector_registers(rhs, target) && rhs.vector_size == Some(RHS_LANES));
     [lhs.dtype, rhs.dtype, out.dtype] == DTYPES
         && has_isa(target)
         && in_memory(lhs, target)
-        && in_memory(rhs, target)
+        && rhs_fits
         && (!in_vector_registers(out, target) || (out.vector_size == Some(LANES) && vectors_along(out, 2)))
 }
 
@@ -100,6 +113,22 @@ pub(super) fn strip_step_applies(
     lanes: u32,
     dtypes: fn(&[Dtype]) -> bool,
 ) -> bool {
+    strip_step_shape_applies(spec, target, kernel, strip, lanes, dtypes)
+        && in_memory(&spec.operands[1], target)
+        && target.level(spec.operands[1].level).moves_to.contains(&spec.output().level)
+}
+
+/// [`strip_step_applies`] but for where `rhs` is: the step's shape and dtypes, the kernel's ISA,
+/// `lhs` one run in `k` order in memory, `rhs` holding its strips in order, the output whole
+/// vectors of `lanes` i32 along `n` in registers.
+fn strip_step_shape_applies(
+    spec: &LogicalSpec,
+    target: &Target,
+    kernel: KernelKind,
+    strip: u32,
+    lanes: u32,
+    dtypes: fn(&[Dtype]) -> bool,
+) -> bool {
     if spec.kind != (PrimitiveKind::Matmul { accum: true }) {
         return false;
     }
@@ -113,16 +142,26 @@ pub(super) fn strip_step_applies(
         && in_memory(lhs, target)
         && lhs.is_fully_contiguous()
         && in_index_order(lhs)
-        && in_memory(rhs, target)
-        && target.level(rhs.level).moves_to.contains(&out.level)
         && in_strip_order(rhs, strip)
         && in_vector_registers(out, target)
         && vectors_along(out, 2)
         && whole_vectors(out, lanes)
 }
 
+/// `rhs` in memory (as [`strip_step_applies`] takes it), or in whole vector registers of 64 i8
+/// lanes, register `j` the quads of output register `j`'s 16 columns.
 fn applies(spec: &LogicalSpec, target: &Target) -> bool {
-    strip_step_applies(spec, target, KernelKind::BroadcastQuadDot, QUAD, LANES, |d| d == DTYPES)
+    let dtypes: fn(&[Dtype]) -> bool = |d| d == DTYPES;
+    let kernel = KernelKind::BroadcastQuadDot;
+    if !strip_step_shape_applies(spec, target, kernel, QUAD, LANES, dtypes) {
+        return false;
+    }
+    let rhs = &spec.operands[1];
+    if in_vector_registers(rhs, target) {
+        rhs.vector_size == Some(RHS_LANES) && whole_vectors(rhs, RHS_LANES)
+    } else {
+        strip_step_applies(spec, target, kernel, QUAD, LANES, dtypes)
+    }
 }
 
 fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
@@ -137,10 +176,20 @@ pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     c.fixed.saturating_add(c.per_unit.saturating_mul(output_vectors(spec))).saturating_add(inputs)
 }
 
-/// Calibration: 1, 2 and 4 output vectors of 16 i32 lanes, the u8 quad and the i8 rows in L1 in
-/// the VNNI layout.
+/// Calibration: 1, 2 and 4 output vectors of 16 i32 lanes, the u8 quad in L1 and the i8 rows in
+/// the VNNI layout, in L1 (`v1` ...) and in 64-lane registers (`r1` ...).
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
-    strip_calibration(s, QUAD, LANES, Dtype::U8)
+    let mut cases = strip_calibration(s, QUAD, LANES, Dtype::U8);
+    if !cases.is_empty() {
+        let (l1, vrf) = (&s.l1, &s.vrf);
+        cases.extend(sized("r", [1, 2, 4], |v| {
+            format!(
+                "MatmulAccum(1x1x{QUAD}x{}, u8 {l1} row-major, i8 {vrf} [0, 2, 1] v{RHS_LANES}, i32 {vrf} row-major v{LANES}, serial)",
+                v * LANES
+            )
+        }));
+    }
+    cases
 }
 
 /// Calibration of an int8 step over `strip` values of `k`: 1, 2 and 4 output vectors of `lanes`
@@ -176,6 +225,8 @@ fn applies_to_its_specs_only() {
     for takes in [
         format!("MatmulAccum(1x1x4x16, u8 L1 row-major, i8 L1 [0, 2, 1], {out})"),
         format!("MatmulAccum(1x1x4x32, u8 GL row-major, i8 L2 [0, 2, 1], {out})"),
+        // rhs in registers: register j holds the quads of output register j's 16 columns.
+        format!("MatmulAccum(1x1x4x32, u8 L1 row-major, i8 VRF [0, 2, 1] v64, {out})"),
     ] {
         assert!(check(&takes), "{takes}");
     }
@@ -189,6 +240,9 @@ fn applies_to_its_specs_only() {
         format!("MatmulAccum(1x1x4x16, u8 L1 row-major, i8 L1 [2, 1, 2 p(8)], {out})"),
         format!("MatmulAccum(1x1x8x16, u8 L1 row-major, i8 L1 [0, 2, 1], {out})"),
         "MatmulAccum(1x1x4x8, u8 L1 row-major, i8 L1 [0, 2, 1], i32 VRF row-major v8)".to_string(),
+        // rhs in registers of 32 lanes (half an output register's quads), or in k-major order.
+        format!("MatmulAccum(1x1x4x32, u8 L1 row-major, i8 VRF [0, 2, 1] v32, {out})"),
+        format!("MatmulAccum(1x1x4x32, u8 L1 row-major, i8 VRF row-major v64, {out})"),
         format!("Matmul(1x1x4x16, u8 L1 row-major, i8 L1 [0, 2, 1], {out})"),
     ] {
         assert!(!check(&refuses), "{refuses}");

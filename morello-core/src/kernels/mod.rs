@@ -40,6 +40,9 @@ macro_rules! catalogue {
 
 kernel_catalogue!(catalogue);
 
+pub(crate) use broadcast_pair_dot::PAIR;
+pub(crate) use broadcast_quad_dot::{LANES as QUAD_LANES, QUAD};
+
 impl KernelKind {
     /// Whether the kernel implements `spec` on `target`.
     pub fn applies(self, spec: &LogicalSpec, target: &Target) -> bool {

@@ -17,12 +17,13 @@
 //! faster padded to 80). The copies and fills are sub-specs priced like every other and weighed
 //! against what they save. Where it applies, each rule keeping the space small or the model honest:
 //!
-//! - `rhs` and `out` share a dtype and a level outside the registers, and the buffers go to a level
+//! - `rhs` and `out` share a level outside the registers and a dtype (or are an int8 matmul's i8
+//!   `rhs` and i32 output, `n'` then a multiple of the output's vectors), and the buffers go to a level
 //!   that level moves to and that allocates, or packs and still moves to a cache (`L2` from main
 //!   memory on the built-in targets: their L1 packs only `rhs` panels), where both fit;
 //! - every operand is one contiguous run (the whole matrices, or tiles of whole rows): a tile of
 //!   columns is left to its parent, which pads once for all of them;
-//! - `n` is not a multiple of the narrowest vector (4 lanes for f32 on x86): columns that are whole
+//! - `n` is not a multiple of the output's narrowest vector (4 lanes for f32 on x86): columns that are whole
 //!   vectors of some width run at about the speed of the widest, which the model does not see (it
 //!   prices a one-vector-wide block's broadcasts on top of its multiply-adds): padding 100 to 112
 //!   looks 3% cheaper and runs 14% slower (Intel Xeon, AVX-512);
@@ -39,6 +40,7 @@
 //! they replace, and every matmul below it (tiles, moves to faster levels) keeps its operands at
 //! least that fast, so padding cannot recur and the sub-spec graph stays acyclic.
 
+use morello_core::dtype::Dtype;
 use morello_core::imp::temporaries_memory;
 use morello_core::layout::Layout;
 use morello_core::shape::Shape;
@@ -51,7 +53,9 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
     let PrimitiveKind::Matmul { accum } = spec.kind else { return };
     let (rhs, output) = (&spec.operands[1], &spec.operands[2]);
     let source = target.level(rhs.level);
-    if rhs.dtype != output.dtype
+    // One dtype, or an int8 matmul's i8 `rhs` and i32 output (each buffer keeps its operand's).
+    let int8 = rhs.dtype == Dtype::I8 && output.dtype == Dtype::I32;
+    if (rhs.dtype != output.dtype && !int8)
         || output.level != rhs.level
         || source.kind.counts_registers()
         || !spec.operands.iter().all(TensorSpec::is_fully_contiguous)
@@ -64,7 +68,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
     if m * k < 5 * (m + k) {
         return;
     }
-    let Some((narrowest, widest)) = vector_lanes(target, rhs.dtype.size_bytes()) else { return };
+    let Some((narrowest, widest)) = vector_lanes(target, output.dtype.size_bytes()) else { return };
     let n = spec.shape.dim(3);
     // Columns that are whole vectors of some width are left to edge code (module docs).
     if n % narrowest == 0 {
@@ -102,10 +106,10 @@ fn vector_lanes(target: &Target, element_bytes: u32) -> Option<(u32, u32)> {
 fn plan(spec: &CanonicalSpec, accum: bool, level: LevelId, padded: u32, target: &Target) -> Option<Plan> {
     let [b, m, k, n] = *spec.shape.dims() else { return None };
     let (lhs, rhs, output) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
-    let buffer = |dims: Vec<u32>| {
+    let buffer = |dims: Vec<u32>, dtype: Dtype| {
         Some(TensorSpec {
             shape: Shape::new(dims).ok()?,
-            dtype: rhs.dtype,
+            dtype,
             level,
             layout: Layout::row_major(3),
             contiguous_dims: 3,
@@ -116,7 +120,11 @@ fn plan(spec: &CanonicalSpec, accum: bool, level: LevelId, padded: u32, target: 
     let body = LogicalSpec {
         kind: spec.kind,
         shape: Shape::new(vec![b, m, k, padded]).ok()?,
-        operands: vec![lhs.clone(), buffer(vec![b, k, padded])?, buffer(vec![b, m, padded])?],
+        operands: vec![
+            lhs.clone(),
+            buffer(vec![b, k, padded], rhs.dtype)?,
+            buffer(vec![b, m, padded], output.dtype)?,
+        ],
         serial_only: spec.serial_only,
     }
     .canonicalize(target)

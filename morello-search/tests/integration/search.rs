@@ -619,6 +619,29 @@ fn columns_that_leave_a_scalar_edge_are_padded_to_whole_vectors() {
     }
 }
 
+/// An int8 matmul pads too: its i8 `rhs` into an i8 buffer and its i32 output into an i32 one,
+/// `n` rounded up to whole vectors of the output (16 i32 lanes), so `BroadcastQuadDot` blocks
+/// cover the last columns (`x86-avx512`, one processor).
+#[test]
+fn int8_columns_are_padded_to_whole_output_vectors() {
+    let t = Target::builtin("x86-avx512", 1).unwrap();
+    let int8 = |m: u32, k: u32, n: u32| {
+        format!("Matmul(1x{m}x{k}x{n}, u8 GL row-major, i8 GL row-major, i32 GL row-major)")
+    };
+    assert_eq!(pads(&int8(16, 16, 21), &t), [("L2".to_string(), 32)]);
+    assert!(pads(&int8(16, 16, 20), &t).is_empty());
+    let Some((action, plan)) =
+        actions(&spec(&int8(16, 16, 21), &t), &t, &ActionConfig::default(), &Feasibility::new(&t))
+            .into_iter()
+            .find(|(action, _)| matches!(action, Action::Pad { .. }))
+    else {
+        panic!("no pad action")
+    };
+    let body = plan.children.iter().find(|c| c.shape.dims() == [1, 16, 16, 32]).expect("the padded matmul");
+    let dtypes: Vec<_> = body.operands.iter().map(|o| o.dtype.to_string()).collect();
+    assert_eq!(dtypes, ["u8", "i8", "i32"], "{action:?}");
+}
+
 /// The chunks of the `PeelReduction` actions of a spec.
 fn peels(text: &str, t: &Target) -> Vec<u32> {
     picked(text, t, |action| match action {

@@ -5,13 +5,18 @@
 //! ```text
 //! {
 //!   const __m512i q7 = _mm512_broadcastd_epi32(_mm_loadu_si32((const void *)(&lhs[k_2])));
-//!   v3_0 = _mm512_dpbusd_epi32(v3_0, q7, _mm512_loadu_si512((const void *)(&rhs[4 * n_1 + ...])));
+//!   v3_0 = morello_dpbusd_m512(v3_0, q7, _mm512_loadu_si512((const void *)(&rhs[4 * n_1 + ...])));
+//!   v3_1 = morello_dpbusd_m512(v3_1, q7, v5_1);                (rhs in registers)
 //! }
 //! ```
 //!
+//! `morello_dpbusd_m512` is `vpdpbusd` in an `asm` statement, which keeps each accumulator in one
+//! register where gcc's `_mm512_dpbusd_epi32` spills register blocks (`Helper::DpbusdM512`).
+//!
 //! Checked before writing: `lhs`'s four values are consecutive in `k` order, and lane `j` of each
 //! output register meets the four values of `k` of its column at offsets `4 j .. 4 j + 3` of one
-//! run of `rhs`, so one load gives `vpdpbusd` the bytes of every lane. `_mm_loadu_si32` reads the
+//! run of `rhs` (so one load gives `vpdpbusd` the bytes of every lane) or, with `rhs` in vector
+//! registers, at lanes `4 j .. 4 j + 3` of one register of 64 i8. `_mm_loadu_si32` reads the
 //! word without an aliasing or alignment assumption.
 
 use morello_core::dtype::Dtype;
@@ -22,6 +27,7 @@ use morello_core::target::IsaFeature;
 use super::{Register, consecutive, project, unsupported, whole_registers};
 use crate::emit::Emitter;
 use crate::emit::buffers::View;
+use crate::emit::helpers::Helper;
 use crate::error::CodegenError;
 
 /// i32 lanes of an output register (the kernel's definition takes only 512-bit vectors).
@@ -29,6 +35,24 @@ const LANES: u32 = 16;
 
 /// Values of `k` one `vpdpbusd` sums per lane.
 const QUAD: u32 = 4;
+
+/// The register of an `rhs` in vector registers whose lane `j` holds `sources[j]`, for all 64
+/// (the four values of `k` of each of an output register's 16 columns, in order); `None` if they
+/// are not one whole register in that order.
+fn rhs_register(e: &Emitter<'_>, view: &View, sources: &[Vec<u32>]) -> Option<u64> {
+    if e.vector_type(view).ok()?.lanes != QUAD * LANES {
+        return None;
+    }
+    let mut register = None;
+    for (j, point) in sources.iter().enumerate() {
+        let lane = e.lane(view, point).ok()?;
+        if lane.lane != j as u64 || register.is_some_and(|r| r != lane.register) {
+            return None;
+        }
+        register = Some(lane.register);
+    }
+    register
+}
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
     let fail = |e: &Emitter<'_>, why: &str| unsupported(KernelKind::BroadcastQuadDot, spec, e, why);
@@ -48,7 +72,9 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     let quad: Vec<Vec<u32>> = (0..QUAD).map(|k| vec![0, 0, k]).collect();
     let quad_start = consecutive(e, &views[0], &quad)?;
     let quad_address = e.address(&views[0], &quad_start)?;
-    // The run of `rhs` each output register meets: lane j's four values of k at 4 j .. 4 j + 3.
+    // What each output register meets: lane j's four values of k at bytes 4 j .. 4 j + 3 of one
+    // run of `rhs` in memory, or of one register of `rhs`.
+    let rhs_in_registers = e.in_vector_registers(&views[1]);
     let mut rows = Vec::new();
     for Register { index, points } in whole_registers(e, &views[2], &spec.output().shape)? {
         // Output [b, m, n] is iteration [b, m, k, n].
@@ -56,18 +82,26 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
             .iter()
             .flat_map(|p| (0..QUAD).map(move |k| project(spec, 1, &[p[0], p[1], k, p[2]])))
             .collect();
-        let start = consecutive(e, &views[1], &sources)?;
-        rows.push((index, e.address(&views[1], &start)?));
+        let row = if rhs_in_registers {
+            let register = rhs_register(e, &views[1], &sources).ok_or_else(|| {
+                fail(e, "an output register's quads are not one register of rhs, in lane order")
+            })?;
+            e.register_name(&views[1], register)
+        } else {
+            let start = consecutive(e, &views[1], &sources)?;
+            vector.load(&e.address(&views[1], &start)?)
+        };
+        rows.push((index, row));
     }
     let broadcast = format!("q{}", e.fresh());
+    e.helpers.insert(Helper::DpbusdM512);
     e.out.open("{");
     e.out.line(format!(
         "const __m512i {broadcast} = _mm512_broadcastd_epi32(_mm_loadu_si32((const void *)({quad_address})));"
     ));
-    for (register, address) in rows {
+    for (register, row) in rows {
         let out = e.register_name(&views[2], register);
-        let row = vector.load(&address);
-        e.out.line(format!("{out} = _mm512_dpbusd_epi32({out}, {broadcast}, {row});"));
+        e.out.line(format!("{out} = morello_dpbusd_m512({out}, {broadcast}, {row});"));
     }
     e.out.close();
     Ok(())

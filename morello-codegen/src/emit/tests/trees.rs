@@ -424,6 +424,29 @@ fn avx512_cases() -> Vec<Case> {
     let s = b.spec("Matmul(1x1x2x32, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)");
     cases.push(case("broadcast_vec_mult_add_bf16", t, true, bf16_rows(&b, &s, 16)));
 
+    // A 2-row int8 register block: each step of four values of `k` moves the `rhs` quads (VNNI
+    // layout, seen in L1) into 64-lane i8 registers once, and both rows' `BroadcastQuadDot`s read
+    // them from there.
+    let s = b.spec("Matmul(1x2x8x32, u8 GL row-major, i8 GL [0, 1, 2, 1 p(4)], i32 GL row-major)");
+    let imp = b.in_vector_register(&s, 2, 16, |s| {
+        b.cache(&s, 1, "L1", |s| {
+            b.zero_then(
+                &s,
+                |z| b.kernel(z, K::VectorFill),
+                |a| {
+                    b.tiles(&a, &[1, 2, 4, 32], Parallelism::Serial, |step| {
+                        b.in_vector_register(&step, 1, 64, |step| {
+                            b.tiles(&step, &[1, 1, 4, 32], Parallelism::Serial, |row| {
+                                b.kernel(row, K::BroadcastQuadDot)
+                            })
+                        })
+                    })
+                },
+            )
+        })
+    });
+    cases.push(case("broadcast_quad_dot_rows", t, true, imp));
+
     // A 512-bit register copy between two register buffers.
     let s = b.spec("Move(1x16, f32 GL row-major, f32 GL row-major)");
     let imp = b

@@ -255,3 +255,28 @@ fn a_loop_over_a_steps_rows_shares_its_vector_loads() {
         SharedLoads::default()
     );
 }
+
+/// An int8 register block's steps are its kernel's (docs/cost-model.md, "Register blocks"): a
+/// `BroadcastQuadDot` on `x86-avx512` sums four values of `k` per lane, so a block over 256 of
+/// `k` runs 64 steps at the kernel's 2 per output vector, each loading one 64-byte `rhs` vector
+/// per output vector and broadcasting one 32-bit word of `lhs` per row. One row of 16 vectors
+/// streaming a 256 x 256 VNNI `rhs` from L2 (1,024 lines at 7) loads 2 * (1,024 + 64) + 7,168 =
+/// 9,344 against 2 * 16 * 64 = 2,048 multiply-adds: it waits 7,296. Six rows of 4 vectors over a
+/// 256 x 64 panel in L1 load 2 * (256 + 384) = 1,280 against 3,072: none. Its chains: one
+/// accumulator over 64 steps waits as 64 of the 128-wide window would, 2 * 10 * 64 / 2 = 640,
+/// less its 128 of multiply-adds.
+#[test]
+fn int8_register_blocks_count_steps_of_four_values_of_k() {
+    let t = Target::builtin("x86-avx512", 1).unwrap();
+    let parse = |text: &str| LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
+    let block = |m: u32, n: u32, rhs: &str| {
+        parse(&format!(
+            "MatmulAccum(1x{m}x256x{n}, u8 L1 row-major, i8 {rhs} [0, 1, 2, 1 p(4)], i32 VRF row-major v16)"
+        ))
+    };
+    assert_eq!(register_step_stall(&block(1, 256, "L2"), &t), 9344 - 2048);
+    assert_eq!(register_step_stall(&block(6, 64, "L1"), &t), 0);
+    let chain = parse("MatmulAccum(1x1x256x16, u8 L1 row-major, i8 L1 [0, 1, 2, 1 p(4)], i32 L1 row-major)");
+    let step = parse("MatmulAccum(1x1x4x16, u8 L1 row-major, i8 L1 [0, 2, 1], i32 L1 row-major)");
+    assert_eq!(loop_stalls(&chain, &step, std::iter::empty(), 64, false, &t), 640 - 128);
+}
