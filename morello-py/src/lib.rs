@@ -1,9 +1,9 @@
 //! The native module of the `morello` Python package, `morello._morello`: searches, their
 //! implementations, compiled kernels and benchmarks, bound with pyo3.
 //!
-//! The package's Python part (`python/morello/`) wraps it: [`search()`](search::search) returns an
-//! [`Impl`](implementation::PyImpl), whose `compile()` loads the kernel this module builds as a
-//! shared library ([`Library`](kernel::Library)) with Python's ctypes, and whose `bench()` parses
+//! The package's Python part (`python/morello/`) wraps it: `search()` (`search.rs`) returns an
+//! `Impl` (`implementation.rs`), whose `compile()` loads the kernel this module builds as a
+//! shared library (`Library`, `kernel.rs`) with Python's ctypes, and whose `bench()` parses
 //! the JSON of `morello bench --json` that [`morello_measure::report`] writes for both.
 //!
 //! ```text
