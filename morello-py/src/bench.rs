@@ -6,16 +6,16 @@
 
 use morello_codegen::Compiler;
 use morello_core::isa::Architecture;
+use morello_core::target::Target;
 use morello_measure::compare::{is_memory_bound, peak_applies};
 use morello_measure::ranking::Ranked;
 use morello_measure::report::{KernelReport, TimedKernels, measure_peak_once};
 use morello_measure::{BenchConfig, Caches, KernelCandidate, PeakProbe, Pinning, baselines_named, measure};
-use morello_search::CancelToken;
+use morello_search::{CancelToken, Solution};
 use pyo3::prelude::*;
 
 use crate::cancel::run_cancellable;
 use crate::error::{bad_input, to_py};
-use crate::implementation::PyImpl;
 
 /// The label of the implementation in the report (that of `morello bench`'s kernel).
 const LABEL: &str = "morello";
@@ -69,7 +69,18 @@ fn config(options: &BenchOptions, processors: u32) -> PyResult<BenchConfig> {
     })
 }
 
-/// Verifies and times `imp` beside the baselines; the report as `morello bench --json` prints it.
+/// Another implementation of the same spec, timed beside the first (`versus=`).
+#[derive(Debug)]
+pub struct Other<'a> {
+    /// Its label's suffix (`morello-NAME`).
+    pub name: String,
+    /// The target it was searched for (must be the first's).
+    pub target: &'a Target,
+    /// The implementation.
+    pub solution: &'a Solution,
+}
+
+/// Verifies and times `solution` beside the baselines; the report as `morello bench --json` prints it.
 ///
 /// # Errors
 /// Bad options, a target this host does not run natively, a kernel that does not verify, or
@@ -77,36 +88,35 @@ fn config(options: &BenchOptions, processors: u32) -> PyResult<BenchConfig> {
 /// interrupted halfway).
 pub fn bench_json(
     py: Python<'_>,
-    imp: &PyImpl,
-    others: &[(String, PyRef<'_, PyImpl>)],
+    target: &Target,
+    solution: &Solution,
+    others: &[Other<'_>],
     options: &BenchOptions,
 ) -> PyResult<String> {
-    let target = &imp.context().target;
-    let solution = imp.solution();
     let mut labels = vec![LABEL.to_string()];
     let mut timed = TimedKernels {
         kernels: vec![Ranked { imp: &solution.imp, cost: solution.cost }],
         ..TimedKernels::default()
     };
-    for (name, other) in others {
+    for Other { name, target: other_target, solution: other } in others {
         let label = format!("{LABEL}-{name}");
         if labels.contains(&label) || name.is_empty() || name.chars().any(|c| c.is_whitespace()) {
             return Err(bad_input(format!(
                 "versus names label the other implementations: `{name}` is empty, has a space or is given twice"
             )));
         }
-        if other.solution().imp.spec != solution.imp.spec || other.context().target != *target {
+        if other.imp.spec != solution.imp.spec || *other_target != target {
             return Err(bad_input(format!(
                 "versus[{name:?}] implements {} on {}, not {} on {}: only implementations of the same spec and \
                  target are timed side by side",
-                other.solution().imp.spec.display(&other.context().target),
-                other.context().target.name(),
+                other.imp.spec.display(other_target),
+                other_target.name(),
                 solution.imp.spec.display(target),
                 target.name()
             )));
         }
         labels.push(label);
-        timed.kernels.push(Ranked { imp: &other.solution().imp, cost: other.solution().cost });
+        timed.kernels.push(Ranked { imp: &other.imp, cost: other.cost });
     }
     if let Some(architecture) = target.architecture().filter(|a| Some(*a) != Architecture::host()) {
         return Err(bad_input(format!(

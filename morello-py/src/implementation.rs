@@ -10,9 +10,10 @@ use morello_search::{ActionConfig, Solution, VariantCosts};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::bench::{BenchOptions, Other, bench_json};
+use crate::context::Context;
 use crate::error::{bad_input, to_py};
 use crate::kernel::Library;
-use crate::search::Context;
 
 /// A solved implementation of a spec under a target's cost model.
 #[pyclass(name = "Impl", module = "morello._morello", frozen)]
@@ -151,7 +152,7 @@ impl PyImpl {
         cpu: Option<usize>,
         versus: Vec<(String, PyRef<'_, PyImpl>)>,
     ) -> PyResult<String> {
-        let options = crate::bench::BenchOptions {
+        let options = BenchOptions {
             baselines,
             samples,
             min_sample_seconds,
@@ -160,7 +161,15 @@ impl PyImpl {
             caches: caches.to_string(),
             cpu,
         };
-        crate::bench::bench_json(py, self, &versus, &options)
+        let others: Vec<Other<'_>> = versus
+            .iter()
+            .map(|(name, other)| Other {
+                name: name.clone(),
+                target: &other.context().target,
+                solution: other.solution(),
+            })
+            .collect();
+        bench_json(py, &self.context().target, self.solution(), &others, &options)
     }
 
     fn __repr__(&self) -> String {

@@ -22,6 +22,7 @@
 
 mod bench;
 mod cancel;
+mod context;
 mod error;
 mod implementation;
 mod kernel;

@@ -19,9 +19,10 @@ use morello_search::schedule::{Copy, Schedule, ScheduleError, Step};
 use morello_search::{Search, Solution};
 use pyo3::prelude::*;
 
+use crate::context::Context;
 use crate::error::{bad_input, to_py};
 use crate::implementation::PyImpl;
-use crate::search::{Context, Prepared};
+use crate::search::Prepared;
 
 /// One entry of a schedule as the Python object keeps it.
 #[derive(Debug, Clone)]
