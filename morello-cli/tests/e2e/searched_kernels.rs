@@ -231,7 +231,7 @@ fn bf16_rows_widened_into_f32_registers() {
 /// Quantized matmuls, exact in i32: the scalar multiply-add (u8 x i8 and i8 x i8), the widening
 /// AVX2 kernel on pairs of `k`, and on x86-avx512 the AVX-512 VNNI kernel (run where the host has VNNI, else compiled and
 /// skipped with the reason) in blocks of several rows that share each step's `rhs` registers,
-/// with `rhs` packed by the search, for a cube and an odd shape (`n` not a multiple of the 16
+/// with `rhs` packed by the search (by `VectorInterleave`), for a cube and an odd shape (`n` not a multiple of the 16
 /// lanes: padded to whole output vectors); larger shapes and pre-packed weights are an ignored test.
 #[test]
 fn int8_matmuls() {
@@ -245,12 +245,22 @@ fn int8_matmuls() {
         // Register blocks of several rows: each step's rhs quads are moved into registers once
         // and every row's kernel reads them there.
         assert!(tree.contains("move operand 1 to i8 VRF"), "{words}: {tree}");
+        // The packing copy interleaves four rows of 16 bytes at a time.
+        assert!(interleaves(&tree, 4), "{words}: {tree}");
     }
-    // Without VNNI (and for i8 activations), the exact widening AVX2 kernel on packed pairs.
+    // Without VNNI (and for i8 activations), the exact widening AVX2 kernel on packed pairs, packed
+    // two rows of 16 bytes at a time.
     for (words, dtypes) in [("matmul 16x32x16", "u8s8s32"), ("matmul 10x30x24", "s8s8s32")] {
-        check_best_uses(words, dtypes, "x86-avx2", KernelKind::BroadcastPairDot);
+        let tree = check_best_uses(words, dtypes, "x86-avx2", KernelKind::BroadcastPairDot);
+        assert!(interleaves(&tree, 2), "{words}: {tree}");
     }
     check_best_uses("matmul 8x16x16", "s8s8s32", "x86-avx512", KernelKind::BroadcastPairDot);
+}
+
+/// Whether the tree packs with `VectorInterleave` on tiles of `rows` rows of 16 bytes.
+fn interleaves(tree: &str, rows: u32) -> bool {
+    let tile = format!("Move(1x{rows}x16,");
+    tree.lines().any(|line| line.contains("kernel VectorInterleave") && line.contains(&tile))
 }
 
 /// The VNNI kernel over a cube of many register blocks, pre-packed weights and a larger odd shape:
