@@ -61,9 +61,24 @@ pub(super) struct QuadForm {
     pub kernel: KernelKind,
     /// i32 lanes of an output register; an `rhs` register holds `QUAD * lanes` i8.
     pub lanes: u32,
+    /// Where the kernel reads `rhs` from.
+    pub rhs: RhsSource,
 }
 
-const FORM: QuadForm = QuadForm { kernel: KernelKind::BroadcastQuadDot, lanes: LANES };
+/// Where a `vpdpbusd` step reads its `rhs` quads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RhsSource {
+    /// From vector registers, or with a vector load from a cache that moves to them.
+    MemoryOrRegisters,
+    /// From vector registers only: a block moves each step's `rhs` into registers as the f32
+    /// blocks do. For 256-bit vectors, whose loads the model prices by the line (two loads a
+    /// line), a load from memory in each row's step looks cheaper than it runs: blocks of one row
+    /// reloading `rhs` ran 1.4x slower than blocks of four rows sharing registers.
+    Registers,
+}
+
+const FORM: QuadForm =
+    QuadForm { kernel: KernelKind::BroadcastQuadDot, lanes: LANES, rhs: RhsSource::MemoryOrRegisters };
 
 impl QuadForm {
     fn has_isa(self, target: &Target) -> bool {
@@ -104,8 +119,9 @@ impl QuadForm {
                 || (out.vector_size == Some(self.lanes) && vectors_along(out, 2)))
     }
 
-    /// `rhs` in memory (as [`strip_step_applies`] takes it), or in whole vector registers of
-    /// `QUAD * lanes` i8, register `j` the quads of output register `j`'s columns.
+    /// `rhs` in memory (as [`strip_step_applies`] takes it, where the form reads it there), or in
+    /// whole vector registers of `QUAD * lanes` i8, register `j` the quads of output register `j`'s
+    /// columns.
     pub fn applies(self, spec: &LogicalSpec, target: &Target) -> bool {
         let dtypes: fn(&[Dtype]) -> bool = |d| d == DTYPES;
         if !strip_step_shape_applies(spec, target, self.kernel, QUAD, self.lanes, dtypes) {
@@ -115,15 +131,21 @@ impl QuadForm {
         if in_vector_registers(rhs, target) {
             rhs.vector_size == Some(QUAD * self.lanes) && whole_vectors(rhs, QUAD * self.lanes)
         } else {
-            strip_step_applies(spec, target, self.kernel, QUAD, self.lanes, dtypes)
+            self.rhs == RhsSource::MemoryOrRegisters
+                && strip_step_applies(spec, target, self.kernel, QUAD, self.lanes, dtypes)
         }
     }
 
     /// Calibration: 1, 2 and 4 output vectors of `lanes` i32, the u8 quad in L1 and the i8 rows
-    /// in the VNNI layout, in L1 (`v1` ...) and in registers of `QUAD * lanes` i8 (`r1` ...).
+    /// in the VNNI layout, in L1 (`v1` ..., where the form reads them there) and in registers of
+    /// `QUAD * lanes` i8 (`r1` ...).
     pub fn calibration(self, s: &CalibrationSites) -> Vec<CalibrationCase> {
-        let mut cases = strip_calibration(s, QUAD, self.lanes, Dtype::U8);
-        if !cases.is_empty() {
+        let mut cases = match self.rhs {
+            RhsSource::MemoryOrRegisters => strip_calibration(s, QUAD, self.lanes, Dtype::U8),
+            RhsSource::Registers => Vec::new(),
+        };
+        // Vectors of `lanes` i32 (4 bytes each).
+        if s.widths.contains(&(self.lanes * 4)) {
             let (l1, vrf, lanes) = (&s.l1, &s.vrf, self.lanes);
             cases.extend(sized("r", [1, 2, 4], |v| {
                 format!(

@@ -4,31 +4,32 @@
 //! 256-bit vectors).
 //!
 //! `BroadcastQuadDot` on the 256-bit vectors of an AVX2 core that has AVX-VNNI but not AVX-512
-//! (target `x86-avx2-vnni`): the same step of four values of `k` of a register block, reading
-//! `rhs` in the same VNNI layout (`[0, 1, 2, 1 p(4)]`), from memory or from registers of 32 i8
-//! lanes (register `j` the quads of output register `j`'s 8 columns), so that a block of several
-//! rows loads each step's `rhs` once. It replaces the widening `BroadcastPairDot` there: one
-//! instruction per output vector and four values of `k` instead of three per two.
+//! (target `x86-avx2-vnni`): the same step of four values of `k` of a register block, `rhs` in
+//! the same VNNI layout (`[0, 1, 2, 1 p(4)]`), but read from registers of 32 i8 lanes only
+//! (register `j` the quads of output register `j`'s 8 columns): a block moves each step's `rhs`
+//! into registers once for all its rows, as the f32 blocks do. A form that also loaded `rhs` from
+//! L1 in each row's step was priced by the line (two 32-byte loads a line) and so chosen in blocks
+//! of one row that reload it, which ran 1.4x slower at 256^3 than blocks of four rows sharing
+//! registers. It replaces the widening `BroadcastPairDot` there: one instruction per output
+//! vector and four values of `k` instead of three per two.
 //!
 //! ```text
 //! ordinal:  20
 //! constants: fixed 0, per_unit 2 per output vectors
 //! isa:      Avx2, Avxvnni
 //! applies:  MatmulAccum [1, 1, 4, n], lhs u8, rhs i8, out i32; lhs in memory or a cache, one
-//!           contiguous run in k order; rhs one contiguous run holding element (k, n) at 4 n + k
-//!           (the VNNI layout), in a cache that moves to the output's vector registers (L1 on
-//!           x86) or in vector registers of 32 i8 lanes; out in vector registers of 8 i32 lanes,
-//!           n its innermost physical dim, whole vectors
+//!           contiguous run in k order; rhs in whole vector registers of 32 i8 lanes, element
+//!           (k, n) at lane 4 n + k of them (the VNNI layout); out in vector registers of 8 i32
+//!           lanes, n its innermost physical dim, whole vectors
 //! memory:   1 vector register (the broadcast word)
-//! cost:     fixed + per_unit * vectors + move_cost(lhs) + vector_move_cost(rhs)
-//!           (0 for rhs in registers)
+//! cost:     fixed + per_unit * vectors + move_cost(lhs)
 //! ```
 //!
 //! Exact for the same reason as `BroadcastQuadDot`: `vpdpbusd` adds four products of a u8 and an
 //! i8 to each i32 lane without saturation, and a valid spec's reduction is short enough that no
 //! sum wraps (`crate::dtype::exact_reduction_limit`).
 
-use super::broadcast_quad_dot::{self, QuadForm};
+use super::broadcast_quad_dot::{self, QuadForm, RhsSource};
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, KernelKind};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
@@ -44,7 +45,8 @@ pub(super) const DEFINITION: KernelDefinition =
 /// i32 lanes per output vector (256-bit vectors).
 pub(crate) const LANES: u32 = 8;
 
-const FORM: QuadForm = QuadForm { kernel: KernelKind::BroadcastQuadDotAvx, lanes: LANES };
+const FORM: QuadForm =
+    QuadForm { kernel: KernelKind::BroadcastQuadDotAvx, lanes: LANES, rhs: RhsSource::Registers };
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], target: &Target) -> bool {
     FORM.could_apply(kind, levels, dtypes, target)
@@ -63,7 +65,7 @@ fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
 }
 
 /// Calibration: 1, 2 and 4 output vectors of 8 i32 lanes, the u8 quad in L1 and the i8 rows in
-/// the VNNI layout, in L1 (`v1` ...) and in 32-lane registers (`r1` ...).
+/// the VNNI layout in 32-lane registers (`r1` ...).
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     FORM.calibration(s)
 }
@@ -74,20 +76,19 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 fn applies_to_its_specs_only() {
     let out = "i32 VRF row-major v8";
     let takes = [
-        format!("MatmulAccum(1x1x4x8, u8 L1 row-major, i8 L1 [0, 2, 1], {out})"),
-        format!("MatmulAccum(1x1x4x16, u8 GL row-major, i8 L2 [0, 2, 1], {out})"),
         // rhs in registers: register j holds the quads of output register j's 8 columns.
-        format!("MatmulAccum(1x1x4x16, u8 L1 row-major, i8 VRF [0, 2, 1] v32, {out})"),
+        format!("MatmulAccum(1x1x4x8, u8 L1 row-major, i8 VRF [0, 2, 1] v32, {out})"),
+        format!("MatmulAccum(1x1x4x16, u8 GL row-major, i8 VRF [0, 2, 1] v32, {out})"),
     ];
     let refuses = [
+        // rhs in a cache: a block moves it into registers once for all its rows.
+        format!("MatmulAccum(1x1x4x8, u8 L1 row-major, i8 L1 [0, 2, 1], {out})"),
+        format!("MatmulAccum(1x1x4x16, u8 GL row-major, i8 L2 [0, 2, 1], {out})"),
         // rhs row-major: the four values of k of a column are not side by side.
         format!("MatmulAccum(1x1x4x8, u8 L1 row-major, i8 L1 row-major, {out})"),
         // An i8 lhs: vpdpbusd reads it as unsigned.
-        format!("MatmulAccum(1x1x4x8, i8 L1 row-major, i8 L1 [0, 2, 1], {out})"),
-        // rhs in main memory, which does not move to vector registers.
-        format!("MatmulAccum(1x1x4x8, u8 L1 row-major, i8 GL [0, 2, 1], {out})"),
-        format!("MatmulAccum(1x1x8x8, u8 L1 row-major, i8 L1 [0, 2, 1], {out})"),
-        "MatmulAccum(1x1x4x4, u8 L1 row-major, i8 L1 [0, 2, 1], i32 VRF row-major v4)".to_string(),
+        format!("MatmulAccum(1x1x4x8, i8 L1 row-major, i8 VRF [0, 2, 1] v32, {out})"),
+        format!("MatmulAccum(1x1x8x8, u8 L1 row-major, i8 VRF [0, 2, 1] v32, {out})"),
         // rhs in registers of 16 lanes (half an output register's quads), or in k-major order.
         format!("MatmulAccum(1x1x4x16, u8 L1 row-major, i8 VRF [0, 2, 1] v16, {out})"),
         format!("MatmulAccum(1x1x4x16, u8 L1 row-major, i8 VRF row-major v32, {out})"),

@@ -5,14 +5,15 @@
 //! ```text
 //! {
 //!   const __m256i q7 = _mm256_broadcastd_epi32(_mm_loadu_si32((const void *)(&lhs[k_2])));
-//!   v3_0 = morello_dpbusd_m256(v3_0, q7, _mm256_loadu_si256((const void *)(&rhs[4 * n_1 + ...])));
-//!   v3_1 = morello_dpbusd_m256(v3_1, q7, v5_1);                (rhs in registers)
+//!   v3_0 = morello_dpbusd_m256(v3_0, q7, v5_0);
+//!   v3_1 = morello_dpbusd_m256(v3_1, q7, v5_1);
 //! }
 //! ```
 //!
 //! `morello_dpbusd_m256` is the VEX-encoded `vpdpbusd` in an `asm` statement: gcc's
 //! `_mm256_dpbusd_avx_epi32` spills register blocks as its 512-bit form does (`Helper::DpbusdM256`).
-//! The checks are `BroadcastQuadDot`'s, at 8 lanes.
+//! The checks are `BroadcastQuadDot`'s, at 8 lanes (the kernel's definition takes `rhs` in
+//! registers only; the emitter would load it from one run of memory as the 512-bit form does).
 
 use morello_core::kernels::KernelKind;
 use morello_core::spec::LogicalSpec;
