@@ -14,7 +14,7 @@
 //! vector and four values of `k` instead of three per two.
 //!
 //! ```text
-//! ordinal:  20
+//! ordinal:  21
 //! constants: fixed 0, per_unit 2 per output vectors
 //! isa:      Avx2, Avxvnni
 //! applies:  MatmulAccum [1, 1, 4, n], lhs u8, rhs i8, out i32; lhs in memory or a cache, one
