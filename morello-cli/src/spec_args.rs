@@ -49,7 +49,8 @@ Specs:
                                          --dilation 2. E.g. conv 1x56x56x64 3x3x64x64 --layout nhwc --pad same
   'Matmul(1x64x64x64, f32 GL row-major, f32 GL row-major, f32 GL row-major)'   the full spec text
 
-Targets: x86 (the best of the two below that this CPU runs), x86-avx2, x86-avx512, arm-neon (AArch64,
+Targets: x86 (the best of the three below that this CPU runs), x86-avx2, x86-avx2-vnni (AVX2 with
+AVX-VNNI), x86-avx512, arm-neon (AArch64,
 a Neoverse-N1-like core; on another host its kernels are cross-compiled and run under qemu-aarch64),
 or a target file (TOML or JSON; see docs/targets.md). The default is x86, or arm-neon on an AArch64 host.";
 
@@ -63,7 +64,7 @@ pub struct SpecArgs {
     /// `zero 8x8`, `conv 1x4x8x8 8x4x3x3`) or the full spec text.
     #[arg(required = true, num_args = 1.., value_name = "SPEC")]
     pub spec: Vec<String>,
-    /// Target: x86, x86-avx2, x86-avx512, arm-neon, or a TOML/JSON target file.
+    /// Target: x86, x86-avx2, x86-avx2-vnni, x86-avx512, arm-neon, or a TOML/JSON target file.
     #[arg(long, default_value = DEFAULT_TARGET, value_name = "TARGET")]
     pub target: String,
     /// Element type of the operands (bf16 matmuls accumulate into f32), or a matmul's or
@@ -223,7 +224,7 @@ pub fn timing_compiler(target: &Target, command: &str) -> Result<Compiler> {
 
 /// Loads a built-in target or a target file.
 pub fn load_target(name: &str) -> Result<(Target, Option<String>)> {
-    if matches!(name, "x86" | "x86-avx2" | "x86-avx512" | "arm-neon") {
+    if matches!(name, "x86" | "x86-avx2" | "x86-avx2-vnni" | "x86-avx512" | "arm-neon") {
         let resolved =
             resolve_target_on_host(name, &host_caches()).bad_input(|| format!("target `{name}`"))?;
         return Ok((resolved.target, resolved.note));
@@ -231,7 +232,7 @@ pub fn load_target(name: &str) -> Result<(Target, Option<String>)> {
     let path = std::path::Path::new(name);
     if !path.exists() {
         return Err(bad_input(format!(
-            "unknown target `{name}`: use x86, x86-avx2, x86-avx512, arm-neon or the path of a target file"
+            "unknown target `{name}`: use x86, x86-avx2, x86-avx2-vnni, x86-avx512, arm-neon or the path of a target file"
         )));
     }
     let text = crate::input::read_text(path, TextKind::TargetFile, false)?;

@@ -25,6 +25,7 @@ pub fn compiler_flag(feature: IsaFeature) -> Option<&'static str> {
         IsaFeature::Avx512bf16 => "-mavx512bf16",
         IsaFeature::Avx512vnni => "-mavx512vnni",
         IsaFeature::Avx512vbmi2 => "-mavx512vbmi2",
+        IsaFeature::Avxvnni => "-mavxvnni",
     })
 }
 

@@ -11,6 +11,7 @@
 //! avx512f                                  -> avx2
 //! avx512bw, avx512dq, avx512vl, avx512bf16,
 //! avx512vnni, avx512vbmi2                  -> avx512f
+//! avxvnni                                  -> avx2
 //! neon                                     -> (AArch64's Advanced SIMD)
 //! dotprod                                  -> neon
 //! ```
@@ -89,6 +90,9 @@ pub enum IsaFeature {
     Avx512vnni,
     /// AVX-512 VBMI2 (byte and word compress, expand, shifts).
     Avx512vbmi2,
+    /// AVX-VNNI: `vpdpbusd` on 256-bit vectors, VEX-encoded (Alder Lake, Sapphire Rapids and later
+    /// Intel cores, Zen 5; not Zen 3 or Zen 4). Not implied by AVX-512 VNNI, nor implying it.
+    Avxvnni,
     /// AArch64 Advanced SIMD (NEON): 128-bit vectors, part of every ARMv8-A core.
     Neon,
     /// AArch64's dot-product extension (`sdot`/`udot`, `vdotq_s32`): optional from ARMv8.2-A,
@@ -100,7 +104,7 @@ use IsaFeature as F;
 
 impl IsaFeature {
     /// Every feature, oldest extension first (the order lists of features are printed in).
-    pub const ALL: [IsaFeature; 13] = [
+    pub const ALL: [IsaFeature; 14] = [
         F::Avx,
         F::Avx2,
         F::Fma,
@@ -112,6 +116,7 @@ impl IsaFeature {
         F::Avx512bf16,
         F::Avx512vnni,
         F::Avx512vbmi2,
+        F::Avxvnni,
         F::Neon,
         F::Dotprod,
     ];
@@ -131,6 +136,7 @@ impl IsaFeature {
             F::Avx512bf16 => "avx512bf16",
             F::Avx512vnni => "avx512vnni",
             F::Avx512vbmi2 => "avx512vbmi2",
+            F::Avxvnni => "avxvnni",
             F::Neon => "neon",
             F::Dotprod => "dotprod",
         }
@@ -150,6 +156,7 @@ impl IsaFeature {
             F::Avx512bf16 => "AVX-512 BF16",
             F::Avx512vnni => "AVX-512 VNNI",
             F::Avx512vbmi2 => "AVX-512 VBMI2",
+            F::Avxvnni => "AVX-VNNI",
             F::Neon => "NEON",
             F::Dotprod => "NEON dot product",
         }
@@ -161,6 +168,7 @@ impl IsaFeature {
             F::Avx | F::Neon => &[],
             F::Dotprod => &[F::Neon],
             F::Avx2 | F::Fma | F::F16c => &[F::Avx],
+            F::Avxvnni => &[F::Avx2],
             F::Avx512f => &[F::Avx2],
             F::Avx512bw | F::Avx512dq | F::Avx512vl | F::Avx512bf16 | F::Avx512vnni | F::Avx512vbmi2 => {
                 &[F::Avx512f]
@@ -211,6 +219,7 @@ fn detect(feature: IsaFeature) -> bool {
         F::Avx512bf16 => is_x86_feature_detected!("avx512bf16"),
         F::Avx512vnni => is_x86_feature_detected!("avx512vnni"),
         F::Avx512vbmi2 => is_x86_feature_detected!("avx512vbmi2"),
+        F::Avxvnni => is_x86_feature_detected!("avxvnni"),
         F::Neon | F::Dotprod => false,
     }
 }

@@ -1,6 +1,6 @@
 //! Target names as the CLI reads them: `x86` (the best built-in x86 target this host runs, with
-//! its L1 and L2 from this host's caches), `x86-avx2`, `x86-avx512`, `arm-neon`, or the path of a
-//! TOML or JSON target file (`docs/targets.md`).
+//! its L1 and L2 from this host's caches), `x86-avx2`, `x86-avx2-vnni`, `x86-avx512`, `arm-neon`,
+//! or the path of a TOML or JSON target file (`docs/targets.md`).
 
 use morello_codegen::host::host_caches;
 use morello_core::target::{Target, resolve_target_on_host};
@@ -9,7 +9,7 @@ use pyo3::PyResult;
 use crate::error::bad_input;
 
 /// The built-in target names.
-const BUILTIN: [&str; 4] = ["x86", "x86-avx2", "x86-avx512", "arm-neon"];
+const BUILTIN: [&str; 5] = ["x86", "x86-avx2", "x86-avx2-vnni", "x86-avx512", "arm-neon"];
 
 /// The target `name` names, with `processors` processors when given.
 ///
@@ -24,7 +24,7 @@ pub fn load_target(name: &str, processors: Option<u32>) -> PyResult<Target> {
         let path = std::path::Path::new(name);
         if !path.exists() {
             return Err(bad_input(format!(
-                "unknown target `{name}`: use x86, x86-avx2, x86-avx512, arm-neon or the path of a target file"
+                "unknown target `{name}`: use x86, x86-avx2, x86-avx2-vnni, x86-avx512, arm-neon or the path of a target file"
             )));
         }
         let text = std::fs::read_to_string(path)

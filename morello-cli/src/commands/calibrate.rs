@@ -42,7 +42,7 @@ time. A target file with other constants has its own memo table (its fingerprint
 /// Arguments of `morello calibrate`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Target to calibrate: x86, x86-avx2, x86-avx512, arm-neon, or a TOML/JSON target file.
+    /// Target to calibrate: x86, x86-avx2, x86-avx2-vnni, x86-avx512, arm-neon, or a TOML/JSON target file.
     #[arg(long, default_value = crate::spec_args::DEFAULT_TARGET, value_name = "TARGET")]
     target: String,
     /// Write the calibrated target file here (default: standard output).

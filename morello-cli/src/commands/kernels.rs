@@ -90,7 +90,7 @@ mod tests {
 
     #[test]
     fn every_kernel_of_the_target_is_listed_with_its_definition() {
-        for name in ["x86-avx2", "x86-avx512"] {
+        for name in ["x86-avx2", "x86-avx2-vnni", "x86-avx512"] {
             let target = Target::builtin(name, 1).expect("a built-in target");
             let text = listing(&target);
             for kind in KernelKind::ALL {

@@ -108,7 +108,7 @@ pub struct Args {
     /// Element type of the operands of shorthand specs (bf16 matmuls accumulate into f32).
     #[arg(long, default_value = "f32", value_name = "DTYPE")]
     dtype: String,
-    /// Target: x86, x86-avx2, x86-avx512, arm-neon, or a TOML/JSON target file.
+    /// Target: x86, x86-avx2, x86-avx2-vnni, x86-avx512, arm-neon, or a TOML/JSON target file.
     #[arg(long, default_value = crate::spec_args::DEFAULT_TARGET, value_name = "TARGET")]
     target: String,
     /// Processors the cost model gives parallel loops (default: the target's; for the built-in

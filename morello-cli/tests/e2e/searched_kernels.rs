@@ -229,10 +229,11 @@ fn bf16_rows_widened_into_f32_registers() {
 }
 
 /// Quantized matmuls, exact in i32: the scalar multiply-add (u8 x i8 and i8 x i8), the widening
-/// AVX2 kernel on pairs of `k`, and on x86-avx512 the AVX-512 VNNI kernel (run where the host has VNNI, else compiled and
-/// skipped with the reason) in blocks of several rows that share each step's `rhs` registers,
-/// with `rhs` packed by the search (by `VectorInterleave`), for a cube and an odd shape (`n` not a multiple of the 16
-/// lanes: padded to whole output vectors); larger shapes and pre-packed weights are an ignored test.
+/// AVX2 kernel on pairs of `k`, and on x86-avx512 and x86-avx2-vnni the AVX-512 VNNI and AVX-VNNI
+/// kernels (run where the host has them, else compiled and skipped with the reason) in blocks of
+/// several rows that share each step's `rhs` registers, with `rhs` packed by the search (by
+/// `VectorInterleave`), for a cube and (AVX-512) an odd shape (`n` not a multiple of the 16 lanes:
+/// padded to whole output vectors); larger shapes and pre-packed weights are an ignored test.
 #[test]
 fn int8_matmuls() {
     check_avx2(&[
@@ -248,6 +249,9 @@ fn int8_matmuls() {
         // The packing copy interleaves four rows of 16 bytes at a time.
         assert!(interleaves(&tree, 4), "{words}: {tree}");
     }
+    // AVX-VNNI without AVX-512: the 256-bit vpdpbusd (run where the host has AVX-VNNI, else
+    // compiled and skipped).
+    check_best_uses("matmul 16x32x32", "u8s8s32", "x86-avx2-vnni", KernelKind::BroadcastQuadDotAvx);
     // Without VNNI (and for i8 activations), the exact widening AVX2 kernel on packed pairs, packed
     // two rows of 16 bytes at a time.
     for (words, dtypes) in [("matmul 16x32x16", "u8s8s32"), ("matmul 10x30x24", "s8s8s32")] {
@@ -263,13 +267,16 @@ fn interleaves(tree: &str, rows: u32) -> bool {
     tree.lines().any(|line| line.contains("kernel VectorInterleave") && line.contains(&tile))
 }
 
-/// The VNNI kernel over a cube of many register blocks, pre-packed weights and a larger odd shape:
+/// The VNNI kernels over a cube of many register blocks, pre-packed weights and a larger odd shape:
 /// a minute of search and emission more than every CI run should pay.
 #[test]
 #[ignore = "slow; run with `cargo test -p morello-cli --test e2e -- --ignored int8`"]
 fn int8_matmul_of_many_register_blocks() {
     for words in ["matmul 256x256x256", "matmul 64x64x64 --rhs-layout vnni", "matmul 100x300x77"] {
         check_best_uses(words, "u8s8s32", "x86-avx512", KernelKind::BroadcastQuadDot);
+    }
+    for words in ["matmul 64x64x64", "matmul 100x300x77"] {
+        check_best_uses(words, "u8s8s32", "x86-avx2-vnni", KernelKind::BroadcastQuadDotAvx);
     }
 }
 

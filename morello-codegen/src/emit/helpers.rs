@@ -48,6 +48,12 @@ pub enum Helper {
     /// (24 accumulators) to the stack; through this statement each accumulator keeps one
     /// register (gcc and clang alike).
     DpbusdM512,
+    /// `morello_dpbusd_m256(acc, u8, i8)`: AVX-VNNI's `vpdpbusd` on 256-bit vectors, as
+    /// `_mm256_dpbusd_avx_epi32` computes, through an `asm` statement for the reason of
+    /// [`Helper::DpbusdM512`] (gcc 12 spills a 6 x 2 block of the intrinsic). `{vex}` selects the
+    /// VEX encoding (registers 0-15, `x` operands), which AVX-VNNI is: without it the assembler
+    /// picks the EVEX form of AVX-512 VNNI, which a core with AVX-VNNI alone lacks.
+    DpbusdM256,
 }
 
 /// The intrinsic prefix, vector type, integer vector type and integer-to-float cast of a width.
@@ -259,6 +265,15 @@ impl Helper {
                  #define MORELLO_HELPER_DPBUSD_M512\n\
                  static inline __attribute__((unused)) __m512i morello_dpbusd_m512(__m512i acc, __m512i u8, __m512i i8) {\n\
                  \x20 __asm__(\"vpdpbusd %2, %1, %0\" : \"+v\"(acc) : \"v\"(u8), \"v\"(i8));\n\
+                 \x20 return acc;\n\
+                 }\n\
+                 #endif\n"
+            }
+            Helper::DpbusdM256 => {
+                "#ifndef MORELLO_HELPER_DPBUSD_M256\n\
+                 #define MORELLO_HELPER_DPBUSD_M256\n\
+                 static inline __attribute__((unused)) __m256i morello_dpbusd_m256(__m256i acc, __m256i u8, __m256i i8) {\n\
+                 \x20 __asm__(\"%{vex%} vpdpbusd %2, %1, %0\" : \"+x\"(acc) : \"x\"(u8), \"x\"(i8));\n\
                  \x20 return acc;\n\
                  }\n\
                  #endif\n"

@@ -180,3 +180,10 @@ static inline __attribute__((unused)) __m512i morello_dpbusd_m512(__m512i acc, _
   return acc;
 }
 #endif
+#ifndef MORELLO_HELPER_DPBUSD_M256
+#define MORELLO_HELPER_DPBUSD_M256
+static inline __attribute__((unused)) __m256i morello_dpbusd_m256(__m256i acc, __m256i u8, __m256i i8) {
+  __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(u8), "x"(i8));
+  return acc;
+}
+#endif

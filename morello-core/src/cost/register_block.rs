@@ -3,7 +3,7 @@
 //!
 //! A *register block* is a `MatmulAccum [1, m, k, n]` with its output in vector registers and both
 //! inputs outside them ([`is_register_block`]): `k` steps of `BroadcastVecMultAdd`s over an
-//! `m x n` block (for int8, `k / 4` steps of `BroadcastQuadDot`s or `k / 2` of
+//! `m x n` block (for int8, `k / 4` steps of `BroadcastQuadDot`s or `BroadcastQuadDotAvx`s or `k / 2` of
 //! `BroadcastPairDot`s, each summing that many values of `k` per lane). Three effects are priced here (`docs/cost-model.md`, "Register blocks",
 //! "Accumulation chains", "Shared loads"):
 //!
@@ -34,7 +34,7 @@ use super::{
 };
 use crate::dtype::Dtype;
 use crate::kernels::{
-    KernelKind, PAIR, QUAD, QUAD_LANES, in_vector_registers, output_vectors, vectors_along,
+    KernelKind, PAIR, QUAD, QUAD_AVX_LANES, QUAD_LANES, in_vector_registers, output_vectors, vectors_along,
     widest_vector_level,
 };
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
@@ -407,8 +407,9 @@ fn step_sides(spec: &LogicalSpec, target: &Target) -> Option<(Cost, Cost)> {
 }
 
 /// The kernel a register block's steps run, by the block's dtypes and the target: the x86 int8
-/// dot products (`BroadcastQuadDot` where the target has AVX-512 VNNI, the lhs is u8 and the
-/// output's vectors are its 16 i32 lanes; else `BroadcastPairDot` where it has AVX2), which sum
+/// dot products (where the lhs is u8, `BroadcastQuadDot` where the target has AVX-512 VNNI and
+/// the output's vectors are its 16 i32 lanes, `BroadcastQuadDotAvx` where it has AVX-VNNI and
+/// they are 8; else `BroadcastPairDot` where it has AVX2), which sum
 /// `strip` values of `k` per lane in one step, or `BroadcastVecMultAdd`, one value of `k` per
 /// step.
 #[derive(Debug, Clone, Copy)]
@@ -430,9 +431,13 @@ impl StepKernel {
             return StepKernel { kernel: KernelKind::BroadcastVecMultAdd, dtype: out.dtype, strip: 1 };
         }
         let offers = |kernel: KernelKind| kernel.required_isa().iter().all(|f| target.has_isa(*f));
-        let (quad, pair) = (KernelKind::BroadcastQuadDot, KernelKind::BroadcastPairDot);
-        if lhs.dtype == Dtype::U8 && offers(quad) && out.vector_size.is_none_or(|lanes| lanes == QUAD_LANES) {
-            StepKernel { kernel: quad, dtype: lhs.dtype, strip: QUAD }
+        let pair = KernelKind::BroadcastPairDot;
+        let quad =
+            [(KernelKind::BroadcastQuadDot, QUAD_LANES), (KernelKind::BroadcastQuadDotAvx, QUAD_AVX_LANES)]
+                .into_iter()
+                .find(|&(kernel, lanes)| offers(kernel) && out.vector_size.is_none_or(|l| l == lanes));
+        if let (Dtype::U8, Some((kernel, _))) = (lhs.dtype, quad) {
+            StepKernel { kernel, dtype: lhs.dtype, strip: QUAD }
         } else if offers(pair) {
             StepKernel { kernel: pair, dtype: lhs.dtype, strip: PAIR }
         } else {

@@ -51,40 +51,120 @@ pub(crate) const LANES: u32 = 16;
 /// Values of `k` one instruction sums per lane.
 pub(crate) const QUAD: u32 = 4;
 
-/// i8 lanes of an `rhs` register: the four values of `k` of each of an output vector's columns.
-const RHS_LANES: u32 = QUAD * LANES;
-
 const DTYPES: [Dtype; 3] = [Dtype::U8, Dtype::I8, Dtype::I32];
 
-fn has_isa(target: &Target) -> bool {
-    KernelKind::BroadcastQuadDot.required_isa().iter().all(|f| target.has_isa(*f))
+/// The rules of a `vpdpbusd` step on vectors of `lanes` i32: this kernel's (16 lanes, AVX-512
+/// VNNI) and `BroadcastQuadDotAvx`'s (8 lanes, AVX-VNNI) differ in nothing else.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct QuadForm {
+    /// The kernel whose ISA features the target must have.
+    pub kernel: KernelKind,
+    /// i32 lanes of an output register; an `rhs` register holds `QUAD * lanes` i8.
+    pub lanes: u32,
+    /// Where the kernel reads `rhs` from.
+    pub rhs: RhsSource,
 }
 
-/// Whether the kernel could apply to some spec of this kind, levels and dtypes.
+/// Where a `vpdpbusd` step reads its `rhs` quads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RhsSource {
+    /// From vector registers, or with a vector load from a cache that moves to them.
+    MemoryOrRegisters,
+    /// From vector registers only: a block moves each step's `rhs` into registers as the f32
+    /// blocks do. For 256-bit vectors, whose loads the model prices by the line (two loads a
+    /// line), a load from memory in each row's step looks cheaper than it runs: blocks of one row
+    /// reloading `rhs` ran 1.4x slower than blocks of four rows sharing registers.
+    Registers,
+}
+
+const FORM: QuadForm =
+    QuadForm { kernel: KernelKind::BroadcastQuadDot, lanes: LANES, rhs: RhsSource::MemoryOrRegisters };
+
+impl QuadForm {
+    fn has_isa(self, target: &Target) -> bool {
+        self.kernel.required_isa().iter().all(|f| target.has_isa(*f))
+    }
+
+    /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
+    pub fn could_apply(
+        self,
+        kind: PrimitiveKind,
+        levels: &[LevelKind],
+        dtypes: &[Dtype],
+        target: &Target,
+    ) -> bool {
+        let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
+        kind == (PrimitiveKind::Matmul { accum: true })
+            && dtypes == DTYPES
+            && self.has_isa(target)
+            && memory(levels[0])
+            && (memory(levels[1]) || levels[1] == LevelKind::VectorRegisters)
+            && levels[2] == LevelKind::VectorRegisters
+    }
+
+    /// Whether some tile of a matmul could take the kernel: a u8 input in memory, an i8 input in
+    /// memory or in registers of `QUAD * lanes` i8, and an i32 output that, if in vector
+    /// registers, has whole vectors of `lanes` along `n`.
+    pub fn could_apply_after_tiling(self, spec: &LogicalSpec, target: &Target) -> bool {
+        let (PrimitiveKind::Matmul { .. }, [lhs, rhs, out]) = (spec.kind, spec.operands.as_slice()) else {
+            return false;
+        };
+        let rhs_fits = in_memory(rhs, target)
+            || (in_vector_registers(rhs, target) && rhs.vector_size == Some(QUAD * self.lanes));
+        [lhs.dtype, rhs.dtype, out.dtype] == DTYPES
+            && self.has_isa(target)
+            && in_memory(lhs, target)
+            && rhs_fits
+            && (!in_vector_registers(out, target)
+                || (out.vector_size == Some(self.lanes) && vectors_along(out, 2)))
+    }
+
+    /// `rhs` in memory (as [`strip_step_applies`] takes it, where the form reads it there), or in
+    /// whole vector registers of `QUAD * lanes` i8, register `j` the quads of output register `j`'s
+    /// columns.
+    pub fn applies(self, spec: &LogicalSpec, target: &Target) -> bool {
+        let dtypes: fn(&[Dtype]) -> bool = |d| d == DTYPES;
+        if !strip_step_shape_applies(spec, target, self.kernel, QUAD, self.lanes, dtypes) {
+            return false;
+        }
+        let rhs = &spec.operands[1];
+        if in_vector_registers(rhs, target) {
+            rhs.vector_size == Some(QUAD * self.lanes) && whole_vectors(rhs, QUAD * self.lanes)
+        } else {
+            self.rhs == RhsSource::MemoryOrRegisters
+                && strip_step_applies(spec, target, self.kernel, QUAD, self.lanes, dtypes)
+        }
+    }
+
+    /// Calibration: 1, 2 and 4 output vectors of `lanes` i32, the u8 quad in L1 and the i8 rows
+    /// in the VNNI layout, in L1 (`v1` ..., where the form reads them there) and in registers of
+    /// `QUAD * lanes` i8 (`r1` ...).
+    pub fn calibration(self, s: &CalibrationSites) -> Vec<CalibrationCase> {
+        let mut cases = match self.rhs {
+            RhsSource::MemoryOrRegisters => strip_calibration(s, QUAD, self.lanes, Dtype::U8),
+            RhsSource::Registers => Vec::new(),
+        };
+        // Vectors of `lanes` i32 (4 bytes each).
+        if s.widths.contains(&(self.lanes * 4)) {
+            let (l1, vrf, lanes) = (&s.l1, &s.vrf, self.lanes);
+            cases.extend(sized("r", [1, 2, 4], |v| {
+                format!(
+                    "MatmulAccum(1x1x{QUAD}x{}, u8 {l1} row-major, i8 {vrf} [0, 2, 1] v{}, i32 {vrf} row-major v{lanes}, serial)",
+                    v * lanes,
+                    QUAD * lanes
+                )
+            }));
+        }
+        cases
+    }
+}
+
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], target: &Target) -> bool {
-    let memory = |l: LevelKind| matches!(l, LevelKind::Cache | LevelKind::Memory);
-    kind == (PrimitiveKind::Matmul { accum: true })
-        && dtypes == DTYPES
-        && has_isa(target)
-        && memory(levels[0])
-        && (memory(levels[1]) || levels[1] == LevelKind::VectorRegisters)
-        && levels[2] == LevelKind::VectorRegisters
+    FORM.could_apply(kind, levels, dtypes, target)
 }
 
-/// Whether some tile of a matmul could take this kernel: a u8 input in memory, an i8 input in
-/// memory or in 64-lane registers, and an i32 output that, if in vector registers, has whole
-/// 16-lane vectors along `n`.
 fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
-    let (PrimitiveKind::Matmul { .. }, [lhs, rhs, out]) = (spec.kind, spec.operands.as_slice()) else {
-        return false;
-    };
-    let rhs_fits =
-        in_memory(rhs, target) || (in_vector_registers(rhs, target) && rhs.vector_size == Some(RHS_LANES));
-    [lhs.dtype, rhs.dtype, out.dtype] == DTYPES
-        && has_isa(target)
-        && in_memory(lhs, target)
-        && rhs_fits
-        && (!in_vector_registers(out, target) || (out.vector_size == Some(LANES) && vectors_along(out, 2)))
+    FORM.could_apply_after_tiling(spec, target)
 }
 
 /// Whether `rhs` `[1, s, n]` holds element `(k, n)` at `s n + k` of one run: fully contiguous, in
@@ -148,20 +228,8 @@ fn strip_step_shape_applies(
         && whole_vectors(out, lanes)
 }
 
-/// `rhs` in memory (as [`strip_step_applies`] takes it), or in whole vector registers of 64 i8
-/// lanes, register `j` the quads of output register `j`'s 16 columns.
 fn applies(spec: &LogicalSpec, target: &Target) -> bool {
-    let dtypes: fn(&[Dtype]) -> bool = |d| d == DTYPES;
-    let kernel = KernelKind::BroadcastQuadDot;
-    if !strip_step_shape_applies(spec, target, kernel, QUAD, LANES, dtypes) {
-        return false;
-    }
-    let rhs = &spec.operands[1];
-    if in_vector_registers(rhs, target) {
-        rhs.vector_size == Some(RHS_LANES) && whole_vectors(rhs, RHS_LANES)
-    } else {
-        strip_step_applies(spec, target, kernel, QUAD, LANES, dtypes)
-    }
+    FORM.applies(spec, target)
 }
 
 fn memory(spec: &LogicalSpec, _target: &Target) -> MemVec {
@@ -176,20 +244,8 @@ pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     c.fixed.saturating_add(c.per_unit.saturating_mul(output_vectors(spec))).saturating_add(inputs)
 }
 
-/// Calibration: 1, 2 and 4 output vectors of 16 i32 lanes, the u8 quad in L1 and the i8 rows in
-/// the VNNI layout, in L1 (`v1` ...) and in 64-lane registers (`r1` ...).
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
-    let mut cases = strip_calibration(s, QUAD, LANES, Dtype::U8);
-    if !cases.is_empty() {
-        let (l1, vrf) = (&s.l1, &s.vrf);
-        cases.extend(sized("r", [1, 2, 4], |v| {
-            format!(
-                "MatmulAccum(1x1x{QUAD}x{}, u8 {l1} row-major, i8 {vrf} [0, 2, 1] v{RHS_LANES}, i32 {vrf} row-major v{LANES}, serial)",
-                v * LANES
-            )
-        }));
-    }
-    cases
+    FORM.calibration(s)
 }
 
 /// Calibration of an int8 step over `strip` values of `k`: 1, 2 and 4 output vectors of `lanes`

@@ -42,6 +42,7 @@ kernel_catalogue!(catalogue);
 
 pub(crate) use broadcast_pair_dot::PAIR;
 pub(crate) use broadcast_quad_dot::{LANES as QUAD_LANES, QUAD};
+pub(crate) use broadcast_quad_dot_avx::LANES as QUAD_AVX_LANES;
 
 impl KernelKind {
     /// Whether the kernel implements `spec` on `target`.

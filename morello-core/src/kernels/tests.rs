@@ -163,7 +163,7 @@ fn every_kernel_has_a_one_line_summary() {
 #[test]
 fn every_kernel_names_calibration_specs_it_applies_to() {
     let mut calibrated = std::collections::BTreeSet::new();
-    for name in ["x86-avx2", "x86-avx512", "arm-neon"] {
+    for name in ["x86-avx2", "x86-avx2-vnni", "x86-avx512", "arm-neon"] {
         let target = Target::builtin(name, 2).unwrap();
         let sites = CalibrationSites::of(&target).unwrap();
         assert_eq!((sites.l1.as_str(), sites.vrf.as_str(), sites.rf.as_deref()), ("L1", "VRF", Some("RF")));

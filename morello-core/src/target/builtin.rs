@@ -1,8 +1,8 @@
-//! The built-in targets (`x86-avx2`, `x86-avx512`, `arm-neon`) and the resolution of `x86` to
-//! what the host supports.
+//! The built-in targets (`x86-avx2`, `x86-avx2-vnni`, `x86-avx512`, `arm-neon`) and the resolution
+//! of `x86` to what the host supports.
 //!
-//! The two x86 targets model one class of machine: 16 scalar registers; 16 x 256-bit (AVX2) or 32 x 512-bit
-//! (AVX-512) vector registers; a 32 KiB L1 data cache and a 1 MiB L2 per core; main memory.
+//! The x86 targets model one class of machine: 16 scalar registers; 16 x 256-bit (AVX2, and AVX2
+//! with AVX-VNNI) or 32 x 512-bit (AVX-512) vector registers; a 32 KiB L1 data cache and a 1 MiB L2 per core; main memory.
 //! Levels, slowest first: `GL` (main memory), `L2`, `L1`, `VRF`, `RF`. Moves go
 //! `GL -> L2 -> {L1, VRF}` and `L1 -> {VRF, RF}`: vector loads may stream straight from L2, at the
 //! cost of an L1 line (`load_cost_per_line`), since the prefetchers keep such streams ahead of the
@@ -57,18 +57,60 @@ fn level(
 const L1_WAYS: u32 = 8;
 const L2_WAYS: u32 = 16;
 
-fn x86(avx512: bool, processors: u32) -> TargetDescription {
-    let (vector_regs, widths): (u64, &[u32]) = if avx512 { (32, &[16, 32, 64]) } else { (16, &[16, 32]) };
-    let mut isa = vec![IsaFeature::Avx2, IsaFeature::Fma];
-    if avx512 {
-        isa.extend([
-            IsaFeature::Avx512f,
-            IsaFeature::Avx512bw,
-            IsaFeature::Avx512vl,
-            IsaFeature::Avx512bf16,
-            IsaFeature::Avx512vnni,
-        ]);
+/// The built-in x86 targets: which vector registers and instruction sets each models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum X86 {
+    /// `x86-avx2`: AVX2 and FMA, 16 x 256-bit vector registers.
+    Avx2,
+    /// `x86-avx2-vnni`: `x86-avx2` with AVX-VNNI (256-bit `vpdpbusd`), as on cores that have it
+    /// without AVX-512 (Alder Lake and later client cores).
+    Avx2Vnni,
+    /// `x86-avx512`: AVX-512 F, BW, VL, BF16 and VNNI, 32 x 512-bit vector registers.
+    Avx512,
+}
+
+impl X86 {
+    fn name(self) -> &'static str {
+        match self {
+            X86::Avx2 => "x86-avx2",
+            X86::Avx2Vnni => "x86-avx2-vnni",
+            X86::Avx512 => "x86-avx512",
+        }
     }
+
+    fn description(self) -> &'static str {
+        match self {
+            X86::Avx2 => "x86-64 with AVX2 and FMA: 16 x 256-bit vector registers, 32 KiB L1, 1 MiB L2",
+            X86::Avx2Vnni => {
+                "x86-64 with AVX2, FMA and AVX-VNNI: 16 x 256-bit vector registers, 32 KiB L1, 1 MiB L2"
+            }
+            X86::Avx512 => {
+                "x86-64 with AVX-512 (F, BW, VL, BF16, VNNI): 32 x 512-bit vector registers, 32 KiB L1, 1 MiB L2"
+            }
+        }
+    }
+
+    fn isa(self) -> Vec<IsaFeature> {
+        let mut isa = vec![IsaFeature::Avx2, IsaFeature::Fma];
+        match self {
+            X86::Avx2 => {}
+            X86::Avx2Vnni => isa.push(IsaFeature::Avxvnni),
+            X86::Avx512 => isa.extend([
+                IsaFeature::Avx512f,
+                IsaFeature::Avx512bw,
+                IsaFeature::Avx512vl,
+                IsaFeature::Avx512bf16,
+                IsaFeature::Avx512vnni,
+            ]),
+        }
+        isa
+    }
+}
+
+fn x86(class: X86, processors: u32) -> TargetDescription {
+    let (vector_regs, widths): (u64, &[u32]) =
+        if class == X86::Avx512 { (32, &[16, 32, 64]) } else { (16, &[16, 32]) };
+    let isa = class.isa();
     let has = with_implied(isa.iter().copied());
     let kernels = KernelKind::ALL
         .iter()
@@ -77,13 +119,8 @@ fn x86(avx512: bool, processors: u32) -> TargetDescription {
         .collect();
     let isa = isa.iter().map(|f| f.name().to_string()).collect();
     TargetDescription {
-        name: if avx512 { "x86-avx512" } else { "x86-avx2" }.into(),
-        description: if avx512 {
-            "x86-64 with AVX-512 (F, BW, VL, BF16, VNNI): 32 x 512-bit vector registers, 32 KiB L1, 1 MiB L2"
-        } else {
-            "x86-64 with AVX2 and FMA: 16 x 256-bit vector registers, 32 KiB L1, 1 MiB L2"
-        }
-        .into(),
+        name: class.name().into(),
+        description: class.description().into(),
         cache_line_bytes: 64,
         processors,
         isa,
@@ -176,7 +213,7 @@ const ARM_NEON_KERNELS: [KernelKind; 15] = [
 /// line costs are the x86 targets' (not measured on an N1: `morello calibrate` on the core fits
 /// them). The levels are x86's too: `GL -> L2 -> {L1, VRF}`, `L1 -> {VRF, RF}`.
 fn arm_neon(processors: u32) -> TargetDescription {
-    let mut description = x86(false, processors);
+    let mut description = x86(X86::Avx2, processors);
     description.name = "arm-neon".into();
     description.description =
         "AArch64 with NEON and dot products (a Neoverse-N1-like core): 32 x 128-bit vector registers, 64 KiB 4-way L1, 1 MiB 8-way L2"
@@ -201,15 +238,17 @@ fn arm_neon(processors: u32) -> TargetDescription {
 }
 
 impl Target {
-    /// A built-in target by name (`x86-avx2`, `x86-avx512` or `arm-neon`) with a given processor
+    /// A built-in target by name (`x86-avx2`, `x86-avx2-vnni`, `x86-avx512` or `arm-neon`) with a
+    /// given processor
     /// count.
     ///
     /// # Errors
     /// [`TargetError::Unknown`] for other names.
     pub fn builtin(name: &str, processors: u32) -> Result<Target, TargetError> {
         let desc = match name {
-            "x86-avx2" => x86(false, processors),
-            "x86-avx512" => x86(true, processors),
+            "x86-avx2" => x86(X86::Avx2, processors),
+            "x86-avx2-vnni" => x86(X86::Avx2Vnni, processors),
+            "x86-avx512" => x86(X86::Avx512, processors),
             "arm-neon" => arm_neon(processors),
             other => return Err(TargetError::Unknown(other.to_string())),
         };
@@ -298,8 +337,8 @@ impl HostCache {
     }
 }
 
-/// Resolves `x86`, `x86-avx2` or `x86-avx512` on this host: `x86` picks the best of the two the
-/// CPU supports and says which; the processor count is the host's available parallelism. The
+/// Resolves `x86` or a built-in target's name on this host: `x86` picks the best of `x86-avx512`,
+/// `x86-avx2-vnni` and `x86-avx2` the CPU supports and says which; the processor count is the host's available parallelism. The
 /// caches keep the built-in defaults; [`resolve_target_on_host`] gives `x86` the host's.
 ///
 /// # Errors
@@ -311,7 +350,7 @@ pub fn resolve_target(name: &str) -> Result<HostResolution, TargetError> {
 
 /// [`resolve_target`], with `x86`'s L1 and L2 taken from the host's data (or unified) caches of
 /// levels 1 and 2 (size, ways, sets, line size) where `caches` describes them consistently (size =
-/// sets x ways x line, sets a power of two); `x86-avx2` and `x86-avx512` always keep the documented
+/// sets x ways x line, sets a power of two); the named x86 targets always keep the documented
 /// defaults, so that they mean the same everywhere.
 ///
 /// # Errors
@@ -365,6 +404,14 @@ fn resolve_builtin(name: &str) -> Result<HostResolution, TargetError> {
                     target: Target::builtin("x86-avx512", processors)?,
                     note: Some("x86 resolved to x86-avx512 (the host has AVX-512F, BW and VL)".into()),
                 })
+            } else if host.avx2 && host.avxvnni {
+                Ok(HostResolution {
+                    target: Target::builtin("x86-avx2-vnni", processors)?,
+                    note: Some(
+                        "x86 resolved to x86-avx2-vnni (the host has AVX2, FMA and AVX-VNNI, not AVX-512)"
+                            .into(),
+                    ),
+                })
             } else if host.avx2 {
                 Ok(HostResolution {
                     target: Target::builtin("x86-avx2", processors)?,
@@ -384,6 +431,7 @@ fn resolve_builtin(name: &str) -> Result<HostResolution, TargetError> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct HostFeatures {
     avx2: bool,
+    avxvnni: bool,
     avx512: bool,
 }
 
@@ -393,12 +441,13 @@ impl HostFeatures {
         let host = |features: &[IsaFeature]| features.iter().all(|f| f.on_host());
         HostFeatures {
             avx2: host(&[IsaFeature::Avx2, IsaFeature::Fma]),
+            avxvnni: host(&[IsaFeature::Avxvnni]),
             avx512: host(&[IsaFeature::Avx512f, IsaFeature::Avx512bw, IsaFeature::Avx512vl]),
         }
     }
 
     #[cfg(not(target_arch = "x86_64"))]
     fn detect() -> Self {
-        HostFeatures { avx2: false, avx512: false }
+        HostFeatures { avx2: false, avxvnni: false, avx512: false }
     }
 }

@@ -38,7 +38,7 @@ pub enum TargetError {
     },
     /// No built-in target has this name (the user's input).
     #[error(
-        "unknown target `{0}`; built-in targets are x86, x86-avx2, x86-avx512 and arm-neon, or give a target file"
+        "unknown target `{0}`; built-in targets are x86, x86-avx2, x86-avx2-vnni, x86-avx512 and arm-neon, or give a target file"
     )]
     Unknown(String),
     /// The host cannot run the built-in target asked for (the machine).

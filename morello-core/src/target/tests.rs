@@ -21,8 +21,27 @@ fn builtins_have_the_documented_levels() {
     assert!(!t.kernels().contains(&KernelKind::DotProductBf16));
     assert_eq!(
         Target::builtin("arm", 2).unwrap_err().to_string(),
-        "unknown target `arm`; built-in targets are x86, x86-avx2, x86-avx512 and arm-neon, or give a target file"
+        "unknown target `arm`; built-in targets are x86, x86-avx2, x86-avx2-vnni, x86-avx512 and arm-neon, or give a target file"
     );
+}
+
+#[test]
+fn x86_avx2_vnni_is_x86_avx2_with_avx_vnni() {
+    let (avx2, vnni) = (avx2(), Target::builtin("x86-avx2-vnni", 2).unwrap());
+    assert_eq!(vnni.level_names(), avx2.level_names());
+    assert_eq!(vnni.costs(), avx2.costs());
+    assert!(vnni.has_isa(IsaFeature::Avxvnni) && !avx2.has_isa(IsaFeature::Avxvnni));
+    assert!(!vnni.has_isa(IsaFeature::Avx512f));
+    let added: Vec<KernelKind> =
+        vnni.kernels().iter().copied().filter(|k| !avx2.kernels().contains(k)).collect();
+    assert_eq!(added, [KernelKind::BroadcastQuadDotAvx]);
+    assert!(avx2.kernels().iter().all(|k| vnni.kernels().contains(k)));
+    assert_ne!(vnni.fingerprint(), avx2.fingerprint());
+    let avx512 = Target::builtin("x86-avx512", 2).unwrap();
+    assert!(!avx512.kernels().contains(&KernelKind::BroadcastQuadDotAvx));
+    let text = vnni.description_value().to_toml().unwrap();
+    assert!(text.contains("\"avxvnni\""), "{text}");
+    assert_eq!(Target::from_toml(&text).unwrap(), vnni);
 }
 
 #[test]
@@ -170,8 +189,16 @@ fn invalid_files_say_what_is_wrong() {
 fn x86_resolves_on_this_host() {
     // The host of the test suite is x86-64 with at least AVX2 (the project's supported platform).
     let resolved = resolve_target("x86").unwrap();
-    assert!(resolved.target.name().starts_with("x86-avx"));
-    assert!(resolved.note.unwrap().starts_with("x86 resolved to"));
+    let expected =
+        if [IsaFeature::Avx512f, IsaFeature::Avx512bw, IsaFeature::Avx512vl].iter().all(|f| f.on_host()) {
+            "x86-avx512"
+        } else if IsaFeature::Avxvnni.on_host() {
+            "x86-avx2-vnni"
+        } else {
+            "x86-avx2"
+        };
+    assert_eq!(resolved.target.name(), expected);
+    assert!(resolved.note.unwrap().starts_with(&format!("x86 resolved to {expected} (")));
     assert_eq!(resolve_target("x86-avx2").unwrap().note, None);
 }
 

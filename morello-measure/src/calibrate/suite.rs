@@ -617,7 +617,7 @@ mod tests {
     #[test]
     fn every_kernel_of_the_builtin_targets_is_measured() {
         // Between them the built-in targets hold every kernel, so every kernel has a benchmark.
-        let builtin = ["x86-avx2", "x86-avx512", "arm-neon"];
+        let builtin = ["x86-avx2", "x86-avx2-vnni", "x86-avx512", "arm-neon"];
         for kind in KernelKind::ALL {
             assert!(
                 builtin.iter().any(|name| Target::builtin(name, 2).unwrap().kernels().contains(&kind)),
@@ -673,7 +673,7 @@ mod tests {
 
     #[test]
     fn the_suites_compile_without_warnings_on_gcc_and_clang() {
-        for target_name in ["x86-avx2", "x86-avx512"] {
+        for target_name in ["x86-avx2", "x86-avx2-vnni", "x86-avx512"] {
             let target = Target::builtin(target_name, 2).unwrap();
             let mut features = morello_codegen::emit::compile_features(&target, &Default::default());
             features.push(IsaFeature::Avx512bf16);

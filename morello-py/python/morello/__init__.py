@@ -57,8 +57,8 @@ def search(
     ``spec`` is what ``morello search`` takes: a shorthand (``"matmul 256x256x256"``,
     ``"softmax 32x1024"``, ``"zero 64x64"``, ``"move 64x64"`` with ``from_layout`` and
     ``to_layout``, ``"conv 1x4x8x8 8x4x3x3"``) or the full spec text. The keyword arguments are the
-    CLI's flags: ``target`` (``x86``, ``x86-avx2``, ``x86-avx512``, ``arm-neon`` or a target
-    file), ``dtype`` (``f32``, ``u32``, ``bf16``, ``u8s8s32``, ...), ``batch``, ``accum``,
+    CLI's flags: ``target`` (``x86``, ``x86-avx2``, ``x86-avx2-vnni``, ``x86-avx512``, ``arm-neon``
+    or a target file), ``dtype`` (``f32``, ``u32``, ``bf16``, ``u8s8s32``, ...), ``batch``, ``accum``,
     ``epilogue`` (``"bias"``, ``"bias,relu"``, ``"bias,gelu"``), ``rhs_layout``, ``memory``
     (``"L1=16KiB,VRF=8"``), ``processors`` (default: this machine's cores), ``db``/``no_db``,
     ``jobs`` (search threads) and ``time_limit`` (seconds; past it the best of a quick search is

@@ -24,9 +24,9 @@
 //! (`MemoryLevel::fill_cost`), so the space stays small.
 //!
 //! A matmul's i8 `rhs` (before any split of `k`) may also be packed at such a level into strips of
-//! `k` inside `n` ([`vnni_layouts`]): the VNNI layout `[b, k / 4, n, 4]` that `BroadcastQuadDot`
-//! and AArch64's `BroadcastSdot` and `BroadcastSdotU8` read, or pairs `[b, k / 2, n, 2]` for
-//! `BroadcastPairDot`; weights already in it are read in place. Panels and strips are offered
+//! `k` inside `n` ([`vnni_layouts`]): the VNNI layout `[b, k / 4, n, 4]` that `BroadcastQuadDot`,
+//! `BroadcastQuadDotAvx` and AArch64's `BroadcastSdot` and `BroadcastSdotU8` read, or pairs
+//! `[b, k / 2, n, 2]` for `BroadcastPairDot`; weights already in it are read in place. Panels and strips are offered
 //! through one helper ([`offer_packed`]).
 //!
 //! A new buffer is copied in by a `Move` prologue when the operand is read and copied back by a
@@ -272,8 +272,9 @@ fn offer_packed(
 /// The int8 register-block steps that read `rhs` in strips of `k` inside `n`: the kernel, the
 /// `lhs` dtypes it takes and its strip, the widest first (the first the target offers for an
 /// `lhs` dtype is the one whose layout the search packs into).
-const STRIP_KERNELS: [(KernelKind, &[Dtype], u32); 4] = [
+const STRIP_KERNELS: [(KernelKind, &[Dtype], u32); 5] = [
     (KernelKind::BroadcastQuadDot, &[Dtype::U8], 4),
+    (KernelKind::BroadcastQuadDotAvx, &[Dtype::U8], 4),
     (KernelKind::BroadcastSdot, &[Dtype::I8], 4),
     (KernelKind::BroadcastSdotU8, &[Dtype::U8], 4),
     (KernelKind::BroadcastPairDot, &[Dtype::U8, Dtype::I8], 2),
@@ -291,9 +292,9 @@ fn int8_strip(lhs: Dtype, target: &Target) -> Option<u32> {
 /// i8 `rhs` `[b, k, n]` not yet in it, on the matmul before any split of `k` (as panels are),
 /// `[b, k / s, n, s]` for the strip `s` of the int8 kernel the target offers for the `lhs` dtype
 /// ([`STRIP_KERNELS`]): `s = 4` (the VNNI layout, `morello_core::spec::VNNI_LAYOUT`) for
-/// `BroadcastQuadDot` (u8 `lhs`, AVX-512 VNNI) and AArch64's `BroadcastSdot` and
-/// `BroadcastSdotU8`, `s = 2` for the widening AVX2 kernel `BroadcastPairDot`; `k` a multiple of
-/// `s` above it. None on a target without such a kernel.
+/// `BroadcastQuadDot` (u8 `lhs`, AVX-512 VNNI), `BroadcastQuadDotAvx` (u8 `lhs`, AVX-VNNI) and
+/// AArch64's `BroadcastSdot` and `BroadcastSdotU8`, `s = 2` for the widening AVX2 kernel
+/// `BroadcastPairDot`; `k` a multiple of `s` above it. None on a target without such a kernel.
 pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Vec<Layout> {
     let rhs = &spec.operands[operand];
     let k = rhs.shape.dims().get(1).copied().unwrap_or(0);

@@ -72,7 +72,7 @@ pub struct Args {
     /// `MxKxN`, optionally prefixed by a dtype, e.g. `bf16:1x2048x16384` or `u32:64`.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     sizes: Vec<String>,
-    /// Target: x86, x86-avx2, x86-avx512, arm-neon, or a TOML/JSON target file.
+    /// Target: x86, x86-avx2, x86-avx2-vnni, x86-avx512, arm-neon, or a TOML/JSON target file.
     #[arg(long, default_value = crate::spec_args::DEFAULT_TARGET, value_name = "TARGET")]
     pub(super) target: String,
     #[command(flatten)]

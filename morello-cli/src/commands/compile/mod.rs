@@ -52,7 +52,7 @@ reason.";
 pub struct Args {
     /// The HLO module's text file (`-` reads standard input).
     file: PathBuf,
-    /// Target: x86, x86-avx2, x86-avx512, arm-neon, or a TOML/JSON target file.
+    /// Target: x86, x86-avx2, x86-avx2-vnni, x86-avx512, arm-neon, or a TOML/JSON target file.
     #[arg(long, default_value = crate::spec_args::DEFAULT_TARGET, value_name = "TARGET")]
     target: String,
     /// Processors the cost model gives parallel loops (default: the target's; for the built-in

@@ -30,17 +30,43 @@ use crate::emit::buffers::View;
 use crate::emit::helpers::Helper;
 use crate::error::CodegenError;
 
-/// i32 lanes of an output register (the kernel's definition takes only 512-bit vectors).
-const LANES: u32 = 16;
+/// What differs between the `vpdpbusd` steps of 512-bit vectors (this kernel, AVX-512 VNNI)
+/// and 256-bit ones (`BroadcastQuadDotAvx`, AVX-VNNI): the lanes, the C names and the features.
+pub(super) struct QuadForm {
+    /// The kernel emitted (for errors).
+    pub kernel: KernelKind,
+    /// i32 lanes of an output register; an `rhs` register holds four times as many i8.
+    pub lanes: u32,
+    /// The C vector type, e.g. `__m512i`.
+    pub c_type: &'static str,
+    /// The intrinsic broadcasting a 32-bit word from an `__m128i`.
+    pub broadcast: &'static str,
+    /// The `vpdpbusd` helper.
+    pub helper: Helper,
+    /// The helper's C name.
+    pub helper_name: &'static str,
+    /// The features the code needs, each with what needs it.
+    pub isa: &'static [(IsaFeature, &'static str)],
+}
+
+const FORM: QuadForm = QuadForm {
+    kernel: KernelKind::BroadcastQuadDot,
+    lanes: 16,
+    c_type: "__m512i",
+    broadcast: "_mm512_broadcastd_epi32",
+    helper: Helper::DpbusdM512,
+    helper_name: "morello_dpbusd_m512",
+    isa: &[(IsaFeature::Avx512f, "512-bit vectors"), (IsaFeature::Avx512vnni, "vpdpbusd")],
+};
 
 /// Values of `k` one `vpdpbusd` sums per lane.
 const QUAD: u32 = 4;
 
-/// The register of an `rhs` in vector registers whose lane `j` holds `sources[j]`, for all 64
-/// (the four values of `k` of each of an output register's 16 columns, in order); `None` if they
-/// are not one whole register in that order.
-fn rhs_register(e: &Emitter<'_>, view: &View, sources: &[Vec<u32>]) -> Option<u64> {
-    if e.vector_type(view).ok()?.lanes != QUAD * LANES {
+/// The register of an `rhs` in vector registers whose lane `j` holds `sources[j]`, for all
+/// `QUAD * lanes` (the four values of `k` of each of an output register's columns, in order);
+/// `None` if they are not one whole register in that order.
+fn rhs_register(e: &Emitter<'_>, view: &View, sources: &[Vec<u32>], lanes: u32) -> Option<u64> {
+    if e.vector_type(view).ok()?.lanes != QUAD * lanes {
         return None;
     }
     let mut register = None;
@@ -55,7 +81,17 @@ fn rhs_register(e: &Emitter<'_>, view: &View, sources: &[Vec<u32>]) -> Option<u6
 }
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
-    let fail = |e: &Emitter<'_>, why: &str| unsupported(KernelKind::BroadcastQuadDot, spec, e, why);
+    emit_form(e, spec, views, &FORM)
+}
+
+/// The statements of a `vpdpbusd` step of `form`'s width.
+pub(super) fn emit_form(
+    e: &mut Emitter<'_>,
+    spec: &LogicalSpec,
+    views: &[View],
+    form: &QuadForm,
+) -> Result<(), CodegenError> {
+    let fail = |e: &Emitter<'_>, why: &str| unsupported(form.kernel, spec, e, why);
     if spec.shape.dims() != [1, 1, QUAD, spec.shape.dim(3)] {
         return Err(fail(e, "not four values of k of a row [1, 1, 4, n]"));
     }
@@ -64,11 +100,12 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
         return Err(fail(e, "not u8 x i8 -> i32"));
     }
     let vector = e.vector_type(&views[2])?;
-    if vector.lanes != LANES {
-        return Err(fail(e, "the output's registers are not 16 i32 lanes"));
+    if vector.lanes != form.lanes {
+        return Err(fail(e, &format!("the output's registers are not {} i32 lanes", form.lanes)));
     }
-    e.require(IsaFeature::Avx512f, "512-bit vectors")?;
-    e.require(IsaFeature::Avx512vnni, "vpdpbusd")?;
+    for (feature, what) in form.isa {
+        e.require(*feature, what)?;
+    }
     let quad: Vec<Vec<u32>> = (0..QUAD).map(|k| vec![0, 0, k]).collect();
     let quad_start = consecutive(e, &views[0], &quad)?;
     let quad_address = e.address(&views[0], &quad_start)?;
@@ -83,7 +120,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
             .flat_map(|p| (0..QUAD).map(move |k| project(spec, 1, &[p[0], p[1], k, p[2]])))
             .collect();
         let row = if rhs_in_registers {
-            let register = rhs_register(e, &views[1], &sources).ok_or_else(|| {
+            let register = rhs_register(e, &views[1], &sources, form.lanes).ok_or_else(|| {
                 fail(e, "an output register's quads are not one register of rhs, in lane order")
             })?;
             e.register_name(&views[1], register)
@@ -94,14 +131,15 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
         rows.push((index, row));
     }
     let broadcast = format!("q{}", e.fresh());
-    e.helpers.insert(Helper::DpbusdM512);
+    e.helpers.insert(form.helper);
+    let (c_type, splat, helper) = (form.c_type, form.broadcast, form.helper_name);
     e.out.open("{");
     e.out.line(format!(
-        "const __m512i {broadcast} = _mm512_broadcastd_epi32(_mm_loadu_si32((const void *)({quad_address})));"
+        "const {c_type} {broadcast} = {splat}(_mm_loadu_si32((const void *)({quad_address})));"
     ));
     for (register, row) in rows {
         let out = e.register_name(&views[2], register);
-        e.out.line(format!("{out} = morello_dpbusd_m512({out}, {broadcast}, {row});"));
+        e.out.line(format!("{out} = {helper}({out}, {broadcast}, {row});"));
     }
     e.out.close();
     Ok(())

@@ -20,7 +20,7 @@ use crate::emit::EmittedKernel;
 use crate::emit::lone::{LoneFunction, lone_function};
 
 /// The built-in targets, in the order a kernel's golden target is chosen.
-const TARGETS: [&str; 2] = ["x86-avx2", "x86-avx512"];
+const TARGETS: [&str; 3] = ["x86-avx2", "x86-avx2-vnni", "x86-avx512"];
 
 /// The built-in targets of another instruction set, each with golden files of its own for every
 /// kernel it offers, in `tests/golden/kernels/<target>/`.

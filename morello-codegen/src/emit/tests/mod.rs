@@ -234,6 +234,11 @@ fn avx2_trees_compile_and_verify() {
 }
 
 #[test]
+fn avx2_vnni_trees_compile_and_verify() {
+    compile_and_verify("x86-avx2-vnni");
+}
+
+#[test]
 fn avx512_trees_compile_and_verify() {
     compile_and_verify("x86-avx512");
 }

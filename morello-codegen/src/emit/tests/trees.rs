@@ -203,6 +203,7 @@ impl Builder {
 /// Every test tree.
 pub(super) fn all() -> Vec<Case> {
     let mut cases = avx2_cases();
+    cases.extend(avx2_vnni_cases());
     cases.extend(avx512_cases());
     cases
 }
@@ -399,6 +400,36 @@ fn avx2_cases() -> Vec<Case> {
     cases
 }
 
+fn avx2_vnni_cases() -> Vec<Case> {
+    let b = Builder::new("x86-avx2-vnni");
+    // A 2-row int8 register block of 8-lane vectors, AVX-VNNI's `vpdpbusd` (`quad_dot_rows`).
+    let imp = quad_dot_rows(&b, 8, K::BroadcastQuadDotAvx);
+    vec![case("broadcast_quad_dot_avx_rows", "x86-avx2-vnni", true, imp)]
+}
+
+/// A 2-row int8 register block of two output vectors of `lanes` i32 per row: each step of four
+/// values of `k` moves the `rhs` quads (VNNI layout, seen in L1) into registers of `4 * lanes` i8
+/// once, and both rows' `kernel`s read them from there.
+fn quad_dot_rows(b: &Builder, lanes: u32, kernel: K) -> Impl {
+    let n = 2 * lanes;
+    let s = b.spec(&format!("Matmul(1x2x8x{n}, u8 GL row-major, i8 GL [0, 1, 2, 1 p(4)], i32 GL row-major)"));
+    b.in_vector_register(&s, 2, lanes, |s| {
+        b.cache(&s, 1, "L1", |s| {
+            b.zero_then(
+                &s,
+                |z| b.kernel(z, K::VectorFill),
+                |a| {
+                    b.tiles(&a, &[1, 2, 4, n], Parallelism::Serial, |step| {
+                        b.in_vector_register(&step, 1, 4 * lanes, |step| {
+                            b.tiles(&step, &[1, 1, 4, n], Parallelism::Serial, |row| b.kernel(row, kernel))
+                        })
+                    })
+                },
+            )
+        })
+    })
+}
+
 fn avx512_cases() -> Vec<Case> {
     let b = Builder::new("x86-avx512");
     let t = "x86-avx512";
@@ -424,28 +455,8 @@ fn avx512_cases() -> Vec<Case> {
     let s = b.spec("Matmul(1x1x2x32, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)");
     cases.push(case("broadcast_vec_mult_add_bf16", t, true, bf16_rows(&b, &s, 16)));
 
-    // A 2-row int8 register block: each step of four values of `k` moves the `rhs` quads (VNNI
-    // layout, seen in L1) into 64-lane i8 registers once, and both rows' `BroadcastQuadDot`s read
-    // them from there.
-    let s = b.spec("Matmul(1x2x8x32, u8 GL row-major, i8 GL [0, 1, 2, 1 p(4)], i32 GL row-major)");
-    let imp = b.in_vector_register(&s, 2, 16, |s| {
-        b.cache(&s, 1, "L1", |s| {
-            b.zero_then(
-                &s,
-                |z| b.kernel(z, K::VectorFill),
-                |a| {
-                    b.tiles(&a, &[1, 2, 4, 32], Parallelism::Serial, |step| {
-                        b.in_vector_register(&step, 1, 64, |step| {
-                            b.tiles(&step, &[1, 1, 4, 32], Parallelism::Serial, |row| {
-                                b.kernel(row, K::BroadcastQuadDot)
-                            })
-                        })
-                    })
-                },
-            )
-        })
-    });
-    cases.push(case("broadcast_quad_dot_rows", t, true, imp));
+    // A 2-row int8 register block of 16-lane vectors (`quad_dot_rows`).
+    cases.push(case("broadcast_quad_dot_rows", t, true, quad_dot_rows(&b, 16, K::BroadcastQuadDot)));
 
     // A 512-bit register copy between two register buffers.
     let s = b.spec("Move(1x16, f32 GL row-major, f32 GL row-major)");

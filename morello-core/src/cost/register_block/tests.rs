@@ -280,3 +280,18 @@ fn int8_register_blocks_count_steps_of_four_values_of_k() {
     let step = parse("MatmulAccum(1x1x4x16, u8 L1 row-major, i8 L1 [0, 2, 1], i32 L1 row-major)");
     assert_eq!(loop_stalls(&chain, &step, std::iter::empty(), 64, false, &t), 640 - 128);
 }
+
+/// On `x86-avx2-vnni` a u8 block's steps are `BroadcastQuadDotAvx`'s, four values of `k` into 8
+/// i32 lanes: one row of 8 vectors over a 256 x 64 VNNI `rhs` streamed from L2 (256 lines at 7)
+/// runs 64 steps, loads 2 * (512 + 64) + 1,792 = 2,944 against 2 * 8 * 64 = 1,024 and waits
+/// 1,920. On `x86-avx2` the same block is 128 steps of `BroadcastPairDot` (3 per output vector):
+/// 2 * (1,024 + 128) + 1,792 = 4,096 against 3,072, a wait of 1,024 on dearer steps.
+#[test]
+fn avx_vnni_blocks_count_steps_of_four_values_of_k() {
+    for (name, stall) in [("x86-avx2-vnni", 2944 - 1024), ("x86-avx2", 4096 - 3072)] {
+        let t = Target::builtin(name, 1).unwrap();
+        let text = "MatmulAccum(1x1x256x64, u8 L1 row-major, i8 L2 [0, 1, 2, 1 p(4)], i32 VRF row-major v8)";
+        let block = LogicalSpec::parse(text, &t).unwrap().canonicalize(&t).unwrap();
+        assert_eq!(register_step_stall(&block, &t), stall, "{name}");
+    }
+}
