@@ -6,10 +6,10 @@
 //! ```text
 //! memo        per spec held (solved, or read from a table): the spec (its struct and heap), its frontier (the Arc, the entries),
 //!             and its slot in the hash map
-//! graph       per spec of the current call, while it explores and solves: the spec (twice while
-//!             exploring: in the id map and in the node table), its slot in the id map, its node
-//!             slots (spec, known frontier, edges, frontier, height), and its actions' edges
-//!             (children and weights)
+//! graph       per spec of the current call, while it explores and solves: the spec (one shared
+//!             allocation, which the id map and the node table both point to), its slot in the id
+//!             map, its node slots (spec, known frontier, edges, frontier, height), and, until
+//!             the spec is solved, its actions' edges (children and weights)
 //! ```
 //!
 //! Hash maps are counted at an average load (`MAP_SLOTS_PER_ENTRY` slots of key and value per

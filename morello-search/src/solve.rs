@@ -51,7 +51,7 @@ use crate::projection::Projection;
 use crate::report::{Phase, Progress, StopReason};
 
 /// What expanding one spec found: its id, its actions, and the sub-specs seen for the first time.
-type Expansion = (u32, Vec<Edge>, Vec<(u32, CanonicalSpec)>);
+type Expansion = (u32, Vec<Edge>, Vec<(u32, Arc<CanonicalSpec>)>);
 
 /// Counters of one solve.
 #[derive(Debug, Default)]
@@ -66,10 +66,10 @@ pub(crate) struct Counters {
     pub peak_bytes: AtomicU64,
 }
 
-/// Bytes one node of the graph takes in the node tables besides its spec's heap: the slots of
-/// `specs`, `known` and `edges` (growing vectors) and, while solving, of `frontiers`, heights and
-/// buckets.
-const NODE_SLOT_BYTES: usize = size_of::<Option<CanonicalSpec>>()
+/// Bytes one node of the graph takes in the node tables besides its spec ([`shared_spec_bytes`]):
+/// the slots of `specs`, `known` and `edges` (growing vectors) and, while solving, of `frontiers`,
+/// heights and buckets.
+const NODE_SLOT_BYTES: usize = size_of::<Option<Arc<CanonicalSpec>>>()
     + size_of::<Option<Arc<Frontier>>>()
     + size_of::<Vec<Edge>>()
     + size_of::<bool>();
@@ -77,10 +77,22 @@ const NODE_SLOT_BYTES: usize = size_of::<Option<CanonicalSpec>>()
 /// Bytes one node takes while the graph is solved, besides the tables of exploring.
 const SOLVE_SLOT_BYTES: usize = size_of::<OnceLock<Arc<Frontier>>>() + 2 * size_of::<u32>();
 
-/// Bytes one spec takes in the id map of exploring (its slot and its heap; the map is freed when
-/// exploring ends).
-fn id_map_bytes(spec: &CanonicalSpec) -> u64 {
-    map_entry_bytes(size_of::<(CanonicalSpec, u32)>()) + spec_heap_bytes(spec)
+/// Bytes one spec takes in the id map of exploring: its slot (the spec itself is shared with the
+/// node table, [`shared_spec_bytes`]; the map is freed when exploring ends).
+fn id_map_bytes() -> u64 {
+    map_entry_bytes(size_of::<(Arc<CanonicalSpec>, u32)>())
+}
+
+/// Bytes a spec of the graph takes: one allocation, shared by the id map and the node table while
+/// exploring (the Arc's counters, the spec and its heap).
+fn shared_spec_bytes(spec: &CanonicalSpec) -> u64 {
+    (2 * size_of::<usize>() + size_of::<CanonicalSpec>()) as u64 + spec_heap_bytes(spec)
+}
+
+/// The spec of a graph node once exploring has ended (the id map, the only other holder of it,
+/// is gone), without copying it.
+fn unshared(spec: Arc<CanonicalSpec>) -> CanonicalSpec {
+    Arc::try_unwrap(spec).unwrap_or_else(|shared| (*shared).clone())
 }
 
 /// Bytes a spec's actions take in the graph.
@@ -215,7 +227,19 @@ impl Solver<'_> {
         }
         let (graph, stop) = self.explore(goal);
         match stop {
-            None => self.solve_graph(graph, None),
+            None => {
+                let subgoals = graph.unsolved_children(0);
+                // The graph is gone once solved: what it was counted at no longer holds, and the
+                // next sub-goal of a call under a memory budget must not count it.
+                let solved = self.solve_graph(graph, None);
+                self.release_graph();
+                match solved {
+                    // The memo outgrew the budget beside the whole graph: what was solved is
+                    // kept, and the rest is solved in smaller graphs, as when exploring stops.
+                    Err(StopReason::MemoryLimit) => self.solve_subgoals_then(goal, &subgoals),
+                    other => other,
+                }
+            }
             Some(StopReason::Cancelled) => match self.final_solve {
                 Some(limit) => {
                     let (closed, freed) = graph.closed();
@@ -236,30 +260,44 @@ impl Solver<'_> {
                     Err(other) => return Err(other),
                 }
                 self.release_graph();
-                if subgoals.is_empty() {
-                    return Err(StopReason::MemoryLimit);
-                }
-                for subgoal in &subgoals {
-                    self.solve_goal(subgoal)?;
-                }
-                self.solve_goal(goal)
+                self.solve_subgoals_then(goal, &subgoals)
             }
             Some(reason) => Err(reason),
         }
     }
 
+    /// Solves each of `subgoals` (unsolved sub-specs of `goal`, smallest first) in a graph of its
+    /// own, then `goal`, which then needs one level of graph; [`StopReason::MemoryLimit`] when
+    /// there are none (`goal` does not fit even so).
+    fn solve_subgoals_then(
+        &self,
+        goal: &CanonicalSpec,
+        subgoals: &[CanonicalSpec],
+    ) -> Result<(), StopReason> {
+        if subgoals.is_empty() {
+            return Err(StopReason::MemoryLimit);
+        }
+        for subgoal in subgoals {
+            self.solve_goal(subgoal)?;
+        }
+        self.solve_goal(goal)
+    }
+
     /// Explores the graph; on a stop, returns what was explored so far and the reason.
     fn explore(&self, goal: &CanonicalSpec) -> (Graph, Option<StopReason>) {
-        let ids: DashMap<CanonicalSpec, u32, FxBuildHasher> = DashMap::with_hasher(FxBuildHasher);
-        ids.insert(goal.clone(), 0);
+        // Each spec is allocated once, shared by the id map and the node table: specs are most of
+        // what a large graph holds (about 400 bytes each, against 64 per edge).
+        let ids: DashMap<Arc<CanonicalSpec>, u32, FxBuildHasher> = DashMap::with_hasher(FxBuildHasher);
+        let shared_goal = Arc::new(goal.clone());
+        ids.insert(Arc::clone(&shared_goal), 0);
         let next = AtomicU32::new(1);
-        let mut specs: Vec<Option<CanonicalSpec>> = vec![Some(goal.clone())];
+        let mut specs: Vec<Option<Arc<CanonicalSpec>>> = vec![Some(shared_goal)];
         let mut known: Vec<Option<Arc<Frontier>>> = vec![None];
         let mut edges: Vec<Vec<Edge>> = vec![Vec::new()];
         let mut is_expanded: Vec<bool> = vec![false];
-        let id_bytes = AtomicU64::new(id_map_bytes(goal));
+        let id_bytes = AtomicU64::new(id_map_bytes());
         self.add_graph_bytes(
-            id_bytes.load(Ordering::Relaxed) + spec_heap_bytes(goal) + vec_slots_bytes(1, NODE_SLOT_BYTES),
+            id_bytes.load(Ordering::Relaxed) + shared_spec_bytes(goal) + vec_slots_bytes(1, NODE_SLOT_BYTES),
         );
         let graph_done = |specs, known, edges, expanded, stop| {
             // The id map is freed when exploring returns.
@@ -301,13 +339,18 @@ impl Solver<'_> {
                                 let children = plan
                                     .children
                                     .into_iter()
-                                    .map(|child| match ids.entry(child) {
-                                        MapEntry::Occupied(e) => *e.get(),
-                                        MapEntry::Vacant(v) => {
-                                            let child_id = next.fetch_add(1, Ordering::Relaxed);
-                                            discovered.push((child_id, v.key().clone()));
-                                            v.insert(child_id);
-                                            child_id
+                                    .map(|child| {
+                                        if let Some(known) = ids.get(&child) {
+                                            return *known;
+                                        }
+                                        match ids.entry(Arc::new(child)) {
+                                            MapEntry::Occupied(e) => *e.get(),
+                                            MapEntry::Vacant(v) => {
+                                                let child_id = next.fetch_add(1, Ordering::Relaxed);
+                                                discovered.push((child_id, Arc::clone(v.key())));
+                                                v.insert(child_id);
+                                                child_id
+                                            }
                                         }
                                     })
                                     .collect();
@@ -321,10 +364,10 @@ impl Solver<'_> {
                     // Collected in place, the edges would keep the allocation of the actions they
                     // were made from, ten times their size: millions of edges are held at once.
                     spec_edges.shrink_to_fit();
-                    let new_ids: u64 = discovered.iter().map(|(_, spec)| id_map_bytes(spec)).sum();
+                    let new_ids = id_map_bytes() * discovered.len() as u64;
                     let new_nodes: u64 = discovered
                         .iter()
-                        .map(|(_, spec)| spec_heap_bytes(spec) + vec_slots_bytes(1, NODE_SLOT_BYTES))
+                        .map(|(_, spec)| shared_spec_bytes(spec) + vec_slots_bytes(1, NODE_SLOT_BYTES))
                         .sum();
                     id_bytes.fetch_add(new_ids, Ordering::Relaxed);
                     self.add_graph_bytes(new_ids + new_nodes + edges_bytes(&spec_edges));
@@ -368,7 +411,7 @@ impl Solver<'_> {
     /// reasons; with `until` (the final solve after a cancel), for [`Solver::final_stop_reason`]
     /// instead. Either way a stop also skips the specs of the bucket in flight not yet begun.
     fn solve_graph(&self, graph: Graph, until: Option<Instant>) -> Result<(), StopReason> {
-        let Graph { mut specs, known, edges, expanded } = graph;
+        let Graph { mut specs, known, mut edges, expanded } = graph;
         let heights = heights(&edges, &known, &expanded);
         let max_height = heights.iter().copied().filter(|&h| h != OPEN).max().unwrap_or(0);
         let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); max_height as usize + 1];
@@ -429,14 +472,17 @@ impl Solver<'_> {
             });
             // Everything solved, even when stopping early, is correct and goes to the memo as
             // soon as its bucket is done, so a checkpoint or a stop keeps it. The spec moves
-            // there: solving needs only the edges and frontiers.
+            // there: solving needs only the edges and frontiers. A solved spec's edges are
+            // needed no more (its parents read its frontier), so they are freed at once: the
+            // memo grows as the graph shrinks.
             for &id in bucket {
                 if let (Some(frontier), Some(spec)) =
                     (frontiers[id as usize].get(), specs[id as usize].take())
                 {
                     self.counters.specs_solved.fetch_add(1, Ordering::Relaxed);
-                    self.remove_graph_bytes(spec_heap_bytes(&spec));
-                    self.memo.insert(spec, Arc::clone(frontier));
+                    let spent = std::mem::take(&mut edges[id as usize]);
+                    self.remove_graph_bytes(shared_spec_bytes(&spec) + edges_bytes(&spent));
+                    self.memo.insert(unshared(spec), Arc::clone(frontier));
                 }
             }
             done += bucket.len() as u64;
@@ -517,7 +563,7 @@ pub fn explore_only(
     for (id, spec) in graph.specs.into_iter().enumerate() {
         if let Some(spec) = spec {
             index[id] = out.len();
-            out.push(Explored { spec, parent: parents[id] });
+            out.push(Explored { spec: unshared(spec), parent: parents[id] });
         }
     }
     for explored in &mut out {
@@ -530,7 +576,7 @@ pub fn explore_only(
 /// The explored graph: specs by id, frontiers already known (from the memo), actions by id, and
 /// whether each spec's actions were enumerated (all were, unless exploring stopped early).
 struct Graph {
-    specs: Vec<Option<CanonicalSpec>>,
+    specs: Vec<Option<Arc<CanonicalSpec>>>,
     known: Vec<Option<Arc<Frontier>>>,
     edges: Vec<Vec<Edge>>,
     expanded: Vec<bool>,
@@ -547,7 +593,7 @@ impl Graph {
         let mut specs: Vec<CanonicalSpec> = children
             .into_iter()
             .filter(|&c| self.known[c as usize].is_none())
-            .filter_map(|c| self.specs[c as usize].clone())
+            .filter_map(|c| self.specs[c as usize].as_deref().cloned())
             .collect();
         specs.sort_by(|a, b| a.shape.volume().cmp(&b.shape.volume()).then_with(|| a.cmp(b)));
         specs
@@ -562,7 +608,7 @@ impl Graph {
         let mut freed = 0;
         for (id, &h) in heights.iter().enumerate() {
             if h == OPEN {
-                freed += self.specs[id].take().map_or(0, |spec| spec_heap_bytes(&spec));
+                freed += self.specs[id].take().map_or(0, |spec| shared_spec_bytes(&spec));
                 freed += edges_bytes(&std::mem::take(&mut self.edges[id]));
                 // Without its edges it must stay open, not become a leaf.
                 self.expanded[id] = false;
@@ -857,7 +903,7 @@ mod tests {
             Edge::new(0, children, Linear { base: 1, weights, own: MemVec::ZERO, credit: 0 })
         };
         let graph = Graph {
-            specs: vec![Some(spec.clone()); 4],
+            specs: vec![Some(Arc::new(spec.clone())); 4],
             known: vec![None; 4],
             edges: vec![
                 vec![edge(vec![1]), edge(vec![3])],
