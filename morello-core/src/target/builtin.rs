@@ -350,7 +350,8 @@ pub fn resolve_target(name: &str) -> Result<HostResolution, TargetError> {
 
 /// [`resolve_target`], with `x86`'s L1 and L2 taken from the host's data (or unified) caches of
 /// levels 1 and 2 (size, ways, sets, line size) where `caches` describes them consistently (size =
-/// sets x ways x line, sets a power of two); the named x86 targets always keep the documented
+/// sets x ways x line, sets a power of two), and without the optional ISA features (AVX-512 BF16,
+/// VNNI) the host lacks, nor their kernels; the named x86 targets always keep the documented
 /// defaults, so that they mean the same everywhere.
 ///
 /// # Errors
@@ -361,6 +362,7 @@ pub fn resolve_target_on_host(name: &str, caches: &[HostCache]) -> Result<HostRe
         return Ok(resolution);
     }
     let mut description = resolution.target.description_value();
+    let lacking = keep_host_features(&mut description, IsaFeature::on_host);
     let mut applied = Vec::new();
     for (level_name, number) in [("L1", 1u8), ("L2", 2u8)] {
         let Some(cache) = caches.iter().find(|c| c.level == number && c.kind != HostCacheKind::Instruction)
@@ -382,16 +384,44 @@ pub fn resolve_target_on_host(name: &str, caches: &[HostCache]) -> Result<HostRe
         level.line_bytes = Some(cache.line_bytes);
         applied.push(cache.describe());
     }
-    if applied.is_empty() {
+    if applied.is_empty() && lacking.is_empty() {
         return Ok(resolution);
     }
-    description.description =
-        format!("{} (caches of this host: {})", description.description, applied.join(", "));
+    let lacking: Vec<&str> = lacking.iter().map(|f| f.name()).collect();
+    let mut notes = Vec::new();
+    if !lacking.is_empty() {
+        description.description = format!("{} without {}", description.description, lacking.join(", "));
+        notes.push(format!("without {} and its kernels (the host lacks it)", lacking.join(", ")));
+    }
+    if !applied.is_empty() {
+        description.description =
+            format!("{} (caches of this host: {})", description.description, applied.join(", "));
+        notes.push(format!("the host's caches: {}", applied.join(", ")));
+    }
     resolution.target = Target::new(description)?;
     if let Some(note) = &mut resolution.note {
-        note.push_str(&format!("; the host's caches: {}", applied.join(", ")));
+        note.push_str(&format!("; {}", notes.join("; ")));
     }
     Ok(resolution)
+}
+
+/// Removes from `description` the ISA features it lists that `host_has` refuses, and the kernels
+/// that need one of them; returns the features removed. `x86` uses it so that a host with AVX-512
+/// but without AVX-512 BF16 or VNNI (Skylake-SP, Cascade Lake, Ice Lake) is searched with the
+/// kernels it can run, instead of getting a kernel that `run` and `bench` then refuse.
+pub(super) fn keep_host_features(
+    description: &mut TargetDescription,
+    host_has: impl Fn(IsaFeature) -> bool,
+) -> Vec<IsaFeature> {
+    let listed: Vec<IsaFeature> = description.isa.iter().filter_map(|name| name.parse().ok()).collect();
+    let lacking: Vec<IsaFeature> = listed.iter().copied().filter(|&f| !host_has(f)).collect();
+    if lacking.is_empty() {
+        return lacking;
+    }
+    description.isa.retain(|name| name.parse::<IsaFeature>().map_or(true, |f| !lacking.contains(&f)));
+    let has = with_implied(listed.iter().copied().filter(|f| !lacking.contains(f)));
+    description.kernels.retain(|k| k.required_isa().iter().all(|f| has.contains(f)));
+    lacking
 }
 
 fn resolve_builtin(name: &str) -> Result<HostResolution, TargetError> {

@@ -285,3 +285,23 @@ fn host_caches_parse_from_sysfs_text_and_apply_to_x86_only() {
     let t = resolve_target_on_host("x86", &[l1, odd]).unwrap().target;
     assert_eq!(t.level(t.level_id("L2").unwrap()).capacity, 1 << 20);
 }
+
+/// `x86` on an AVX-512 host without AVX-512 BF16 (Cascade Lake, Ice Lake) keeps the VNNI kernels
+/// and drops the bf16 ones, so no search picks a kernel the host cannot run.
+#[test]
+fn x86_drops_the_features_the_host_lacks() {
+    let full = Target::builtin("x86-avx512", 1).unwrap();
+    let mut desc = full.description_value();
+    let lacking = builtin::keep_host_features(&mut desc, |f| f != IsaFeature::Avx512bf16);
+    assert_eq!(lacking, [IsaFeature::Avx512bf16]);
+    let t = Target::new(desc).unwrap();
+    assert!(!t.has_isa(IsaFeature::Avx512bf16) && t.has_isa(IsaFeature::Avx512vnni));
+    assert!(full.kernels().iter().any(|k| k.required_isa().contains(&IsaFeature::Avx512bf16)));
+    assert!(t.kernels().iter().all(|k| !k.required_isa().contains(&IsaFeature::Avx512bf16)));
+    assert!(t.kernels().contains(&KernelKind::BroadcastQuadDot));
+    assert_ne!(t.fingerprint(), full.fingerprint());
+    // A host with every feature changes nothing.
+    let mut same = full.description_value();
+    assert!(builtin::keep_host_features(&mut same, |_| true).is_empty());
+    assert_eq!(Target::new(same).unwrap().fingerprint(), full.fingerprint());
+}
