@@ -259,16 +259,32 @@ fn int8_matmuls() {
 }
 
 /// Requantizing int8 matmuls, fused: the i32 accumulator block stays in vector registers and is
-/// requantized from them (16 lanes on x86-avx512, 8 on x86-avx2), the odd shapes' last columns
-/// through the scalar kernel; u8 and i8 outputs, verified exactly.
+/// requantized from them (16 lanes on x86-avx512, 8 on x86-avx2), an odd shape's last columns
+/// through the scalar kernel; u8 and i8 outputs, verified exactly. Larger shapes are an ignored test.
 #[test]
 fn requantized_int8_matmuls() {
-    for (words, dtypes, target) in [
+    check_requantized(&[
+        ("matmul 4x16x32 --epilogue requant", "u8s8s32", "x86-avx512"),
+        ("matmul 3x8x13 --epilogue requant-i8", "s8s8s32", "x86-avx2"),
+    ]);
+}
+
+/// [`requantized_int8_matmuls`] on a cube and odd shapes of many register blocks.
+#[test]
+#[ignore = "slow; run with `cargo test -p morello-cli --test e2e -- --ignored requantized`"]
+fn requantized_int8_matmuls_of_many_blocks() {
+    check_requantized(&[
         ("matmul 64x64x64 --epilogue requant", "u8s8s32", "x86-avx512"),
         ("matmul 12x40x29 --epilogue requant-i8", "u8s8s32", "x86-avx512"),
         ("matmul 16x32x24 --epilogue requant", "u8s8s32", "x86-avx2"),
         ("matmul 6x12x13 --epilogue requant-i8", "s8s8s32", "x86-avx2"),
-    ] {
+    ]);
+}
+
+/// Each spec's best implementation requantizes a register block of its accumulator (the fused
+/// plan), and verifies.
+fn check_requantized(cases: &[(&str, &str, &str)]) {
+    for &(words, dtypes, target) in cases {
         let tree = check_best_uses(words, dtypes, target, KernelKind::VectorRequant);
         assert!(tree.contains("block with") && tree.contains("i32 VRF"), "{words}: {tree}");
     }

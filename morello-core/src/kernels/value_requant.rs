@@ -11,15 +11,14 @@
 //! `nearbyintf` in the default rounding mode), so the two agree bit for bit.
 
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, scalar_accessible};
-use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{KernelCost, Target};
+use crate::target::Target;
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
-    KernelDefinition::rules(applies, could_apply, cost, calibration);
+    KernelDefinition::rules(applies, could_apply, super::mult_add::cost, calibration);
 
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     kind == PrimitiveKind::Requant && !levels.contains(&LevelKind::VectorRegisters) && dtypes[0] == Dtype::I32
@@ -29,10 +28,6 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     spec.kind == PrimitiveKind::Requant
         && spec.shape.volume() == 1
         && spec.operands.iter().all(|o| scalar_accessible(o, target))
-}
-
-fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
-    spec.operands.iter().fold(c.fixed, |acc, o| acc.saturating_add(move_cost(o, target)))
 }
 
 /// Calibration: one i32 in a register into a u8 in L1, the scale and zero point in L1.

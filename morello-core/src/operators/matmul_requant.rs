@@ -53,7 +53,7 @@ pub(super) const DEFINITION: OperatorDefinition = OperatorDefinition::new(
 .frontier_levels(FrontierLevels::ReachingOperands)
 .parts(parts, KernelReach::Parts)
 .unmoved(&[2, 3, 4])
-.memory_bound(vector_product);
+.memory_bound(super::matmul::vector_product);
 
 const OPERANDS: [OperandRole; 5] = [
     operand("lhs", Direction::In),
@@ -140,7 +140,25 @@ fn description(_: PrimitiveKind) -> &'static str {
     "a quantized matmul with a requantizing epilogue"
 }
 
-/// As a matmul's: `m = 1` or `n = 1` is bound by memory.
-fn vector_product(shape: &Shape) -> bool {
-    matches!(shape.dims(), [_, 1, _, _] | [_, _, _, 1])
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use crate::spec::LogicalSpec;
+    use crate::target::Target;
+
+    /// Its sums are kept in i32, so its reduction is bounded as an int8 matmul's into i32 is.
+    #[test]
+    fn a_reduction_that_could_overflow_i32_is_refused() {
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        let spec = |k: u32| {
+            format!(
+                "MatmulRequant(1x1x{k}x8, u8 GL row-major, i8 GL row-major, f32 GL row-major, u8 GL row-major, \
+                 u8 GL row-major)"
+            )
+        };
+        assert!(LogicalSpec::parse(&spec(65_793), &target).unwrap().canonicalize(&target).is_ok());
+        let err = LogicalSpec::parse(&spec(65_794), &target).unwrap().canonicalize(&target).unwrap_err();
+        assert!(err.to_string().contains("only up to 65793"), "{err}");
+    }
 }

@@ -152,7 +152,7 @@ pub enum ShorthandError {
     /// A bias epilogue and a requantizing one asked together.
     #[error(
         "a bias epilogue and requantization cannot be combined yet: use --epilogue requant (or requant-i8) \
-         alone, or a bias epilogue with an f32 or i32 output"
+         alone, or a bias epilogue on an f32 matmul"
     )]
     BiasWithRequant,
     /// The full spec text does not parse.
