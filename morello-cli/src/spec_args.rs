@@ -23,7 +23,7 @@ use morello_codegen::host::host_caches;
 use morello_core::dtype::OperandDtypes;
 use morello_core::spec::{
     CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, Padding, SpecBuilder, parse_epilogue, parse_limits,
-    parse_pair,
+    parse_pair, parse_requant,
 };
 use morello_core::target::{Architecture, MemVec, Target, resolve_target_on_host};
 
@@ -36,6 +36,7 @@ Specs:
   matmul MxKxN [--batch B] [--accum]     lhs MxK times rhs KxN into out MxN, row-major
   matmul MxKxN --epilogue bias,relu      ... then out = act(out + bias[column]): bias, bias,relu, bias,gelu
   matmul MxKxN --dtype u8s8s32           u8 lhs, i8 rhs, exact i32 out (s8s8s32: i8 lhs); K at most 65793 (131071)
+  matmul MxKxN --dtype u8s8s32 --epilogue requant   ... out u8 = saturate(round(acc * scale[column]) + zero_point[column]) (requant-i8: i8 out)
   matmul MxKxN --rhs-layout vnni         rhs packed [K/4][N][4] (what the AVX-512 VNNI kernel reads)
   move SHAPE --from LAYOUT --to LAYOUT   a copy that changes the layout (row-major, col-major, [1, 0, 1 p(4)], ...)
   zero SHAPE                             fill with zeros
@@ -89,8 +90,11 @@ pub struct SpecArgs {
     #[arg(long, value_name = "LAYOUT")]
     pub rhs_layout: Option<String>,
     /// A matmul's epilogue: bias, bias,relu or bias,gelu (the tanh form), applied to the output
-    /// (fused into the output's register blocks when the search finds that cheaper).
-    #[arg(long, value_name = "bias[,relu|gelu]")]
+    /// (fused into the output's register blocks when the search finds that cheaper); or, for an
+    /// int8 matmul (u8s8s32, s8s8s32), requant (a u8 output) or requant-i8 (an i8 output): the i32
+    /// sums times a per-column f32 scale, rounded half to even, plus a per-column zero point,
+    /// saturated.
+    #[arg(long, value_name = "bias[,relu|gelu]|requant[-i8]")]
     pub epilogue: Option<String>,
     /// Convolution image and output layout: nchw (default) or nhwc.
     #[arg(long, value_name = "LAYOUT")]
@@ -297,7 +301,13 @@ fn build_spec(args: &SpecArgs, target: &Target) -> Result<CanonicalSpec> {
         if !matches!(args.spec.first().map(String::as_str), Some("matmul")) {
             return Err(bad_input("--epilogue applies only to matmul".to_string()));
         }
-        builder = builder.epilogue(parse_epilogue(text).map_err(bad_input)?);
+        builder = match parse_requant(text) {
+            Some(out) => builder.requant(out),
+            None if text.contains("requant") => {
+                return Err(bad_input(morello_core::spec::ShorthandError::BiasWithRequant.to_string()));
+            }
+            None => builder.epilogue(parse_epilogue(text).map_err(bad_input)?),
+        };
     }
     builder.build(target).map_err(|e| bad_input(e.to_string()))
 }

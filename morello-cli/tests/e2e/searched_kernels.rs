@@ -16,7 +16,7 @@ use morello_core::kernels::KernelKind;
 use morello_core::operators::Operator;
 use morello_core::spec::{
     CanonicalSpec, ConvLayout, ConvOptions, FilterLayout, LogicalSpec, Padding, SpecBuilder, parse_epilogue,
-    parse_pair,
+    parse_pair, parse_requant,
 };
 use morello_core::target::{Target, resolve_target_on_host};
 use morello_search::{Memo, Search};
@@ -50,7 +50,12 @@ fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
             "--from" => builder = builder.from_layout(value),
             "--to" => builder = builder.to_layout(value),
             "--rhs-layout" => builder = builder.rhs_layout(value),
-            "--epilogue" => builder = builder.epilogue(parse_epilogue(value).expect("an epilogue")),
+            "--epilogue" => {
+                builder = match parse_requant(value) {
+                    Some(out) => builder.requant(out),
+                    None => builder.epilogue(parse_epilogue(value).expect("an epilogue")),
+                }
+            }
             "--layout" => conv.layout = value.parse::<ConvLayout>().expect("a layout"),
             "--filter-layout" => conv.filter_layout = Some(value.parse::<FilterLayout>().expect("a layout")),
             "--stride" => conv.stride = parse_pair(value, "stride").expect("a stride"),
@@ -265,6 +270,38 @@ fn int8_matmuls() {
 fn interleaves(tree: &str, rows: u32) -> bool {
     let tile = format!("Move(1x{rows}x16,");
     tree.lines().any(|line| line.contains("kernel VectorInterleave") && line.contains(&tile))
+}
+
+/// Requantizing int8 matmuls, fused: the i32 accumulator block stays in vector registers and is
+/// requantized from them (16 lanes on x86-avx512, 8 on x86-avx2), an odd shape's last columns
+/// through the scalar kernel; u8 and i8 outputs, verified exactly. Larger shapes are an ignored test.
+#[test]
+fn requantized_int8_matmuls() {
+    check_requantized(&[
+        ("matmul 4x16x32 --epilogue requant", "u8s8s32", "x86-avx512"),
+        ("matmul 3x8x13 --epilogue requant-i8", "s8s8s32", "x86-avx2"),
+    ]);
+}
+
+/// [`requantized_int8_matmuls`] on a cube and odd shapes of many register blocks.
+#[test]
+#[ignore = "slow; run with `cargo test -p morello-cli --test e2e -- --ignored requantized`"]
+fn requantized_int8_matmuls_of_many_blocks() {
+    check_requantized(&[
+        ("matmul 64x64x64 --epilogue requant", "u8s8s32", "x86-avx512"),
+        ("matmul 12x40x29 --epilogue requant-i8", "u8s8s32", "x86-avx512"),
+        ("matmul 16x32x24 --epilogue requant", "u8s8s32", "x86-avx2"),
+        ("matmul 6x12x13 --epilogue requant-i8", "s8s8s32", "x86-avx2"),
+    ]);
+}
+
+/// Each spec's best implementation requantizes a register block of its accumulator (the fused
+/// plan), and verifies.
+fn check_requantized(cases: &[(&str, &str, &str)]) {
+    for &(words, dtypes, target) in cases {
+        let tree = check_best_uses(words, dtypes, target, KernelKind::VectorRequant);
+        assert!(tree.contains("block with") && tree.contains("i32 VRF"), "{words}: {tree}");
+    }
 }
 
 /// The VNNI kernels over a cube of many register blocks, pre-packed weights and a larger odd shape:

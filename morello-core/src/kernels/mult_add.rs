@@ -34,7 +34,8 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
         && spec.operands.iter().all(|o| scalar_accessible(o, target))
 }
 
-fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
+/// `fixed` plus moving each operand (a scalar kernel's cost).
+pub(super) fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
     spec.operands.iter().fold(c.fixed, |acc, o| acc.saturating_add(move_cost(o, target)))
 }
 

@@ -77,13 +77,24 @@ impl Activation {
     }
 }
 
+/// Parses a requantizing epilogue: `requant` or `requant-u8` (a u8 output), `requant-i8` or
+/// `requant-s8` (an i8 output); `None` for any other text.
+pub fn parse_requant(text: &str) -> Option<crate::dtype::Dtype> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "requant" | "requant-u8" => Some(crate::dtype::Dtype::U8),
+        "requant-i8" | "requant-s8" => Some(crate::dtype::Dtype::I8),
+        _ => None,
+    }
+}
+
 /// Parses an epilogue: `bias`, `bias,relu` or `bias,gelu` (`gelu-tanh` too).
 ///
 /// # Errors
 /// A message saying what is accepted.
 pub fn parse_epilogue(text: &str) -> Result<Activation, String> {
     let parts: Vec<String> = text.split(',').map(|p| p.trim().to_ascii_lowercase()).collect();
-    let expected = || format!("invalid epilogue `{text}`: expected bias, bias,relu or bias,gelu");
+    let expected =
+        || format!("invalid epilogue `{text}`: expected bias, bias,relu, bias,gelu, requant or requant-i8");
     match parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["bias"] => Ok(Activation::Identity),
         ["bias", "relu"] => Ok(Activation::Relu),
@@ -147,12 +158,18 @@ pub enum PrimitiveKind {
         /// Strides, dilations and padding.
         geometry: ConvGeometry,
     },
+    /// `out = requant(lhs * rhs)`: an int8 matmul whose i32 sums are scaled per column, rounded,
+    /// offset by a per-column zero point and saturated to u8 or i8 (a requantizing epilogue).
+    MatmulRequant,
+    /// `out = requant(acc)` with the scale and zero point along the last dim: the requantizing
+    /// epilogue alone.
+    Requant,
 }
 
 impl PrimitiveKind {
     /// Every form, in a fixed order (convolutions with the unit geometry): the forms of each
     /// operator's definition, in the order `morello db stats` lists them.
-    pub const ALL: [PrimitiveKind; 20] = [
+    pub const ALL: [PrimitiveKind; 22] = [
         PrimitiveKind::Matmul { accum: false },
         PrimitiveKind::Matmul { accum: true },
         PrimitiveKind::Move,
@@ -173,6 +190,8 @@ impl PrimitiveKind {
         PrimitiveKind::SoftmaxExp { accum: false },
         PrimitiveKind::SoftmaxExp { accum: true },
         PrimitiveKind::SoftmaxScale,
+        PrimitiveKind::MatmulRequant,
+        PrimitiveKind::Requant,
     ];
 }
 

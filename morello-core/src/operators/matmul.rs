@@ -64,6 +64,6 @@ fn description(kind: PrimitiveKind) -> &'static str {
 
 /// A vector-matrix or matrix-vector product (`m = 1` or `n = 1`) streams a whole operand once per
 /// multiply-add: bound by memory traffic.
-fn vector_product(shape: &Shape) -> bool {
+pub(super) fn vector_product(shape: &Shape) -> bool {
     matches!(shape.dims(), [_, 1, _, _] | [_, _, _, 1])
 }

@@ -29,8 +29,9 @@ use std::fmt;
 pub use conv::{ConvGeometry, ConvGeometryError};
 pub use dims::OperandDim;
 pub use fill::fill_value;
-pub use kind::{Activation, Direction, FillValue, PrimitiveKind, parse_epilogue};
+pub use kind::{Activation, Direction, FillValue, PrimitiveKind, parse_epilogue, parse_requant};
 pub use matmul_bias::EPILOGUE_STAGES;
+pub use matmul_requant::REQUANT_STAGES;
 
 use crate::dtype::{Dtype, OperandDtypes, exact_reduction_limit};
 use crate::interp::values::{Value, convert, mul_add};
@@ -129,6 +130,8 @@ pub struct OperatorDefinition {
     operand_dims: fn(PrimitiveKind, usize) -> Vec<Vec<OperandDim>>,
     /// The iteration dims summed over (not in the output).
     reduction_dims: &'static [usize],
+    /// The dtype its sums are kept in, where it is not the output's (a requantized matmul's i32).
+    accumulator: Option<Dtype>,
     /// Whether a kind accumulates, its accumulating twin, and what the twin's output starts from.
     accumulation: Accumulation,
     /// An epilogue's activation.
@@ -149,6 +152,8 @@ pub struct OperatorDefinition {
     kernels: KernelReach,
     /// Whether moving an operand to a level makes a smaller spec (`Move`'s rule).
     moved_operand_shrinks: fn(&[LevelId], usize, LevelId) -> bool,
+    /// The operands no move is offered for (read and written where they are).
+    unmoved: &'static [usize],
     /// What it is, in words, for messages (`an accumulating matmul (out += lhs * rhs)`).
     description: fn(PrimitiveKind) -> &'static str,
     /// The operator it is a pass of, for kinds only the search makes.
@@ -185,6 +190,7 @@ impl OperatorDefinition {
             dim_names: None,
             operand_dims,
             reduction_dims: &[],
+            accumulator: None,
             accumulation: Accumulation::NONE,
             activation: no_activation,
             dtypes,
@@ -195,6 +201,7 @@ impl OperatorDefinition {
             parts: no_parts,
             kernels: KernelReach::Tiles,
             moved_operand_shrinks: always_shrinks,
+            unmoved: &[],
             description,
             pass_of: None,
             example,
@@ -210,6 +217,11 @@ impl OperatorDefinition {
     /// Summing over `dims`.
     const fn reductions(self, reduction_dims: &'static [usize]) -> Self {
         OperatorDefinition { reduction_dims, ..self }
+    }
+
+    /// Keeping its sums in `dtype` rather than in the output's dtype.
+    const fn accumulator(self, dtype: Dtype) -> Self {
+        OperatorDefinition { accumulator: Some(dtype), ..self }
     }
 
     /// With forms that accumulate.
@@ -254,6 +266,11 @@ impl OperatorDefinition {
     /// Whose operand moves make smaller specs only where `shrinks` says.
     const fn moves(self, shrinks: fn(&[LevelId], usize, LevelId) -> bool) -> Self {
         OperatorDefinition { moved_operand_shrinks: shrinks, ..self }
+    }
+
+    /// With no move offered for `operands`: its kernels read and write them where they are.
+    const fn unmoved(self, operands: &'static [usize]) -> Self {
+        OperatorDefinition { unmoved: operands, ..self }
     }
 
     /// A pass of `whole`, made only by the search.
@@ -581,6 +598,12 @@ impl PrimitiveKind {
         (self.definition().moved_operand_shrinks)(levels, operand, level)
     }
 
+    /// Whether the search offers moves of operand `operand` (not for operands its kernels read
+    /// and write where they are, such as a requantization's scales).
+    pub fn moves_operand(self, operand: usize) -> bool {
+        !self.definition().unmoved.contains(&operand)
+    }
+
     /// What the kind is, in words (`a move`, `an accumulating matmul (out += lhs * rhs)`).
     pub fn description(self) -> &'static str {
         (self.definition().description)(self)
@@ -683,6 +706,7 @@ pub(crate) fn check_exact_reduction(
     let (true, [lhs, rhs, .., out]) = (kind.arithmetic() == Arithmetic::MultiplyAdd, dtypes) else {
         return Ok(());
     };
+    let out = &kind.definition().accumulator.unwrap_or(*out);
     let Some(limit) = exact_reduction_limit(*lhs, *rhs, *out) else { return Ok(()) };
     let length: u64 = kind.reduction_dims().iter().map(|&d| u64::from(shape.dim(d))).product();
     if length > limit {
@@ -705,6 +729,47 @@ fn contraction_dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
 /// The semantics of a contraction without epilogue (matmul, convolution).
 fn plain_contraction(kind: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsMut) {
     contraction(kind, shape, ops, None);
+}
+
+/// The dtype rule of a requantizing epilogue's operands: an f32 `scale`, and an 8-bit `out` with a
+/// `zero_point` of its dtype.
+fn requant_dtypes(kind: PrimitiveKind, scale: Dtype, zero_point: Dtype, out: Dtype) -> Result<(), String> {
+    if scale != Dtype::F32 {
+        return Err(format!("{} needs an f32 scale, found {scale}", kind.name()));
+    }
+    if !matches!(out, Dtype::U8 | Dtype::I8) || zero_point != out {
+        return Err(format!(
+            "{} needs a u8 or i8 output and a zero point of the same dtype, found {out} and {zero_point}",
+            kind.name()
+        ));
+    }
+    Ok(())
+}
+
+/// Requantizes an i32 sum to the 8-bit `out`: the sum converted to f32 (rounded to nearest, ties
+/// to even), multiplied by `scale` in f32, clamped to the output's range less the zero point,
+/// rounded to an integer (ties to even) and offset by the zero point:
+///
+/// ```text
+/// y = f32(acc) * scale                          (one f32 rounding each)
+/// c = min(max(y, lo - zp), hi - zp)             max(NaN, a) = a, as x86's maxps
+/// out = round_half_even(c) + zp                 in [lo, hi] = [0, 255] (u8) or [-128, 127] (i8)
+/// ```
+///
+/// which equals `saturate(round_half_even(acc * scale) + zp)` for finite `y` (the bounds are
+/// integers, so clamping and rounding commute), and maps NaN to `lo`. The emitted code does the
+/// same operations in the same order (`cvtdq2ps`, `mulps`, `maxps`, `minps`, `cvtps2dq` in the
+/// default rounding mode), so results agree bit for bit.
+fn requantize(acc: Value, scale: Value, zero_point: Value, out: Dtype) -> Value {
+    let (Value::Int(acc), Value::Float(scale), Value::Int(zero_point)) = (acc, scale, zero_point) else {
+        return Value::Int(0);
+    };
+    let (lo, hi) = if out == Dtype::I8 { (-128i64, 127i64) } else { (0, 255) };
+    let y = (acc as i32 as f32) * scale;
+    let (lower, upper) = ((lo - zero_point) as f32, (hi - zero_point) as f32);
+    let c = if y > lower { y } else { lower };
+    let c = if c < upper { c } else { upper };
+    Value::Int(c.round_ties_even() as i64 + zero_point)
 }
 
 /// The tolerance of an operator that sums products: [`Tolerance::Sum`].

@@ -149,6 +149,12 @@ pub enum ShorthandError {
         /// The next multiple of 4.
         padded: u64,
     },
+    /// A bias epilogue and a requantizing one asked together.
+    #[error(
+        "a bias epilogue and requantization cannot be combined yet: use --epilogue requant (or requant-i8) \
+         alone, or a bias epilogue on an f32 matmul"
+    )]
+    BiasWithRequant,
     /// The full spec text does not parse.
     #[error("invalid spec: {0}")]
     Text(#[source] SpecParseError),
@@ -452,6 +458,7 @@ pub struct SpecBuilder {
     rhs_layout: Option<String>,
     conv: ConvOptions,
     epilogue: Option<Activation>,
+    requant: Option<Dtype>,
 }
 
 impl SpecBuilder {
@@ -467,6 +474,7 @@ impl SpecBuilder {
             rhs_layout: None,
             conv: ConvOptions::default(),
             epilogue: None,
+            requant: None,
         }
     }
 
@@ -540,6 +548,13 @@ impl SpecBuilder {
         self
     }
 
+    /// A quantized matmul requantized to `out` (u8 or i8) in its epilogue (`MatmulRequant`), with a
+    /// per-column f32 scale and zero point; its dtypes name the inputs and the i32 accumulator.
+    pub fn requant(mut self, out: Dtype) -> Self {
+        self.requant = Some(out);
+        self
+    }
+
     /// The shorthand being built.
     pub fn shorthand(&self) -> &Shorthand {
         &self.shorthand
@@ -596,12 +611,19 @@ impl SpecBuilder {
                     operand(dims(&[b, *k, *n])?, rhs_dtype, rhs_layout),
                     operand(dims(&[b, *m, *n])?, out_dtype, row(3)),
                 ];
-                let kind = match self.epilogue {
-                    Some(activation) => {
+                let kind = match (self.epilogue, self.requant) {
+                    (Some(_), Some(_)) => return Err(ShorthandError::BiasWithRequant),
+                    (Some(activation), None) => {
                         operands.insert(2, operand(dims(&[*n])?, out_dtype, row(1)));
                         PrimitiveKind::MatmulBias { activation }
                     }
-                    None => PrimitiveKind::Matmul { accum: self.accum },
+                    (None, Some(requant)) => {
+                        operands[2].dtype = requant;
+                        operands.insert(2, operand(dims(&[*n])?, requant, row(1)));
+                        operands.insert(2, operand(dims(&[*n])?, Dtype::F32, row(1)));
+                        PrimitiveKind::MatmulRequant
+                    }
+                    (None, None) => PrimitiveKind::Matmul { accum: self.accum },
                 };
                 LogicalSpec { kind, shape: dims(&[b, *m, *k, *n])?, operands, serial_only: false }
             }

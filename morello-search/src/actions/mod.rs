@@ -17,7 +17,8 @@
 //! 6. a matmul's epilogue split into a pass of its own (fused when the output is in registers);
 //! 7. softmax as its three passes (row maxima, exp and sums, scale), per level of its temporaries;
 //! 8. a matmul whose columns are not whole vectors padded to whole vectors, per level of the
-//!    padded buffers;
+//!    padded buffers; a requantizing matmul as its matmul and its requantization, per level (and
+//!    vector size) of its i32 accumulator;
 //! 9. kernels, in the target's order.
 //!
 //! Every action strictly shrinks the spec (a smaller iteration space, an operand on a faster
@@ -31,6 +32,7 @@ mod moves;
 mod pad;
 mod parallel_tile;
 mod peel;
+mod requant;
 mod softmax;
 mod tile;
 mod to_accum;
@@ -279,6 +281,14 @@ pub enum Action {
     },
     /// Select a kernel.
     Kernel(KernelKind),
+    /// A requantizing matmul as its matmul into an i32 accumulator allocated at `level` (with
+    /// `vector_size` lanes in vector registers), then the requantization of the accumulator.
+    RequantParts {
+        /// Where the accumulator lives.
+        level: morello_core::target::LevelId,
+        /// Its lanes, in vector registers.
+        vector_size: Option<u32>,
+    },
 }
 
 /// How an action's sub-results combine into its cost and peaks.
@@ -503,6 +513,7 @@ pub fn actions(
         epilogue::enumerate(spec, target, &mut out);
         softmax::enumerate(spec, target, &mut out);
         pad::enumerate(spec, target, &mut out);
+        requant::enumerate(spec, target, &mut out);
         kernels(spec, target, &mut out);
     }
     if config.prune_infeasible {

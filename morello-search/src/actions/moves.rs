@@ -141,7 +141,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
     let directions = spec.kind.directions();
     for (i, source) in spec.operands.iter().enumerate() {
         let moves_to = &target.level(source.level).moves_to;
-        if moves_to.is_empty() {
+        if moves_to.is_empty() || !spec.kind.moves_operand(i) {
             continue;
         }
         let layouts = cached_layouts(&source.shape, source.dtype, target);
@@ -289,7 +289,8 @@ fn int8_strip(lhs: Dtype, target: &Target) -> Option<u32> {
 }
 
 /// The layout of strips of `k` operand `operand` of `spec` may be packed into: for a matmul's
-/// i8 `rhs` `[b, k, n]` not yet in it, on the matmul before any split of `k` (as panels are),
+/// i8 `rhs` `[b, k, n]` not yet in it, on the matmul (or the requantizing matmul, so that one
+/// copy serves every block its epilogue is fused into) before any split of `k` (as panels are),
 /// `[b, k / s, n, s]` for the strip `s` of the int8 kernel the target offers for the `lhs` dtype
 /// ([`STRIP_KERNELS`]): `s = 4` (the VNNI layout, `morello_core::spec::VNNI_LAYOUT`) for
 /// `BroadcastQuadDot` (u8 `lhs`, AVX-512 VNNI), `BroadcastQuadDotAvx` (u8 `lhs`, AVX-VNNI) and
@@ -299,12 +300,9 @@ pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Ve
     let rhs = &spec.operands[operand];
     let k = rhs.shape.dims().get(1).copied().unwrap_or(0);
     let Some(strip) = int8_strip(spec.operands[0].dtype, target) else { return Vec::new() };
-    if spec.kind != (PrimitiveKind::Matmul { accum: false })
-        || operand != 1
-        || rhs.dtype != Dtype::I8
-        || k <= strip
-        || k % strip != 0
-    {
+    let whole_matmul =
+        matches!(spec.kind, PrimitiveKind::Matmul { accum: false } | PrimitiveKind::MatmulRequant);
+    if !whole_matmul || operand != 1 || rhs.dtype != Dtype::I8 || k <= strip || k % strip != 0 {
         return Vec::new();
     }
     let layout = Layout::new(vec![

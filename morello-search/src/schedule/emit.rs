@@ -74,6 +74,9 @@ pub fn step_of(spec: &CanonicalSpec, action: &Action, target: &Target) -> Result
         Action::SoftmaxParts { level } => Step::SoftmaxParts { level: level_name(*level) },
         Action::Pad { level, columns } => Step::Pad { level: level_name(*level), columns: *columns },
         Action::Kernel(kernel) => Step::Select { kernel: kernel.name().to_string() },
+        Action::RequantParts { level, vector_size } => {
+            Step::RequantParts { level: level_name(*level), vector_size: *vector_size }
+        }
     })
 }
 

@@ -289,6 +289,13 @@ impl<'t> Schedule<'t> {
                 let level = s.level(level)?;
                 s.rewrite_index(spec, all, |a| *a == Action::Pad { level, columns: *columns })
             })?,
+            Step::RequantParts { level, vector_size } => {
+                self.apply_at_default(&mut root, step, |s, spec, all| {
+                    let level = s.level(level)?;
+                    let vector_size = *vector_size;
+                    s.rewrite_index(spec, all, |a| *a == Action::RequantParts { level, vector_size })
+                })?
+            }
         }
         self.root = root;
         Ok(self)

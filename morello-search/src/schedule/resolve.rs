@@ -311,6 +311,7 @@ fn step_name(action: &Action) -> &'static str {
         Action::SplitEpilogue => "split_epilogue",
         Action::SoftmaxParts { .. } => "softmax_parts",
         Action::Pad { .. } => "pad",
+        Action::RequantParts { .. } => "requant_parts",
         Action::Kernel(_) => "select",
     }
 }

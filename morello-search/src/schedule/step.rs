@@ -91,6 +91,14 @@ pub enum Step {
         /// The padded column count.
         columns: u32,
     },
+    /// A requantizing matmul as its matmul and its requantization, the i32 accumulator at `level`
+    /// (with `vector_size` lanes in vector registers).
+    RequantParts {
+        /// The accumulator's level.
+        level: String,
+        /// Its lanes, in vector registers.
+        vector_size: Option<u32>,
+    },
     /// Implement the spec with a kernel.
     Select {
         /// The kernel's name.
@@ -132,6 +140,8 @@ impl fmt::Display for Step {
             Step::SoftmaxParts { level } => write!(f, "softmax_parts {level}"),
             Step::Pad { level, columns } => write!(f, "pad {level} {columns}"),
             Step::Select { kernel } => write!(f, "select {kernel}"),
+            Step::RequantParts { level, vector_size: None } => write!(f, "requant_parts {level}"),
+            Step::RequantParts { level, vector_size: Some(v) } => write!(f, "requant_parts {level} v{v}"),
         }
     }
 }
@@ -256,6 +266,18 @@ pub(super) fn parse_step(words: &[Word<'_>]) -> Result<Step, (usize, String)> {
             arity(2, 2, "a level and a column count")?;
             Step::Pad { level: args[0].text.to_string(), columns: parse_count(&args[1])? }
         }
+        "requant_parts" => {
+            arity(1, 2, "a level and optionally a vector size (v16)")?;
+            let vector_size = match args.get(1) {
+                Some(word) => {
+                    Some(word.text.strip_prefix('v').and_then(|v| v.parse().ok()).ok_or_else(|| {
+                        (word.column, format!("`{}` is not a vector size (v16)", word.text))
+                    })?)
+                }
+                None => None,
+            };
+            Step::RequantParts { level: args[0].text.to_string(), vector_size }
+        }
         "select" => {
             arity(1, 1, "a kernel name")?;
             Step::Select { kernel: args[0].text.to_string() }
@@ -265,7 +287,7 @@ pub(super) fn parse_step(words: &[Word<'_>]) -> Result<Step, (usize, String)> {
                 name.column,
                 format!(
                     "unknown step `{other}` (steps: tile_out, split, tile, parallel, move_to, pack, to_accum, \
-                     peel, split_epilogue, as_matmul, padding_regions, softmax_parts, pad, select, \
+                     peel, split_epilogue, as_matmul, padding_regions, softmax_parts, pad, requant_parts, select, \
                      synthesize, sub)"
                 ),
             ));
@@ -342,6 +364,8 @@ mod tests {
             "padding_regions",
             "softmax_parts L1",
             "pad L1 32",
+            "requant_parts VRF v16",
+            "requant_parts L1",
             "select BroadcastVecMultAdd",
         ] {
             assert_eq!(step(line).unwrap().to_string(), line);
