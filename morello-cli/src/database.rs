@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use morello_core::target::Target;
+use morello_core::target::{HOST_CACHES_MARK, Target};
 use morello_search::db::{Access, DbError, Mismatch, OpenTable, SaveReport, Schema, TableLocation};
 use morello_search::{ActionConfig, Memo, SearchError};
 
@@ -107,11 +107,34 @@ pub fn table_error_for(err: DbError, flags: TableFlags) -> anyhow::Error {
 /// What a user can do with a table made for another target or model.
 fn mismatch_hint(mismatch: &Mismatch) -> String {
     match mismatch {
-        Mismatch::Target { found_name, .. } => format!(
-            ". This table answers searches with --target {found_name} (the same built-in target on a machine \
-             with the same processor count, or the same target file); for this target, build one with \
-             `morello precompute` or download the one made for it"
-        ),
+        Mismatch::Target { found_name, expected_name, difference, .. } => {
+            // `x86` resolves to a built-in target with the host's caches: a table written that way
+            // answers `--target x86` on such a host, not the built-in target's own name.
+            let (in_table, here) = difference
+                .as_deref()
+                .and_then(|d| d.split_once(" in the table, "))
+                .map(|(table, here)| (table.contains(HOST_CACHES_MARK), here.contains(HOST_CACHES_MARK)))
+                .unwrap_or((false, false));
+            if in_table && !here {
+                format!(
+                    ". This table was written with --target x86, which resolves to {found_name} with the \
+                     caches of the host that wrote it: search with --target x86 on that host to use it; for \
+                     the built-in {expected_name}, build one with `morello precompute`"
+                )
+            } else if here && !in_table {
+                format!(
+                    ". --target x86 searches {expected_name} with this host's caches, and this table was \
+                     written for the built-in {found_name}: search with --target {found_name} to use it, \
+                     or build one for x86 with `morello precompute --target x86`"
+                )
+            } else {
+                format!(
+                    ". This table answers searches with --target {found_name} (the same built-in target on a \
+                     machine with the same processor count, or the same target file); for this target, build \
+                     one with `morello precompute` or download the one made for it"
+                )
+            }
+        }
         Mismatch::ModelVersion { found, expected } => format!(
             ". Tables are tied to the model version of the morello that made them: use a morello with \
              model version {found} for this one, or build a table for version {expected} with \
@@ -324,4 +347,30 @@ pub fn explain_table(err: &SearchError, flags: TableFlags) -> Option<anyhow::Err
 #[allow(clippy::print_stderr)]
 pub fn eprint_line(text: &str) {
     eprintln!("{text}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target_mismatch(in_table: &str, here: &str) -> Mismatch {
+        Mismatch::Target {
+            found_name: "x86-avx512".into(),
+            found_fingerprint: 1,
+            expected_name: "x86-avx512".into(),
+            expected_fingerprint: 2,
+            difference: Some(format!("description is \"{in_table}\" in the table, \"{here}\" here")),
+        }
+    }
+
+    #[test]
+    fn a_target_mismatch_names_the_flag_that_reads_the_table() {
+        let host = format!("AVX-512 {HOST_CACHES_MARK} L1d 48 KiB 12-way)");
+        let written_by_x86 = mismatch_hint(&target_mismatch(&host, "AVX-512"));
+        assert!(written_by_x86.contains("written with --target x86,"), "{written_by_x86}");
+        let read_by_x86 = mismatch_hint(&target_mismatch("AVX-512", &host));
+        assert!(read_by_x86.contains("search with --target x86-avx512 to use it"), "{read_by_x86}");
+        let other = mismatch_hint(&target_mismatch("AVX2", "AVX-512"));
+        assert!(other.contains("answers searches with --target x86-avx512"), "{other}");
+    }
 }

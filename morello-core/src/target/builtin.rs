@@ -337,6 +337,11 @@ impl HostCache {
     }
 }
 
+/// What `x86` (or another host-resolved name) appends to a built-in target's description when it
+/// applies the host's caches, followed by the caches and `)`: a table written with such a target
+/// is told apart from one written with the built-in target by this text.
+pub const HOST_CACHES_MARK: &str = "(caches of this host:";
+
 /// Resolves `x86` or a built-in target's name on this host: `x86` picks the best of `x86-avx512`,
 /// `x86-avx2-vnni` and `x86-avx2` the CPU supports and says which; the processor count is the host's available parallelism. The
 /// caches keep the built-in defaults; [`resolve_target_on_host`] gives `x86` the host's.
@@ -395,7 +400,7 @@ pub fn resolve_target_on_host(name: &str, caches: &[HostCache]) -> Result<HostRe
     }
     if !applied.is_empty() {
         description.description =
-            format!("{} (caches of this host: {})", description.description, applied.join(", "));
+            format!("{} {HOST_CACHES_MARK} {})", description.description, applied.join(", "));
         notes.push(format!("the host's caches: {}", applied.join(", ")));
     }
     resolution.target = Target::new(description)?;

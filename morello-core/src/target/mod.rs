@@ -20,7 +20,9 @@ use crate::kernel_kind::KernelKind;
 
 pub use crate::isa::{Architecture, IsaFeature, UnknownIsaFeature, with_implied};
 pub use crate::kernel_kind::KernelCost;
-pub use builtin::{HostCache, HostCacheKind, HostResolution, resolve_target, resolve_target_on_host};
+pub use builtin::{
+    HOST_CACHES_MARK, HostCache, HostCacheKind, HostResolution, resolve_target, resolve_target_on_host,
+};
 pub use costs::CostConstants;
 pub use file::{TargetDescription, TargetError, parse_size};
 pub use memvec::{MAX_LEVELS, MemVec};
