@@ -42,16 +42,21 @@ fn every_available_matmul_epilogue_baseline_agrees_with_the_reference() {
     checked(&compiler, &Problem::Matmul(gelu), &["naive"]);
 }
 
-/// Quantized u8 x s8 -> s32 and s8 x s8 -> s32: the naive loop and oneDNN's int8 matmul (where
-/// installed) agree exactly with the reference, on inputs over their whole ranges; the other
-/// libraries say they have no such matmul.
+/// Quantized u8 x s8 -> s32 and s8 x s8 -> s32: the naive loop, oneDNN's int8 matmul and MKL's
+/// `cblas_gemm_s8u8s32` (where installed; s8 `lhs` shifted to u8) agree exactly with the
+/// reference, on inputs over their whole ranges; the other libraries say they have no such matmul.
 #[test]
 fn the_quantized_matmul_baselines_agree_exactly() {
     let Some(compiler) = compiler() else { return };
+    let mut required = vec!["naive"];
+    match mkl::locate() {
+        Ok(_) => required.push("mkl"),
+        Err(why) => println!("skipped: mkl's int8 matmul, MKL is not installed ({why})"),
+    }
     for inputs in [[CType::U8, CType::I8], [CType::I8, CType::I8]] {
         let problem =
             MatmulProblem { dtype: CType::I32, inputs: Some(inputs), ..MatmulProblem::f32(5, 300, 7) };
-        let set = checked(&compiler, &Problem::Matmul(problem), &["naive"]);
+        let set = checked(&compiler, &Problem::Matmul(problem), &required);
         let name = problem.types_name();
         assert!(name == "u8s8s32" || name == "s8s8s32", "{name}");
         for library in ["openblas", "blis", "xnnpack"] {
