@@ -199,17 +199,16 @@ impl<'a> MklCall<'a> {
     /// The call for `problem`, or why MKL does not compute it.
     fn of(problem: &'a Problem) -> Result<Self, Unavailable> {
         if let Problem::Matmul(p) = problem
-            && p.dtype == CType::I32
             && let Some([lhs, CType::I8]) = p.inputs
         {
-            let lhs = match lhs {
-                CType::U8 => Int8Lhs::Unsigned,
-                CType::I8 => Int8Lhs::Shifted,
-                _ => return Err(format!("no {} matmul", p.types_name()).into()),
-            };
             if !p.epilogue.is_none() {
                 return Err(format!("no {} matmul with an epilogue", p.types_name()).into());
             }
+            let lhs = match (lhs, p.dtype) {
+                (CType::U8, CType::I32) => Int8Lhs::Unsigned,
+                (CType::I8, CType::I32) => Int8Lhs::Shifted,
+                _ => return Err(format!("no {} matmul", p.types_name()).into()),
+            };
             return Ok(MklCall::Int8 { problem: p, lhs });
         }
         f32_matmul(problem).map(MklCall::Sgemm)

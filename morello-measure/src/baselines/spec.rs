@@ -40,9 +40,10 @@ pub fn baseline_problem(spec: &LogicalSpec) -> Result<Problem, String> {
 type ProblemOf = fn(&LogicalSpec) -> Result<Problem, String>;
 
 /// The operators the baselines compute, each with the problem of a spec of it.
-const PROBLEMS: [(Operator, ProblemOf); 4] = [
+const PROBLEMS: [(Operator, ProblemOf); 5] = [
     (Operator::Matmul, |spec| matmul_problem(spec).map(Problem::Matmul)),
     (Operator::MatmulBias, |spec| matmul_problem(spec).map(Problem::Matmul)),
+    (Operator::MatmulRequant, |spec| matmul_problem(spec).map(Problem::Matmul)),
     (Operator::Softmax, softmax_problem),
     (Operator::Conv, |spec| conv_problem(spec).map(Problem::Conv)),
 ];
@@ -90,7 +91,8 @@ fn size(d: u32) -> Result<usize, String> {
 pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
     let epilogue = match (spec.kind.operator(), spec.kind.activation()) {
         (Operator::Matmul, _) if !spec.kind.accumulates() => Epilogue::NONE,
-        (Operator::MatmulBias, Some(activation)) => Epilogue { bias: true, activation },
+        (Operator::MatmulBias, Some(activation)) => Epilogue { bias: true, activation, requant: false },
+        (Operator::MatmulRequant, _) => Epilogue::REQUANT,
         _ => return baseline_problem(spec).and_then(|_| Err("the spec is not a matmul".to_string())),
     };
     let &[batch, m, k, n] = spec.shape.dims() else {
@@ -99,11 +101,11 @@ pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
     if batch != 1 {
         return Err(format!("the matmul is batched ({batch}); the baselines are not"));
     }
-    let dtypes =
-        OperandDtypes { lhs: spec.operands[0].dtype, rhs: spec.operands[1].dtype, out: spec.output().dtype };
+    let accumulator = if epilogue.requant { Dtype::I32 } else { spec.output().dtype };
+    let dtypes = OperandDtypes { lhs: spec.operands[0].dtype, rhs: spec.operands[1].dtype, out: accumulator };
     let (dtype, inputs) = if OperandDtypes::COMBINATIONS.iter().any(|(_, d)| *d == dtypes) {
         row_major_operands(spec)?;
-        (dtypes.out, Some([c_type(dtypes.lhs), c_type(dtypes.rhs)]))
+        (spec.output().dtype, Some([c_type(dtypes.lhs), c_type(dtypes.rhs)]))
     } else {
         (plain_operands(spec)?, None)
     };
