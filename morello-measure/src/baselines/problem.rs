@@ -38,7 +38,8 @@ pub struct Epilogue {
     /// problem's `dtype`, u8 or i8) with a per-column f32 `scale` and a per-column `zero_point`
     /// of the output's type, both then parameters:
     /// `out = saturate(round_half_even(f32(acc) * scale[n]) + zero_point[n])`, as
-    /// `docs/operators.md` ("Requantizing int8 matmul") defines it.
+    /// `docs/operators.md` ("Requantizing int8 matmul") defines it. In JSON only when set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub requant: bool,
 }
 

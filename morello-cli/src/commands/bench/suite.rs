@@ -192,7 +192,7 @@ pub fn run(args: &Args) -> Result<()> {
     );
     bar.set_message("measuring the peak");
     let before = CpuTimes::now();
-    let peak = measure_peak_once(&compiler, &config);
+    let peak = measure_peak_once(&compiler, &config, None);
     let mut outcomes = Vec::new();
     for entry in &entries {
         bar.set_message(format!("{}: searching, verifying, timing", entry.label()));
