@@ -7,7 +7,8 @@
 //!   points ([`matmul_requant`], oneDNN 2.x).
 //! - **conv**: the forward-inference `convolution` primitive (`convolution_auto`) with the
 //!   problem's layouts (`nchw`/`nhwc` activations, `oihw`/`hwio`/`ohwi` filters), strides,
-//!   padding and dilation, and the epilogue as for matmul. A second candidate, `onednn-any`,
+//!   padding and dilation, and the epilogue as for matmul; quantized (u8 or s8 input, s8 filter,
+//!   s32 output, no epilogue) too. A second candidate, `onednn-any`,
 //!   lets oneDNN choose every layout (`format_tag::any`, usually a blocked one such as
 //!   `aBcd8b`): each call reorders the input into its layout, convolves, and reorders the output
 //!   back; the filter is reordered once, on the first call (weights are constants in
@@ -124,6 +125,10 @@ pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailab
         Problem::Matmul(p) if p.dtype == CType::F32 => {}
         Problem::Matmul(p) if quantized(p).is_some() && p.epilogue.is_none() => {}
         Problem::Matmul(p) if requantized(p) => {}
+        Problem::Conv(p) if p.inputs.is_some() && !p.epilogue.is_none() => {
+            return Err(format!("no {} convolution with an epilogue", p.types_name()).into());
+        }
+        Problem::Conv(p) if matches!(p.inputs, None | Some([CType::U8 | CType::I8, CType::I8])) => {}
         Problem::Matmul(p) => return Err(format!("no {} matmul", p.types_name()).into()),
         _ if problem.dtype() != CType::F32 => return Err(format!("no {} operator", problem.dtype()).into()),
         _ => {}
@@ -594,6 +599,7 @@ fn conv(p: &ConvProblem, formats: Formats) -> String {
         FilterLayout::Ohwi => "dnnl_ohwi",
     };
     let any = formats == Formats::Any;
+    let [src, wei] = p.input_types();
     let chosen = |tag: &str| if any { "dnnl_format_tag_any".to_string() } else { tag.to_string() };
     fill(
         r#"
@@ -634,12 +640,12 @@ int @FUNCTION@_setup(void) {
   dnnl_dims_t dst_dims = {@N@, @K@, @OH@, @OW@};
   dnnl_dims_t strides = {@SH@, @SW@}, dilates = {@DH@ - 1, @DW@ - 1};
   dnnl_dims_t padding_l = {@PT@, @PL@}, padding_r = {@PB@, @PR@};
-  onednn_md user_src_md = onednn_md_tag(4, src_dims, @ACT_TAG@);
-  onednn_md user_wei_md = onednn_md_tag(4, wei_dims, @FILTER_TAG@);
-  onednn_md user_dst_md = onednn_md_tag(4, dst_dims, @ACT_TAG@);
-  onednn_md src_md = onednn_md_tag(4, src_dims, @SRC_TAG@);
-  onednn_md wei_md = onednn_md_tag(4, wei_dims, @WEI_TAG@);
-  onednn_md dst_md = onednn_md_tag(4, dst_dims, @SRC_TAG@);
+  onednn_md user_src_md = onednn_md_typed(4, src_dims, @SRC_TYPE@, @ACT_TAG@);
+  onednn_md user_wei_md = onednn_md_typed(4, wei_dims, @WEI_TYPE@, @FILTER_TAG@);
+  onednn_md user_dst_md = onednn_md_typed(4, dst_dims, @DST_TYPE@, @ACT_TAG@);
+  onednn_md src_md = onednn_md_typed(4, src_dims, @SRC_TYPE@, @SRC_TAG@);
+  onednn_md wei_md = onednn_md_typed(4, wei_dims, @WEI_TYPE@, @WEI_TAG@);
+  onednn_md dst_md = onednn_md_typed(4, dst_dims, @DST_TYPE@, @SRC_TAG@);
   onednn_md bias_md = onednn_md_tag(1, bias_dims, dnnl_a);
   dnnl_primitive_attr_t attr = onednn_attr(@ALG@);
   dnnl_primitive_desc_t pd;
@@ -704,8 +710,16 @@ int @FUNCTION@_setup(void) {
                 ("WEI_TAG", chosen(filter_tag)),
                 ("ANY", if any { "1" } else { "0" }.into()),
                 ("LABEL", if any { "onednn-any" } else { "onednn" }.into()),
+                ("SRC_TYPE", data_type(src).into()),
+                ("WEI_TYPE", data_type(wei).into()),
+                ("DST_TYPE", data_type(p.out_type()).into()),
             ],
-            primitive_values(p.epilogue, ["input", "filter"], "user", ["float"; 3]),
+            primitive_values(
+                p.epilogue,
+                ["input", "filter"],
+                "user",
+                [src.c_name(), wei.c_name(), p.out_type().c_name()],
+            ),
         ]
         .concat(),
     )

@@ -261,6 +261,9 @@ pub struct ConvProblem {
     pub layout: ActivationLayout,
     /// The filter's layout.
     pub filter_layout: FilterLayout,
+    /// The element types of the input and the filter when the convolution is quantized: `[U8, I8]`
+    /// or `[I8, I8]`, summed exactly into an i32 output (without an epilogue); `None` for f32.
+    pub inputs: Option<[CType; 2]>,
     /// What follows the convolution (the bias is per output channel).
     pub epilogue: Epilogue,
 }
@@ -287,7 +290,27 @@ impl ConvProblem {
             dilation: [1, 1],
             layout,
             filter_layout,
+            inputs: None,
             epilogue: Epilogue::NONE,
+        }
+    }
+
+    /// The element types of the input and the filter.
+    pub fn input_types(&self) -> [CType; 2] {
+        self.inputs.unwrap_or([CType::F32; 2])
+    }
+
+    /// The element type of the output: i32 when quantized, else f32.
+    pub fn out_type(&self) -> CType {
+        if self.inputs.is_some() { CType::I32 } else { CType::F32 }
+    }
+
+    /// `f32`, or the quantized types as `u8s8s32` (input, filter, output; `s` for signed).
+    pub fn types_name(&self) -> String {
+        let name = |t: CType| t.to_string().replace('i', "s");
+        match self.inputs {
+            Some([input, filter]) => format!("{}{}{}", name(input), name(filter), name(self.out_type())),
+            None => "f32".to_string(),
         }
     }
 
@@ -384,14 +407,15 @@ impl ConvProblem {
     /// The kernel signature: `name(input, filter, [bias,] out)`, f32.
     pub fn signature(&self, name: impl Into<String>) -> KernelSignature {
         let [input, filter, out] = self.elements();
+        let [input_type, filter_type] = self.input_types();
         let mut params = vec![
-            KernelParam::new("input", CType::F32, input, ParamRole::Input),
-            KernelParam::new("filter", CType::F32, filter, ParamRole::Input),
+            KernelParam::new("input", input_type, input, ParamRole::Input),
+            KernelParam::new("filter", filter_type, filter, ParamRole::Input),
         ];
         if self.epilogue.bias {
             params.push(KernelParam::new("bias", CType::F32, self.out_channels, ParamRole::Input));
         }
-        params.push(KernelParam::new("out", CType::F32, out, ParamRole::Output));
+        params.push(KernelParam::new("out", self.out_type(), out, ParamRole::Output));
         KernelSignature::new(name, params)
     }
 
@@ -400,7 +424,9 @@ impl ConvProblem {
         let [input, filter, out] = self.elements().map(|e| e as f64);
         let macs = out * (self.in_channels * self.kernel_h * self.kernel_w) as f64;
         let bias = if self.epilogue.bias { self.out_channels as f64 } else { 0.0 };
-        Work { flops: Some(2.0 * macs), bytes: Some(4.0 * (input + filter + out + bias)) }
+        let [input_size, filter_size] = self.input_types().map(|t| t.size_bytes() as f64);
+        let bytes = input * input_size + filter * filter_size + 4.0 * (out + bias);
+        Work { flops: Some(2.0 * macs), bytes: Some(bytes) }
     }
 }
 
@@ -503,11 +529,13 @@ impl Problem {
         }
     }
 
-    /// The element type of the output (of every operand but a quantized matmul's inputs).
+    /// The element type of the output (of every operand but a quantized matmul's or convolution's
+    /// inputs).
     pub fn dtype(&self) -> CType {
         match self {
             Problem::Matmul(p) => p.dtype,
-            Problem::Conv(_) | Problem::Softmax(_) => CType::F32,
+            Problem::Conv(p) => p.out_type(),
+            Problem::Softmax(_) => CType::F32,
         }
     }
 
@@ -536,8 +564,9 @@ impl Problem {
                     FilterLayout::Ohwi => vec![o, r, s, c],
                 };
                 let pad = p.padding;
+                let types = if p.inputs.is_some() { format!("{} ", p.types_name()) } else { String::new() };
                 format!(
-                    "conv {} {} {} {} stride {}x{} pad {},{},{},{} dilation {}x{}{}",
+                    "{types}conv {} {} {} {} stride {}x{} pad {},{},{},{} dilation {}x{}{}",
                     p.layout.name(),
                     dims(input),
                     p.filter_layout.name(),

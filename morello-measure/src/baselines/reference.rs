@@ -13,6 +13,7 @@
 //! softmax:       |a - e| <= e (1e-5 + 2 C 2^-23) + 1e-9                  C = the row length
 //! u32 matmul:    a == e                                                   (wrapping arithmetic)
 //! int8 matmul:   a == e                                                   (exact i32 sums)
+//! int8 conv:     a == e                                                   (likewise)
 //! requant:       a == e, or a == a library's order of rounding (below)
 //! ```
 //!
@@ -85,6 +86,16 @@ pub fn reference(problem: &Problem, inputs: &[Buffer]) -> Result<Reference, Stri
         && let (Some(lhs), Some(rhs)) = (small_integers(lhs), small_integers(rhs))
     {
         return Ok(matmul_exact(p, &lhs, &rhs));
+    }
+    if let (Problem::Conv(p), [input, filter]) = (problem, inputs)
+        && p.inputs.is_some()
+        && let (Some(input), Some(filter)) = (small_integers(input), small_integers(filter))
+    {
+        // 8-bit values are exact in f32, and their sums in the f64 reference: exact, tolerance 0.
+        let [input, filter] = [input, filter].map(|v| v.into_iter().map(|x| x as f32).collect::<Vec<_>>());
+        let mut reference = conv(p, &[&input, &filter]);
+        reference.tolerance.iter_mut().for_each(|t| *t = 0.0);
+        return Ok(reference);
     }
     let floats: Vec<&[f32]> = inputs.iter().filter_map(Buffer::as_f32).collect();
     if floats.len() != inputs.len() {
