@@ -509,17 +509,29 @@ void @FUNCTION@(const @SRC_C@ *lhs, const @WEI_C@ *rhs, const float *scale, cons
 }
 "#,
         &[
-            ("M", p.m.to_string()),
-            ("K", p.k.to_string()),
-            ("N", p.n.to_string()),
-            ("SRC_TYPE", data_type(src).into()),
-            ("WEI_TYPE", data_type(wei).into()),
-            ("DST_TYPE", data_type(p.dtype).into()),
-            ("SRC_C", src.c_name().into()),
-            ("WEI_C", wei.c_name().into()),
-            ("DST_C", p.dtype.c_name().into()),
-        ],
+            matmul_values(p),
+            vec![
+                ("SRC_C", src.c_name().into()),
+                ("WEI_C", wei.c_name().into()),
+                ("DST_C", p.dtype.c_name().into()),
+            ],
+        ]
+        .concat(),
     )
+}
+
+/// The [`fill`] values of a matmul's sizes and oneDNN types: `M`, `K`, `N`, `SRC_TYPE`,
+/// `WEI_TYPE`, `DST_TYPE`.
+fn matmul_values(p: &MatmulProblem) -> Vec<(&'static str, String)> {
+    let [src, wei] = p.input_types();
+    vec![
+        ("M", p.m.to_string()),
+        ("K", p.k.to_string()),
+        ("N", p.n.to_string()),
+        ("SRC_TYPE", data_type(src).into()),
+        ("WEI_TYPE", data_type(wei).into()),
+        ("DST_TYPE", data_type(p.dtype).into()),
+    ]
 }
 
 /// The matmul primitive on row-major operands of the problem's types: f32, or a quantized
@@ -562,14 +574,7 @@ int @FUNCTION@_setup(void) {
 }
 "#,
         &[
-            vec![
-                ("M", p.m.to_string()),
-                ("K", p.k.to_string()),
-                ("N", p.n.to_string()),
-                ("SRC_TYPE", data_type(src).into()),
-                ("WEI_TYPE", data_type(wei).into()),
-                ("DST_TYPE", data_type(p.dtype).into()),
-            ],
+            matmul_values(p),
             primitive_values(
                 p.epilogue,
                 ["lhs", "rhs"],
