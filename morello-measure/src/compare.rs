@@ -26,6 +26,7 @@ use morello_core::target::Target;
 
 use crate::baselines::{BaselineKind, BaselineOptions, baseline_problem, baselines};
 use crate::bench::{BenchConfig, BenchReport, BenchRequest, CCandidate, Candidate, CandidateResult, Work};
+use crate::peak::PeakVariant;
 use crate::{MeasureError, run_bench};
 
 /// The work one call of `spec` does: `2 x (iteration space)` operations for matmuls and
@@ -43,10 +44,23 @@ pub fn is_memory_bound(spec: &LogicalSpec) -> bool {
     spec.kind.memory_bound(&spec.shape)
 }
 
-/// Whether percent of the f32 FMA peak means something for the spec: every operand is f32 and it
-/// does arithmetic.
-pub fn peak_applies(spec: &LogicalSpec) -> bool {
-    spec_work(spec).flops.is_some() && spec.operands.iter().all(|o| o.dtype == Dtype::F32)
+/// Whether percent of a measured peak means something for the spec on `target`: it does
+/// arithmetic, and every operand is f32 (the FMA peak) or its inputs are 8-bit integers and the
+/// target has an x86 int8 kernel (that kernel's instruction's peak); see
+/// [`PeakVariant::for_spec`].
+pub fn peak_applies(spec: &LogicalSpec, target: &Target) -> bool {
+    PeakVariant::for_spec(spec, target).is_some()
+}
+
+/// The unit of a spec's throughput: `GOPS` (8-bit integer operations) for a spec whose inputs are
+/// u8 or i8, `GFLOP/s` otherwise. Both count a multiply-add as two operations.
+pub fn rate_unit(spec: &LogicalSpec) -> &'static str {
+    let int8 = |d: Dtype| matches!(d, Dtype::U8 | Dtype::I8);
+    if spec.operands.len() >= 2 && int8(spec.operands[0].dtype) && int8(spec.operands[1].dtype) {
+        "GOPS"
+    } else {
+        "GFLOP/s"
+    }
 }
 
 /// GFLOP/s as a percentage of `peak` (single-core GFLOP/s) times the thread count.
@@ -269,10 +283,14 @@ mod tests {
         assert_eq!(mm.bytes, Some(4.0 * (6.0 + 12.0 + 8.0)));
         let bf16 = spec("Matmul(1x1x4x4, bf16 GL row-major, bf16 GL row-major, f32 GL row-major)");
         assert_eq!(spec_work(&bf16).bytes, Some(2.0 * (4.0 + 16.0) + 4.0 * 4.0));
-        assert!(is_memory_bound(&bf16) && !peak_applies(&bf16));
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        assert!(is_memory_bound(&bf16) && !peak_applies(&bf16, &target));
         let mv = spec("Move(8x8, f32 GL row-major, f32 GL col-major)");
         assert_eq!(spec_work(&mv).flops, None);
-        assert!(is_memory_bound(&mv) && !peak_applies(&mv));
+        assert!(is_memory_bound(&mv) && !peak_applies(&mv, &target));
+        let int8 = spec("Matmul(1x2x8x4, u8 GL row-major, i8 GL row-major, i32 GL row-major)");
+        assert!(peak_applies(&int8, &target));
+        assert_eq!((rate_unit(&int8), rate_unit(&mv)), ("GOPS", "GFLOP/s"));
         assert_eq!(percent_of_peak(Some(50.0), Some(100.0), 2), Some(25.0));
         assert_eq!(percent_of_peak(Some(50.0), None, 1), None);
     }

@@ -1,5 +1,7 @@
-//! The FMA-throughput probe: this machine's single-core peak f32 GFLOP/s, measured by a C
-//! program that keeps many independent fused multiply-add chains in flight.
+//! The throughput probes: this machine's single-core peak f32 GFLOP/s, measured by a C program
+//! that keeps many independent fused multiply-add chains in flight, and its int8 peak in GOPS
+//! (8-bit multiplies and adds, two per multiply-add, as a matmul's `2 M K N` counts them), from
+//! the same program around the instruction the target's int8 kernels use.
 //!
 //! Each iteration of the probe's loop advances `chains` independent accumulators by one vector
 //! FMA (`acc = acc * x + y`, with `x` slightly below 1 so nothing overflows or goes subnormal).
@@ -13,6 +15,17 @@
 //! The AVX-512 variant (16 lanes, 16 chains) is used when the host has AVX-512F, else the
 //! AVX2+FMA variant (8 lanes, 12 chains: 16 ymm registers). The reported peak is the best of the
 //! samples (a peak, not a typical figure). The probe pins itself with `sched_setaffinity`.
+//!
+//! The int8 variants ([`PeakVariant::for_int8`]) chain the target's int8 kernel instruction the
+//! same way, on integers (wrapping, so any values do):
+//!
+//! ```text
+//! Vnni512     acc = vpdpbusd(acc, x, y)          zmm: 16 i32 lanes x 4 u8*s8 products
+//! AvxVnni     acc = vpdpbusd(acc, x, y)          ymm (VEX): 8 lanes x 4
+//! Avx2Pairs   acc = vpaddd(vpmaddwd(acc, x), y)  ymm: 8 lanes x 2 i16 products (one chain
+//!                                                through both, as the kernel adds each product)
+//! peak GOPS = iterations * chains * lanes * products per lane * 2 / seconds / 1e9
+//! ```
 
 use std::fmt::Write as _;
 
@@ -25,15 +38,25 @@ use crate::error::MeasureError;
 use morello_codegen::harness::parse_sample_line;
 use morello_codegen::host::{host_supports, require_features};
 use morello_codegen::run::run_program;
-use morello_core::target::IsaFeature;
+use morello_core::dtype::Dtype;
+use morello_core::kernels::KernelKind;
+use morello_core::operators::Arithmetic;
+use morello_core::spec::LogicalSpec;
+use morello_core::target::{IsaFeature, Target};
 
-/// Which vector width the probe uses.
+/// Which instruction and vector width the probe uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum PeakVariant {
     /// 512-bit `_mm512_fmadd_ps`.
     Avx512,
     /// 256-bit `_mm256_fmadd_ps`.
     Avx2,
+    /// 512-bit `vpdpbusd` (AVX-512 VNNI), what `BroadcastQuadDot` runs.
+    Vnni512,
+    /// 256-bit VEX `vpdpbusd` (AVX-VNNI), what `BroadcastQuadDotAvx` runs.
+    AvxVnni,
+    /// 256-bit `vpmaddwd` then `vpaddd` (AVX2), what `BroadcastPairDot` runs.
+    Avx2Pairs,
 }
 
 impl PeakVariant {
@@ -48,30 +71,95 @@ impl PeakVariant {
         }
     }
 
-    /// f32 lanes per vector.
-    pub fn lanes(self) -> u32 {
-        match self {
-            PeakVariant::Avx512 => 16,
-            PeakVariant::Avx2 => 8,
+    /// The int8 variant of the kernels `target` has (its int8 matmul kernel's instruction), if any
+    /// is an x86 one: `BroadcastQuadDot` first, as the search prefers the widest.
+    pub fn for_int8(target: &Target) -> Option<Self> {
+        let has = |kind: KernelKind| target.kernels().contains(&kind);
+        if has(KernelKind::BroadcastQuadDot) {
+            Some(PeakVariant::Vnni512)
+        } else if has(KernelKind::BroadcastQuadDotAvx) {
+            Some(PeakVariant::AvxVnni)
+        } else if has(KernelKind::BroadcastPairDot) {
+            Some(PeakVariant::Avx2Pairs)
+        } else {
+            None
         }
     }
 
-    /// Independent FMA chains.
+    /// The variant whose peak a spec's throughput is a percentage of: the int8 one of `target`
+    /// for a spec whose inputs are 8-bit integers, the host's f32 one for an all-f32 spec, none
+    /// otherwise (and none for a spec without arithmetic).
+    pub fn for_spec(spec: &LogicalSpec, target: &Target) -> Option<Self> {
+        if spec.kind.arithmetic() != Arithmetic::MultiplyAdd {
+            return None;
+        }
+        let int8 = |d: Dtype| matches!(d, Dtype::U8 | Dtype::I8);
+        if spec.operands.len() >= 2 && int8(spec.operands[0].dtype) && int8(spec.operands[1].dtype) {
+            PeakVariant::for_int8(target)
+        } else if spec.operands.iter().all(|o| o.dtype == Dtype::F32) {
+            PeakVariant::for_host()
+        } else {
+            None
+        }
+    }
+
+    /// Whether it counts 8-bit integer operations (GOPS) rather than f32 ones (GFLOP/s).
+    pub fn is_int8(self) -> bool {
+        !matches!(self, PeakVariant::Avx512 | PeakVariant::Avx2)
+    }
+
+    /// The instruction and width, for reports: `AVX-512 FMA`, `AVX-512 VNNI vpdpbusd`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            PeakVariant::Avx512 => "AVX-512 FMA",
+            PeakVariant::Avx2 => "AVX2 FMA",
+            PeakVariant::Vnni512 => "AVX-512 VNNI vpdpbusd",
+            PeakVariant::AvxVnni => "AVX-VNNI vpdpbusd",
+            PeakVariant::Avx2Pairs => "AVX2 vpmaddwd+vpaddd",
+        }
+    }
+
+    /// 32-bit lanes per vector.
+    pub fn lanes(self) -> u32 {
+        match self {
+            PeakVariant::Avx512 | PeakVariant::Vnni512 => 16,
+            PeakVariant::Avx2 | PeakVariant::AvxVnni | PeakVariant::Avx2Pairs => 8,
+        }
+    }
+
+    /// Multiply-adds per lane of one step of a chain.
+    pub fn products_per_lane(self) -> u32 {
+        match self {
+            PeakVariant::Avx512 | PeakVariant::Avx2 => 1,
+            PeakVariant::Vnni512 | PeakVariant::AvxVnni => 4,
+            PeakVariant::Avx2Pairs => 2,
+        }
+    }
+
+    /// Independent chains.
     pub fn chains(self) -> u32 {
         match self {
-            PeakVariant::Avx512 => 16,
-            PeakVariant::Avx2 => 12,
+            PeakVariant::Avx512 | PeakVariant::Vnni512 => 16,
+            PeakVariant::Avx2 | PeakVariant::AvxVnni | PeakVariant::Avx2Pairs => 12,
         }
     }
 
     /// The features the variant is compiled with.
     pub fn features(self) -> Vec<IsaFeature> {
-        match self {
-            PeakVariant::Avx512 => {
-                vec![IsaFeature::Avx, IsaFeature::Avx2, IsaFeature::Fma, IsaFeature::Avx512f]
-            }
-            PeakVariant::Avx2 => vec![IsaFeature::Avx, IsaFeature::Avx2, IsaFeature::Fma],
-        }
+        let avx2 = [IsaFeature::Avx, IsaFeature::Avx2];
+        let extra: &[IsaFeature] = match self {
+            PeakVariant::Avx512 => &[IsaFeature::Fma, IsaFeature::Avx512f],
+            PeakVariant::Avx2 => &[IsaFeature::Fma],
+            PeakVariant::Vnni512 => &[IsaFeature::Avx512f, IsaFeature::Avx512vnni],
+            PeakVariant::AvxVnni => &[IsaFeature::Avxvnni],
+            PeakVariant::Avx2Pairs => &[],
+        };
+        avx2.iter().chain(extra).copied().collect()
+    }
+
+    /// Operations (a multiply-add counts two) per iteration of the probe's loop.
+    fn operations_per_iteration(self) -> u32 {
+        self.chains() * self.lanes() * self.products_per_lane() * 2
     }
 }
 
@@ -97,48 +185,109 @@ impl Default for PeakConfig {
 pub struct PeakReport {
     /// The variant that ran.
     pub variant: PeakVariant,
-    /// The best sample, in f32 GFLOP/s on one core.
+    /// The best sample, in f32 GFLOP/s on one core (int8 GOPS for an int8 variant).
     pub gflops: f64,
     /// Every sample, in GFLOP/s.
     pub samples_gflops: Vec<f64>,
 }
 
+/// The C of one probe: its vector type, how a chain starts from `i` and from the constants `x`
+/// and `y`, its step (`{a}` the chain), how two chains add, and how a vector is stored to
+/// `lanes`, the array of the element type `element`.
+struct ProbeC {
+    vector: &'static str,
+    element: &'static str,
+    constants: &'static str,
+    start: &'static str,
+    step: &'static str,
+    add: &'static str,
+    store: &'static str,
+}
+
+impl ProbeC {
+    fn of(variant: PeakVariant) -> Self {
+        match variant {
+            PeakVariant::Avx512 => ProbeC {
+                vector: "__m512",
+                element: "float",
+                constants: "_mm512_set1_ps(probe_x);\n  const __m512 y = _mm512_set1_ps(probe_y)",
+                start: "_mm512_set1_ps((float){i})",
+                step: "_mm512_fmadd_ps({a}, x, y)",
+                add: "_mm512_add_ps",
+                store: "_mm512_storeu_ps",
+            },
+            PeakVariant::Avx2 => ProbeC {
+                vector: "__m256",
+                element: "float",
+                constants: "_mm256_set1_ps(probe_x);\n  const __m256 y = _mm256_set1_ps(probe_y)",
+                start: "_mm256_set1_ps((float){i})",
+                step: "_mm256_fmadd_ps({a}, x, y)",
+                add: "_mm256_add_ps",
+                store: "_mm256_storeu_ps",
+            },
+            PeakVariant::Vnni512 => ProbeC {
+                vector: "__m512i",
+                element: "int",
+                constants: "_mm512_set1_epi32(probe_i);\n  const __m512i y = _mm512_set1_epi32(probe_j)",
+                start: "_mm512_set1_epi32({i})",
+                step: "_mm512_dpbusd_epi32({a}, x, y)",
+                add: "_mm512_add_epi32",
+                store: "_mm512_storeu_si512",
+            },
+            PeakVariant::AvxVnni => ProbeC {
+                vector: "__m256i",
+                element: "int",
+                constants: "_mm256_set1_epi32(probe_i);\n  const __m256i y = _mm256_set1_epi32(probe_j)",
+                start: "_mm256_set1_epi32({i})",
+                step: "_mm256_dpbusd_avx_epi32({a}, x, y)",
+                add: "_mm256_add_epi32",
+                store: "_mm256_storeu_si256",
+            },
+            PeakVariant::Avx2Pairs => ProbeC {
+                vector: "__m256i",
+                element: "int",
+                constants: "_mm256_set1_epi32(probe_i);\n  const __m256i y = _mm256_set1_epi32(probe_j)",
+                start: "_mm256_set1_epi32({i})",
+                step: "_mm256_add_epi32(_mm256_madd_epi16({a}, x), y)",
+                add: "_mm256_add_epi32",
+                store: "_mm256_storeu_si256",
+            },
+        }
+    }
+}
+
 /// The probe's C source for `variant`.
 pub fn peak_probe_source(variant: PeakVariant) -> String {
-    let (vector, set1, fma, add, store, lanes) = match variant {
-        PeakVariant::Avx512 => {
-            ("__m512", "_mm512_set1_ps", "_mm512_fmadd_ps", "_mm512_add_ps", "_mm512_storeu_ps", 16)
-        }
-        PeakVariant::Avx2 => {
-            ("__m256", "_mm256_set1_ps", "_mm256_fmadd_ps", "_mm256_add_ps", "_mm256_storeu_ps", 8)
-        }
-    };
+    let ProbeC { vector, element, constants, start, step, add, store } = ProbeC::of(variant);
+    let lanes = variant.lanes();
     let chains = variant.chains();
-    let flops_per_iteration = chains * variant.lanes() * 2;
+    let flops_per_iteration = variant.operations_per_iteration();
     let mut c = String::from(
         "/* morello peak probe: independent FMA chains, throughput-bound. */\n\
          #define _GNU_SOURCE\n#include <immintrin.h>\n#include <sched.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n\n\
          static double probe_now(void) {\n  struct timespec t;\n  clock_gettime(CLOCK_MONOTONIC, &t);\n  \
          return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;\n}\n\n\
          static volatile float probe_x = 0.9999999f;\nstatic volatile float probe_y = 1e-7f;\n\
-         static volatile float probe_sink;\n\n",
+         static volatile int probe_i = 0x01020304;\nstatic volatile int probe_j = -0x05060708;\n\
+         static volatile double probe_sink;\n\n",
     );
     let _ = writeln!(c, "static double probe_run(long iterations) {{");
-    let _ = writeln!(c, "  const {vector} x = {set1}(probe_x);\n  const {vector} y = {set1}(probe_y);");
+    let _ = writeln!(c, "  (void)probe_x, (void)probe_y, (void)probe_i, (void)probe_j;");
+    let _ = writeln!(c, "  const {vector} x = {constants};");
     for i in 0..chains {
-        let _ = writeln!(c, "  {vector} a{i} = {set1}((float){i});");
+        let _ = writeln!(c, "  {vector} a{i} = {};", start.replace("{i}", &i.to_string()));
     }
     let _ = writeln!(c, "  double start = probe_now();\n  for (long i = 0; i < iterations; i++) {{");
     for i in 0..chains {
-        let _ = writeln!(c, "    a{i} = {fma}(a{i}, x, y);");
+        let _ = writeln!(c, "    a{i} = {};", step.replace("{a}", &format!("a{i}")));
     }
     let _ = writeln!(c, "  }}\n  double seconds = probe_now() - start;");
     let sum = (1..chains).fold("a0".to_string(), |acc, i| format!("{add}({acc}, a{i})"));
     let _ = write!(
         c,
-        r#"  float lanes[{lanes}];
-  {store}(lanes, {sum});
-  probe_sink = lanes[0];
+        r#"  {element} lanes[{lanes}];
+  {store}((void *)lanes, {sum});
+  probe_sink = (double)lanes[0];
   return seconds;
 }}
 
@@ -176,19 +325,33 @@ int main(int argc, char **argv) {{
     c
 }
 
-/// Compiles and runs the probe for the host's widest variant.
+/// Compiles and runs the probe for the host's widest f32 variant.
 ///
 /// # Errors
 /// [`CodegenError::MissingHostFeatures`] if the host has no FMA; compile and run errors;
 /// [`MeasureError::InvalidBench`] for zero samples.
 pub fn measure_peak(compiler: &Compiler, config: &PeakConfig) -> Result<PeakReport, MeasureError> {
-    if config.samples == 0 {
-        return Err(MeasureError::invalid("the peak probe needs at least one sample"));
-    }
     let Some(variant) = PeakVariant::for_host() else {
         require_features(&[IsaFeature::Avx2, IsaFeature::Fma])?;
         return Err(CodegenError::MissingHostFeatures { missing: vec![IsaFeature::Fma] }.into());
     };
+    measure_peak_of(compiler, config, variant)
+}
+
+/// Compiles and runs the probe of `variant`.
+///
+/// # Errors
+/// [`CodegenError::MissingHostFeatures`] if the host lacks a feature the variant needs; compile
+/// and run errors; [`MeasureError::InvalidBench`] for zero samples.
+pub fn measure_peak_of(
+    compiler: &Compiler,
+    config: &PeakConfig,
+    variant: PeakVariant,
+) -> Result<PeakReport, MeasureError> {
+    if config.samples == 0 {
+        return Err(MeasureError::invalid("the peak probe needs at least one sample"));
+    }
+    require_features(&variant.features())?;
     let options = CompileOptions { features: variant.features(), ..CompileOptions::default() };
     let program =
         CProgram { units: vec![SourceUnit::new("peak", peak_probe_source(variant))], link_args: Vec::new() };
@@ -196,7 +359,7 @@ pub fn measure_peak(compiler: &Compiler, config: &PeakConfig) -> Result<PeakRepo
     let mut args = vec![config.min_seconds.to_string(), config.samples.to_string()];
     args.extend(config.cpu.map(|cpu| cpu.to_string()));
     let output = run_program(build.binary(), &args, &[])?;
-    let flops_per_iteration = f64::from(variant.chains() * variant.lanes() * 2);
+    let flops_per_iteration = f64::from(variant.operations_per_iteration());
     let samples_gflops: Vec<f64> = output
         .stdout
         .lines()
@@ -227,9 +390,15 @@ mod tests {
             return;
         }
         // The host's variant is compiled by `measure_peak` below; check the other one compiles.
-        let others = [PeakVariant::Avx2, PeakVariant::Avx512]
-            .into_iter()
-            .filter(|v| Some(*v) != PeakVariant::for_host());
+        let others = [
+            PeakVariant::Avx2,
+            PeakVariant::Avx512,
+            PeakVariant::Vnni512,
+            PeakVariant::AvxVnni,
+            PeakVariant::Avx2Pairs,
+        ]
+        .into_iter()
+        .filter(|v| Some(*v) != PeakVariant::for_host());
         for variant in others {
             let options = CompileOptions {
                 features: variant.features(),
@@ -247,5 +416,49 @@ mod tests {
         assert_eq!(report.samples_gflops.len(), 2);
         // Far below any x86 core with FMA, far above none.
         assert!(report.gflops > 1.0 && report.gflops < 10_000.0, "{report:?}");
+    }
+
+    /// Each int8 variant the host runs measures a peak, above the f32 peak per instruction: a
+    /// `vpdpbusd` does 4 products per lane where an FMA does 1.
+    #[test]
+    fn the_int8_probes_measure_their_instruction() {
+        let Some(compiler) = compiler() else { return };
+        let config = PeakConfig { min_seconds: 0.005, samples: 2, cpu: Some(0) };
+        for variant in [PeakVariant::Vnni512, PeakVariant::AvxVnni, PeakVariant::Avx2Pairs] {
+            if !variant.features().into_iter().all(host_supports) {
+                println!("skipped: the {} probe (the host lacks {:?})", variant.name(), variant.features());
+                continue;
+            }
+            let report = measure_peak_of(&compiler, &config, variant).expect("runs");
+            assert!(report.gflops > 1.0 && report.gflops < 100_000.0, "{report:?}");
+            assert!(variant.is_int8(), "{variant:?}");
+        }
+    }
+
+    #[test]
+    fn a_spec_is_measured_against_its_kernels_instruction() {
+        let spec = |target: &Target, text: &str| {
+            LogicalSpec::parse(text, target)
+                .expect("parses")
+                .canonicalize(target)
+                .expect("valid")
+                .logical()
+                .clone()
+        };
+        let int8 = "Matmul(1x8x8x16, u8 GL row-major, i8 GL row-major, i32 GL row-major)";
+        for (name, variant) in [
+            ("x86-avx512", Some(PeakVariant::Vnni512)),
+            ("x86-avx2-vnni", Some(PeakVariant::AvxVnni)),
+            ("x86-avx2", Some(PeakVariant::Avx2Pairs)),
+            ("arm-neon", None),
+        ] {
+            let target = Target::builtin(name, 1).expect("built in");
+            assert_eq!(PeakVariant::for_spec(&spec(&target, int8), &target), variant, "{name}");
+        }
+        let target = Target::builtin("x86-avx2", 1).expect("built in");
+        let f32 = spec(&target, "Matmul(1x8x8x16, f32 GL row-major, f32 GL row-major, f32 GL row-major)");
+        assert_eq!(PeakVariant::for_spec(&f32, &target), PeakVariant::for_host());
+        let u32 = spec(&target, "Matmul(1x8x8x16, u32 GL row-major, u32 GL row-major, u32 GL row-major)");
+        assert_eq!(PeakVariant::for_spec(&u32, &target), None);
     }
 }

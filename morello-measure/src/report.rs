@@ -13,7 +13,8 @@ use morello_codegen::Compiler;
 use morello_core::target::Target;
 use serde_json::{Value, json};
 
-use crate::compare::{Measurement, percent_of_peak, speedup};
+use crate::compare::{Measurement, percent_of_peak, rate_unit, speedup};
+use crate::peak::{PeakVariant, measure_peak_of};
 use crate::ranking::{Ranked, Ranking, Regret, first_difference};
 use crate::{BenchConfig, CandidateResult, PeakConfig, PeakReport, measure_peak};
 
@@ -56,7 +57,8 @@ pub struct KernelReport<'a> {
     pub top_k: bool,
     /// Whether the spec is memory-bound by shape (GB/s is reported).
     pub memory_bound: bool,
-    /// Whether percent of the f32 FMA peak means something for the spec.
+    /// Whether percent of the measured peak (f32 FMA, or int8 for an int8 spec) means something
+    /// for the spec.
     pub peak_applies: bool,
     /// Why the figures may not be the machine's: too few samples, other work while timing.
     pub warnings: Vec<String>,
@@ -65,7 +67,12 @@ pub struct KernelReport<'a> {
 }
 
 impl KernelReport<'_> {
-    /// The measured single-core peak in GFLOP/s.
+    /// The unit of the spec's throughput ([`rate_unit`]): `GOPS` for int8, else `GFLOP/s`.
+    pub fn rate_unit(&self) -> &'static str {
+        self.kernels.kernels.first().map_or("GFLOP/s", |k| rate_unit(&k.imp.spec))
+    }
+
+    /// The measured single-core peak in GFLOP/s (GOPS for an int8 spec).
     pub fn peak_gflops(&self) -> Option<f64> {
         self.peak.as_ref().ok().map(|p| p.gflops)
     }
@@ -196,6 +203,7 @@ impl KernelReport<'_> {
             "seed": self.config.seed,
             "caches": self.config.caches,
             "peak_gflops": self.peak_gflops(),
+            "rate_unit": self.rate_unit(),
             "peak": match self.peak {
                 Ok(p) => json!({"variant": format!("{:?}", p.variant), "samples_gflops": p.samples_gflops}),
                 Err(reason) => json!({"error": reason}),
@@ -259,9 +267,18 @@ pub fn result_json(result: &CandidateResult, percent: Option<f64>) -> Value {
     })
 }
 
-/// Measures the machine's single-core f32 FMA peak once, on the CPU the benchmark will use;
-/// `Err` is a one-line reason it could not be.
-pub fn measure_peak_once(compiler: &Compiler, config: &BenchConfig) -> Result<PeakReport, String> {
+/// Measures the machine's single-core peak once, on the CPU the benchmark will use: of `variant`
+/// (a spec's, [`PeakVariant::for_spec`]) if given, else the f32 FMA peak; `Err` is a one-line
+/// reason it could not be.
+pub fn measure_peak_once(
+    compiler: &Compiler,
+    config: &BenchConfig,
+    variant: Option<PeakVariant>,
+) -> Result<PeakReport, String> {
     let peak_config = PeakConfig { min_seconds: config.min_sample_seconds, samples: 3, cpu: config.cpu() };
-    measure_peak(compiler, &peak_config).map_err(|e| e.to_string())
+    match variant {
+        Some(variant) => measure_peak_of(compiler, &peak_config, variant),
+        None => measure_peak(compiler, &peak_config),
+    }
+    .map_err(|e| e.to_string())
 }

@@ -8,6 +8,7 @@ use morello_codegen::Compiler;
 use morello_core::isa::Architecture;
 use morello_core::target::Target;
 use morello_measure::compare::{is_memory_bound, peak_applies};
+use morello_measure::peak::PeakVariant;
 use morello_measure::ranking::Ranked;
 use morello_measure::report::{KernelReport, TimedKernels, measure_peak_once};
 use morello_measure::{BenchConfig, Caches, KernelCandidate, PeakProbe, Pinning, baselines_named, measure};
@@ -130,7 +131,9 @@ pub fn bench_json(
     let config = config(options, target.processors())?;
     let compiler = Compiler::for_target(target).map_err(to_py)?;
     let token = CancelToken::new();
-    let (peak, interrupted) = run_cancellable(py, &token, || measure_peak_once(&compiler, &config))?;
+    let (peak, interrupted) = run_cancellable(py, &token, || {
+        measure_peak_once(&compiler, &config, PeakVariant::for_spec(solution.imp.spec.logical(), target))
+    })?;
     if let Some(interrupt) = interrupted {
         return Err(interrupt);
     }
@@ -158,7 +161,7 @@ pub fn bench_json(
         labels: &labels,
         top_k: false,
         memory_bound: is_memory_bound(spec),
-        peak_applies: peak_applies(spec),
+        peak_applies: peak_applies(spec, target),
         warnings: Vec::new(),
         notes: Vec::new(),
     };

@@ -12,7 +12,7 @@ import morello
 #: The keys of `morello bench --json` for one kernel (morello-measure's KernelReport::json).
 REPORT_KEYS = {
     "spec", "target", "compiler", "threads", "cpu", "bound_cpus", "omp_wait_policy", "samples",
-    "min_sample_seconds", "seed", "caches", "peak_gflops", "peak", "work", "memory_bound", "openmp",
+    "min_sample_seconds", "seed", "caches", "peak_gflops", "rate_unit", "peak", "work", "memory_bound", "openmp",
     "results", "skipped", "baselines_not_comparable", "notes", "warnings",
 }
 

@@ -8,8 +8,8 @@
 //! | `openblas` | `cblas_sgemm` (the loaded OpenBLAS's own: `openblas.rs`) | f32 matmul (epilogue as a second pass) | C | `apt-get install libopenblas-dev` |
 //! | `blis` | `bli_sgemm` | f32 matmul (epilogue as a second pass) | C | `apt-get install libblis-dev` |
 //! | `libxsmm` | JIT kernel from `libxsmm_smmdispatch` | f32 matmul (epilogue as a second pass) | C | `apt-get install libxsmm-dev` |
-//! | `mkl` | Intel MKL's `cblas_sgemm` (loaded with `dlopen`) | f32 matmul (epilogue as a second pass) | C | PyPI `mkl mkl-devel` ([`mkl`]) |
-//! | `onednn` | oneDNN primitives with fused post-ops | f32 matmul (epilogue fused), conv (also `onednn-any`), softmax | C | `apt-get install libdnnl-dev` ([`onednn`]) |
+//! | `mkl` | Intel MKL's `cblas_sgemm` and `cblas_gemm_s8u8s32` (loaded with `dlopen`) | f32 matmul (epilogue as a second pass), u8s8s32 and s8s8s32 matmul | C | PyPI `mkl mkl-devel` ([`mkl`]) |
+//! | `onednn` | oneDNN primitives with fused post-ops | f32 matmul (epilogue fused), u8s8s32 and s8s8s32 matmul (also requantized), f32 and int8 conv (also `onednn-any`), softmax | C | `apt-get install libdnnl-dev` ([`onednn`]) |
 //! | `xnnpack` | XNNPACK operators (weights packed once) | f32 matmul (bias, relu), NHWC conv, softmax | C | `apt-get install libxnnpack-dev libpthreadpool-dev` |
 //! | `gemm` | `matrixmultiply` (through ndarray's `general_mat_mul`), one thread | f32 matmul | Rust | nothing (a dependency) |
 //!

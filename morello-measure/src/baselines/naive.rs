@@ -21,6 +21,9 @@ pub(super) fn c_baselines(problem: &Problem, threads: usize) -> Result<Vec<CBase
     let parallel = if threads > 1 { "#pragma omp parallel for schedule(static)\n  " } else { "" };
     let source = match problem {
         Problem::Matmul(p) => matmul(&function, p, parallel)?,
+        Problem::Conv(p) if p.inputs.is_some() => {
+            return Err(format!("no {} convolution", p.types_name()).into());
+        }
         Problem::Conv(p) => conv(&function, p, parallel),
         Problem::Softmax(p) => softmax(&function, p, parallel),
     };

@@ -2,10 +2,13 @@
 //!
 //! - **matmul**: the `matmul` primitive on row-major (`ab`) operands, the epilogue fused as
 //!   oneDNN does it: the bias as the primitive's bias argument (`{1, N}`, one per column), the
-//!   activation as an eltwise post-op (`eltwise_relu`, `eltwise_gelu_tanh`).
+//!   activation as an eltwise post-op (`eltwise_relu`, `eltwise_gelu_tanh`). Quantized: u8 or
+//!   s8 times s8 into s32, or requantized to u8 or s8 with per-column output scales and zero
+//!   points ([`matmul_requant`], oneDNN 2.x).
 //! - **conv**: the forward-inference `convolution` primitive (`convolution_auto`) with the
 //!   problem's layouts (`nchw`/`nhwc` activations, `oihw`/`hwio`/`ohwi` filters), strides,
-//!   padding and dilation, and the epilogue as for matmul. A second candidate, `onednn-any`,
+//!   padding and dilation, and the epilogue as for matmul; quantized (u8 or s8 input, s8 filter,
+//!   s32 output, no epilogue) too. A second candidate, `onednn-any`,
 //!   lets oneDNN choose every layout (`format_tag::any`, usually a blocked one such as
 //!   `aBcd8b`): each call reorders the input into its layout, convolves, and reorders the output
 //!   back; the filter is reordered once, on the first call (weights are constants in
@@ -121,6 +124,11 @@ pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailab
     match problem {
         Problem::Matmul(p) if p.dtype == CType::F32 => {}
         Problem::Matmul(p) if quantized(p).is_some() && p.epilogue.is_none() => {}
+        Problem::Matmul(p) if requantized(p) => {}
+        Problem::Conv(p) if p.inputs.is_some() && !p.epilogue.is_none() => {
+            return Err(format!("no {} convolution with an epilogue", p.types_name()).into());
+        }
+        Problem::Conv(p) if matches!(p.inputs, None | Some([CType::U8 | CType::I8, CType::I8])) => {}
         Problem::Matmul(p) => return Err(format!("no {} matmul", p.types_name()).into()),
         _ if problem.dtype() != CType::F32 => return Err(format!("no {} operator", problem.dtype()).into()),
         _ => {}
@@ -140,6 +148,7 @@ pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailab
         baseline
     };
     Ok(match problem {
+        Problem::Matmul(p) if p.epilogue.requant => vec![unit("onednn", matmul_requant(p))],
         Problem::Matmul(p) => vec![unit("onednn", matmul(p))],
         Problem::Conv(p) => {
             vec![unit("onednn", conv(p, Formats::Given)), unit("onednn-any", conv(p, Formats::Any))]
@@ -410,6 +419,121 @@ fn quantized(p: &MatmulProblem) -> Option<[CType; 2]> {
     p.inputs.filter(|i| matches!(i, [CType::U8 | CType::I8, CType::I8]) && p.dtype == CType::I32)
 }
 
+/// Whether `p` is a requantized matmul oneDNN computes: u8 or s8 activations, s8 weights, a u8
+/// or s8 output.
+fn requantized(p: &MatmulProblem) -> bool {
+    p.epilogue == Epilogue::REQUANT
+        && matches!(p.inputs, Some([CType::U8 | CType::I8, CType::I8]))
+        && matches!(p.dtype, CType::U8 | CType::I8)
+}
+
+/// A requantized matmul: oneDNN's int8 matmul with an 8-bit destination, the per-column scales as
+/// output scales (mask 2, one per column of the 2-D destination) and the per-column zero points
+/// as a binary add post-op of an f32 `{1, N}` tensor. oneDNN then computes
+/// `saturate(round_half_even(f32(acc) * scale[n] + zero_point[n]))` in f32: the zero point is
+/// added before rounding, which [`reference`](super::reference) accepts on the outputs where it
+/// differs.
+///
+/// The scales are given when the primitive is created, as constants (weights' scales are
+/// constants of a model): oneDNN 2.6 picks its brgemm kernel (`brg:avx512_core_vnni`) then, and
+/// `gemm:jit` with scales given at run time. So the primitive is created on the first call, with
+/// that call's scales, and again on a call whose scales differ (compared each call). A per-column
+/// dst zero point (`dnnl_primitive_attr_set_zero_points`, mask 2) runs only the slow reference
+/// implementation (`ref_int8`), hence the post-op; the zero points are converted to f32 on each
+/// call. The unit needs oneDNN 2.x (3.x has no output scales).
+fn matmul_requant(p: &MatmulProblem) -> String {
+    let [src, wei] = p.input_types();
+    fill(
+        r#"
+#if DNNL_VERSION_MAJOR >= 3
+#error "the requantized matmul baseline uses oneDNN 2.x output scales"
+#endif
+static dnnl_primitive_t prim;
+static dnnl_memory_t mem_src, mem_wei, mem_zero_point, mem_dst;
+static const void *bound_src, *bound_wei, *bound_dst;
+static float prim_scale[@N@], zero_point_f32[@N@];
+
+int @FUNCTION@_setup(void) {
+  onednn_start();
+  return 0;
+}
+
+/* The primitive for these scales. */
+static void @FUNCTION@_create(const float *scale) {
+  if (prim != NULL) {
+    ONEDNN_CHECK(dnnl_primitive_destroy(prim));
+    ONEDNN_CHECK(dnnl_memory_destroy(mem_src));
+    ONEDNN_CHECK(dnnl_memory_destroy(mem_wei));
+    ONEDNN_CHECK(dnnl_memory_destroy(mem_zero_point));
+    ONEDNN_CHECK(dnnl_memory_destroy(mem_dst));
+    bound_src = bound_wei = bound_dst = NULL;
+  }
+  onednn_start();
+  memcpy(prim_scale, scale, sizeof prim_scale);
+  dnnl_dims_t src_dims = {@M@, @K@}, wei_dims = {@K@, @N@}, row_dims = {1, @N@}, dst_dims = {@M@, @N@};
+  onednn_md src_md = onednn_md_typed(2, src_dims, @SRC_TYPE@, dnnl_ab);
+  onednn_md wei_md = onednn_md_typed(2, wei_dims, @WEI_TYPE@, dnnl_ab);
+  onednn_md zero_point_md = onednn_md_tag(2, row_dims, dnnl_ab);
+  onednn_md dst_md = onednn_md_typed(2, dst_dims, @DST_TYPE@, dnnl_ab);
+  dnnl_primitive_attr_t attr = onednn_attr((dnnl_alg_kind_t)0);
+  ONEDNN_CHECK(dnnl_primitive_attr_set_output_scales(attr, @N@, 1 << 1, prim_scale));
+  dnnl_post_ops_t post_ops;
+  ONEDNN_CHECK(dnnl_post_ops_create(&post_ops));
+  ONEDNN_CHECK(dnnl_post_ops_append_binary(post_ops, dnnl_binary_add, &zero_point_md));
+  ONEDNN_CHECK(dnnl_primitive_attr_set_post_ops(attr, post_ops));
+  ONEDNN_CHECK(dnnl_post_ops_destroy(post_ops));
+  dnnl_matmul_desc_t desc;
+  dnnl_primitive_desc_t pd;
+  ONEDNN_CHECK(dnnl_matmul_desc_init(&desc, &src_md, &wei_md, NULL, &dst_md));
+  ONEDNN_CHECK(dnnl_primitive_desc_create(&pd, &desc, attr, onednn_engine, NULL));
+  ONEDNN_CHECK(dnnl_primitive_create(&prim, pd));
+  mem_src = onednn_memory(&src_md, DNNL_MEMORY_NONE);
+  mem_wei = onednn_memory(&wei_md, DNNL_MEMORY_NONE);
+  mem_zero_point = onednn_memory(&zero_point_md, zero_point_f32);
+  mem_dst = onednn_memory(&dst_md, DNNL_MEMORY_NONE);
+  onednn_note("onednn: matmul + requant (output scales per column, zero points as a binary add)", pd, "");
+  ONEDNN_CHECK(dnnl_primitive_desc_destroy(pd));
+  ONEDNN_CHECK(dnnl_primitive_attr_destroy(attr));
+}
+
+void @FUNCTION@(const @SRC_C@ *lhs, const @WEI_C@ *rhs, const float *scale, const @DST_C@ *zero_point, @DST_C@ *out) {
+  if (prim == NULL || memcmp(prim_scale, scale, sizeof prim_scale) != 0) @FUNCTION@_create(scale);
+  for (int j = 0; j < @N@; j++) zero_point_f32[j] = (float)zero_point[j];
+  onednn_bind(mem_src, &bound_src, lhs);
+  onednn_bind(mem_wei, &bound_wei, rhs);
+  onednn_bind(mem_dst, &bound_dst, out);
+  const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, mem_src}, {DNNL_ARG_WEIGHTS, mem_wei},
+                                  {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mem_zero_point},
+                                  {DNNL_ARG_DST, mem_dst}};
+  onednn_run(prim, (int)(sizeof args / sizeof args[0]), args);
+}
+"#,
+        &[
+            matmul_values(p),
+            vec![
+                ("SRC_C", src.c_name().into()),
+                ("WEI_C", wei.c_name().into()),
+                ("DST_C", p.dtype.c_name().into()),
+            ],
+        ]
+        .concat(),
+    )
+}
+
+/// The [`fill`] values of a matmul's sizes and oneDNN types: `M`, `K`, `N`, `SRC_TYPE`,
+/// `WEI_TYPE`, `DST_TYPE`.
+fn matmul_values(p: &MatmulProblem) -> Vec<(&'static str, String)> {
+    let [src, wei] = p.input_types();
+    vec![
+        ("M", p.m.to_string()),
+        ("K", p.k.to_string()),
+        ("N", p.n.to_string()),
+        ("SRC_TYPE", data_type(src).into()),
+        ("WEI_TYPE", data_type(wei).into()),
+        ("DST_TYPE", data_type(p.dtype).into()),
+    ]
+}
+
 /// The matmul primitive on row-major operands of the problem's types: f32, or a quantized
 /// matmul (u8 or s8 times s8 into s32, oneDNN's int8 matmul, which packs its weights on each call
 /// as the row-major `ab` weights ask).
@@ -450,14 +574,7 @@ int @FUNCTION@_setup(void) {
 }
 "#,
         &[
-            vec![
-                ("M", p.m.to_string()),
-                ("K", p.k.to_string()),
-                ("N", p.n.to_string()),
-                ("SRC_TYPE", data_type(src).into()),
-                ("WEI_TYPE", data_type(wei).into()),
-                ("DST_TYPE", data_type(p.dtype).into()),
-            ],
+            matmul_values(p),
             primitive_values(
                 p.epilogue,
                 ["lhs", "rhs"],
@@ -487,6 +604,7 @@ fn conv(p: &ConvProblem, formats: Formats) -> String {
         FilterLayout::Ohwi => "dnnl_ohwi",
     };
     let any = formats == Formats::Any;
+    let [src, wei] = p.input_types();
     let chosen = |tag: &str| if any { "dnnl_format_tag_any".to_string() } else { tag.to_string() };
     fill(
         r#"
@@ -527,12 +645,12 @@ int @FUNCTION@_setup(void) {
   dnnl_dims_t dst_dims = {@N@, @K@, @OH@, @OW@};
   dnnl_dims_t strides = {@SH@, @SW@}, dilates = {@DH@ - 1, @DW@ - 1};
   dnnl_dims_t padding_l = {@PT@, @PL@}, padding_r = {@PB@, @PR@};
-  onednn_md user_src_md = onednn_md_tag(4, src_dims, @ACT_TAG@);
-  onednn_md user_wei_md = onednn_md_tag(4, wei_dims, @FILTER_TAG@);
-  onednn_md user_dst_md = onednn_md_tag(4, dst_dims, @ACT_TAG@);
-  onednn_md src_md = onednn_md_tag(4, src_dims, @SRC_TAG@);
-  onednn_md wei_md = onednn_md_tag(4, wei_dims, @WEI_TAG@);
-  onednn_md dst_md = onednn_md_tag(4, dst_dims, @SRC_TAG@);
+  onednn_md user_src_md = onednn_md_typed(4, src_dims, @SRC_TYPE@, @ACT_TAG@);
+  onednn_md user_wei_md = onednn_md_typed(4, wei_dims, @WEI_TYPE@, @FILTER_TAG@);
+  onednn_md user_dst_md = onednn_md_typed(4, dst_dims, @DST_TYPE@, @ACT_TAG@);
+  onednn_md src_md = onednn_md_typed(4, src_dims, @SRC_TYPE@, @SRC_TAG@);
+  onednn_md wei_md = onednn_md_typed(4, wei_dims, @WEI_TYPE@, @WEI_TAG@);
+  onednn_md dst_md = onednn_md_typed(4, dst_dims, @DST_TYPE@, @SRC_TAG@);
   onednn_md bias_md = onednn_md_tag(1, bias_dims, dnnl_a);
   dnnl_primitive_attr_t attr = onednn_attr(@ALG@);
   dnnl_primitive_desc_t pd;
@@ -597,8 +715,16 @@ int @FUNCTION@_setup(void) {
                 ("WEI_TAG", chosen(filter_tag)),
                 ("ANY", if any { "1" } else { "0" }.into()),
                 ("LABEL", if any { "onednn-any" } else { "onednn" }.into()),
+                ("SRC_TYPE", data_type(src).into()),
+                ("WEI_TYPE", data_type(wei).into()),
+                ("DST_TYPE", data_type(p.out_type()).into()),
             ],
-            primitive_values(p.epilogue, ["input", "filter"], "user", ["float"; 3]),
+            primitive_values(
+                p.epilogue,
+                ["input", "filter"],
+                "user",
+                [src.c_name(), wei.c_name(), p.out_type().c_name()],
+            ),
         ]
         .concat(),
     )

@@ -25,7 +25,8 @@ pub use morello_core::spec::Activation;
 
 /// What is applied to each output element after the product, while it is still in registers
 /// (when fused): `out = activation(out + bias[column])`, the bias indexed by the output's
-/// column (matmul) or channel (conv).
+/// column (matmul) or channel (conv); or, for a quantized matmul, the requantization of its i32
+/// sum to the 8-bit output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Epilogue {
     /// Whether a per-column (per-channel) bias vector is added; it is then a parameter.
@@ -33,6 +34,13 @@ pub struct Epilogue {
     /// The activation after it (in reports' JSON `Identity`, `Relu` or `GeluTanh`).
     #[serde(serialize_with = "activation_json")]
     pub activation: Activation,
+    /// Whether a quantized matmul's exact i32 sum is requantized to its 8-bit output (the
+    /// problem's `dtype`, u8 or i8) with a per-column f32 `scale` and a per-column `zero_point`
+    /// of the output's type, both then parameters:
+    /// `out = saturate(round_half_even(f32(acc) * scale[n]) + zero_point[n])`, as
+    /// `docs/operators.md` ("Requantizing int8 matmul") defines it. In JSON only when set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub requant: bool,
 }
 
 impl Default for Epilogue {
@@ -52,7 +60,10 @@ fn activation_json<S: serde::Serializer>(activation: &Activation, serializer: S)
 
 impl Epilogue {
     /// No epilogue.
-    pub const NONE: Epilogue = Epilogue { bias: false, activation: Activation::Identity };
+    pub const NONE: Epilogue = Epilogue { bias: false, activation: Activation::Identity, requant: false };
+
+    /// The requantization of a quantized matmul's sum.
+    pub const REQUANT: Epilogue = Epilogue { requant: true, ..Epilogue::NONE };
 
     /// Whether it does nothing.
     pub fn is_none(self) -> bool {
@@ -61,13 +72,16 @@ impl Epilogue {
 }
 
 impl fmt::Display for Epilogue {
-    /// `bias,relu`, `gelu`, `bias`, or `none`.
+    /// `bias,relu`, `gelu`, `bias`, `requant`, or `none`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<&str> =
-            [self.bias.then_some("bias"), Some(self.activation.name()).filter(|n| !n.is_empty())]
-                .into_iter()
-                .flatten()
-                .collect();
+        let parts: Vec<&str> = [
+            self.bias.then_some("bias"),
+            Some(self.activation.name()).filter(|n| !n.is_empty()),
+            self.requant.then_some("requant"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         if parts.is_empty() { f.write_str("none") } else { f.write_str(&parts.join(",")) }
     }
 }
@@ -82,8 +96,8 @@ pub struct MatmulProblem {
     pub k: usize,
     /// Columns of `rhs` and `out`.
     pub n: usize,
-    /// The element type of `out` (the accumulator's), and of every operand unless `inputs` names
-    /// the inputs' own.
+    /// The element type of `out` (the accumulator's, but for a requantized matmul's 8-bit
+    /// output), and of every operand unless `inputs` names the inputs' own.
     pub dtype: CType,
     /// The element types of `lhs` and `rhs` when they are not `dtype`: `[U8, I8]` or `[I8, I8]`
     /// into `I32`, the quantized `u8s8s32` and `s8s8s32`.
@@ -104,11 +118,12 @@ impl MatmulProblem {
     }
 
     /// The element types as the libraries name them: `f32`, `u32`, or `u8s8s32` (inputs then
-    /// output, `s` for signed).
+    /// accumulator, `s` for signed).
     pub fn types_name(&self) -> String {
         let Some(inputs) = self.inputs else { return self.dtype.to_string() };
         let name = |t: CType| t.to_string().replace('i', "s");
-        format!("{}{}{}", name(inputs[0]), name(inputs[1]), name(self.dtype))
+        let accumulator = if self.epilogue.requant { CType::I32 } else { self.dtype };
+        format!("{}{}{}", name(inputs[0]), name(inputs[1]), name(accumulator))
     }
 
     /// The same problem with `epilogue`.
@@ -116,7 +131,8 @@ impl MatmulProblem {
         MatmulProblem { epilogue, ..self }
     }
 
-    /// The kernel signature with this shape: `name(lhs, rhs, [bias,] out)`.
+    /// The kernel signature with this shape: `name(lhs, rhs, [bias,] out)`, or
+    /// `name(lhs, rhs, scale, zero_point, out)` requantized.
     pub fn signature(&self, name: impl Into<String>) -> KernelSignature {
         let mut signature = KernelSignature::matmul(name, self.dtype, self.m, self.k, self.n);
         for (param, c_type) in signature.params.iter_mut().zip(self.input_types()) {
@@ -125,18 +141,24 @@ impl MatmulProblem {
         if self.epilogue.bias {
             signature.params.insert(2, KernelParam::new("bias", self.dtype, self.n, ParamRole::Input));
         }
+        if self.epilogue.requant {
+            let zero_point = KernelParam::new("zero_point", self.dtype, self.n, ParamRole::Input);
+            signature.params.insert(2, zero_point);
+            signature.params.insert(2, KernelParam::new("scale", CType::F32, self.n, ParamRole::Input));
+        }
         signature
     }
 
     /// The work per call: `2 M K N` operations (the epilogue is not counted), and every operand's
-    /// bytes read or written once (`(M K + K N + M N [+ N]) * element size`, the floor for a
-    /// memory-bound shape).
+    /// bytes read or written once (`(M K + K N + M N [+ N]) * element size`, and a requantized
+    /// matmul's scales and zero points: the floor for a memory-bound shape).
     pub fn work(&self) -> Work {
         let (m, k, n) = (self.m as f64, self.k as f64, self.n as f64);
         let size = |t: CType| t.size_bytes() as f64;
         let [lhs, rhs] = self.input_types().map(size);
         let bias = if self.epilogue.bias { n } else { 0.0 };
-        let bytes = m * k * lhs + k * n * rhs + (m * n + bias) * size(self.dtype);
+        let requant = if self.epilogue.requant { n * (size(CType::F32) + size(self.dtype)) } else { 0.0 };
+        let bytes = m * k * lhs + k * n * rhs + (m * n + bias) * size(self.dtype) + requant;
         Work { flops: Some(2.0 * m * k * n), bytes: Some(bytes) }
     }
 }
@@ -239,6 +261,9 @@ pub struct ConvProblem {
     pub layout: ActivationLayout,
     /// The filter's layout.
     pub filter_layout: FilterLayout,
+    /// The element types of the input and the filter when the convolution is quantized: `[U8, I8]`
+    /// or `[I8, I8]`, summed exactly into an i32 output (without an epilogue); `None` for f32.
+    pub inputs: Option<[CType; 2]>,
     /// What follows the convolution (the bias is per output channel).
     pub epilogue: Epilogue,
 }
@@ -265,7 +290,27 @@ impl ConvProblem {
             dilation: [1, 1],
             layout,
             filter_layout,
+            inputs: None,
             epilogue: Epilogue::NONE,
+        }
+    }
+
+    /// The element types of the input and the filter.
+    pub fn input_types(&self) -> [CType; 2] {
+        self.inputs.unwrap_or([CType::F32; 2])
+    }
+
+    /// The element type of the output: i32 when quantized, else f32.
+    pub fn out_type(&self) -> CType {
+        if self.inputs.is_some() { CType::I32 } else { CType::F32 }
+    }
+
+    /// `f32`, or the quantized types as `u8s8s32` (input, filter, output; `s` for signed).
+    pub fn types_name(&self) -> String {
+        let name = |t: CType| t.to_string().replace('i', "s");
+        match self.inputs {
+            Some([input, filter]) => format!("{}{}{}", name(input), name(filter), name(self.out_type())),
+            None => "f32".to_string(),
         }
     }
 
@@ -362,14 +407,15 @@ impl ConvProblem {
     /// The kernel signature: `name(input, filter, [bias,] out)`, f32.
     pub fn signature(&self, name: impl Into<String>) -> KernelSignature {
         let [input, filter, out] = self.elements();
+        let [input_type, filter_type] = self.input_types();
         let mut params = vec![
-            KernelParam::new("input", CType::F32, input, ParamRole::Input),
-            KernelParam::new("filter", CType::F32, filter, ParamRole::Input),
+            KernelParam::new("input", input_type, input, ParamRole::Input),
+            KernelParam::new("filter", filter_type, filter, ParamRole::Input),
         ];
         if self.epilogue.bias {
             params.push(KernelParam::new("bias", CType::F32, self.out_channels, ParamRole::Input));
         }
-        params.push(KernelParam::new("out", CType::F32, out, ParamRole::Output));
+        params.push(KernelParam::new("out", self.out_type(), out, ParamRole::Output));
         KernelSignature::new(name, params)
     }
 
@@ -378,7 +424,9 @@ impl ConvProblem {
         let [input, filter, out] = self.elements().map(|e| e as f64);
         let macs = out * (self.in_channels * self.kernel_h * self.kernel_w) as f64;
         let bias = if self.epilogue.bias { self.out_channels as f64 } else { 0.0 };
-        Work { flops: Some(2.0 * macs), bytes: Some(4.0 * (input + filter + out + bias)) }
+        let [input_size, filter_size] = self.input_types().map(|t| t.size_bytes() as f64);
+        let bytes = input * input_size + filter * filter_size + 4.0 * (out + bias);
+        Work { flops: Some(2.0 * macs), bytes: Some(bytes) }
     }
 }
 
@@ -481,11 +529,13 @@ impl Problem {
         }
     }
 
-    /// The element type of the output (of every operand but a quantized matmul's inputs).
+    /// The element type of the output (of every operand but a quantized matmul's or convolution's
+    /// inputs).
     pub fn dtype(&self) -> CType {
         match self {
             Problem::Matmul(p) => p.dtype,
-            Problem::Conv(_) | Problem::Softmax(_) => CType::F32,
+            Problem::Conv(p) => p.out_type(),
+            Problem::Softmax(_) => CType::F32,
         }
     }
 
@@ -494,6 +544,9 @@ impl Problem {
     pub fn describe(&self) -> String {
         let epilogue = |e: Epilogue| if e.is_none() { String::new() } else { format!(" + {e}") };
         match self {
+            Problem::Matmul(p) if p.epilogue.requant => {
+                format!("{} matmul {}x{}x{} + requant to {}", p.types_name(), p.m, p.k, p.n, p.dtype)
+            }
             Problem::Matmul(p) => {
                 format!("{} matmul {}x{}x{}{}", p.types_name(), p.m, p.k, p.n, epilogue(p.epilogue))
             }
@@ -511,8 +564,9 @@ impl Problem {
                     FilterLayout::Ohwi => vec![o, r, s, c],
                 };
                 let pad = p.padding;
+                let types = if p.inputs.is_some() { format!("{} ", p.types_name()) } else { String::new() };
                 format!(
-                    "conv {} {} {} {} stride {}x{} pad {},{},{},{} dilation {}x{}{}",
+                    "{types}conv {} {} {} {} stride {}x{} pad {},{},{},{} dilation {}x{}{}",
                     p.layout.name(),
                     dims(input),
                     p.filter_layout.name(),

@@ -12,7 +12,21 @@
 //!                                 approximate tanh / exp; gelu's slope is below 1.2)
 //! softmax:       |a - e| <= e (1e-5 + 2 C 2^-23) + 1e-9                  C = the row length
 //! u32 matmul:    a == e                                                   (wrapping arithmetic)
+//! int8 matmul:   a == e                                                   (exact i32 sums)
+//! int8 conv:     a == e                                                   (likewise)
+//! requant:       a == e, or a == a library's order of rounding (below)
 //! ```
+//!
+//! A requantized matmul's `e` is the definition of `docs/operators.md` computed as the kernels
+//! compute it: `y = f32(acc) * scale` in f32, clamped to `[lo - zp, hi - zp]`, rounded half to even,
+//! plus `zp`. Libraries add the zero point before rounding (oneDNN in f32:
+//! `saturate(round_half_even(y + zp))`), which differs by one from `round_half_even(y) + zp` when
+//! `y` is a half-integer and `zp` is odd, and may differ when `y + zp`, rounded to f32 (or fused in
+//! an FMA, rounded once), lands on a half-integer that `y` does not. So an output may also be
+//! `saturate(round_half_even(v))` for `v` either of `f32(y + zp)` and `f32(acc * scale + zp)` (the
+//! FMA): where these differ from `e` (by one), that value is accepted too, and nothing else. This
+//! is the baselines' check only: morello's own kernels are verified against the reference
+//! interpreter, exactly.
 //!
 //! The seeded inputs are multiples of 1/16 below 2 in magnitude, so products are exact and
 //! every partial sum of a reduction up to 2^16 long is exact in f32: a correct library is far
@@ -57,6 +71,14 @@ pub fn reference(problem: &Problem, inputs: &[Buffer]) -> Result<Reference, Stri
             return Err(format!("input `{}` is not {}[{}]", param.name, param.c_type, param.elements));
         }
     }
+    if let (Problem::Matmul(p), [lhs, rhs, Buffer::F32(scale), zero_point]) = (problem, inputs)
+        && p.epilogue.requant
+        && let (Some(lhs), Some(rhs), Some(zero_point)) =
+            (small_integers(lhs), small_integers(rhs), small_integers(zero_point))
+    {
+        let sums = matmul_exact(p, &lhs, &rhs).expected;
+        return requant(p, &sums, scale, &zero_point);
+    }
     if let (Problem::Matmul(p), [Buffer::U32(lhs), Buffer::U32(rhs)]) = (problem, inputs) {
         return Ok(matmul_u32(p, lhs, rhs));
     }
@@ -64,6 +86,16 @@ pub fn reference(problem: &Problem, inputs: &[Buffer]) -> Result<Reference, Stri
         && let (Some(lhs), Some(rhs)) = (small_integers(lhs), small_integers(rhs))
     {
         return Ok(matmul_exact(p, &lhs, &rhs));
+    }
+    if let (Problem::Conv(p), [input, filter]) = (problem, inputs)
+        && p.inputs.is_some()
+        && let (Some(input), Some(filter)) = (small_integers(input), small_integers(filter))
+    {
+        // 8-bit values are exact in f32, and their sums in the f64 reference: exact, tolerance 0.
+        let [input, filter] = [input, filter].map(|v| v.into_iter().map(|x| x as f32).collect::<Vec<_>>());
+        let mut reference = conv(p, &[&input, &filter]);
+        reference.tolerance.iter_mut().for_each(|t| *t = 0.0);
+        return Ok(reference);
     }
     let floats: Vec<&[f32]> = inputs.iter().filter_map(Buffer::as_f32).collect();
     if floats.len() != inputs.len() {
@@ -84,6 +116,8 @@ pub fn reference(problem: &Problem, inputs: &[Buffer]) -> Result<Reference, Stri
 pub fn check(reference: &Reference, actual: &Buffer) -> Result<Agreement, String> {
     let values: Vec<f64> = match actual {
         Buffer::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        Buffer::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        Buffer::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
         Buffer::U32(v) => v.iter().map(|&x| f64::from(x)).collect(),
         Buffer::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
         other => return Err(format!("an output of {} has no reference", other.c_type())),
@@ -184,6 +218,37 @@ fn matmul_exact(p: &MatmulProblem, lhs: &[i64], rhs: &[i64]) -> Reference {
     Reference { expected: out.into_iter().map(|x| x as f64).collect(), tolerance: vec![0.0; m * n] }
 }
 
+/// The requantization of the exact sums `sums` (row-major `M x N`) to the problem's 8-bit type:
+/// the definition's value, and the one a library's order of rounding gives where it differs.
+///
+/// # Errors
+/// If the output type is not u8 or i8.
+fn requant(p: &MatmulProblem, sums: &[f64], scale: &[f32], zero_point: &[i64]) -> Result<Reference, String> {
+    let (lo, hi) = match p.dtype {
+        morello_codegen::harness::CType::U8 => (0.0f32, 255.0f32),
+        morello_codegen::harness::CType::I8 => (-128.0, 127.0),
+        other => return Err(format!("a requantized matmul's output is u8 or i8, not {other}")),
+    };
+    // `max` first, as `maxps` does: NaN becomes the lower bound.
+    let clamp = |v: f32, lo: f32, hi: f32| if v >= lo { v } else { lo }.min(hi);
+    let mut reference = Reference { expected: Vec::with_capacity(sums.len()), tolerance: Vec::new() };
+    for (index, &sum) in sums.iter().enumerate() {
+        let column = index % p.n;
+        let (s, zp) = (scale[column], zero_point[column] as f32);
+        let acc = sum as i32 as f32;
+        let y = acc * s;
+        let ours = clamp(y, lo - zp, hi - zp).round_ties_even() + zp;
+        let added = clamp(y + zp, lo, hi).round_ties_even();
+        let fused = clamp(acc.mul_add(s, zp), lo, hi).round_ties_even();
+        let low = ours.min(added).min(fused);
+        let high = ours.max(added).max(fused);
+        let (expected, tolerance) = (f64::from(low + high) / 2.0, f64::from(high - low) / 2.0);
+        reference.expected.push(expected);
+        reference.tolerance.push(tolerance);
+    }
+    Ok(reference)
+}
+
 fn conv(p: &ConvProblem, inputs: &[&[f32]]) -> Reference {
     let (input, filter) = (inputs[0], inputs[1]);
     let bias = if p.epilogue.bias { Some(inputs[2]) } else { None };
@@ -249,9 +314,11 @@ mod tests {
 
     #[test]
     fn a_known_matmul_with_bias_and_relu() {
-        let problem = Problem::Matmul(
-            MatmulProblem::f32(2, 2, 2).with_epilogue(Epilogue { bias: true, activation: Activation::Relu }),
-        );
+        let problem = Problem::Matmul(MatmulProblem::f32(2, 2, 2).with_epilogue(Epilogue {
+            bias: true,
+            activation: Activation::Relu,
+            requant: false,
+        }));
         let inputs = [
             Buffer::F32(vec![1.0, 2.0, 3.0, 4.0]),
             Buffer::F32(vec![5.0, 6.0, 7.0, 8.0]),

@@ -40,9 +40,10 @@ pub fn baseline_problem(spec: &LogicalSpec) -> Result<Problem, String> {
 type ProblemOf = fn(&LogicalSpec) -> Result<Problem, String>;
 
 /// The operators the baselines compute, each with the problem of a spec of it.
-const PROBLEMS: [(Operator, ProblemOf); 4] = [
+const PROBLEMS: [(Operator, ProblemOf); 5] = [
     (Operator::Matmul, |spec| matmul_problem(spec).map(Problem::Matmul)),
     (Operator::MatmulBias, |spec| matmul_problem(spec).map(Problem::Matmul)),
+    (Operator::MatmulRequant, |spec| matmul_problem(spec).map(Problem::Matmul)),
     (Operator::Softmax, softmax_problem),
     (Operator::Conv, |spec| conv_problem(spec).map(Problem::Conv)),
 ];
@@ -90,7 +91,8 @@ fn size(d: u32) -> Result<usize, String> {
 pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
     let epilogue = match (spec.kind.operator(), spec.kind.activation()) {
         (Operator::Matmul, _) if !spec.kind.accumulates() => Epilogue::NONE,
-        (Operator::MatmulBias, Some(activation)) => Epilogue { bias: true, activation },
+        (Operator::MatmulBias, Some(activation)) => Epilogue { bias: true, activation, requant: false },
+        (Operator::MatmulRequant, _) => Epilogue::REQUANT,
         _ => return baseline_problem(spec).and_then(|_| Err("the spec is not a matmul".to_string())),
     };
     let &[batch, m, k, n] = spec.shape.dims() else {
@@ -99,11 +101,11 @@ pub fn matmul_problem(spec: &LogicalSpec) -> Result<MatmulProblem, String> {
     if batch != 1 {
         return Err(format!("the matmul is batched ({batch}); the baselines are not"));
     }
-    let dtypes =
-        OperandDtypes { lhs: spec.operands[0].dtype, rhs: spec.operands[1].dtype, out: spec.output().dtype };
+    let accumulator = if epilogue.requant { Dtype::I32 } else { spec.output().dtype };
+    let dtypes = OperandDtypes { lhs: spec.operands[0].dtype, rhs: spec.operands[1].dtype, out: accumulator };
     let (dtype, inputs) = if OperandDtypes::COMBINATIONS.iter().any(|(_, d)| *d == dtypes) {
         row_major_operands(spec)?;
-        (dtypes.out, Some([c_type(dtypes.lhs), c_type(dtypes.rhs)]))
+        (spec.output().dtype, Some([c_type(dtypes.lhs), c_type(dtypes.rhs)]))
     } else {
         (plain_operands(spec)?, None)
     };
@@ -123,9 +125,15 @@ pub fn conv_problem(spec: &LogicalSpec) -> Result<ConvProblem, String> {
     let &[_, k, _, _, _, r, s] = spec.shape.dims() else {
         return Err("the convolution is not of rank 7".into());
     };
-    if spec.operands.iter().any(|o| o.dtype != Dtype::F32) {
-        return Err("the convolution is not f32; the baselines are".into());
-    }
+    let dtypes =
+        OperandDtypes { lhs: spec.operands[0].dtype, rhs: spec.operands[1].dtype, out: spec.output().dtype };
+    let inputs = if OperandDtypes::COMBINATIONS.iter().any(|(_, d)| *d == dtypes) {
+        Some([c_type(dtypes.lhs), c_type(dtypes.rhs)])
+    } else if spec.operands.iter().any(|o| o.dtype != Dtype::F32) {
+        return Err("the convolution is neither f32 nor u8s8s32 or s8s8s32; the baselines are".into());
+    } else {
+        None
+    };
     let order = |operand: usize, dims: [u8; 4]| {
         let o = &spec.operands[operand];
         let layout = Layout::new(dims.iter().map(|&d| LayoutDim::dynamic(d)).collect()).ok()?;
@@ -159,6 +167,7 @@ pub fn conv_problem(spec: &LogicalSpec) -> Result<ConvProblem, String> {
         layout,
         filter_layout,
     );
+    problem.inputs = inputs;
     problem.stride = geometry.stride.map(usize::from);
     problem.dilation = geometry.dilation.map(usize::from);
     problem.padding = ConvPadding { top: t, bottom: b, left: l, right: rt };
@@ -236,7 +245,7 @@ pub(crate) mod tests {
         let kernel = morello_codegen::emit::kernel_signature(canonical.logical(), "kernel").unwrap();
         assert!(crate::compare::same_call_shape(&Problem::Conv(problem).signature("f"), &kernel));
         let int = spec("Conv(1x2x2x3x3x2x2, i32 GL row-major, i32 GL row-major, i32 GL row-major)");
-        assert!(baseline_problem(&int).unwrap_err().contains("not f32"));
+        assert!(baseline_problem(&int).unwrap_err().contains("neither f32"));
         // NHWC, HWIO, stride 2 and padding 0,1 (same on 8 rows): an 8x8 input.
         let nhwc = spec(
             "Conv:s2x2:p0x1x0x1(1x4x3x4x4x3x3, f32 GL [0, 2, 3, 1], f32 GL [2, 3, 1, 0], f32 GL [0, 2, 3, 1])",

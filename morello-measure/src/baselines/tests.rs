@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::bench::{BenchConfig, BenchRequest, PeakProbe, run_bench};
+use morello_codegen::harness::Buffer;
 use morello_codegen::test_support::{compiler, strict};
 
 /// The baselines of `problem`, asserting that none disagreed with the reference or failed to
@@ -37,21 +38,29 @@ fn every_available_matmul_epilogue_baseline_agrees_with_the_reference() {
     let Some(compiler) = compiler() else { return };
     // The plain matmul is checked (and timed) by `baselines_time_side_by_side`; relu is fused in
     // the convolution test. Here bias and GELU.
-    let gelu =
-        MatmulProblem::f32(6, 9, 5).with_epilogue(Epilogue { bias: true, activation: Activation::Gelu });
+    let gelu = MatmulProblem::f32(6, 9, 5).with_epilogue(Epilogue {
+        bias: true,
+        activation: Activation::Gelu,
+        requant: false,
+    });
     checked(&compiler, &Problem::Matmul(gelu), &["naive"]);
 }
 
-/// Quantized u8 x s8 -> s32 and s8 x s8 -> s32: the naive loop and oneDNN's int8 matmul (where
-/// installed) agree exactly with the reference, on inputs over their whole ranges; the other
-/// libraries say they have no such matmul.
+/// Quantized u8 x s8 -> s32 and s8 x s8 -> s32: the naive loop, oneDNN's int8 matmul and MKL's
+/// `cblas_gemm_s8u8s32` (where installed; s8 `lhs` shifted to u8) agree exactly with the
+/// reference, on inputs over their whole ranges; the other libraries say they have no such matmul.
 #[test]
 fn the_quantized_matmul_baselines_agree_exactly() {
     let Some(compiler) = compiler() else { return };
+    let mut required = vec!["naive"];
+    match mkl::locate() {
+        Ok(_) => required.push("mkl"),
+        Err(why) => println!("skipped: mkl's int8 matmul, MKL is not installed ({why})"),
+    }
     for inputs in [[CType::U8, CType::I8], [CType::I8, CType::I8]] {
         let problem =
             MatmulProblem { dtype: CType::I32, inputs: Some(inputs), ..MatmulProblem::f32(5, 300, 7) };
-        let set = checked(&compiler, &Problem::Matmul(problem), &["naive"]);
+        let set = checked(&compiler, &Problem::Matmul(problem), &required);
         let name = problem.types_name();
         assert!(name == "u8s8s32" || name == "s8s8s32", "{name}");
         for library in ["openblas", "blis", "xnnpack"] {
@@ -62,6 +71,90 @@ fn the_quantized_matmul_baselines_agree_exactly() {
                 set.skipped
             );
         }
+    }
+}
+
+/// A requantized u8s8s32 (u8 out) and s8s8s32 (i8 out) matmul: oneDNN's (where installed)
+/// agrees with the reference on the seeded inputs and on inputs with many small sums, half-integer
+/// products (scale 1/2) and odd zero points, where it rounds `y + zero_point` rather than `y`; the
+/// libraries without such a matmul say so.
+#[test]
+fn the_requantized_matmul_baselines_agree() {
+    let Some(compiler) = compiler() else { return };
+    let onednn = probe(&compiler, BaselineKind::OneDnn);
+    if let Err(why) = &onednn {
+        println!("skipped: the onednn requantized matmul ({why})");
+    }
+    let required: &[&str] = if onednn.is_ok() { &["onednn"] } else { &[] };
+    for (inputs, out) in [([CType::U8, CType::I8], CType::U8), ([CType::I8, CType::I8], CType::I8)] {
+        let problem = MatmulProblem {
+            dtype: out,
+            inputs: Some(inputs),
+            epilogue: Epilogue::REQUANT,
+            ..MatmulProblem::f32(6, 40, 35)
+        };
+        let set = checked(&compiler, &Problem::Matmul(problem), required);
+        let mkl = set.skipped.iter().find(|s| s.kind == BaselineKind::Mkl).map(|s| s.reason.as_str());
+        assert!(
+            mkl.is_some_and(|r| r.contains("with an epilogue") || r.contains("not installed")),
+            "{mkl:?}"
+        );
+        if onednn.is_err() {
+            continue;
+        }
+        // lhs[i][0] = i + 1 and rhs[0][j] = 1, the rest 0: acc = i + 1, y = (i + 1) / 2 in the
+        // columns of scale 1/2 (ties for even i), zero points 0..35 (odd in half the columns).
+        let (m, k, n) = (problem.m, problem.k, problem.n);
+        let lhs: Vec<u8> = (0..m * k).map(|e| if e % k == 0 { (e / k + 1) as u8 } else { 0 }).collect();
+        let rhs: Vec<u8> = (0..k * n).map(|e| u8::from(e < n)).collect();
+        let scale: Vec<f32> = (0..n).map(|j| if j % 5 == 4 { 3.0 + j as f32 / 7.0 } else { 0.5 }).collect();
+        let zero_point: Vec<u8> = (0..n as u8).collect();
+        let buffers = vec![
+            Buffer::from_le_bytes(inputs[0], &lhs).expect("bytes"),
+            Buffer::from_le_bytes(inputs[1], &rhs).expect("bytes"),
+            Buffer::F32(scale),
+            Buffer::from_le_bytes(out, &zero_point).expect("bytes"),
+        ];
+        let reference = reference::reference(&Problem::Matmul(problem), &buffers).expect("a reference");
+        let ties = reference.tolerance.iter().filter(|&&t| t > 0.0).count();
+        assert!(ties >= n, "{ties} outputs where the orders of rounding differ");
+        let problem = Problem::Matmul(problem);
+        let mut checker = check::Checker::on_inputs(&compiler, &problem, buffers);
+        let candidate = offer(&compiler, &problem, BaselineKind::OneDnn, &BaselineOptions::default())
+            .expect("offered")
+            .into_iter()
+            .find_map(|o| match o {
+                Offered::C(c) => Some(c.into_candidate()),
+                Offered::Rust { .. } => None,
+            })
+            .expect("a C unit");
+        let notes = checker.check_c(&candidate).expect("oneDNN agrees on ties with odd zero points");
+        assert!(notes.iter().any(|n| n.contains("requant")), "{notes:?}");
+    }
+}
+
+#[test]
+fn a_requantized_output_off_by_one_away_from_a_tie_is_refused() {
+    let problem = Problem::Matmul(MatmulProblem {
+        dtype: CType::U8,
+        inputs: Some([CType::U8, CType::I8]),
+        epilogue: Epilogue::REQUANT,
+        ..MatmulProblem::f32(1, 1, 3)
+    });
+    // acc = 3 in each column; scales 0.5, 0.5, 0.25: y = 1.5 (a tie), 1.5, 0.75; zero points 1, 2, 1.
+    let inputs = [
+        Buffer::U8(vec![3]),
+        Buffer::I8(vec![1, 1, 1]),
+        Buffer::F32(vec![0.5, 0.5, 0.25]),
+        Buffer::U8(vec![1, 2, 1]),
+    ];
+    let reference = reference::reference(&problem, &inputs).expect("a reference");
+    // round_half_even(1.5) + 1 = 3, round_half_even(2.5) = 2 (oneDNN's order): both accepted.
+    for accepted in [[3, 4, 2], [2, 4, 2]] {
+        assert!(reference::check(&reference, &Buffer::U8(accepted.to_vec())).is_ok(), "{accepted:?}");
+    }
+    for refused in [[3, 4, 1], [3, 4, 3], [4, 4, 2], [1, 4, 2], [3, 3, 2], [3, 5, 2]] {
+        assert!(reference::check(&reference, &Buffer::U8(refused.to_vec())).is_err(), "{refused:?}");
     }
 }
 
@@ -79,10 +172,37 @@ fn every_available_conv_baseline_agrees_with_the_reference() {
         stride: [2, 1],
         padding: ConvPadding { top: 1, bottom: 2, left: 0, right: 1 },
         dilation: [1, 2],
-        epilogue: Epilogue { bias: true, activation: Activation::Relu },
+        epilogue: Epilogue { bias: true, activation: Activation::Relu, requant: false },
         ..ConvProblem::new([2, 5, 7, 8], [3, 3, 2], ActivationLayout::Nhwc, FilterLayout::Hwio)
     };
     checked(&compiler, &Problem::Conv(odd), &["naive"]);
+}
+
+/// Quantized convolutions (u8 or s8 input, s8 filter, s32 output): oneDNN's (both layouts it is
+/// given and the ones it chooses) agrees exactly, on a padded, strided one over 8-bit inputs of
+/// every value; the naive loop and XNNPACK say they have none.
+#[test]
+fn the_quantized_conv_baselines_agree_exactly() {
+    let Some(compiler) = compiler() else { return };
+    let onednn = probe(&compiler, BaselineKind::OneDnn);
+    let required: &[&str] = if onednn.is_ok() { &["onednn", "onednn-any"] } else { &[] };
+    for inputs in [[CType::U8, CType::I8], [CType::I8, CType::I8]] {
+        let problem = ConvProblem {
+            stride: [2, 1],
+            padding: ConvPadding::uniform(1),
+            inputs: Some(inputs),
+            ..ConvProblem::new([1, 19, 7, 6], [5, 3, 3], ActivationLayout::Nhwc, FilterLayout::Hwio)
+        };
+        let set = checked(&compiler, &Problem::Conv(problem), required);
+        for library in ["naive", "xnnpack"] {
+            let skipped = set.skipped.iter().find(|s| s.reason.starts_with(library));
+            assert!(
+                skipped.is_some_and(|s| s.reason.contains("convolution")),
+                "{library}: {:?}",
+                set.skipped
+            );
+        }
+    }
 }
 
 #[test]

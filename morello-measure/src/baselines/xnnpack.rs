@@ -28,6 +28,9 @@ pub(super) fn c_baselines(problem: &Problem) -> Result<Vec<CBaseline>, Unavailab
             return Err(format!("no {} matmul", p.types_name()).into());
         }
         Problem::Matmul(p) => matmul(p)?,
+        Problem::Conv(p) if p.inputs.is_some() => {
+            return Err(format!("no {} convolution", p.types_name()).into());
+        }
         Problem::Conv(p) => conv(p)?,
         Problem::Softmax(p) => softmax(p),
     };

@@ -26,6 +26,7 @@ use morello_core::target::{LevelKind, Target};
 use morello_measure::compare::{
     is_memory_bound, peak_applies, same_c, same_levels_and_isa, speedup, unfused_epilogue,
 };
+use morello_measure::peak::PeakVariant;
 use morello_measure::ranking::{Ranked, Ranking, first_difference};
 use morello_measure::report::{KernelReport, ONE_THREAD_LABEL, TimedKernels, measure_peak_once};
 use morello_measure::{BaselineKind, Caches, KernelCandidate};
@@ -257,7 +258,7 @@ pub fn run(args: &Args) -> Result<()> {
 
     let bar = spinner(args.options.progress, args.options.quiet, "measuring the peak".into());
     let before = CpuTimes::now();
-    let peak = measure_peak_once(&compiler, &config);
+    let peak = measure_peak_once(&compiler, &config, PeakVariant::for_spec(resolved.spec.logical(), target));
     let candidates = kernels.len() + baselines.len();
     bar.set_message(format!(
         "verifying and timing {candidates} candidates (about {:.0} s)",
@@ -279,7 +280,7 @@ pub fn run(args: &Args) -> Result<()> {
         labels: &labels,
         top_k: args.top_k.is_some(),
         memory_bound: is_memory_bound(&resolved.spec),
-        peak_applies: peak_applies(&resolved.spec),
+        peak_applies: peak_applies(&resolved.spec, target),
         warnings: args.measure.noise_note().into_iter().chain(busy).collect(),
         notes,
     });
@@ -569,7 +570,7 @@ impl Report<'_> {
             ("time/call", Align::Right),
             ("min-max", Align::Right),
             ("IQR", Align::Right),
-            ("GFLOP/s", Align::Right),
+            (self.rate_unit(), Align::Right),
         ]);
         if self.memory_bound {
             columns.push(("GB/s", Align::Right));

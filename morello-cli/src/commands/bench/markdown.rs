@@ -195,7 +195,9 @@ pub fn section(table: &Table, machine: &Machine, notes: &[String], plot_link: &s
     out.push_str(
         "\nGFLOP/s (2 M K N per call) at the median time, with the slowest and fastest samples in brackets; \
          vector-matrix rows also give GB/s (every operand's bytes once per call); u32 rows count integer \
-         multiply-adds the same way; rows without a flop count (softmax) give GB/s instead. The last column \
+         multiply-adds the same way, and the quantized rows (u8s8s32: u8 activations, s8 weights, s32 sums, or \
+         requantized to u8) give GOPS, the same count on 8-bit integers, against the int8 peak of the \
+         target's int8 instruction; rows without a flop count (softmax) give GB/s instead. The last column \
          is morello's median figure divided by the best library's (any baseline but the naive loop). n/a: \
          not timed (see the notes).\n\n",
     );

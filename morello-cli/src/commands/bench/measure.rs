@@ -110,12 +110,10 @@ impl MeasureArgs {
 pub fn peak_line(peak: &Result<PeakReport, String>) -> String {
     match peak {
         Ok(p) => format!(
-            "{:.1} GFLOP/s f32 on one core ({} FMA probe, best of {})",
+            "{:.1} {} on one core ({} probe, best of {})",
             p.gflops,
-            match p.variant {
-                morello_measure::peak::PeakVariant::Avx512 => "AVX-512",
-                morello_measure::peak::PeakVariant::Avx2 => "AVX2",
-            },
+            if p.variant.is_int8() { "GOPS int8" } else { "GFLOP/s f32" },
+            p.variant.name(),
             p.samples_gflops.len()
         ),
         Err(reason) => format!("not measured ({reason})"),

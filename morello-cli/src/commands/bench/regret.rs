@@ -106,7 +106,7 @@ pub fn run(args: &Args) -> Result<()> {
             Some(words) => words.clone(),
             None => format!("matmul {}x{}x{}", entry.m, entry.k, entry.n),
         };
-        let mut spec_args = SpecArgs::from_words(&words, &args.target, entry.dtype.name())
+        let mut spec_args = SpecArgs::from_words(&words, &args.target, &entry.dtypes.name())
             .map_err(|e| bad_input(format!("size `{words}`: {e}")))?;
         spec_args.processors = u32::try_from(config.threads).ok();
         let result = measure_entry(args, &spec_args, &compiler, &config, gap);

@@ -2,10 +2,13 @@
 //! matrix-vector products 1x2048x16384 and 16384x2048x1, a bf16-to-f32 vector-matrix product, a
 //! u32 64^3, and layers of real networks: ResNet-50's 3x3 convolutions 1x56x56x64 and 1x14x14x256,
 //! a 1x1 convolution 1x28x28x512 to 128 channels, BERT-base's softmax (12*128)x128 and its
-//! 128x768x3072 matmul with bias and GELU), each searched, verified and timed beside the baselines; the figures go into a
-//! Markdown table between markers in `docs/PERFORMANCE.md` and a plot in `docs/perf.svg`.
+//! 128x768x3072 matmul with bias and GELU), and quantized u8 x s8 -> s32 rows (cubes 64 to 1024,
+//! 100x300x77, BERT-base's 128x768x3072 plain and requantized, the GEMV 1x768x3072 and ResNet-50's
+//! 1x56x56x64 3x3 convolution), each searched, verified and timed beside the baselines; the figures
+//! go into a Markdown table between markers in `docs/PERFORMANCE.md` and a plot in `docs/perf.svg`.
 //!
-//! The peak is measured once; each size is then one side-by-side run (`measure.rs`). A size that
+//! The peak is measured once (the f32 FMA peak, and the int8 peak of the target's int8 kernel when
+//! the suite has int8 rows); each size is then one side-by-side run (`measure.rs`). A size that
 //! fails (a kernel this host cannot run, say) is recorded as failed and the suite goes on; the
 //! command exits with status 1 after writing the files.
 
@@ -13,8 +16,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
 use morello_codegen::{Compiler, host_features};
-use morello_core::dtype::Dtype;
+use morello_core::dtype::{Dtype, OperandDtypes};
 use morello_measure::compare::percent_of_peak;
+use morello_measure::peak::PeakVariant;
 use morello_measure::{BaselineKind, BenchConfig, KernelCandidate, Measurement};
 use serde_json::{Value, json};
 
@@ -38,14 +42,16 @@ Examples:
   morello bench-suite --sizes 64,u32:64,bf16:1x2048x16384 --no-write
   morello bench-suite --sizes 8,16 --samples 2 --min-sample-seconds 0.01 --markdown /tmp/p.md --svg /tmp/p.svg
 
-Sizes: N (an f32 NxNxN matmul), MxKxN, DTYPE:SIZE (bf16 operands accumulate into f32), or a spec in
-words as `morello bench` takes it (`conv 1x56x56x64 3x3x64x64 --layout nhwc --pad same`, `softmax
-1536x128`, `matmul 128x768x3072 --epilogue bias,gelu`). The default suite is 8,16,32,64,128,256,512,
-1024,1x2048x16384,16384x2048x1,bf16:1x2048x16384,u32:64 and those layers.
+Sizes: N (an f32 NxNxN matmul), MxKxN, DTYPE:SIZE (bf16 operands accumulate into f32; u8s8s32 and
+s8s8s32 are the quantized ones), or a spec in words as `morello bench` takes it (`conv 1x56x56x64
+3x3x64x64 --layout nhwc --pad same`, `softmax 1536x128`, `matmul 128x768x3072 --epilogue bias,gelu`),
+also after DTYPE: (`u8s8s32:conv 1x56x56x64 3x3x64x64 --layout nhwc --pad same`). The default suite is
+8,16,32,64,128,256,512,1024,1x2048x16384,16384x2048x1,bf16:1x2048x16384,u32:64, those layers, and the
+u8s8s32 rows.
 Run it from the repository root (or pass --markdown and --svg); it takes several minutes.";
 
-/// The default suite, in order: matmuls, then layers of real networks.
-pub const SUITE: [&str; 17] = [
+/// The default suite, in order: matmuls, then layers of real networks, then quantized rows.
+pub const SUITE: [&str; 27] = [
     "8",
     "16",
     "32",
@@ -63,6 +69,16 @@ pub const SUITE: [&str; 17] = [
     "conv 1x28x28x512 1x1x512x128 --layout nhwc",
     "softmax 1536x128",
     "matmul 128x768x3072 --epilogue bias,gelu",
+    "u8s8s32:64",
+    "u8s8s32:128",
+    "u8s8s32:256",
+    "u8s8s32:512",
+    "u8s8s32:1024",
+    "u8s8s32:100x300x77",
+    "u8s8s32:128x768x3072",
+    "u8s8s32:matmul 128x768x3072 --epilogue requant",
+    "u8s8s32:1x768x3072",
+    "u8s8s32:conv 1x56x56x64 3x3x64x64 --layout nhwc --pad same",
 ];
 
 /// Arguments of `morello bench-suite`.
@@ -109,13 +125,14 @@ pub struct Args {
     pub(super) db: DbArgs,
 }
 
-/// One size of the suite: an `MxKxN` row-major matmul of one input dtype, or a spec in words.
+/// One size of the suite: an `MxKxN` row-major matmul of some operand dtypes, or a spec in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     /// A spec in words with its flags (`softmax 1536x128`); the matmul fields are then unused.
     pub words: Option<String>,
-    /// The operands' dtype (bf16 accumulates into f32).
-    pub dtype: Dtype,
+    /// The operands' dtypes, as `--dtype` names them (bf16 accumulates into f32; u8s8s32 is a
+    /// u8 `lhs`, an i8 `rhs` and an i32 output).
+    pub dtypes: OperandDtypes,
     /// Rows of the output.
     pub m: u32,
     /// The reduction length.
@@ -125,45 +142,58 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Parses `N`, `MxKxN`, or either after `DTYPE:`.
+    /// Parses `N`, `MxKxN` or a spec in words, each optionally after `DTYPE:` (a dtype or
+    /// `u8s8s32`, `s8s8s32`).
     ///
     /// # Errors
     /// A sentence naming the bad part.
     pub fn parse(text: &str) -> Result<Entry, String> {
         let text = text.trim();
-        if text.starts_with(|c: char| c.is_ascii_alphabetic()) && text.contains(' ') {
-            return Ok(Entry { words: Some(text.to_string()), dtype: Dtype::F32, m: 0, k: 0, n: 0 });
-        }
-        let (dtype, size) = match text.split_once(':') {
-            Some((dtype, size)) => {
-                (dtype.trim().parse::<Dtype>().map_err(|e| format!("size `{text}`: {e}"))?, size.trim())
-            }
-            None => (Dtype::F32, text),
+        let (dtypes, size) = match text.split_once(':') {
+            Some((dtypes, size)) if !dtypes.contains(' ') => (
+                dtypes.trim().parse::<OperandDtypes>().map_err(|e| format!("size `{text}`: {e}"))?,
+                size.trim(),
+            ),
+            _ => (OperandDtypes::single(Dtype::F32), text),
         };
+        if size.starts_with(|c: char| c.is_ascii_alphabetic()) && size.contains(' ') {
+            return Ok(Entry { words: Some(size.to_string()), dtypes, m: 0, k: 0, n: 0 });
+        }
         let dims: Vec<u32> = size
             .split('x')
             .map(|d| d.trim().parse::<u32>().ok().filter(|&d| d > 0))
             .collect::<Option<_>>()
             .ok_or_else(|| format!("size `{text}` must be N or MxKxN with positive integers"))?;
         match dims[..] {
-            [n] => Ok(Entry { words: None, dtype, m: n, k: n, n }),
-            [m, k, n] => Ok(Entry { words: None, dtype, m, k, n }),
+            [n] => Ok(Entry { words: None, dtypes, m: n, k: n, n }),
+            [m, k, n] => Ok(Entry { words: None, dtypes, m, k, n }),
             _ => Err(format!("size `{text}` must be N or MxKxN")),
         }
     }
 
-    /// `f32 64x64x64`.
+    /// `f32 64x64x64`, `u8s8s32 256x256x256`, `softmax 1536x128`, `u8s8s32 conv ...`.
     pub fn label(&self) -> String {
+        let dtypes = self.dtypes.name();
         match &self.words {
-            Some(words) => words.clone(),
-            None => format!("{} {}x{}x{}", self.dtype, self.m, self.k, self.n),
+            Some(words) if self.is_f32() => words.clone(),
+            Some(words) => format!("{dtypes} {words}"),
+            None => format!("{dtypes} {}x{}x{}", self.m, self.k, self.n),
         }
+    }
+
+    /// Whether every operand is f32.
+    fn is_f32(&self) -> bool {
+        self.dtypes == OperandDtypes::single(Dtype::F32)
+    }
+
+    /// Whether the inputs are 8-bit integers (the row's figures are int8 GOPS).
+    pub fn is_int8(&self) -> bool {
+        OperandDtypes::COMBINATIONS.iter().any(|(_, d)| *d == self.dtypes)
     }
 
     /// The edge of an f32 cube (the plot's x axis), if it is one.
     pub fn cube(&self) -> Option<u32> {
-        (self.words.is_none() && self.dtype == Dtype::F32 && self.m == self.k && self.k == self.n)
-            .then_some(self.m)
+        (self.words.is_none() && self.is_f32() && self.m == self.k && self.k == self.n).then_some(self.m)
     }
 }
 
@@ -192,7 +222,13 @@ pub fn run(args: &Args) -> Result<()> {
     );
     bar.set_message("measuring the peak");
     let before = CpuTimes::now();
-    let peak = measure_peak_once(&compiler, &config);
+    let peak = measure_peak_once(&compiler, &config, None);
+    // The int8 rows' peak: the instruction of the target's int8 kernel.
+    let int8_peak = entries
+        .iter()
+        .any(Entry::is_int8)
+        .then(|| PeakVariant::for_int8(&target).map(|v| measure_peak_once(&compiler, &config, Some(v))))
+        .flatten();
     let mut outcomes = Vec::new();
     for entry in &entries {
         bar.set_message(format!("{}: searching, verifying, timing", entry.label()));
@@ -200,7 +236,7 @@ pub fn run(args: &Args) -> Result<()> {
             Some(words) => words.clone(),
             None => format!("matmul {}x{}x{}", entry.m, entry.k, entry.n),
         };
-        let spec_args = match SpecArgs::from_words(&words, &args.target, entry.dtype.name()) {
+        let spec_args = match SpecArgs::from_words(&words, &args.target, &entry.dtypes.name()) {
             Ok(mut spec_args) => {
                 spec_args.processors = u32::try_from(config.threads).ok();
                 spec_args
@@ -227,7 +263,12 @@ pub fn run(args: &Args) -> Result<()> {
         notes.insert(0, format!("Warning: {warning}."));
     }
     let target_text = target_note.clone().unwrap_or_else(|| target.name().to_string());
-    let machine = machine(&compiler, &config, peak_line(&peak), target_text);
+    let peak_text = match &int8_peak {
+        Some(int8) => format!("{}; int8 rows: {}", peak_line(&peak), peak_line(int8)),
+        None => peak_line(&peak),
+    };
+    let machine = machine(&compiler, &config, peak_text, target_text);
+    let int8_peak = int8_peak.and_then(|p| p.ok()).map(|p| p.gflops);
     let svg = plot(
         &series(&table, &entries),
         peak_gflops.map(|p| p * config.threads as f64),
@@ -248,7 +289,8 @@ pub fn run(args: &Args) -> Result<()> {
     }
 
     if args.json {
-        output::print_json(&suite_json(&outcomes, &table, &machine, peak_gflops, &config))?;
+        let peaks = Peaks { f32: peak_gflops, int8: int8_peak };
+        output::print_json(&suite_json(&outcomes, &table, &machine, peaks, &config))?;
     } else {
         let mut text = format!("peak: {}\n\n", machine.peak);
         text += &table.markdown();
@@ -463,11 +505,18 @@ fn series(table: &Table, entries: &[Entry]) -> Vec<Series> {
         .collect()
 }
 
+/// The measured single-core peaks: f32 GFLOP/s and, with int8 rows, int8 GOPS.
+#[derive(Debug, Clone, Copy)]
+struct Peaks {
+    f32: Option<f64>,
+    int8: Option<f64>,
+}
+
 fn suite_json(
     outcomes: &[Outcome],
     table: &Table,
     machine: &Machine,
-    peak: Option<f64>,
+    peaks: Peaks,
     config: &BenchConfig,
 ) -> Value {
     let rows: Vec<Value> = outcomes
@@ -476,15 +525,16 @@ fn suite_json(
         .map(|(o, row)| {
             let (results, skipped, not_comparable) = match &o.result {
                 Ok(m) => {
-                    let f32_only = o.entry.dtype == Dtype::F32;
+                    let peak = if o.entry.is_int8() {
+                        peaks.int8
+                    } else {
+                        peaks.f32.filter(|_| o.entry.is_f32())
+                    };
                     let results: Vec<Value> = m
                         .report
                         .results
                         .iter()
-                        .map(|r| {
-                            let percent = percent_of_peak(r.gflops, peak.filter(|_| f32_only), config.threads);
-                            result_json(r, percent)
-                        })
+                        .map(|r| result_json(r, percent_of_peak(r.gflops, peak, config.threads)))
                         .collect();
                     let skipped: Vec<Value> =
                         m.skipped.iter().map(|s| json!({"name": s.name, "reason": s.reason})).collect();
@@ -504,7 +554,8 @@ fn suite_json(
         })
         .collect();
     json!({
-        "peak_gflops": peak,
+        "peak_gflops": peaks.f32,
+        "int8_peak_gops": peaks.int8,
         "machine": {
             "date": machine.date, "command": machine.command, "cpu": machine.cpu, "os": machine.os,
             "features": machine.features, "compiler": machine.compiler, "peak": machine.peak,
@@ -581,15 +632,24 @@ mod tests {
 
     #[test]
     fn sizes_parse_with_an_optional_dtype() {
-        assert_eq!(Entry::parse("64"), Ok(Entry { words: None, dtype: Dtype::F32, m: 64, k: 64, n: 64 }));
+        let f32 = OperandDtypes::single(Dtype::F32);
+        assert_eq!(Entry::parse("64"), Ok(Entry { words: None, dtypes: f32, m: 64, k: 64, n: 64 }));
         let layer = Entry::parse("softmax 1536x128").unwrap();
         assert_eq!((layer.label(), layer.cube()), ("softmax 1536x128".to_string(), None));
         assert_eq!(Entry::parse("1x2048x16384").map(|e| (e.m, e.k, e.n)), Ok((1, 2048, 16384)));
         let bf16 = Entry::parse("bf16:1x2048x16384").unwrap();
-        assert_eq!((bf16.dtype, bf16.label()), (Dtype::Bf16, "bf16 1x2048x16384".to_string()));
+        assert_eq!((bf16.dtypes.lhs, bf16.label()), (Dtype::Bf16, "bf16 1x2048x16384".to_string()));
         assert_eq!(Entry::parse("u32:64").map(|e| e.cube()), Ok(None));
         assert_eq!(Entry::parse("32").map(|e| e.cube()), Ok(Some(32)));
-        for bad in ["", "0", "8x8", "axbxc", "f64:8", "8x8x8x8", "-1"] {
+        let int8 = Entry::parse("u8s8s32:100x300x77").unwrap();
+        assert_eq!(
+            (int8.label(), int8.is_int8(), int8.cube()),
+            ("u8s8s32 100x300x77".to_string(), true, None)
+        );
+        let conv = Entry::parse("s8s8s32:conv 1x8x8x4 3x3x4x4 --pad same").unwrap();
+        assert_eq!(conv.label(), "s8s8s32 conv 1x8x8x4 3x3x4x4 --pad same");
+        assert_eq!(conv.words.as_deref(), Some("conv 1x8x8x4 3x3x4x4 --pad same"));
+        for bad in ["", "0", "8x8", "axbxc", "f64:8", "8x8x8x8", "-1", "u8s8s16:64", "u8s8s32:softmax"] {
             assert!(Entry::parse(bad).is_err(), "{bad}");
         }
         assert!(SUITE.iter().all(|s| Entry::parse(s).is_ok()));
