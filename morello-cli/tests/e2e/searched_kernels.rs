@@ -286,8 +286,8 @@ fn requantized_int8_matmuls() {
         ("matmul 3x8x13 --epilogue requant-i8", "s8s8s32", "x86-avx2"),
         ("matmul 2x16x8 --epilogue bias,requant", "u8s8s32", "x86-avx512"),
         ("matmul 2x8x8 --epilogue bias,relu,requant-i8", "s8s8s32", "x86-avx2"),
-        ("matmul 1x16x4 --epilogue bias,relu,requant", "u8s8s32", "x86-avx512"),
-        ("matmul 1x8x4 --epilogue bias,requant-i8", "u8s8s32", "x86-avx2"),
+        ("matmul 2x8x16 --epilogue bias,relu,requant", "u8s8s32", "x86-avx512"),
+        ("matmul 2x4x8 --epilogue bias,requant-i8", "u8s8s32", "x86-avx2"),
     ]);
 }
 
