@@ -99,6 +99,14 @@ impl RequantEpilogue {
     pub const fn relu(self) -> bool {
         matches!(self, RequantEpilogue::BiasRelu)
     }
+
+    /// The epilogue of a requantizing kind (`MatmulRequant`, `Requant`); `Plain` for any other.
+    pub const fn of(kind: PrimitiveKind) -> RequantEpilogue {
+        match kind {
+            PrimitiveKind::MatmulRequant { epilogue } | PrimitiveKind::Requant { epilogue } => epilogue,
+            _ => RequantEpilogue::Plain,
+        }
+    }
 }
 
 /// Parses a requantizing epilogue: `requant` or `requant-u8` (a u8 output), `requant-i8` or

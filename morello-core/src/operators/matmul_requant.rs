@@ -60,7 +60,7 @@ pub(super) const DEFINITION: OperatorDefinition = OperatorDefinition::new(
 .rank(4, Some(&["b", "m", "k", "n"]))
 .reductions(&[2])
 .accumulator(Dtype::I32)
-.accumulator_addend(|kind| requant_bias_bound(epilogue(kind)))
+.accumulator_addend(|kind| requant_bias_bound(RequantEpilogue::of(kind)))
 .form_operands(form_operands)
 .arithmetic(Arithmetic::MultiplyAdd)
 .frontier_levels(FrontierLevels::ReachingOperands)
@@ -85,15 +85,8 @@ const BIAS_OPERANDS: [OperandRole; 6] = [
     operand("out", Direction::Out),
 ];
 
-fn epilogue(kind: PrimitiveKind) -> RequantEpilogue {
-    match kind {
-        PrimitiveKind::MatmulRequant { epilogue } => epilogue,
-        _ => RequantEpilogue::Plain,
-    }
-}
-
 fn form_operands(kind: PrimitiveKind) -> &'static [OperandRole] {
-    if epilogue(kind).has_bias() { &BIAS_OPERANDS } else { &OPERANDS }
+    if RequantEpilogue::of(kind).has_bias() { &BIAS_OPERANDS } else { &OPERANDS }
 }
 
 /// The operands of each part, as indices of this operator's (`count` of them) and the
@@ -127,7 +120,7 @@ fn dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
 
 fn semantics(kind: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsMut) {
     let [batch, rows, depth, cols] = *shape.dims() else { return };
-    let epilogue = epilogue(kind);
+    let epilogue = RequantEpilogue::of(kind);
     // The operands after lhs and rhs: (bias,) scale, zero_point, out.
     let count = form_operands(kind).len();
     let (scale, zero_point, out_at) = (count - 3, count - 2, count - 1);
@@ -174,7 +167,7 @@ fn parts(kind: PrimitiveKind, l: &[LevelId], d: &[Dtype], target: &Target) -> Pa
         .map(|t| {
             vec![
                 part(PrimitiveKind::Matmul { accum: false }, &matmul, t),
-                part(PrimitiveKind::Requant { epilogue: epilogue(kind) }, &requant, t),
+                part(PrimitiveKind::Requant { epilogue: RequantEpilogue::of(kind) }, &requant, t),
             ]
         })
         .collect();

@@ -59,15 +59,8 @@ const BIAS_OPERANDS: [OperandRole; 5] = [
     operand("out", Direction::Out),
 ];
 
-fn epilogue(kind: PrimitiveKind) -> RequantEpilogue {
-    match kind {
-        PrimitiveKind::Requant { epilogue } => epilogue,
-        _ => RequantEpilogue::Plain,
-    }
-}
-
 fn form_operands(kind: PrimitiveKind) -> &'static [OperandRole] {
-    if epilogue(kind).has_bias() { &BIAS_OPERANDS } else { &OPERANDS }
+    if RequantEpilogue::of(kind).has_bias() { &BIAS_OPERANDS } else { &OPERANDS }
 }
 
 fn operand_dims(kind: PrimitiveKind, rank: usize) -> Vec<Vec<OperandDim>> {
@@ -88,7 +81,7 @@ fn dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
 
 fn semantics(kind: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsMut) {
     let last = shape.rank() - 1;
-    let epilogue = epilogue(kind);
+    let epilogue = RequantEpilogue::of(kind);
     let count = form_operands(kind).len();
     let (scale, zero_point, out_at) = (count - 3, count - 2, count - 1);
     let out = ops.dtype(out_at);
