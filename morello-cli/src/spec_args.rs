@@ -37,6 +37,7 @@ Specs:
   matmul MxKxN --epilogue bias,relu      ... then out = act(out + bias[column]): bias, bias,relu, bias,gelu
   matmul MxKxN --dtype u8s8s32           u8 lhs, i8 rhs, exact i32 out (s8s8s32: i8 lhs); K at most 65793 (131071)
   matmul MxKxN --dtype u8s8s32 --epilogue requant   ... out u8 = saturate(round(acc * scale[column]) + zero_point[column]) (requant-i8: i8 out)
+  matmul MxKxN --dtype u8s8s32 --epilogue bias,relu,requant   ... acc + bias[column] (i32; K at most 32896), ReLU after the scale
   matmul MxKxN --rhs-layout vnni         rhs packed [K/4][N][4] (what the AVX-512 VNNI kernel reads)
   move SHAPE --from LAYOUT --to LAYOUT   a copy that changes the layout (row-major, col-major, [1, 0, 1 p(4)], ...)
   zero SHAPE                             fill with zeros
@@ -93,8 +94,9 @@ pub struct SpecArgs {
     /// (fused into the output's register blocks when the search finds that cheaper); or, for an
     /// int8 matmul (u8s8s32, s8s8s32), requant (a u8 output) or requant-i8 (an i8 output): the i32
     /// sums times a per-column f32 scale, rounded half to even, plus a per-column zero point,
-    /// saturated.
-    #[arg(long, value_name = "bias[,relu|gelu]|requant[-i8]")]
+    /// saturated; bias,requant and bias,relu,requant (and their -i8 forms) add a per-column i32
+    /// bias to the sums first, and the second applies ReLU after the scale.
+    #[arg(long, value_name = "bias[,relu|gelu]|[bias[,relu],]requant[-i8]")]
     pub epilogue: Option<String>,
     /// Convolution image and output layout: nchw (default) or nhwc.
     #[arg(long, value_name = "LAYOUT")]
@@ -302,9 +304,9 @@ fn build_spec(args: &SpecArgs, target: &Target) -> Result<CanonicalSpec> {
             return Err(bad_input("--epilogue applies only to matmul".to_string()));
         }
         builder = match parse_requant(text) {
-            Some(out) => builder.requant(out),
-            None if text.contains("requant") => {
-                return Err(bad_input(morello_core::spec::ShorthandError::BiasWithRequant.to_string()));
+            Some(requant) => {
+                let (epilogue, out) = requant.map_err(bad_input)?;
+                builder.requant(epilogue, out)
             }
             None => builder.epilogue(parse_epilogue(text).map_err(bad_input)?),
         };

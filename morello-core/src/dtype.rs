@@ -165,19 +165,21 @@ impl FromStr for OperandDtypes {
     }
 }
 
-/// The largest reduction length whose sum of products of `lhs` and `rhs` values is exact in the
-/// integer `out`, whatever the values (`None` when the output is a float, or when no product's
-/// sum needs a bound: the dtypes wrap by design, as u32 and i32 inputs do):
+/// The largest reduction length whose sum of products of `lhs` and `rhs` values, plus any value
+/// of magnitude up to `addend` (a bias; 0 for none), is exact in the integer `out`, whatever the
+/// values (`None` when the output is a float, or when no product's sum needs a bound: the dtypes
+/// wrap by design, as u32 and i32 inputs do):
 ///
 /// ```text
-/// limit = floor((2^31 - 1) / max |a b|)    over a in lhs's range, b in rhs's range
+/// limit = floor((2^31 - 1 - addend) / max |a b|)    over a in lhs's range, b in rhs's range
 /// u8 x i8 -> i32:  max |a b| = 255 * 128 = 32640   limit 65793
 /// i8 x i8 -> i32:  max |a b| = 128 * 128 = 16384   limit 131071
+/// with a bias up to 2^30:                          limits 32896 and 65535
 /// ```
 ///
 /// The positive bound decides: a sum of `k` products lies in `[k min, k max]`, and `-2^31` is one
 /// further from zero than `2^31 - 1`.
-pub fn exact_reduction_limit(lhs: Dtype, rhs: Dtype, out: Dtype) -> Option<u64> {
+pub fn exact_reduction_limit(lhs: Dtype, rhs: Dtype, out: Dtype, addend: u64) -> Option<u64> {
     let magnitude = |d: Dtype| match d {
         Dtype::U8 => Some(255u64),
         Dtype::I8 => Some(128),
@@ -187,7 +189,7 @@ pub fn exact_reduction_limit(lhs: Dtype, rhs: Dtype, out: Dtype) -> Option<u64> 
         return None;
     }
     let largest = magnitude(lhs)? * magnitude(rhs)?;
-    Some(u64::from(i32::MAX as u32) / largest)
+    Some(u64::from(i32::MAX as u32).saturating_sub(addend) / largest)
 }
 
 #[cfg(test)]
@@ -226,12 +228,18 @@ mod tests {
         for (lhs, rhs, min, max) in
             [(Dtype::U8, Dtype::I8, 255 * -128, 255 * 127), (Dtype::I8, Dtype::I8, -128 * 127, 128 * 128)]
         {
-            let k = exact_reduction_limit(lhs, rhs, Dtype::I32).unwrap() as i64;
-            let fits = |k: i64| k * max <= i64::from(i32::MAX) && k * min >= i64::from(i32::MIN);
-            assert!(fits(k) && !fits(k + 1), "{lhs} x {rhs}: {k}");
+            for addend in [0i64, 1 << 30] {
+                let k = exact_reduction_limit(lhs, rhs, Dtype::I32, addend as u64).unwrap() as i64;
+                let fits = |k: i64| {
+                    k * max + addend <= i64::from(i32::MAX) && k * min - addend >= i64::from(i32::MIN)
+                };
+                assert!(fits(k) && !fits(k + 1), "{lhs} x {rhs} + {addend}: {k}");
+            }
         }
-        assert_eq!(exact_reduction_limit(Dtype::U8, Dtype::I8, Dtype::I32), Some(65793));
-        assert_eq!(exact_reduction_limit(Dtype::F32, Dtype::F32, Dtype::F32), None);
-        assert_eq!(exact_reduction_limit(Dtype::I32, Dtype::I32, Dtype::I32), None);
+        assert_eq!(exact_reduction_limit(Dtype::U8, Dtype::I8, Dtype::I32, 0), Some(65793));
+        assert_eq!(exact_reduction_limit(Dtype::U8, Dtype::I8, Dtype::I32, 1 << 30), Some(32896));
+        assert_eq!(exact_reduction_limit(Dtype::I8, Dtype::I8, Dtype::I32, 1 << 30), Some(65535));
+        assert_eq!(exact_reduction_limit(Dtype::F32, Dtype::F32, Dtype::F32, 0), None);
+        assert_eq!(exact_reduction_limit(Dtype::I32, Dtype::I32, Dtype::I32, 0), None);
     }
 }

@@ -52,7 +52,10 @@ fn spec(words: &str, dtype: &str, target: &str) -> (Target, CanonicalSpec) {
             "--rhs-layout" => builder = builder.rhs_layout(value),
             "--epilogue" => {
                 builder = match parse_requant(value) {
-                    Some(out) => builder.requant(out),
+                    Some(requant) => {
+                        let (epilogue, out) = requant.expect("a requantizing epilogue");
+                        builder.requant(epilogue, out)
+                    }
                     None => builder.epilogue(parse_epilogue(value).expect("an epilogue")),
                 }
             }
@@ -274,12 +277,17 @@ fn interleaves(tree: &str, rows: u32) -> bool {
 
 /// Requantizing int8 matmuls, fused: the i32 accumulator block stays in vector registers and is
 /// requantized from them (16 lanes on x86-avx512, 8 on x86-avx2), an odd shape's last columns
-/// through the scalar kernel; u8 and i8 outputs, verified exactly. Larger shapes are an ignored test.
+/// through the scalar kernel; u8 and i8 outputs, without and with an i32 bias (and ReLU), verified
+/// exactly. Larger shapes are an ignored test.
 #[test]
 fn requantized_int8_matmuls() {
     check_requantized(&[
         ("matmul 4x16x32 --epilogue requant", "u8s8s32", "x86-avx512"),
         ("matmul 3x8x13 --epilogue requant-i8", "s8s8s32", "x86-avx2"),
+        ("matmul 2x16x8 --epilogue bias,requant", "u8s8s32", "x86-avx512"),
+        ("matmul 2x8x8 --epilogue bias,relu,requant-i8", "s8s8s32", "x86-avx2"),
+        ("matmul 2x8x16 --epilogue bias,relu,requant", "u8s8s32", "x86-avx512"),
+        ("matmul 2x4x8 --epilogue bias,requant-i8", "u8s8s32", "x86-avx2"),
     ]);
 }
 
@@ -292,6 +300,11 @@ fn requantized_int8_matmuls_of_many_blocks() {
         ("matmul 12x40x29 --epilogue requant-i8", "u8s8s32", "x86-avx512"),
         ("matmul 16x32x24 --epilogue requant", "u8s8s32", "x86-avx2"),
         ("matmul 6x12x13 --epilogue requant-i8", "s8s8s32", "x86-avx2"),
+        ("matmul 64x64x64 --epilogue bias,requant", "u8s8s32", "x86-avx512"),
+        ("matmul 64x64x64 --epilogue bias,relu,requant-i8", "s8s8s32", "x86-avx512"),
+        ("matmul 100x300x77 --epilogue bias,relu,requant", "u8s8s32", "x86-avx512"),
+        ("matmul 64x64x64 --epilogue bias,relu,requant", "u8s8s32", "x86-avx2"),
+        ("matmul 100x300x77 --epilogue bias,requant-i8", "s8s8s32", "x86-avx2"),
     ]);
 }
 

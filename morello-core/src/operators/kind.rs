@@ -77,14 +77,64 @@ impl Activation {
     }
 }
 
-/// Parses a requantizing epilogue: `requant` or `requant-u8` (a u8 output), `requant-i8` or
-/// `requant-s8` (an i8 output); `None` for any other text.
-pub fn parse_requant(text: &str) -> Option<crate::dtype::Dtype> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "requant" | "requant-u8" => Some(crate::dtype::Dtype::U8),
-        "requant-i8" | "requant-s8" => Some(crate::dtype::Dtype::I8),
-        _ => None,
+/// What a requantizing epilogue does to the i32 sum besides requantizing it: nothing, add a
+/// per-column i32 bias, or add the bias and apply ReLU to the scaled value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum RequantEpilogue {
+    /// `requantize(acc)`.
+    Plain,
+    /// `requantize(acc + bias)`, the sum in i32.
+    Bias,
+    /// `requantize(acc + bias)` with `max(., 0)` applied after the scale.
+    BiasRelu,
+}
+
+impl RequantEpilogue {
+    /// Whether a per-column i32 bias is added to the sum (an operand of its own).
+    pub const fn has_bias(self) -> bool {
+        matches!(self, RequantEpilogue::Bias | RequantEpilogue::BiasRelu)
     }
+
+    /// Whether ReLU follows the scale.
+    pub const fn relu(self) -> bool {
+        matches!(self, RequantEpilogue::BiasRelu)
+    }
+
+    /// The epilogue of a requantizing kind (`MatmulRequant`, `Requant`); `Plain` for any other.
+    pub const fn of(kind: PrimitiveKind) -> RequantEpilogue {
+        match kind {
+            PrimitiveKind::MatmulRequant { epilogue } | PrimitiveKind::Requant { epilogue } => epilogue,
+            _ => RequantEpilogue::Plain,
+        }
+    }
+}
+
+/// Parses a requantizing epilogue: `requant` or `requant-u8` (a u8 output), `requant-i8` or
+/// `requant-s8` (an i8 output), each alone or after `bias,` or `bias,relu,`; `None` for text that
+/// does not end in one of those names.
+///
+/// # Errors
+/// Inside the `Some`: a message saying what may come before the requantization.
+pub fn parse_requant(text: &str) -> Option<Result<(RequantEpilogue, crate::dtype::Dtype), String>> {
+    let parts: Vec<String> = text.split(',').map(|p| p.trim().to_ascii_lowercase()).collect();
+    let (last, before) = parts.split_last()?;
+    let out = match last.as_str() {
+        "requant" | "requant-u8" => crate::dtype::Dtype::U8,
+        "requant-i8" | "requant-s8" => crate::dtype::Dtype::I8,
+        _ => return None,
+    };
+    let epilogue = match before.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        [] => RequantEpilogue::Plain,
+        ["bias"] => RequantEpilogue::Bias,
+        ["bias", "relu"] => RequantEpilogue::BiasRelu,
+        _ => {
+            return Some(Err(format!(
+                "invalid epilogue `{text}`: requantization takes requant, bias,requant or bias,relu,requant \
+                 (each with -i8 for an i8 output)"
+            )));
+        }
+    };
+    Some(Ok((epilogue, out)))
 }
 
 /// Parses an epilogue: `bias`, `bias,relu` or `bias,gelu` (`gelu-tanh` too).
@@ -108,7 +158,8 @@ pub fn parse_epilogue(text: &str) -> Result<Activation, String> {
 ///
 /// # Invariants
 /// Variants are declared in their operators' ordinal order (stored tables know a kind by its
-/// variant number) and never change their fields.
+/// variant number); a variant's fields change only with a `MODEL_VERSION` bump, which refuses
+/// the tables that knew the old ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum PrimitiveKind {
     /// Batched matrix multiplication `out = lhs * rhs` (or `out += lhs * rhs` when accumulating).
@@ -158,18 +209,25 @@ pub enum PrimitiveKind {
         /// Strides, dilations and padding.
         geometry: ConvGeometry,
     },
-    /// `out = requant(lhs * rhs)`: an int8 matmul whose i32 sums are scaled per column, rounded,
-    /// offset by a per-column zero point and saturated to u8 or i8 (a requantizing epilogue).
-    MatmulRequant,
-    /// `out = requant(acc)` with the scale and zero point along the last dim: the requantizing
-    /// epilogue alone.
-    Requant,
+    /// `out = requant(lhs * rhs [+ bias])`: an int8 matmul whose i32 sums (plus a per-column i32
+    /// bias) are scaled per column, optionally passed through ReLU, rounded, offset by a
+    /// per-column zero point and saturated to u8 or i8 (a requantizing epilogue).
+    MatmulRequant {
+        /// The bias and activation before the requantization.
+        epilogue: RequantEpilogue,
+    },
+    /// `out = requant(acc [+ bias])` with the bias, scale and zero point along the last dim: the
+    /// requantizing epilogue alone.
+    Requant {
+        /// The bias and activation before the requantization.
+        epilogue: RequantEpilogue,
+    },
 }
 
 impl PrimitiveKind {
     /// Every form, in a fixed order (convolutions with the unit geometry): the forms of each
     /// operator's definition, in the order `morello db stats` lists them.
-    pub const ALL: [PrimitiveKind; 22] = [
+    pub const ALL: [PrimitiveKind; 26] = [
         PrimitiveKind::Matmul { accum: false },
         PrimitiveKind::Matmul { accum: true },
         PrimitiveKind::Move,
@@ -190,8 +248,12 @@ impl PrimitiveKind {
         PrimitiveKind::SoftmaxExp { accum: false },
         PrimitiveKind::SoftmaxExp { accum: true },
         PrimitiveKind::SoftmaxScale,
-        PrimitiveKind::MatmulRequant,
-        PrimitiveKind::Requant,
+        PrimitiveKind::MatmulRequant { epilogue: RequantEpilogue::Plain },
+        PrimitiveKind::MatmulRequant { epilogue: RequantEpilogue::Bias },
+        PrimitiveKind::MatmulRequant { epilogue: RequantEpilogue::BiasRelu },
+        PrimitiveKind::Requant { epilogue: RequantEpilogue::Plain },
+        PrimitiveKind::Requant { epilogue: RequantEpilogue::Bias },
+        PrimitiveKind::Requant { epilogue: RequantEpilogue::BiasRelu },
     ];
 }
 
@@ -215,5 +277,24 @@ impl Direction {
     /// Whether the operand is written.
     pub const fn writes(self) -> bool {
         matches!(self, Direction::Out | Direction::InOut)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RequantEpilogue, parse_requant};
+    use crate::dtype::Dtype;
+
+    /// Requantizing epilogues name the steps before the requantization and the output; other
+    /// steps before it are refused with the accepted forms, and other text is not one.
+    #[test]
+    fn requantizing_epilogues_parse_with_their_bias_and_relu() {
+        let parsed = |text: &str| parse_requant(text).map(|r| r.map_err(|e| e.to_string()));
+        assert_eq!(parsed("requant"), Some(Ok((RequantEpilogue::Plain, Dtype::U8))));
+        assert_eq!(parsed("bias,requant-i8"), Some(Ok((RequantEpilogue::Bias, Dtype::I8))));
+        assert_eq!(parsed(" Bias, ReLU, requant-u8"), Some(Ok((RequantEpilogue::BiasRelu, Dtype::U8))));
+        let Some(Err(message)) = parsed("bias,gelu,requant") else { panic!("gelu is refused") };
+        assert!(message.contains("bias,relu,requant"), "{message}");
+        assert_eq!(parsed("bias,relu"), None);
     }
 }

@@ -1,22 +1,28 @@
 //! `MatmulRequant`: a quantized matmul requantized in its epilogue, `out = requant(lhs * rhs)`:
-//! the exact i32 sum of 8-bit products scaled per column, rounded, offset by a zero point and
-//! saturated to 8 bits.
+//! the exact i32 sum of 8-bit products (plus a per-column i32 bias) scaled per column, rounded,
+//! offset by a zero point and saturated to 8 bits (`MatmulRequant`, `MatmulBiasRequant`,
+//! `MatmulBiasReluRequant`).
 //!
 //! ```text
 //! ordinal:  10
-//! forms:    MatmulRequant
+//! forms:    MatmulRequant, MatmulBiasRequant, MatmulBiasReluRequant (epilogue)
 //! space:    [b, m, k, n]
-//! operands: lhs [b, m, k] in, rhs [b, k, n] in, scale [n] in, zero_point [n] in, out [b, m, n] out
+//! operands: lhs [b, m, k] in, rhs [b, k, n] in, (bias [n] in,) scale [n] in, zero_point [n] in,
+//!           out [b, m, n] out
 //! reduces:  k, into an i32 accumulator
-//! dtypes:   lhs and rhs u8 and i8 or i8 and i8 (u8s8s32, s8s8s32); scale f32; out u8 or i8 and
-//!           zero_point the same
+//! dtypes:   lhs and rhs u8 and i8 or i8 and i8 (u8s8s32, s8s8s32); bias i32; scale f32; out u8 or
+//!           i8 and zero_point the same
 //! computes: acc = Σ_k lhs[b, m, k] rhs[b, k, n] (exact in i32: k is bounded),
-//!           out[b, m, n] = requantize(acc, scale[n], zero_point[n]) (`super::requantize`)
+//!           out[b, m, n] = requantize(acc + bias[n], scale[n], zero_point[n]) (`super::requantize`),
+//!           ReLU after the scale in MatmulBiasReluRequant
+//! bias:     k bounded so that k max|ab| + 2^30 <= 2^31 - 1: any bias in [-2^30, 2^30] sums exactly;
+//!           beyond it the i32 sum wraps (the same in the interpreter and the C)
 //! verified: exactly
-//! parts:    Matmul(lhs, rhs, acc) then Requant(acc, scale, zero_point, out), acc an i32 temporary
+//! parts:    Matmul(lhs, rhs, acc) then Requant(acc, (bias,) scale, zero_point, out), acc an i32
+//!           temporary
 //! ```
 //!
-//! It moves only `lhs` and `rhs`: its requantization reads `scale` and `zero_point` and writes
+//! It moves only `lhs` and `rhs`: its requantization reads `bias`, `scale` and `zero_point` and writes
 //! `out` where they are (moves of them would multiply its sub-specs for nothing the model can
 //! price lower). The search reaches kernels only through its parts (`actions/requant.rs`): the temporary in
 //! vector registers is the fused plan (a register block requantized before it is stored), in
@@ -24,7 +30,8 @@
 
 use super::{
     AbstractSpec, Arithmetic, Direction, FrontierLevels, KernelReach, OperandDim, OperandRole, OperandsMut,
-    OperatorDefinition, Parts, PrimitiveKind, Tolerance, dims, operand, requant_dtypes, requantize,
+    OperatorDefinition, Parts, PrimitiveKind, RequantEpilogue, Requantization, Tolerance, dims, operand,
+    requant_bias_bound, requant_dtypes, requantize,
 };
 use crate::dtype::Dtype;
 use crate::interp::values::{Value, wrap};
@@ -32,7 +39,11 @@ use crate::shape::Shape;
 use crate::target::{LevelId, Target};
 
 pub(super) const DEFINITION: OperatorDefinition = OperatorDefinition::new(
-    &[(PrimitiveKind::MatmulRequant, "MatmulRequant")],
+    &[
+        (PrimitiveKind::MatmulRequant { epilogue: RequantEpilogue::Plain }, "MatmulRequant"),
+        (PrimitiveKind::MatmulRequant { epilogue: RequantEpilogue::Bias }, "MatmulBiasRequant"),
+        (PrimitiveKind::MatmulRequant { epilogue: RequantEpilogue::BiasRelu }, "MatmulBiasReluRequant"),
+    ],
     &OPERANDS,
     operand_dims,
     dtypes,
@@ -49,10 +60,12 @@ pub(super) const DEFINITION: OperatorDefinition = OperatorDefinition::new(
 .rank(4, Some(&["b", "m", "k", "n"]))
 .reductions(&[2])
 .accumulator(Dtype::I32)
+.accumulator_addend(|kind| requant_bias_bound(RequantEpilogue::of(kind)))
+.form_operands(form_operands)
 .arithmetic(Arithmetic::MultiplyAdd)
 .frontier_levels(FrontierLevels::ReachingOperands)
 .parts(parts, KernelReach::Parts)
-.unmoved(&[2, 3, 4])
+.unmoved(&[2, 3, 4, 5])
 .memory_bound(super::matmul::vector_product);
 
 const OPERANDS: [OperandRole; 5] = [
@@ -63,15 +76,32 @@ const OPERANDS: [OperandRole; 5] = [
     operand("out", Direction::Out),
 ];
 
-/// The operands of each part, as indices of this operator's and the temporary (5): the matmul on
-/// `lhs`, `rhs` and `acc`, then the requantization of `acc` into `out`.
-pub const REQUANT_STAGES: [&[usize]; 2] = [&[0, 1, 5], &[5, 2, 3, 4]];
+const BIAS_OPERANDS: [OperandRole; 6] = [
+    operand("lhs", Direction::In),
+    operand("rhs", Direction::In),
+    operand("bias", Direction::In),
+    operand("scale", Direction::In),
+    operand("zero_point", Direction::In),
+    operand("out", Direction::Out),
+];
 
-fn operand_dims(_: PrimitiveKind, _: usize) -> Vec<Vec<OperandDim>> {
+fn form_operands(kind: PrimitiveKind) -> &'static [OperandRole] {
+    if RequantEpilogue::of(kind).has_bias() { &BIAS_OPERANDS } else { &OPERANDS }
+}
+
+/// The operands of each part, as indices of this operator's (`count` of them) and the
+/// temporary (`count`): the matmul on `lhs`, `rhs` and `acc`, then the requantization of `acc`
+/// and every other operand (`bias`, `scale`, `zero_point`) into `out`.
+pub fn requant_stages(count: usize) -> [Vec<usize>; 2] {
+    [vec![0, 1, count], std::iter::once(count).chain(2..count).collect()]
+}
+
+fn operand_dims(kind: PrimitiveKind, _: usize) -> Vec<Vec<OperandDim>> {
     let mut dims = dims::matmul();
     let column = vec![OperandDim::one(3)];
-    dims.insert(2, column.clone());
-    dims.insert(2, column);
+    for _ in 2..form_operands(kind).len() - 1 {
+        dims.insert(2, column.clone());
+    }
     dims
 }
 
@@ -85,12 +115,16 @@ fn dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
             d[1]
         ));
     }
-    requant_dtypes(kind, d[2], d[3], d[4])
+    requant_dtypes(kind, &d[2..])
 }
 
-fn semantics(_: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsMut) {
+fn semantics(kind: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsMut) {
     let [batch, rows, depth, cols] = *shape.dims() else { return };
-    let out = ops.dtype(4);
+    let epilogue = RequantEpilogue::of(kind);
+    // The operands after lhs and rhs: (bias,) scale, zero_point, out.
+    let count = form_operands(kind).len();
+    let (scale, zero_point, out_at) = (count - 3, count - 2, count - 1);
+    let out = ops.dtype(out_at);
     for b in 0..batch {
         for m in 0..rows {
             for n in 0..cols {
@@ -102,8 +136,13 @@ fn semantics(_: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsMut) {
                     };
                     acc = wrap(acc + x * w, Dtype::I32);
                 }
-                let value = requantize(Value::Int(acc), ops.read(2, &[n]), ops.read(3, &[n]), out);
-                ops.write(4, &[b, m, n], value);
+                let bias = epilogue.has_bias().then(|| ops.read(2, &[n]));
+                let requant = Requantization {
+                    scale: ops.read(scale, &[n]),
+                    zero_point: ops.read(zero_point, &[n]),
+                    epilogue,
+                };
+                ops.write(out_at, &[b, m, n], requantize(Value::Int(acc), bias, requant, out));
             }
         }
     }
@@ -114,22 +153,21 @@ fn tolerance(_: PrimitiveKind) -> Tolerance {
 }
 
 /// The matmul into an i32 temporary at any level that allocates, then its requantization.
-fn parts(_: PrimitiveKind, l: &[LevelId], d: &[Dtype], target: &Target) -> Parts {
+fn parts(kind: PrimitiveKind, l: &[LevelId], d: &[Dtype], target: &Target) -> Parts {
+    let [matmul, requant] = requant_stages(l.len());
+    // Operand `l.len()` is the temporary, at `t` in i32.
+    let part = |kind, operands: &[usize], t: LevelId| AbstractSpec {
+        kind,
+        levels: operands.iter().map(|&i| l.get(i).copied().unwrap_or(t)).collect(),
+        dtypes: operands.iter().map(|&i| d.get(i).copied().unwrap_or(Dtype::I32)).collect(),
+    };
     let alternatives = target
         .level_ids()
         .filter(|&t| target.level(t).allocates)
         .map(|t| {
             vec![
-                AbstractSpec {
-                    kind: PrimitiveKind::Matmul { accum: false },
-                    levels: vec![l[0], l[1], t],
-                    dtypes: vec![d[0], d[1], Dtype::I32],
-                },
-                AbstractSpec {
-                    kind: PrimitiveKind::Requant,
-                    levels: vec![t, l[2], l[3], l[4]],
-                    dtypes: vec![Dtype::I32, d[2], d[3], d[4]],
-                },
+                part(PrimitiveKind::Matmul { accum: false }, &matmul, t),
+                part(PrimitiveKind::Requant { epilogue: RequantEpilogue::of(kind) }, &requant, t),
             ]
         })
         .collect();
@@ -160,5 +198,24 @@ mod tests {
         assert!(LogicalSpec::parse(&spec(65_793), &target).unwrap().canonicalize(&target).is_ok());
         let err = LogicalSpec::parse(&spec(65_794), &target).unwrap().canonicalize(&target).unwrap_err();
         assert!(err.to_string().contains("only up to 65793"), "{err}");
+    }
+
+    /// With a bias the bound leaves room for any bias in [-2^30, 2^30], and the message says so.
+    #[test]
+    fn a_bias_halves_the_reduction_bound() {
+        let target = Target::builtin("x86-avx2", 1).unwrap();
+        let spec = |k: u32| {
+            format!(
+                "MatmulBiasReluRequant(1x1x{k}x8, u8 GL row-major, i8 GL row-major, i32 GL row-major, \
+                 f32 GL row-major, u8 GL row-major, u8 GL row-major)"
+            )
+        };
+        assert!(LogicalSpec::parse(&spec(32_896), &target).unwrap().canonicalize(&target).is_ok());
+        let err = LogicalSpec::parse(&spec(32_897), &target).unwrap().canonicalize(&target).unwrap_err();
+        let err = err.to_string();
+        assert!(
+            err.contains("only up to 32896") && err.contains("bias of magnitude up to 1073741824"),
+            "{err}"
+        );
     }
 }

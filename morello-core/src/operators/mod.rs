@@ -29,9 +29,11 @@ use std::fmt;
 pub use conv::{ConvGeometry, ConvGeometryError};
 pub use dims::OperandDim;
 pub use fill::fill_value;
-pub use kind::{Activation, Direction, FillValue, PrimitiveKind, parse_epilogue, parse_requant};
+pub use kind::{
+    Activation, Direction, FillValue, PrimitiveKind, RequantEpilogue, parse_epilogue, parse_requant,
+};
 pub use matmul_bias::EPILOGUE_STAGES;
-pub use matmul_requant::REQUANT_STAGES;
+pub use matmul_requant::requant_stages;
 
 use crate::dtype::{Dtype, OperandDtypes, exact_reduction_limit};
 use crate::interp::values::{Value, convert, mul_add};
@@ -122,6 +124,8 @@ pub struct OperatorDefinition {
     attributes: Option<Attributes>,
     /// The operands, the output last.
     operands: &'static [OperandRole],
+    /// The operands of each form, where forms differ in them (`None`: `operands` for every form).
+    form_operands: Option<fn(PrimitiveKind) -> &'static [OperandRole]>,
     /// The iteration rank it needs (`None`: any rank).
     rank: Option<usize>,
     /// The iteration dims' names (`None`: `d0`, `d1`, ...).
@@ -132,6 +136,9 @@ pub struct OperatorDefinition {
     reduction_dims: &'static [usize],
     /// The dtype its sums are kept in, where it is not the output's (a requantized matmul's i32).
     accumulator: Option<Dtype>,
+    /// The largest magnitude of a value added to its accumulator besides the products (a bias),
+    /// which the bound on its reduction leaves room for.
+    accumulator_addend: fn(PrimitiveKind) -> u64,
     /// Whether a kind accumulates, its accumulating twin, and what the twin's output starts from.
     accumulation: Accumulation,
     /// An epilogue's activation.
@@ -186,11 +193,13 @@ impl OperatorDefinition {
             family: same_kind,
             attributes: None,
             operands,
+            form_operands: None,
             rank: None,
             dim_names: None,
             operand_dims,
             reduction_dims: &[],
             accumulator: None,
+            accumulator_addend: |_| 0,
             accumulation: Accumulation::NONE,
             activation: no_activation,
             dtypes,
@@ -222,6 +231,16 @@ impl OperatorDefinition {
     /// Keeping its sums in `dtype` rather than in the output's dtype.
     const fn accumulator(self, dtype: Dtype) -> Self {
         OperatorDefinition { accumulator: Some(dtype), ..self }
+    }
+
+    /// Adding to its accumulator, besides the products, values of magnitude up to `addend(kind)`.
+    const fn accumulator_addend(self, addend: fn(PrimitiveKind) -> u64) -> Self {
+        OperatorDefinition { accumulator_addend: addend, ..self }
+    }
+
+    /// With forms whose operands differ: `operands(kind)` for each (the output last).
+    const fn form_operands(self, operands: fn(PrimitiveKind) -> &'static [OperandRole]) -> Self {
+        OperatorDefinition { form_operands: Some(operands), ..self }
     }
 
     /// With forms that accumulate.
@@ -289,7 +308,7 @@ impl OperatorDefinition {
         self.forms
     }
 
-    /// The operands, the output last.
+    /// The operands of its first form, the output last.
     pub fn operands(&self) -> &'static [OperandRole] {
         self.operands
     }
@@ -478,21 +497,27 @@ impl PrimitiveKind {
         self.definition().attributes.map(|a| (a.parse)(self, text))
     }
 
+    /// The operands' roles, the output last.
+    fn operand_roles(self) -> &'static [OperandRole] {
+        let definition = self.definition();
+        definition.form_operands.map_or(definition.operands, |operands| operands(self))
+    }
+
     /// The number of operands.
     pub fn operand_count(self) -> usize {
-        self.definition().operands.len()
+        self.operand_roles().len()
     }
 
     /// The operands' names (`lhs`, `rhs`, `out`), the output last.
     pub fn operand_names(self) -> Vec<&'static str> {
-        self.definition().operands.iter().map(|o| o.name).collect()
+        self.operand_roles().iter().map(|o| o.name).collect()
     }
 
     /// The direction of each operand; the output is always the last operand (read too when the
     /// kind accumulates).
     pub fn directions(self) -> Vec<Direction> {
         let accumulates = self.accumulates();
-        let operands = self.definition().operands;
+        let operands = self.operand_roles();
         operands
             .iter()
             .enumerate()
@@ -707,12 +732,15 @@ pub(crate) fn check_exact_reduction(
         return Ok(());
     };
     let out = &kind.definition().accumulator.unwrap_or(*out);
-    let Some(limit) = exact_reduction_limit(*lhs, *rhs, *out) else { return Ok(()) };
+    let addend = (kind.definition().accumulator_addend)(kind);
+    let Some(limit) = exact_reduction_limit(*lhs, *rhs, *out, addend) else { return Ok(()) };
     let length: u64 = kind.reduction_dims().iter().map(|&d| u64::from(shape.dim(d))).product();
     if length > limit {
+        let besides =
+            if addend > 0 { format!(" beside a bias of magnitude up to {addend}") } else { String::new() };
         return Err(format!(
-            "{} sums {length} products of {lhs} and {rhs} values, and {out} holds any such sum exactly only \
-             up to {limit} of them: split the reduction into parts of at most {limit} and add their {out} \
+            "{} sums {length} products of {lhs} and {rhs} values, and {out} holds any such sum{besides} exactly \
+             only up to {limit} of them: split the reduction into parts of at most {limit} and add their {out} \
              results, or use wider dtypes",
             kind.name()
         ));
@@ -731,9 +759,18 @@ fn plain_contraction(kind: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsM
     contraction(kind, shape, ops, None);
 }
 
-/// The dtype rule of a requantizing epilogue's operands: an f32 `scale`, and an 8-bit `out` with a
-/// `zero_point` of its dtype.
-fn requant_dtypes(kind: PrimitiveKind, scale: Dtype, zero_point: Dtype, out: Dtype) -> Result<(), String> {
+/// The dtype rule of a requantizing epilogue's operands after the sums, `[bias,] scale,
+/// zero_point, out`: an i32 `bias`, an f32 `scale`, and an 8-bit `out` with a `zero_point` of its
+/// dtype.
+fn requant_dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
+    let (bias, [scale, zero_point, out]) = match d {
+        [bias, rest @ ..] if d.len() == 4 => (Some(*bias), [rest[0], rest[1], rest[2]]),
+        [scale, zero_point, out] => (None, [*scale, *zero_point, *out]),
+        _ => return Err(format!("{} has {} operands", kind.name(), d.len())),
+    };
+    if let Some(bias) = bias.filter(|&b| b != Dtype::I32) {
+        return Err(format!("{} needs an i32 bias, found {bias}", kind.name()));
+    }
     if scale != Dtype::F32 {
         return Err(format!("{} needs an f32 scale, found {scale}", kind.name()));
     }
@@ -760,17 +797,56 @@ fn requant_dtypes(kind: PrimitiveKind, scale: Dtype, zero_point: Dtype, out: Dty
 /// integers, so clamping and rounding commute), and maps NaN to `lo`. The emitted code does the
 /// same operations in the same order (`cvtdq2ps`, `mulps`, `maxps`, `minps`, `cvtps2dq` in the
 /// default rounding mode), so results agree bit for bit.
-fn requantize(acc: Value, scale: Value, zero_point: Value, out: Dtype) -> Value {
+///
+/// With a bias the sum is `wrap_i32(acc + bias)` before anything else (exact where the reduction's
+/// bound leaves room for the bias: `MatmulRequant`'s doc). With ReLU (`relu(y) = max(y, 0)`, NaN
+/// to 0 as `maxps(y, 0)`) after the scale, the lower bound is `max(lo - zp, 0) = 0`, since the
+/// zero point is in `[lo, hi]`; clamping to it equals ReLU then the clamp, NaN included:
+///
+/// ```text
+/// s = wrap_i32(acc + bias)                      exact: |acc| <= k max|ab| <= 2^31 - 1 - 2^30
+/// y = f32(s) * scale
+/// c = min(max(y, 0), hi - zp)                   relu then the clamp
+/// out = round_half_even(c) + zp
+/// ```
+fn requantize(acc: Value, bias: Option<Value>, requant: Requantization, out: Dtype) -> Value {
+    let Requantization { scale, zero_point, epilogue } = requant;
     let (Value::Int(acc), Value::Float(scale), Value::Int(zero_point)) = (acc, scale, zero_point) else {
         return Value::Int(0);
     };
+    let bias = match bias {
+        Some(Value::Int(b)) => b,
+        _ => 0,
+    };
     let (lo, hi) = if out == Dtype::I8 { (-128i64, 127i64) } else { (0, 255) };
-    let y = (acc as i32 as f32) * scale;
-    let (lower, upper) = ((lo - zero_point) as f32, (hi - zero_point) as f32);
+    let sum = (acc as i32).wrapping_add(bias as i32);
+    let y = (sum as f32) * scale;
+    let lower = if epilogue.relu() { 0.0 } else { (lo - zero_point) as f32 };
+    let upper = (hi - zero_point) as f32;
     let c = if y > lower { y } else { lower };
     let c = if c < upper { c } else { upper };
     Value::Int(c.round_ties_even() as i64 + zero_point)
 }
+
+/// A column's requantization parameters: its scale, its zero point and the epilogue's steps.
+#[derive(Debug, Clone, Copy)]
+struct Requantization {
+    /// The f32 scale.
+    scale: Value,
+    /// The zero point, of the output's dtype.
+    zero_point: Value,
+    /// Whether a bias is added and ReLU applied.
+    epilogue: RequantEpilogue,
+}
+
+/// The bound on a requantizing epilogue's bias the reduction leaves room for: `2^30` (the upper
+/// half of the i32 range) when the epilogue adds one.
+fn requant_bias_bound(epilogue: RequantEpilogue) -> u64 {
+    if epilogue.has_bias() { REQUANT_BIAS_BOUND } else { 0 }
+}
+
+/// The magnitude of bias a requantizing epilogue's sum holds exactly: `2^30`.
+pub const REQUANT_BIAS_BOUND: u64 = 1 << 30;
 
 /// The tolerance of an operator that sums products: [`Tolerance::Sum`].
 fn sum_tolerance(_: PrimitiveKind) -> Tolerance {

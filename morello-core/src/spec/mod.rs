@@ -43,7 +43,7 @@ use crate::target::{LevelId, MemVec};
 
 pub use crate::operators::{
     Activation, ConvGeometry, ConvGeometryError, Direction, FillValue, OperandDim, PrimitiveKind,
-    parse_epilogue, parse_requant,
+    RequantEpilogue, parse_epilogue, parse_requant,
 };
 pub use canonical::SpecError;
 pub use conv::{Axis, PaddingRegion, matmul_axes};

@@ -37,8 +37,8 @@ use crate::dtype::{Dtype, OperandDtypes};
 use crate::layout::{Layout, LayoutParseError};
 use crate::shape::{Shape, ShapeError};
 use crate::spec::{
-    Activation, CanonicalSpec, ConvGeometry, FillValue, LogicalSpec, PrimitiveKind, SpecError,
-    SpecParseError, TensorSpec,
+    Activation, CanonicalSpec, ConvGeometry, FillValue, LogicalSpec, PrimitiveKind, RequantEpilogue,
+    SpecError, SpecParseError, TensorSpec,
 };
 use crate::target::Target;
 
@@ -149,12 +149,13 @@ pub enum ShorthandError {
         /// The next multiple of 4.
         padded: u64,
     },
-    /// A bias epilogue and a requantizing one asked together.
+    /// A float epilogue and a requantizing one asked separately, together.
     #[error(
-        "a bias epilogue and requantization cannot be combined yet: use --epilogue requant (or requant-i8) \
-         alone, or a bias epilogue on an f32 matmul"
+        "a float epilogue (bias, bias,relu, bias,gelu) and requantization were both asked: a requantized \
+         matmul's epilogue is one of requant, bias,requant or bias,relu,requant (each with -i8 for an i8 \
+         output)"
     )]
-    BiasWithRequant,
+    EpilogueWithRequant,
     /// The full spec text does not parse.
     #[error("invalid spec: {0}")]
     Text(#[source] SpecParseError),
@@ -458,7 +459,7 @@ pub struct SpecBuilder {
     rhs_layout: Option<String>,
     conv: ConvOptions,
     epilogue: Option<Activation>,
-    requant: Option<Dtype>,
+    requant: Option<(RequantEpilogue, Dtype)>,
 }
 
 impl SpecBuilder {
@@ -549,9 +550,10 @@ impl SpecBuilder {
     }
 
     /// A quantized matmul requantized to `out` (u8 or i8) in its epilogue (`MatmulRequant`), with a
-    /// per-column f32 scale and zero point; its dtypes name the inputs and the i32 accumulator.
-    pub fn requant(mut self, out: Dtype) -> Self {
-        self.requant = Some(out);
+    /// per-column f32 scale and zero point, and with `epilogue`'s i32 bias and ReLU; its dtypes
+    /// name the inputs and the i32 accumulator.
+    pub fn requant(mut self, epilogue: RequantEpilogue, out: Dtype) -> Self {
+        self.requant = Some((epilogue, out));
         self
     }
 
@@ -612,16 +614,19 @@ impl SpecBuilder {
                     operand(dims(&[b, *m, *n])?, out_dtype, row(3)),
                 ];
                 let kind = match (self.epilogue, self.requant) {
-                    (Some(_), Some(_)) => return Err(ShorthandError::BiasWithRequant),
+                    (Some(_), Some(_)) => return Err(ShorthandError::EpilogueWithRequant),
                     (Some(activation), None) => {
                         operands.insert(2, operand(dims(&[*n])?, out_dtype, row(1)));
                         PrimitiveKind::MatmulBias { activation }
                     }
-                    (None, Some(requant)) => {
+                    (None, Some((epilogue, requant))) => {
                         operands[2].dtype = requant;
                         operands.insert(2, operand(dims(&[*n])?, requant, row(1)));
                         operands.insert(2, operand(dims(&[*n])?, Dtype::F32, row(1)));
-                        PrimitiveKind::MatmulRequant
+                        if epilogue.has_bias() {
+                            operands.insert(2, operand(dims(&[*n])?, Dtype::I32, row(1)));
+                        }
+                        PrimitiveKind::MatmulRequant { epilogue }
                     }
                     (None, None) => PrimitiveKind::Matmul { accum: self.accum },
                 };

@@ -16,8 +16,8 @@
 //!    one computed as a matmul;
 //! 6. a matmul's epilogue split into a pass of its own (fused when the output is in registers);
 //! 7. softmax as its three passes (row maxima, exp and sums, scale), per level of its temporaries;
-//! 8. a matmul whose columns are not whole vectors padded to whole vectors, per level of the
-//!    padded buffers; a requantizing matmul as its matmul and its requantization, per level (and
+//! 8. a matmul (or a requantizing matmul, with its per-column operands) whose columns are not
+//!    whole vectors padded to whole vectors, per level of the padded buffers; a requantizing matmul as its matmul and its requantization, per level (and
 //!    vector size) of its i32 accumulator;
 //! 9. kernels, in the target's order.
 //!

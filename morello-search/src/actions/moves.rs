@@ -301,7 +301,7 @@ pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Ve
     let k = rhs.shape.dims().get(1).copied().unwrap_or(0);
     let Some(strip) = int8_strip(spec.operands[0].dtype, target) else { return Vec::new() };
     let whole_matmul =
-        matches!(spec.kind, PrimitiveKind::Matmul { accum: false } | PrimitiveKind::MatmulRequant);
+        matches!(spec.kind, PrimitiveKind::Matmul { accum: false } | PrimitiveKind::MatmulRequant { .. });
     if !whole_matmul || operand != 1 || rhs.dtype != Dtype::I8 || k <= strip || k % strip != 0 {
         return Vec::new();
     }

@@ -12,6 +12,12 @@
 //! Move(out'[.., 0..n] -> out)
 //! ```
 //!
+//! A requantizing matmul (`MatmulRequant` and its bias forms) is padded the same way, to whole
+//! vectors of its i32 sums: its per-column operands (`bias`, `scale`, `zero_point`) are copied into
+//! padded buffers too, their padding zero (the padding columns of the 8-bit `out'` are computed and
+//! never stored), and the body `MatmulRequant(lhs, rhs', bias', scale', zero_point', out')` is then
+//! split as any requantizing matmul is.
+//!
 //! The body's register blocks read and write whole vectors where edge code would cover the last
 //! columns with narrower vectors and scalars (100x300x77: 13 columns as 8 + 4 + 1, and 1.42x
 //! faster padded to 80). The copies and fills are sub-specs priced like every other and weighed
@@ -50,13 +56,19 @@ use morello_core::target::{LevelId, LevelKind, Target};
 use super::{Action, Combine, Plan, PlanShape};
 
 pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Action, Plan)>) {
-    let PrimitiveKind::Matmul { accum } = spec.kind else { return };
-    let (rhs, output) = (&spec.operands[1], &spec.operands[2]);
+    // A requantizing matmul's sums are i32 whatever its 8-bit output: its columns are padded to
+    // whole i32 vectors, as an int8 matmul's are.
+    let (accum, sums) = match spec.kind {
+        PrimitiveKind::Matmul { accum } => (accum, spec.operands[2].dtype),
+        PrimitiveKind::MatmulRequant { .. } => (false, Dtype::I32),
+        _ => return,
+    };
+    let rhs = &spec.operands[1];
     let source = target.level(rhs.level);
-    // One dtype, or an int8 matmul's i8 `rhs` and i32 output (each buffer keeps its operand's).
-    let int8 = rhs.dtype == Dtype::I8 && output.dtype == Dtype::I32;
-    if (rhs.dtype != output.dtype && !int8)
-        || output.level != rhs.level
+    // One dtype, or an int8 matmul's i8 `rhs` and i32 sums (each buffer keeps its operand's).
+    let int8 = rhs.dtype == Dtype::I8 && sums == Dtype::I32;
+    if (rhs.dtype != sums && !int8)
+        || spec.operands[1..].iter().any(|o| o.level != rhs.level)
         || source.kind.counts_registers()
         || !spec.operands.iter().all(TensorSpec::is_fully_contiguous)
         || !(spec.serial_only || target.processors() == 1)
@@ -68,7 +80,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
     if m * k < 5 * (m + k) {
         return;
     }
-    let Some((narrowest, widest)) = vector_lanes(target, output.dtype.size_bytes()) else { return };
+    let Some((narrowest, widest)) = vector_lanes(target, sums.size_bytes()) else { return };
     let n = spec.shape.dim(3);
     // Columns that are whole vectors of some width are left to edge code (module docs).
     if n % narrowest == 0 {
@@ -105,31 +117,38 @@ fn vector_lanes(target: &Target, element_bytes: u32) -> Option<(u32, u32)> {
 
 fn plan(spec: &CanonicalSpec, accum: bool, level: LevelId, padded: u32, target: &Target) -> Option<Plan> {
     let [b, m, k, n] = *spec.shape.dims() else { return None };
-    let (lhs, rhs, output) = (&spec.operands[0], &spec.operands[1], &spec.operands[2]);
-    let buffer = |dims: Vec<u32>, dtype: Dtype| {
+    let count = spec.operands.len();
+    // Padded: rhs, a requantizing matmul's per-column operands (bias, scale, zero point), and the
+    // output, the last; each into a buffer (a temporary, numbered `count + j` for the j-th) whose
+    // last dim, the columns, is `padded`.
+    let padded_operands: Vec<usize> = (1..count).collect();
+    let buffer = |t: &TensorSpec| {
+        let mut dims = t.shape.dims().to_vec();
+        *dims.last_mut()? = padded;
+        let rank = dims.len() as u8;
         Some(TensorSpec {
             shape: Shape::new(dims).ok()?,
-            dtype,
+            dtype: t.dtype,
             level,
-            layout: Layout::row_major(3),
-            contiguous_dims: 3,
+            layout: Layout::row_major(rank),
+            contiguous_dims: rank,
             vector_size: None,
             pitch: None,
         })
     };
+    let mut operands = vec![spec.operands[0].clone()];
+    for &i in &padded_operands {
+        operands.push(buffer(&spec.operands[i])?);
+    }
     let body = LogicalSpec {
         kind: spec.kind,
         shape: Shape::new(vec![b, m, k, padded]).ok()?,
-        operands: vec![
-            lhs.clone(),
-            buffer(vec![b, k, padded], rhs.dtype)?,
-            buffer(vec![b, m, padded], output.dtype)?,
-        ],
+        operands,
         serial_only: spec.serial_only,
     }
     .canonicalize(target)
     .ok()?;
-    let temporaries = vec![body.operands[1].clone(), body.operands[2].clone()];
+    let temporaries = body.operands[1..].to_vec();
     let own = temporaries_memory(&temporaries, target);
     if own.get(level) > target.level(level).capacity {
         return None;
@@ -141,18 +160,35 @@ fn plan(spec: &CanonicalSpec, accum: bool, level: LevelId, padded: u32, target: 
     let copy = |from: &TensorSpec, to: &TensorSpec| {
         CanonicalSpec::move_between(from, to, spec.serial_only, target).ok()
     };
-    let pad_origin = Some(vec![vec![0, 0, n]]);
-    // Parent operands: lhs 0, rhs 1, out 2; temporaries: rhs' 3, out' 4.
-    let mut children = vec![zero(&padding.operands[1])?, copy(rhs, &columns.operands[1])?];
-    let mut stage_operands = vec![vec![3], vec![1, 3]];
-    let mut stage_origins = vec![pad_origin.clone(), None];
-    if accum {
-        children.extend([copy(output, &columns.operands[2])?, zero(&padding.operands[2])?]);
-        stage_operands.extend([vec![2, 4], vec![4]]);
-        stage_origins.extend([None, pad_origin]);
+    // Where an operand's padding starts: at column `n` of its last dim.
+    let pad_origin = |i: usize| {
+        let mut origin = vec![0; spec.operands[i].shape.rank()];
+        *origin.last_mut()? = n;
+        Some(Some(vec![origin]))
+    };
+    let temporary = |i: usize| count + i - 1;
+    let output = count - 1;
+    let (mut children, mut stage_operands, mut stage_origins) = (Vec::new(), Vec::new(), Vec::new());
+    // Each padded input's padding is zero (a zero rhs column adds nothing; a zero scale, bias or
+    // zero point requantizes a column that is never stored), then its columns are copied in.
+    for &i in &padded_operands[..padded_operands.len() - 1] {
+        children.extend([zero(&padding.operands[i])?, copy(&spec.operands[i], &columns.operands[i])?]);
+        stage_operands.extend([vec![temporary(i)], vec![i, temporary(i)]]);
+        stage_origins.extend([pad_origin(i)?, None]);
     }
-    children.extend([body, copy(&columns.operands[2], output)?]);
-    stage_operands.extend([vec![0, 3, 4], vec![4, 2]]);
+    if accum {
+        children.extend([
+            copy(&spec.operands[output], &columns.operands[output])?,
+            zero(&padding.operands[output])?,
+        ]);
+        stage_operands.extend([vec![output, temporary(output)], vec![temporary(output)]]);
+        stage_origins.extend([None, pad_origin(output)?]);
+    }
+    children.extend([body, copy(&columns.operands[output], &spec.operands[output])?]);
+    stage_operands.extend([
+        std::iter::once(0).chain(padded_operands.iter().map(|&i| temporary(i))).collect(),
+        vec![temporary(output), output],
+    ]);
     stage_origins.extend([None, None]);
     Some(Plan {
         children,

@@ -1,9 +1,11 @@
 //! Split a requantizing epilogue off its matmul: `MatmulRequant(lhs, rhs, scale, zero_point, out)`
-//! becomes a block that allocates an i32 accumulator `acc [b, m, n]` at `level` and runs
+//! (or `MatmulBiasRequant` / `MatmulBiasReluRequant` with a `bias` after `rhs`) becomes a block
+//! that allocates an i32 accumulator `acc [b, m, n]` at `level` and runs
 //!
 //! ```text
 //! Matmul(lhs, rhs, acc)                      the exact i32 sums
 //! Requant(acc, scale, zero_point, out)       scaled, rounded, offset, saturated to 8 bits
+//!   (BiasRequant / BiasReluRequant(acc, bias, scale, zero_point, out) with the bias)
 //! ```
 //!
 //! As with the f32 epilogues, where the search applies it decides what it is: on the whole output
@@ -24,7 +26,7 @@
 use morello_core::cost::memory_units;
 use morello_core::dtype::Dtype;
 use morello_core::layout::Layout;
-use morello_core::operators::REQUANT_STAGES;
+use morello_core::operators::requant_stages;
 use morello_core::shape::Shape;
 use morello_core::spec::{CanonicalSpec, LogicalSpec, PrimitiveKind, TensorSpec};
 use morello_core::target::{LevelId, LevelKind, MemVec, Target};
@@ -33,9 +35,8 @@ use super::{Action, Combine, Plan, PlanShape};
 use crate::projection::Projection;
 
 pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Action, Plan)>) {
-    if spec.kind != PrimitiveKind::MatmulRequant {
-        return;
-    }
+    let PrimitiveKind::MatmulRequant { .. } = spec.kind else { return };
+    let output = spec.operands.last().expect("a requantizing matmul has operands");
     let [b, m, _, n] = *spec.shape.dims() else { return };
     let Ok(shape) = Shape::new(vec![b, m, n]) else { return };
     // The widest vectors of i32 lanes that divide the columns, if any.
@@ -65,7 +66,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
             // Scalar registers only for columns no vector covers.
             LevelKind::ScalarRegisters if vectors => continue,
             // A pass over memory only for whole rows of the output.
-            LevelKind::Cache | LevelKind::Memory if !spec.operands[4].is_fully_contiguous() => continue,
+            LevelKind::Cache | LevelKind::Memory if !output.is_fully_contiguous() => continue,
             _ => None,
         };
         {
@@ -91,6 +92,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
 
 fn plan(spec: &CanonicalSpec, accumulator: TensorSpec, units: u64, target: &Target) -> Option<Plan> {
     let o = &spec.operands;
+    let PrimitiveKind::MatmulRequant { epilogue } = spec.kind else { return None };
     let [b, m, _, n] = *spec.shape.dims() else { return None };
     let matmul = LogicalSpec {
         kind: PrimitiveKind::Matmul { accum: false },
@@ -101,9 +103,9 @@ fn plan(spec: &CanonicalSpec, accumulator: TensorSpec, units: u64, target: &Targ
     .canonicalize(target)
     .ok()?;
     let requant = LogicalSpec {
-        kind: PrimitiveKind::Requant,
+        kind: PrimitiveKind::Requant { epilogue },
         shape: Shape::new(vec![b, m, n]).ok()?,
-        operands: vec![matmul.operands[2].clone(), o[2].clone(), o[3].clone(), o[4].clone()],
+        operands: std::iter::once(matmul.operands[2].clone()).chain(o[2..].iter().cloned()).collect(),
         serial_only: spec.serial_only,
     }
     .canonicalize(target)
@@ -118,8 +120,8 @@ fn plan(spec: &CanonicalSpec, accumulator: TensorSpec, units: u64, target: &Targ
         children: vec![matmul, requant],
         combine: Combine::Alloc { own, cost: 0 },
         shape: PlanShape::Block {
-            // Parent operands: lhs 0, rhs 1, scale 2, zero_point 3, out 4; the temporary acc 5.
-            stage_operands: REQUANT_STAGES.iter().map(|o| o.to_vec()).collect(),
+            // Parent operands: lhs 0, rhs 1, (bias,) scale, zero_point, out; the temporary acc last.
+            stage_operands: requant_stages(o.len()).to_vec(),
             stage_origins: vec![None, None],
             temporaries,
         },

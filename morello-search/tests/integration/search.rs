@@ -642,6 +642,39 @@ fn int8_columns_are_padded_to_whole_output_vectors() {
     assert_eq!(dtypes, ["u8", "i8", "i32"], "{action:?}");
 }
 
+/// A requantizing matmul pads as an int8 matmul does, to whole vectors of its i32 sums: its
+/// per-column bias, scale and zero point are padded too (`x86-avx512`, one processor). The
+/// searched programs that pad are verified by the end-to-end requantization tests (a search here
+/// would take 20 s).
+#[test]
+fn requantizing_matmuls_are_padded_with_their_columns() {
+    let t = Target::builtin("x86-avx512", 1).unwrap();
+    let requant = |m: u32, k: u32, n: u32| {
+        format!(
+            "MatmulBiasReluRequant(1x{m}x{k}x{n}, u8 GL row-major, i8 GL row-major, i32 GL row-major, \
+             f32 GL row-major, u8 GL row-major, u8 GL row-major)"
+        )
+    };
+    assert_eq!(pads(&requant(16, 16, 21), &t), [("L2".to_string(), 32)]);
+    assert!(pads(&requant(16, 16, 32), &t).is_empty());
+    let plain = requant(16, 16, 21).replace("MatmulBiasReluRequant", "MatmulRequant").replacen(
+        " i32 GL row-major,",
+        "",
+        1,
+    );
+    assert_eq!(pads(&plain, &t), [("L2".to_string(), 32)]);
+    let Some((_, plan)) =
+        actions(&spec(&requant(16, 16, 21), &t), &t, &ActionConfig::default(), &Feasibility::new(&t))
+            .into_iter()
+            .find(|(action, _)| matches!(action, Action::Pad { .. }))
+    else {
+        panic!("no pad action")
+    };
+    let body = plan.children.iter().find(|c| c.shape.dims() == [1, 16, 16, 32]).expect("the padded matmul");
+    let shapes: Vec<_> = body.operands.iter().map(|o| format!("{} {}", o.dtype, o.shape)).collect();
+    assert_eq!(shapes, ["u8 1x16x16", "i8 1x16x32", "i32 32", "f32 32", "u8 32", "u8 1x16x32"]);
+}
+
 /// The chunks of the `PeelReduction` actions of a spec.
 fn peels(text: &str, t: &Target) -> Vec<u32> {
     picked(text, t, |action| match action {

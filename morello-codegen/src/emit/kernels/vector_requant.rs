@@ -13,14 +13,17 @@
 //! }
 //! ```
 //!
-//! 16 lanes (AVX-512F) narrow with `_mm512_cvtepi32_epi8`. The operations and their order are those
+//! 16 lanes (AVX-512F) narrow with `_mm512_cvtepi32_epi8`. With a bias the register is first
+//! `_mm256_add_epi32(v5_0, _mm256_loadu_si256(&bias[n_1]))` (wrapping, as the reference's i32 sum);
+//! with ReLU the lower bound is `_mm256_setzero_ps()`. The operations and their order are those
 //! of `requantize` in `morello-core`'s operators (`maxps` returns its second operand for NaN, as
 //! the reference's comparison does), and the clamped values are in range, so narrowing is exact.
-//! Checked before writing: each register's lanes meet consecutive scales, zero points and outputs.
+//! Checked before writing: each register's lanes meet consecutive biases, scales, zero points and
+//! outputs.
 
 use morello_core::dtype::Dtype;
 use morello_core::kernels::KernelKind;
-use morello_core::spec::LogicalSpec;
+use morello_core::spec::{LogicalSpec, PrimitiveKind, RequantEpilogue};
 use morello_core::target::IsaFeature;
 
 use super::{Register, consecutive, unsupported, whole_registers};
@@ -31,13 +34,21 @@ use crate::error::CodegenError;
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
     let fail = |e: &Emitter<'_>, why: &str| unsupported(KernelKind::VectorRequant, spec, e, why);
-    let [acc, scale, zero_point, out] = views else { return Err(fail(e, "not four operands")) };
-    let dtypes: Vec<Dtype> = spec.operands.iter().map(|o| o.dtype).collect();
+    let PrimitiveKind::Requant { epilogue } = spec.kind else { return Err(fail(e, "not a requantization")) };
+    let (acc, bias, scale, zero_point, out) = match (epilogue.has_bias(), views) {
+        (false, [acc, scale, zero_point, out]) => (acc, None, scale, zero_point, out),
+        (true, [acc, bias, scale, zero_point, out]) => (acc, Some(bias), scale, zero_point, out),
+        _ => return Err(fail(e, "not the operands of its form")),
+    };
+    let dtypes: Vec<Dtype> = spec.operands.iter().map(|o| o.dtype).filter(|&d| d != Dtype::I32).collect();
     let (lo, hi, signed) = match dtypes.as_slice() {
-        [Dtype::I32, Dtype::F32, Dtype::U8, Dtype::U8] => (0, 255, false),
-        [Dtype::I32, Dtype::F32, Dtype::I8, Dtype::I8] => (-128, 127, true),
+        [Dtype::F32, Dtype::U8, Dtype::U8] => (0, 255, false),
+        [Dtype::F32, Dtype::I8, Dtype::I8] => (-128, 127, true),
         _ => return Err(fail(e, "not i32 with f32 scales into u8 or i8")),
     };
+    if spec.operands.iter().filter(|o| o.dtype == Dtype::I32).count() != 1 + usize::from(bias.is_some()) {
+        return Err(fail(e, "not an i32 accumulator (and bias)"));
+    }
     if VectorIsa::of(e.target) != VectorIsa::X86 {
         return Err(fail(e, "x86 vectors only"));
     }
@@ -70,12 +81,25 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
         let out_at = consecutive(e, out, &points)?;
         let (scale_at, zero_at, out_at) =
             (e.address(scale, &scale_at)?, e.address(zero_point, &zero_at)?, e.address(out, &out_at)?);
-        let name = e.register_name(acc, index);
+        let mut sum = e.register_name(acc, index);
+        if let Some(bias) = bias {
+            let bias_at = consecutive(e, bias, &columns)?;
+            let bias_at = e.address(bias, &bias_at)?;
+            sum = format!(
+                "{w}_add_epi32({sum}, {w}_loadu_si{bits}((const void *)({bias_at})))",
+                bits = lanes * 32
+            );
+        }
         e.out.open("{");
-        e.out.line(format!("{float} rq_y = {w}_mul_ps({w}_cvtepi32_ps({name}), {w}_loadu_ps({scale_at}));"));
+        e.out.line(format!("{float} rq_y = {w}_mul_ps({w}_cvtepi32_ps({sum}), {w}_loadu_ps({scale_at}));"));
         e.out.line(format!("const {int} rq_z = {widen}({zero_load}((const __m128i *)({zero_at})));"));
         e.out.line(format!("const {float} rq_f = {w}_cvtepi32_ps(rq_z);"));
-        e.out.line(format!("rq_y = {w}_max_ps(rq_y, {w}_sub_ps({w}_set1_ps({lo}.0f), rq_f));"));
+        if epilogue == RequantEpilogue::BiasRelu {
+            // max(lo - zp, 0) = 0: the zero point is in [lo, hi].
+            e.out.line(format!("rq_y = {w}_max_ps(rq_y, {w}_setzero_ps());"));
+        } else {
+            e.out.line(format!("rq_y = {w}_max_ps(rq_y, {w}_sub_ps({w}_set1_ps({lo}.0f), rq_f));"));
+        }
         e.out.line(format!("rq_y = {w}_min_ps(rq_y, {w}_sub_ps({w}_set1_ps({hi}.0f), rq_f));"));
         e.out.line(format!("const {int} rq_r = {w}_add_epi32({w}_cvtps_epi32(rq_y), rq_z);"));
         if lanes == 8 {

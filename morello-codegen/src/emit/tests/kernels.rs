@@ -235,13 +235,16 @@ fn neon_int8_dot_products_are_exact_at_the_ends_of_the_ranges() {
 
 /// The requantization kernels on the values where it is delicate (ties to even, both saturation
 /// bounds with various zero points, NaN and zero scales, the i32 extremes, sums that round when
-/// converted to f32, products that round in f32), compiled with gcc and clang, run on this host
-/// (each vector width only where the host has it) and compared bit for bit with the reference
-/// interpreter. The seeded inputs of the other tests saturate nearly every output.
+/// converted to f32, products that round in f32), with no bias, with an i32 bias (at the i32
+/// extremes too: sums that reach them exactly, and sums that wrap) and with a bias and ReLU,
+/// compiled with gcc and clang, run on this host (each vector width only where the host has it)
+/// and compared bit for bit with the reference interpreter. The seeded inputs of the other tests
+/// saturate nearly every output.
 #[test]
 fn requantization_matches_the_reference_on_delicate_values() {
     use morello_core::dtype::Dtype;
     use morello_core::interp::{Buffer as Values, Interpreter, Value};
+    use morello_core::spec::{PrimitiveKind, RequantEpilogue};
     use morello_core::target::IsaFeature;
 
     use crate::compiler::{CompileOptions, Warnings};
@@ -249,32 +252,46 @@ fn requantization_matches_the_reference_on_delicate_values() {
     use crate::host::host_supports;
     use crate::test_support::{gcc_and_clang, one_unit};
 
-    // (acc, scale, zero point as i64); the zero point is read as the output's dtype.
-    let triples: Vec<(i32, f32, i64)> = vec![
-        (5, 0.5, 0),
-        (7, 0.5, 10),
-        (-5, 0.5, 10),
-        (-1, 0.5, 3),
-        (3, 0.25, 0),
-        (25, 0.1, 1),
-        ((1 << 24) + 1, 1.0 / 131_072.0, 0),
-        (1000, 1.0, 0),
-        (-1000, 1.0, 100),
-        (200, 1.0, 100),
-        (-101, 1.0, 100),
-        (i32::MAX, 1e30, 0),
-        (i32::MIN, 1e30, 7),
-        (123_456, f32::NAN, 20),
-        (123_456, 0.0, 42),
-        (-77, -0.5, 9),
-        (i32::MAX, 1.0 / 16_777_216.0, 5),
-        (-300, 0.75, 0),
-        (255, 1.0, 0),
-        (127, 1.0, 0),
-        (-128, 1.0, 0),
-        (9, -0.5, 120),
-        (11, 0.5, 0),
-        (13, 0.5, 0),
+    // (acc, bias, scale, zero point as i64); the zero point is read as the output's dtype, the
+    // bias only by the forms with one.
+    let cases: Vec<(i32, i32, f32, i64)> = vec![
+        (5, 0, 0.5, 0),
+        (7, 2, 0.5, 10),
+        (-5, -2, 0.5, 10),
+        (-1, 0, 0.5, 3),
+        (3, 2, 0.5, 0),
+        (25, -20, 0.1, 1),
+        ((1 << 24) + 1, 1, 1.0 / 131_072.0, 0),
+        (1000, -999, 1.0, 0),
+        (-1000, 1, 1.0, 100),
+        (200, -400, 1.0, 100),
+        (-101, 0, 1.0, 100),
+        (i32::MAX, 0, 1e30, 0),
+        (i32::MIN, 0, 1e30, 7),
+        (123_456, 5, f32::NAN, 20),
+        (123_456, -5, 0.0, 42),
+        (-77, 3, -0.5, 9),
+        (i32::MAX, -1, 1.0 / 16_777_216.0, 5),
+        (-300, 100, 0.75, 0),
+        (255, 0, 1.0, 0),
+        (127, 1, 1.0, 0),
+        (-128, -1, 1.0, 0),
+        (9, 1, -0.5, 120),
+        (11, 2, 0.5, 0),
+        (13, -2, 0.5, 0),
+        // The bias at the i32 extremes: sums that reach them exactly, and sums that wrap.
+        (0, i32::MAX, 1e-7, 0),
+        (-100, i32::MAX, 1e-7, 3),
+        (0, i32::MIN, 1e-7, 0),
+        (100, i32::MIN, 1e-8, -5),
+        (1, i32::MAX, 1.0, 0),
+        (-1, i32::MIN, 1.0, 0),
+        (i32::MAX, i32::MAX, 1e-9, 0),
+        (i32::MIN, i32::MIN, 1e-9, 0),
+        (-(1 << 30), 1 << 30, 1.0, 17),
+        (1 << 30, -(1 << 30) - 1, 1.0, -17),
+        (-40, 30, 1.0, -20),
+        (-40, 30, -1.0, -20),
     ];
     let host_runs = |target: &str| match target {
         "x86-avx512" => host_supports(IsaFeature::Avx512f),
@@ -293,64 +310,80 @@ fn requantization_matches_the_reference_on_delicate_values() {
         let target = Target::builtin(target_name, 2).expect("a built-in target");
         let case = case(kernel, target_name, &target);
         let lanes = case.spec.operands[0].shape.volume() as usize;
-        for out_dtype in [Dtype::U8, Dtype::I8] {
-            // The golden case with the output (and zero point) of `out_dtype`.
-            let mut spec: LogicalSpec = case.spec.logical().clone();
-            spec.operands[2].dtype = out_dtype;
-            spec.operands[3].dtype = out_dtype;
-            let emitted = lone_function(kernel, &spec, &target, "kernel").expect("emits");
-            let options = CompileOptions {
-                features: emitted.kernel.features.clone(),
-                warnings: Warnings::Deny,
-                ..CompileOptions::default()
-            };
-            let signature = &emitted.kernel.signature;
-            let source = verify_program_source(signature, &emitted.kernel.source).expect("a harness");
-            for compiler in gcc_and_clang() {
-                let build = compiler.build(&one_unit(source.clone()), &options).expect("compiles");
-                for chunk in triples.chunks(lanes) {
-                    let mut chunk = chunk.to_vec();
-                    chunk.resize(lanes, (0, 1.0, 0));
-                    let zero =
-                        |z: i64| if out_dtype == Dtype::U8 { z.clamp(0, 255) } else { z.clamp(-128, 127) };
-                    let eight = |values: Vec<i64>| match out_dtype {
-                        Dtype::U8 => Buffer::U8(values.iter().map(|&v| v as u8).collect()),
-                        _ => Buffer::I8(values.iter().map(|&v| v as i8).collect()),
-                    };
-                    let inputs = VerifyInputs::Buffers(vec![
-                        Buffer::I32(chunk.iter().map(|t| t.0).collect()),
-                        Buffer::F32(chunk.iter().map(|t| t.1).collect()),
-                        eight(chunk.iter().map(|t| zero(t.2)).collect()),
-                    ]);
-                    let run = run_verify(&build, signature, &inputs).expect("runs");
-                    let logical = [
-                        chunk.iter().map(|t| Value::Int(i64::from(t.0))).collect::<Vec<_>>(),
-                        chunk.iter().map(|t| Value::Float(t.1)).collect(),
-                        chunk.iter().map(|t| Value::Int(zero(t.2))).collect(),
-                        vec![Value::Int(0); lanes],
-                    ];
-                    let mut buffers: Vec<Values> = spec
-                        .operands
-                        .iter()
-                        .zip(&logical)
-                        .map(|(t, v)| Values::from_logical(t, v).expect("fits"))
-                        .collect();
-                    Interpreter::new(&target).execute_spec(&spec, &mut buffers).expect("interprets");
-                    let expected: Vec<i64> = buffers[3]
-                        .to_logical(&spec.operands[3])
-                        .expect("fits")
-                        .into_iter()
-                        .map(|v| match v {
-                            Value::Int(i) => i,
-                            Value::Float(x) => panic!("a float output {x}"),
-                        })
-                        .collect();
-                    assert_eq!(
-                        run.params[3],
-                        eight(expected),
-                        "{kernel} with {compiler} into {out_dtype}: {chunk:?}"
-                    );
-                    ran += 1;
+        for epilogue in [RequantEpilogue::Plain, RequantEpilogue::Bias, RequantEpilogue::BiasRelu] {
+            for out_dtype in [Dtype::U8, Dtype::I8] {
+                // The golden case with the output (and zero point) of `out_dtype`, and a bias
+                // beside the scale in the forms with one.
+                let mut spec: LogicalSpec = case.spec.logical().clone();
+                spec.operands[2].dtype = out_dtype;
+                spec.operands[3].dtype = out_dtype;
+                spec.kind = PrimitiveKind::Requant { epilogue };
+                if epilogue.has_bias() {
+                    let mut bias = spec.operands[1].clone();
+                    bias.dtype = Dtype::I32;
+                    spec.operands.insert(1, bias);
+                }
+                let out = spec.operands.len() - 1;
+                let emitted = lone_function(kernel, &spec, &target, "kernel").expect("emits");
+                let options = CompileOptions {
+                    features: emitted.kernel.features.clone(),
+                    warnings: Warnings::Deny,
+                    ..CompileOptions::default()
+                };
+                let signature = &emitted.kernel.signature;
+                let source = verify_program_source(signature, &emitted.kernel.source).expect("a harness");
+                for compiler in gcc_and_clang() {
+                    let build = compiler.build(&one_unit(source.clone()), &options).expect("compiles");
+                    for chunk in cases.chunks(lanes) {
+                        let mut chunk = chunk.to_vec();
+                        chunk.resize(lanes, (0, 0, 1.0, 0));
+                        let zero = |z: i64| {
+                            if out_dtype == Dtype::U8 { z.clamp(0, 255) } else { z.clamp(-128, 127) }
+                        };
+                        let eight = |values: Vec<i64>| match out_dtype {
+                            Dtype::U8 => Buffer::U8(values.iter().map(|&v| v as u8).collect()),
+                            _ => Buffer::I8(values.iter().map(|&v| v as i8).collect()),
+                        };
+                        let mut inputs = vec![
+                            Buffer::I32(chunk.iter().map(|t| t.0).collect()),
+                            Buffer::F32(chunk.iter().map(|t| t.2).collect()),
+                            eight(chunk.iter().map(|t| zero(t.3)).collect()),
+                        ];
+                        let mut logical = vec![
+                            chunk.iter().map(|t| Value::Int(i64::from(t.0))).collect::<Vec<_>>(),
+                            chunk.iter().map(|t| Value::Float(t.2)).collect(),
+                            chunk.iter().map(|t| Value::Int(zero(t.3))).collect(),
+                            vec![Value::Int(0); lanes],
+                        ];
+                        if epilogue.has_bias() {
+                            inputs.insert(1, Buffer::I32(chunk.iter().map(|t| t.1).collect()));
+                            logical.insert(1, chunk.iter().map(|t| Value::Int(i64::from(t.1))).collect());
+                        }
+                        let run =
+                            run_verify(&build, signature, &VerifyInputs::Buffers(inputs)).expect("runs");
+                        let mut buffers: Vec<Values> = spec
+                            .operands
+                            .iter()
+                            .zip(&logical)
+                            .map(|(t, v)| Values::from_logical(t, v).expect("fits"))
+                            .collect();
+                        Interpreter::new(&target).execute_spec(&spec, &mut buffers).expect("interprets");
+                        let expected: Vec<i64> = buffers[out]
+                            .to_logical(&spec.operands[out])
+                            .expect("fits")
+                            .into_iter()
+                            .map(|v| match v {
+                                Value::Int(i) => i,
+                                Value::Float(x) => panic!("a float output {x}"),
+                            })
+                            .collect();
+                        assert_eq!(
+                            run.params[out],
+                            eight(expected),
+                            "{kernel} {epilogue:?} with {compiler} into {out_dtype}: {chunk:?}"
+                        );
+                        ran += 1;
+                    }
                 }
             }
         }

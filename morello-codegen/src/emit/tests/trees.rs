@@ -266,6 +266,19 @@ fn avx2_cases() -> Vec<Case> {
     let s = b.spec("AddBiasGelu(2x3, f32 GL row-major, f32 GL row-major)");
     cases.push(case("value_add_bias_gelu", t, true, b.each(&s, K::ValueAddBias)));
 
+    // Requantization with a bias and ReLU from registers (the accumulator loaded into them), and
+    // with a bias per value into i8.
+    let s = b.spec(
+        "BiasReluRequant(2x16, i32 GL row-major, i32 GL row-major, f32 GL row-major, u8 GL row-major, \
+         u8 GL row-major)",
+    );
+    let imp = b.in_vector_register(&s, 0, 8, |s| b.kernel(s, K::VectorRequant));
+    cases.push(case("vector_bias_relu_requant", t, true, imp));
+    let s = b.spec(
+        "BiasRequant(2x3, i32 GL row-major, i32 GL row-major, f32 GL row-major, i8 GL row-major, i8 GL row-major)",
+    );
+    cases.push(case("value_bias_requant", t, true, b.each(&s, K::ValueRequant)));
+
     // Softmax of one row of 12 (a vector and a tail): the maximum and the sum in scalar registers,
     // the three passes.
     let s = b.spec("Softmax(1x12, f32 GL row-major, f32 GL row-major)");
