@@ -164,12 +164,15 @@ pub enum PrimitiveKind {
     /// `out = requant(acc)` with the scale and zero point along the last dim: the requantizing
     /// epilogue alone.
     Requant,
+    /// `out[b, m, n] = -128 Σ_k rhs[b, k, n]` on every row: what shifting an i8 `lhs` into u8
+    /// (`+128`) adds to an s8s8s32 matmul's sums, to be taken away.
+    ShiftCorrection,
 }
 
 impl PrimitiveKind {
     /// Every form, in a fixed order (convolutions with the unit geometry): the forms of each
     /// operator's definition, in the order `morello db stats` lists them.
-    pub const ALL: [PrimitiveKind; 22] = [
+    pub const ALL: [PrimitiveKind; 23] = [
         PrimitiveKind::Matmul { accum: false },
         PrimitiveKind::Matmul { accum: true },
         PrimitiveKind::Move,
@@ -192,6 +195,7 @@ impl PrimitiveKind {
         PrimitiveKind::SoftmaxScale,
         PrimitiveKind::MatmulRequant,
         PrimitiveKind::Requant,
+        PrimitiveKind::ShiftCorrection,
     ];
 }
 

@@ -32,6 +32,8 @@ pub use fill::fill_value;
 pub use kind::{Activation, Direction, FillValue, PrimitiveKind, parse_epilogue, parse_requant};
 pub use matmul_bias::EPILOGUE_STAGES;
 pub use matmul_requant::REQUANT_STAGES;
+pub use r#move::shifts;
+pub use shift_correction::SHIFT_STAGES;
 
 use crate::dtype::{Dtype, OperandDtypes, exact_reduction_limit};
 use crate::interp::values::{Value, convert, mul_add};
