@@ -266,7 +266,36 @@ fn int8_matmuls() {
         let tree = check_best_uses(words, dtypes, "x86-avx2", KernelKind::BroadcastPairDot);
         assert!(interleaves(&tree, 2), "{words}: {tree}");
     }
-    check_best_uses("matmul 8x16x16", "s8s8s32", "x86-avx512", KernelKind::BroadcastPairDot);
+    // An i8 lhs where a VNNI kernel exists: shifted into u8, the sums corrected by the column sums
+    // of the packed rhs, then the VNNI kernel (larger shapes: `s8s8s32_shifted_onto_vnni`).
+    for (words, target_name, kernel) in [
+        ("matmul 4x16x16", "x86-avx512", KernelKind::BroadcastQuadDot),
+        ("matmul 6x32x12", "x86-avx2-vnni", KernelKind::BroadcastQuadDotAvx),
+    ] {
+        let tree = check_best_uses(words, "s8s8s32", target_name, kernel);
+        assert!(tree.contains("kernel VectorShiftCorrection"), "{words}: {tree}");
+        assert!(tree.contains("Move(") && tree.contains("u8 "), "{words}: {tree}");
+    }
+}
+
+/// s8s8s32 matmuls on x86-avx512 and x86-avx2-vnni, verified exactly whichever path the search
+/// takes (the shift onto the VNNI kernels for the larger ones, the pair kernel where that is
+/// cheaper); on x86-avx2 they stay on the pair kernel.
+#[test]
+#[ignore = "slow (minutes); run with `cargo test -p morello-cli --test e2e -- --ignored s8s8s32`"]
+fn s8s8s32_shifted_onto_vnni() {
+    for target_name in ["x86-avx512", "x86-avx2-vnni"] {
+        let (target, _) = spec("zero 1", "f32", target_name);
+        let shapes = ["matmul 8x8x8", "matmul 64x64x64", "matmul 100x300x77"];
+        let specs: Vec<CanonicalSpec> = shapes.iter().map(|w| spec(w, "s8s8s32", target_name).1).collect();
+        check(&target, &specs, Vec::new());
+    }
+    for (words, target_name) in [("matmul 64x64x64", "x86-avx512"), ("matmul 100x300x77", "x86-avx2-vnni")] {
+        let tree = check_best_uses(words, "s8s8s32", target_name, KernelKind::VectorShiftCorrection);
+        assert!(tree.contains("ShiftCorrection"), "{words}: {tree}");
+    }
+    let tree = check_best_uses("matmul 64x64x64", "s8s8s32", "x86-avx2", KernelKind::BroadcastPairDot);
+    assert!(!tree.contains("ShiftCorrection"), "{tree}");
 }
 
 /// Whether the tree packs with `VectorInterleave` on tiles of `rows` rows of 16 bytes.

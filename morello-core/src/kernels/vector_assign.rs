@@ -1,9 +1,10 @@
-//! `VectorAssign`: copies whole vectors between vector registers and memory (loads, stores).
+//! `VectorAssign`: copies whole vectors between vector registers and memory (loads, stores), or
+//! shifts i8 into u8 on the way (one xor with `0x80` per vector, `crate::operators::shifts`).
 //!
 //! ```text
 //! ordinal:  2
 //! constants: fixed 0, per_unit 1 per vectors
-//! applies:  Move, one dtype, one layout; at least one side in vector registers; every side in
+//! applies:  Move, one dtype (or i8 into u8), one layout; at least one side in vector registers; every side in
 //!           vector registers made of whole vectors of the vector size; a side in memory or a
 //!           cache with contiguous runs that are whole vectors (so each vector is one load/store);
 //!           two register sides with one vector size
@@ -14,6 +15,7 @@ use super::{CalibrationCase, CalibrationSites, KernelDefinition};
 use super::{in_memory, in_vector_registers, vectors_along, whole_vectors};
 use crate::cost::{Cost, vector_move_cost};
 use crate::dtype::Dtype;
+use crate::operators::shifts;
 use crate::spec::{LogicalSpec, PrimitiveKind, TensorSpec};
 use crate::target::LevelKind;
 use crate::target::{KernelCost, Target};
@@ -30,7 +32,7 @@ fn lanes(spec: &LogicalSpec) -> Option<u32> {
 /// Whether the kernel could apply to some spec of this kind, levels and dtypes.
 fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _target: &Target) -> bool {
     kind == PrimitiveKind::Move
-        && dtypes[0] == dtypes[1]
+        && (dtypes[0] == dtypes[1] || shifts(dtypes[0], dtypes[1]))
         && levels.contains(&LevelKind::VectorRegisters)
         && !levels.contains(&LevelKind::ScalarRegisters)
 }
@@ -39,7 +41,7 @@ fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _tar
 /// vector long along one dim, which is then every side's innermost dim, must be whole vectors on
 /// every side.
 fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
-    if spec.kind != PrimitiveKind::Move || spec.operands[0].dtype != spec.operands[1].dtype {
+    if spec.kind != PrimitiveKind::Move || !same_or_shifted(spec) {
         return false;
     }
     let Some(register) = spec.operands.iter().find(|o| in_vector_registers(o, target)) else { return false };
@@ -52,13 +54,19 @@ fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
     })
 }
 
+/// Whether the two sides have one dtype, or the move shifts i8 into u8.
+fn same_or_shifted(spec: &LogicalSpec) -> bool {
+    let (src, dst) = (spec.operands[0].dtype, spec.operands[1].dtype);
+    src == dst || shifts(src, dst)
+}
+
 fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     if spec.kind != PrimitiveKind::Move {
         return false;
     }
     let (src, dst) = (&spec.operands[0], &spec.operands[1]);
     let Some(lanes) = lanes(spec) else { return false };
-    if src.dtype != dst.dtype || src.layout != dst.layout {
+    if !same_or_shifted(spec) || src.layout != dst.layout {
         return false;
     }
     [src, dst].iter().all(|side| {
@@ -108,12 +116,15 @@ fn applies_to_its_specs_only() {
         "Move(2x8, f32 VRF row-major v8, f32 GL row-major)",
         "Move(4x8, f32 L1 row-major c1, f32 VRF row-major v8)",
         "Move(16, u32 VRF row-major v4, u32 VRF row-major v4)",
+        "Move(1x32, i8 L1 row-major, u8 VRF row-major v32)",
+        "Move(32, i8 VRF row-major v32, u8 GL row-major)",
     ];
     let refuses = [
         "Move(8x2, f32 L1 row-major c1, f32 VRF row-major v8)",
         "Move(8x8, f32 L1 col-major, f32 VRF row-major v8)",
         "Move(1x8, f32 L1 row-major, f32 L1 row-major)",
         "Move(16, u32 VRF row-major v4, u32 VRF row-major v8)",
+        "Move(2x16, i8 VRF row-major v16, u8 GL col-major)",
     ];
     super::tests::check_avx2(super::KernelKind::VectorAssign, &takes, &refuses);
 }

@@ -222,12 +222,15 @@ pub enum PrimitiveKind {
         /// The bias and activation before the requantization.
         epilogue: RequantEpilogue,
     },
+    /// `out[b, m, n] = -128 Σ_k rhs[b, k, n]` on every row: what shifting an i8 `lhs` into u8
+    /// (`+128`) adds to an s8s8s32 matmul's sums, to be taken away.
+    ShiftCorrection,
 }
 
 impl PrimitiveKind {
     /// Every form, in a fixed order (convolutions with the unit geometry): the forms of each
     /// operator's definition, in the order `morello db stats` lists them.
-    pub const ALL: [PrimitiveKind; 26] = [
+    pub const ALL: [PrimitiveKind; 27] = [
         PrimitiveKind::Matmul { accum: false },
         PrimitiveKind::Matmul { accum: true },
         PrimitiveKind::Move,
@@ -254,6 +257,7 @@ impl PrimitiveKind {
         PrimitiveKind::Requant { epilogue: RequantEpilogue::Plain },
         PrimitiveKind::Requant { epilogue: RequantEpilogue::Bias },
         PrimitiveKind::Requant { epilogue: RequantEpilogue::BiasRelu },
+        PrimitiveKind::ShiftCorrection,
     ];
 }
 

@@ -34,6 +34,8 @@ pub use kind::{
 };
 pub use matmul_bias::EPILOGUE_STAGES;
 pub use matmul_requant::requant_stages;
+pub use r#move::shifts;
+pub use shift_correction::SHIFT_STAGES;
 
 use crate::dtype::{Dtype, OperandDtypes, exact_reduction_limit};
 use crate::interp::values::{Value, convert, mul_add};

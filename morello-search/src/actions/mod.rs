@@ -17,8 +17,10 @@
 //! 6. a matmul's epilogue split into a pass of its own (fused when the output is in registers);
 //! 7. softmax as its three passes (row maxima, exp and sums, scale), per level of its temporaries;
 //! 8. a matmul (or a requantizing matmul, with its per-column operands) whose columns are not
-//!    whole vectors padded to whole vectors, per level of the padded buffers; a requantizing matmul as its matmul and its requantization, per level (and
-//!    vector size) of its i32 accumulator;
+//!    whole vectors padded to whole vectors, per level of the padded buffers; a requantizing
+//!    matmul as its matmul and its requantization, per level (and vector size) of its i32
+//!    accumulator; an s8s8s32 matmul as its `lhs` shifted into u8, a column-sum correction and a
+//!    u8s8s32 matmul, per level of the shifted `lhs`;
 //! 9. kernels, in the target's order.
 //!
 //! Every action strictly shrinks the spec (a smaller iteration space, an operand on a faster
@@ -33,6 +35,7 @@ mod pad;
 mod parallel_tile;
 mod peel;
 mod requant;
+mod shift;
 mod softmax;
 mod tile;
 mod to_accum;
@@ -289,6 +292,12 @@ pub enum Action {
         /// Its lanes, in vector registers.
         vector_size: Option<u32>,
     },
+    /// An s8s8s32 matmul as its `lhs` shifted into u8 (a buffer at `level`), the column-sum
+    /// correction into the output, and the u8s8s32 matmul accumulated into it.
+    ShiftS8 {
+        /// Where the shifted `lhs` lives.
+        level: morello_core::target::LevelId,
+    },
 }
 
 /// How an action's sub-results combine into its cost and peaks.
@@ -514,6 +523,7 @@ pub fn actions(
         softmax::enumerate(spec, target, &mut out);
         pad::enumerate(spec, target, &mut out);
         requant::enumerate(spec, target, &mut out);
+        shift::enumerate(spec, target, &mut out);
         kernels(spec, target, &mut out);
     }
     if config.prune_infeasible {

@@ -26,7 +26,9 @@
 //! A matmul's i8 `rhs` (before any split of `k`) may also be packed at such a level into strips of
 //! `k` inside `n` ([`vnni_layouts`]): the VNNI layout `[b, k / 4, n, 4]` that `BroadcastQuadDot`,
 //! `BroadcastQuadDotAvx` and AArch64's `BroadcastSdot` and `BroadcastSdotU8` read, or pairs
-//! `[b, k / 2, n, 2]` for `BroadcastPairDot`; weights already in it are read in place. Panels and strips are offered
+//! `[b, k / 2, n, 2]` for `BroadcastPairDot` (an i8 `lhs` is offered the quads too where the
+//! target's u8 x i8 kernels read them, for its shift into u8, `super::shift`); weights already in
+//! it are read in place. Panels and strips are offered
 //! through one helper ([`offer_packed`]).
 //!
 //! A new buffer is copied in by a `Move` prologue when the operand is read and copied back by a
@@ -288,6 +290,18 @@ fn int8_strip(lhs: Dtype, target: &Target) -> Option<u32> {
         .map(|&(_, _, strip)| strip)
 }
 
+/// The strips an `rhs` beside an `lhs` of `dtype` may be packed into: [`int8_strip`] of the
+/// dtype and, for an i8 `lhs` on a target whose u8 x i8 kernels read quads, also the quads those
+/// read after the search shifts the `lhs` into u8 (`super::shift`).
+fn int8_strips(lhs: Dtype, target: &Target) -> Vec<u32> {
+    let mut strips: Vec<u32> = int8_strip(lhs, target).into_iter().collect();
+    let shifted = [KernelKind::BroadcastQuadDot, KernelKind::BroadcastQuadDotAvx];
+    if lhs == Dtype::I8 && shifted.iter().any(|k| target.kernels().contains(k)) && !strips.contains(&4) {
+        strips.push(4);
+    }
+    strips
+}
+
 /// The layout of strips of `k` operand `operand` of `spec` may be packed into: for a matmul's
 /// i8 `rhs` `[b, k, n]` not yet in it, on the matmul (or the requantizing matmul, so that one
 /// copy serves every block its epilogue is fused into) before any split of `k` (as panels are),
@@ -295,26 +309,34 @@ fn int8_strip(lhs: Dtype, target: &Target) -> Option<u32> {
 /// ([`STRIP_KERNELS`]): `s = 4` (the VNNI layout, `morello_core::spec::VNNI_LAYOUT`) for
 /// `BroadcastQuadDot` (u8 `lhs`, AVX-512 VNNI), `BroadcastQuadDotAvx` (u8 `lhs`, AVX-VNNI) and
 /// AArch64's `BroadcastSdot` and `BroadcastSdotU8`, `s = 2` for the widening AVX2 kernel
-/// `BroadcastPairDot`; `k` a multiple of `s` above it. None on a target without such a kernel.
+/// `BroadcastPairDot`; `k` a multiple of `s` above it. An i8 `lhs` on a target with
+/// `BroadcastQuadDot` or `BroadcastQuadDotAvx` is offered the quads too, after its pairs: those
+/// kernels read it once the search shifts the `lhs` into u8 (`super::shift`). None on a target
+/// without such a kernel.
 pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Vec<Layout> {
     let rhs = &spec.operands[operand];
     let k = rhs.shape.dims().get(1).copied().unwrap_or(0);
-    let Some(strip) = int8_strip(spec.operands[0].dtype, target) else { return Vec::new() };
     let whole_matmul =
         matches!(spec.kind, PrimitiveKind::Matmul { accum: false } | PrimitiveKind::MatmulRequant { .. });
-    if !whole_matmul || operand != 1 || rhs.dtype != Dtype::I8 || k <= strip || k % strip != 0 {
+    if !whole_matmul || operand != 1 || rhs.dtype != Dtype::I8 {
         return Vec::new();
     }
-    let layout = Layout::new(vec![
-        LayoutDim::dynamic(0),
-        LayoutDim::dynamic(1),
-        LayoutDim::dynamic(2),
-        LayoutDim::packed(1, strip),
-    ]);
-    match layout.ok().and_then(|l| LayoutView::dense(&l, &rhs.shape).ok()) {
-        Some(view) if view.layout != rhs.layout => vec![view.layout],
-        _ => Vec::new(),
-    }
+    let strip_layout = |strip: u32| {
+        if k <= strip || k % strip != 0 {
+            return None;
+        }
+        let layout = Layout::new(vec![
+            LayoutDim::dynamic(0),
+            LayoutDim::dynamic(1),
+            LayoutDim::dynamic(2),
+            LayoutDim::packed(1, strip),
+        ]);
+        match layout.ok().and_then(|l| LayoutView::dense(&l, &rhs.shape).ok()) {
+            Some(view) if view.layout != rhs.layout => Some(view.layout),
+            _ => None,
+        }
+    };
+    int8_strips(spec.operands[0].dtype, target).into_iter().filter_map(strip_layout).collect()
 }
 
 /// Whether the move's copy-in and copy-out are smaller than `spec`, so the sub-spec graph stays
@@ -440,7 +462,6 @@ mod tests {
                 .build(target)
                 .expect("a valid spec");
             let layouts = vnni_layouts(&spec, 1, target);
-            assert!(layouts.len() <= 1, "{layouts:?}");
             layouts.first().map(Layout::to_string)
         };
         // The canonical forms (the batch dim of 1 dropped) of `[0, 1, 2, 1 p(s)]`.
@@ -451,6 +472,20 @@ mod tests {
         let neon = Target::builtin("arm-neon", 1).expect("built-in");
         assert_eq!(strip_of(&avx512, "u8s8s32", 32), quads);
         assert_eq!(strip_of(&avx512, "s8s8s32", 32), pairs);
+        // And the quads of its lhs shifted into u8 (`super::shift`), after the pairs.
+        let both = vnni_layouts(
+            &SpecBuilder::matmul(8, 32, 16)
+                .dtypes("s8s8s32".parse().expect("dtypes"))
+                .build(&avx512)
+                .expect("a spec"),
+            1,
+            &avx512,
+        );
+        assert_eq!(
+            both.iter().map(Layout::to_string).collect::<Vec<_>>(),
+            ["[1, 2, 1 p(2)]", "[1, 2, 1 p(4)]"]
+        );
+        assert_eq!(strip_of(&avx2, "s8s8s32", 32), pairs);
         assert_eq!(strip_of(&avx2, "u8s8s32", 32), pairs);
         assert_eq!(strip_of(&neon, "u8s8s32", 32), quads);
         assert_eq!(strip_of(&neon, "s8s8s32", 32), quads);

@@ -77,6 +77,7 @@ pub fn step_of(spec: &CanonicalSpec, action: &Action, target: &Target) -> Result
         Action::RequantParts { level, vector_size } => {
             Step::RequantParts { level: level_name(*level), vector_size: *vector_size }
         }
+        Action::ShiftS8 { level } => Step::ShiftS8 { level: level_name(*level) },
     })
 }
 

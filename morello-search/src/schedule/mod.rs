@@ -296,6 +296,10 @@ impl<'t> Schedule<'t> {
                     s.rewrite_index(spec, all, |a| *a == Action::RequantParts { level, vector_size })
                 })?
             }
+            Step::ShiftS8 { level } => self.apply_at_default(&mut root, step, |s, spec, all| {
+                let level = s.level(level)?;
+                s.rewrite_index(spec, all, |a| *a == Action::ShiftS8 { level })
+            })?,
         }
         self.root = root;
         Ok(self)

@@ -312,6 +312,7 @@ fn step_name(action: &Action) -> &'static str {
         Action::SoftmaxParts { .. } => "softmax_parts",
         Action::Pad { .. } => "pad",
         Action::RequantParts { .. } => "requant_parts",
+        Action::ShiftS8 { .. } => "shift_s8",
         Action::Kernel(_) => "select",
     }
 }

@@ -99,6 +99,12 @@ pub enum Step {
         /// Its lanes, in vector registers.
         vector_size: Option<u32>,
     },
+    /// An s8s8s32 matmul as its `lhs` shifted into u8 at `level`, the correction and a u8s8s32
+    /// matmul.
+    ShiftS8 {
+        /// The shifted `lhs`'s level.
+        level: String,
+    },
     /// Implement the spec with a kernel.
     Select {
         /// The kernel's name.
@@ -142,6 +148,7 @@ impl fmt::Display for Step {
             Step::Select { kernel } => write!(f, "select {kernel}"),
             Step::RequantParts { level, vector_size: None } => write!(f, "requant_parts {level}"),
             Step::RequantParts { level, vector_size: Some(v) } => write!(f, "requant_parts {level} v{v}"),
+            Step::ShiftS8 { level } => write!(f, "shift_s8 {level}"),
         }
     }
 }
@@ -278,6 +285,10 @@ pub(super) fn parse_step(words: &[Word<'_>]) -> Result<Step, (usize, String)> {
             };
             Step::RequantParts { level: args[0].text.to_string(), vector_size }
         }
+        "shift_s8" => {
+            arity(1, 1, "a level")?;
+            Step::ShiftS8 { level: args[0].text.to_string() }
+        }
         "select" => {
             arity(1, 1, "a kernel name")?;
             Step::Select { kernel: args[0].text.to_string() }
@@ -287,8 +298,8 @@ pub(super) fn parse_step(words: &[Word<'_>]) -> Result<Step, (usize, String)> {
                 name.column,
                 format!(
                     "unknown step `{other}` (steps: tile_out, split, tile, parallel, move_to, pack, to_accum, \
-                     peel, split_epilogue, as_matmul, padding_regions, softmax_parts, pad, requant_parts, select, \
-                     synthesize, sub)"
+                     peel, split_epilogue, as_matmul, padding_regions, softmax_parts, pad, requant_parts, shift_s8, \
+                     select, synthesize, sub)"
                 ),
             ));
         }
@@ -366,6 +377,7 @@ mod tests {
             "pad L1 32",
             "requant_parts VRF v16",
             "requant_parts L1",
+            "shift_s8 GL",
             "select BroadcastVecMultAdd",
         ] {
             assert_eq!(step(line).unwrap().to_string(), line);

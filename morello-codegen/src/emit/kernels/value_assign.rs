@@ -3,6 +3,7 @@
 //! ```text
 //! same dtype:   dst = src;
 //! bf16 -> f32:  dst = morello_bf16_to_f32(src);
+//! i8 -> u8:     dst = (uint8_t)(src ^ 0x80);        (the shift + 128, `Move`'s doc)
 //! ```
 
 use morello_core::dtype::Dtype;
@@ -24,6 +25,7 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
             e.helpers.insert(Helper::Bf16ToF32);
             format!("{dst} = morello_bf16_to_f32({src});")
         }
+        (Dtype::I8, Dtype::U8) => format!("{dst} = (uint8_t)({src} ^ 0x80);"),
         _ => return Err(unsupported(KernelKind::ValueAssign, spec, e, "a conversion between these dtypes")),
     };
     e.out.line(line);
