@@ -391,22 +391,73 @@ fn requantization_matches_the_reference_on_delicate_values() {
     println!("{ran} runs compared");
 }
 
+/// The kernel's lone function for `spec` compiled into a verifying program with gcc and clang
+/// (warnings are errors): its signature and each compiler with its build.
+fn lone_builds(
+    kernel: KernelKind,
+    spec: &LogicalSpec,
+    target: &Target,
+) -> (crate::harness::KernelSignature, Vec<(crate::compiler::Compiler, crate::compiler::Build)>) {
+    use crate::compiler::{CompileOptions, Warnings};
+    use crate::harness::verify_program_source;
+    use crate::test_support::{gcc_and_clang, one_unit};
+
+    let emitted = lone_function(kernel, spec, target, "kernel").expect("emits");
+    let options = CompileOptions {
+        features: emitted.kernel.features.clone(),
+        warnings: Warnings::Deny,
+        ..Default::default()
+    };
+    let signature = emitted.kernel.signature.clone();
+    let source = verify_program_source(&signature, &emitted.kernel.source).expect("a harness");
+    let builds = gcc_and_clang()
+        .into_iter()
+        .map(|compiler| {
+            let build = compiler.build(&one_unit(source.clone()), &options).expect("compiles");
+            (compiler, build)
+        })
+        .collect();
+    (signature, builds)
+}
+
+/// The reference interpreter's integer output `output` of `spec` on the logical values of its
+/// operands (each operand's, the outputs' ignored).
+fn reference_ints(
+    spec: &LogicalSpec,
+    target: &Target,
+    logical: &[Vec<morello_core::interp::Value>],
+    output: usize,
+) -> Vec<i64> {
+    use morello_core::interp::{Buffer as Values, Interpreter, Value};
+
+    let mut buffers: Vec<Values> =
+        spec.operands.iter().zip(logical).map(|(t, v)| Values::from_logical(t, v).expect("fits")).collect();
+    Interpreter::new(target).execute_spec(spec, &mut buffers).expect("interprets");
+    buffers[output]
+        .to_logical(&spec.operands[output])
+        .expect("fits")
+        .into_iter()
+        .map(|v| match v {
+            Value::Int(i) => i,
+            Value::Float(x) => panic!("a float output {x}"),
+        })
+        .collect()
+}
+
 /// The shifted s8s8s32 matmul's pieces at the extremes: the column-sum corrections (rows and VNNI
 /// quads, each vector width, and the scalar kernel on rows; its walk over the strips of a packed
-/// `rhs` runs inside the searched trees of the end-to-end tests) on `rhs` all -128 and all 127 at the largest
-/// `K` the shifted matmul takes (65792, a multiple of 4 within the u8s8s32 bound 65793), and the
-/// shift of i8 values into u8 (all of them by the vector copy, the ends and the values around 0
-/// by the scalar one), compiled with gcc and clang, run on this
-/// host where it has the instructions, and compared with the reference interpreter.
+/// `rhs` runs inside the searched trees of the end-to-end tests) on `rhs` all -128 and all 127 at
+/// the largest `K` the shifted matmul takes (65792, a multiple of 4 within the u8s8s32 bound
+/// 65793), and the shift of i8 values into u8 (all of them by the vector copy, the ends and the
+/// values around 0 by the scalar one), compiled with gcc and clang, run on this host where it has
+/// the instructions, and compared with the reference interpreter.
 #[test]
 fn shift_pieces_are_exact_at_the_extremes() {
-    use morello_core::interp::{Buffer as Values, Interpreter, Value};
+    use morello_core::interp::Value;
     use morello_core::target::IsaFeature;
 
-    use crate::compiler::{CompileOptions, Warnings};
-    use crate::harness::{Buffer, VerifyInputs, run_verify, verify_program_source};
+    use crate::harness::{Buffer, VerifyInputs, run_verify};
     use crate::host::host_supports;
-    use crate::test_support::{gcc_and_clang, one_unit};
 
     const K: u32 = 65_792;
     let quads = "[0, 1, 2, 1 p(4)]";
@@ -443,41 +494,17 @@ fn shift_pieces_are_exact_at_the_extremes() {
         let spec =
             LogicalSpec::parse(&text, &target).expect("parses").canonicalize(&target).expect("canonical");
         assert!(kernel.applies(&spec, &target), "{kernel} applies to {text}");
-        let emitted = lone_function(kernel, &spec, &target, "kernel").expect("emits");
-        let options = CompileOptions {
-            features: emitted.kernel.features.clone(),
-            warnings: Warnings::Deny,
-            ..Default::default()
-        };
-        let signature = &emitted.kernel.signature;
-        let source = verify_program_source(signature, &emitted.kernel.source).expect("a harness");
-        let volume = spec.operands[0].shape.volume() as usize;
-        for compiler in gcc_and_clang() {
-            let build = compiler.build(&one_unit(source.clone()), &options).expect("compiles");
+        let spec = spec.logical().clone();
+        let (signature, builds) = lone_builds(kernel, &spec, &target);
+        let [volume, outputs] = [0, 1].map(|o| spec.operands[o].shape.volume() as usize);
+        for (compiler, build) in &builds {
             for value in [-128i8, 127] {
                 let inputs = VerifyInputs::Buffers(vec![Buffer::I8(vec![value; volume])]);
-                let run = run_verify(&build, signature, &inputs).expect("runs");
-                let logical = [
-                    vec![Value::Int(i64::from(value)); volume],
-                    vec![Value::Int(0); spec.operands[1].shape.volume() as usize],
-                ];
-                let mut buffers: Vec<Values> = spec
-                    .operands
-                    .iter()
-                    .zip(&logical)
-                    .map(|(t, v)| Values::from_logical(t, v).expect("fits"))
-                    .collect();
-                Interpreter::new(&target).execute_spec(&spec, &mut buffers).expect("interprets");
-                let expected: Vec<i32> = buffers[1]
-                    .to_logical(&spec.operands[1])
-                    .expect("fits")
-                    .into_iter()
-                    .map(|v| match v {
-                        Value::Int(i) => i32::try_from(i).expect("an i32"),
-                        Value::Float(x) => panic!("a float output {x}"),
-                    })
-                    .collect();
-                assert_eq!(expected[0], -128 * i32::from(value) * K as i32, "the reference");
+                let run = run_verify(build, &signature, &inputs).expect("runs");
+                let logical = [vec![Value::Int(i64::from(value)); volume], vec![Value::Int(0); outputs]];
+                let expected = reference_ints(&spec, &target, &logical, 1);
+                assert_eq!(expected[0], -128 * i64::from(value) * i64::from(K), "the reference");
+                let expected = expected.into_iter().map(|v| i32::try_from(v).expect("an i32")).collect();
                 assert_eq!(
                     run.params[1],
                     Buffer::I32(expected),
@@ -487,34 +514,23 @@ fn shift_pieces_are_exact_at_the_extremes() {
             }
         }
     }
-    // The shift: every i8 value into u8, by the vector and the scalar copies.
+    // The shift: i8 values into u8, by the vector and the scalar copies.
+    let target = Target::builtin("x86-avx2", 2).expect("a built-in target");
     for (kernel, text) in [
         (KernelKind::VectorAssign, "Move(256, i8 GL row-major, u8 VRF row-major v32)"),
         (KernelKind::ValueAssign, "Move(1, i8 GL row-major, u8 GL row-major)"),
     ] {
-        let target = Target::builtin("x86-avx2", 2).expect("a built-in target");
-        let spec =
-            LogicalSpec::parse(text, &target).expect("parses").canonicalize(&target).expect("canonical");
-        let emitted = lone_function(kernel, &spec, &target, "kernel").expect("emits");
-        let options = CompileOptions {
-            features: emitted.kernel.features.clone(),
-            warnings: Warnings::Deny,
-            ..Default::default()
+        let spec = LogicalSpec::parse(text, &target).expect("parses");
+        let (signature, builds) = lone_builds(kernel, &spec, &target);
+        let runs: Vec<Vec<i8>> = if spec.shape.volume() == 256 {
+            vec![(-128i16..128).map(|v| v as i8).collect()]
+        } else {
+            [-128i8, -127, -1, 0, 1, 127].iter().map(|&v| vec![v]).collect()
         };
-        let signature = &emitted.kernel.signature;
-        let source = verify_program_source(signature, &emitted.kernel.source).expect("a harness");
-        let volume = spec.operands[0].shape.volume() as usize;
-        for compiler in gcc_and_clang() {
-            let build = compiler.build(&one_unit(source.clone()), &options).expect("compiles");
-            // Every value through the vector copy; the ends and the values around 0 through the scalar one.
-            let runs: Vec<Vec<i8>> = if volume == 256 {
-                vec![(-128i16..128).map(|v| v as i8).collect()]
-            } else {
-                [-128i8, -127, -1, 0, 1, 127].iter().map(|&v| vec![v]).collect()
-            };
-            for values in runs {
+        for (compiler, build) in &builds {
+            for values in &runs {
                 let inputs = VerifyInputs::Buffers(vec![Buffer::I8(values.clone())]);
-                let run = run_verify(&build, signature, &inputs).expect("runs");
+                let run = run_verify(build, &signature, &inputs).expect("runs");
                 let shifted: Vec<u8> = values.iter().map(|&v| (i16::from(v) + 128) as u8).collect();
                 assert_eq!(run.params[1], Buffer::U8(shifted), "{kernel} with {compiler}");
                 ran += 1;
