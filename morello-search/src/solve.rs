@@ -693,7 +693,7 @@ const MERGE_ABOVE: usize = 256;
 
 /// A product of frontiers is made on the grid of their peak codes ([`grid::product`]) when its
 /// cells times the work per cell are at most the pairs of entries over this (the pairs are an
-/// upper bound: `undominated_prefix` skips many).
+/// upper bound: `combine_pairs` skips many).
 const GRID_GAIN: usize = 2;
 
 /// The frontier of one spec from its actions and its children's frontiers, keeping the levels of
@@ -763,9 +763,14 @@ fn combine(children: &[(&[Entry], u64)], capacities: Peaks) -> Vec<Partial> {
 /// cost and smaller peaks but a greater depth may still combine into the same final peaks, where
 /// the smaller depth wins. So the survivors are exactly [`grid::product`]'s.
 ///
-/// Two cuts skip pairs that `prune` would drop, so the survivors are the same without them: a
-/// partial pairs only with its entries' [`undominated_prefix`], and an entry whose peaks hold a
-/// partial's pairs with no later partial that would cost more (see [`PairScratch::closed`]).
+/// Two cuts skip pairs that `prune` would drop, so the survivors are the same without them:
+///
+/// - Entries are sorted by cost. Once an entry `e` fits inside a partial's peaks, the pair has
+///   exactly the partial's peaks, and pairing with any later entry gives peaks at least as large
+///   at a cost at least as high: dominated. Entries of `e`'s cost are still paired (a pair of
+///   equal cost and peaks may win on depth). On the 64^3 search this skips most pairs.
+/// - Symmetrically, once a partial fits inside an entry's peaks, a later partial's pair with that
+///   entry that costs more is dominated by that pair (see [`PairScratch::closed`]).
 fn combine_pairs(children: &[(&[Entry], u64)], capacities: Peaks) -> Vec<Partial> {
     PAIR_SCRATCH.with_borrow_mut(|scratch| {
         let partials = scratch.combine(children, capacities);
@@ -848,8 +853,14 @@ impl PairScratch {
         self.closed.clear();
         self.closed.resize(entries.len(), u64::MAX);
         for p in partials {
-            let prefix = undominated_prefix(entries, p.peaks);
-            for (e, closed) in entries[..prefix].iter().zip(&mut self.closed) {
+            // Up to the first entry that fits inside `p`'s peaks and those of its cost.
+            let mut inside: Option<Cost> = None;
+            for (e, closed) in entries.iter().zip(&mut self.closed) {
+                match inside {
+                    Some(c) if e.cost != c => break,
+                    Some(_) => {}
+                    None => inside = e.peaks.fits(p.peaks).then_some(e.cost),
+                }
                 let cost = p.cost.saturating_add(weight.saturating_mul(e.cost));
                 // A pair of this entry with an earlier partial has the entry's peaks at a lower
                 // cost: this pair's peaks are at least those.
@@ -869,20 +880,6 @@ impl PairScratch {
     }
 }
 
-/// How many of `entries` (sorted by cost) a partial with `peaks` needs pairing with.
-///
-/// Once an entry `e` fits inside `peaks`, the pair has exactly the partial's peaks, and pairing with
-/// any later entry gives peaks at least as large (`max` with `peaks`) at a cost at least as high:
-/// dominated, so `prune` would drop it. Entries of `e`'s cost are kept (a pair of equal cost and
-/// peaks may win on depth), so the survivors are the same as without the cut; on the 64^3 search
-/// it skips most pairs.
-fn undominated_prefix(entries: &[Entry], peaks: Peaks) -> usize {
-    match entries.iter().position(|e| e.peaks.fits(peaks)) {
-        None => entries.len(),
-        Some(i) => i + entries[i..].iter().take_while(|e| e.cost == entries[i].cost).count(),
-    }
-}
-
 /// Drops partial combinations that another beats on cost and every peak (ties: smaller depth).
 /// Before the `last` child, one of equal cost and smaller peaks beats a partial only if it is also
 /// as shallow (see [`combine_pairs`]).
@@ -892,13 +889,44 @@ fn prune(partials: &mut [Partial], last: bool) -> Vec<Partial> {
     }
     partials.sort_unstable_by_key(|p| (p.cost, p.peaks, p.depth));
     let mut kept: Vec<Partial> = Vec::with_capacity(partials.len().min(16));
+    // The kept partials' peaks side by side, tested a block at a time without branches: most
+    // partials are compared with every kept one.
+    let mut kept_peaks: Vec<Peaks> = Vec::with_capacity(partials.len().min(16));
     for &p in partials.iter() {
-        let beaten = |k: &Partial| k.peaks.fits(p.peaks) && (last || k.cost < p.cost || k.depth <= p.depth);
-        if !kept.iter().any(beaten) {
+        let beats = |k: &Partial| last || k.cost < p.cost || k.depth <= p.depth;
+        let blocks = kept_peaks.chunks_exact(PRUNE_BLOCK);
+        let rest = blocks.remainder();
+        let mut beaten = blocks.enumerate().any(|(block, peaks)| {
+            let mut inside = 0u32;
+            for (j, k) in peaks.iter().enumerate() {
+                inside |= u32::from(k.fits(p.peaks)) << j;
+            }
+            inside != 0 && bits(inside).any(|j| beats(&kept[block * PRUNE_BLOCK + j]))
+        });
+        if !beaten {
+            let start = kept.len() - rest.len();
+            beaten = kept[start..].iter().any(|k| k.peaks.fits(p.peaks) && beats(k));
+        }
+        if !beaten {
             kept.push(p);
+            kept_peaks.push(p.peaks);
         }
     }
     kept
+}
+
+/// The partials [`prune`] tests at once.
+const PRUNE_BLOCK: usize = 8;
+
+/// The positions of the set bits of `mask`, lowest first.
+fn bits(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let j = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            j
+        })
+    })
 }
 
 #[cfg(test)]
