@@ -693,7 +693,7 @@ const MERGE_ABOVE: usize = 256;
 
 /// A product of frontiers is made on the grid of their peak codes ([`grid::product`]) when its
 /// cells times the work per cell are at most the pairs of entries over this (the pairs are an
-/// upper bound: `undominated_prefix` skips many).
+/// upper bound: `combine_pairs` skips many).
 const GRID_GAIN: usize = 2;
 
 /// The frontier of one spec from its actions and its children's frontiers, keeping the levels of
@@ -759,83 +759,174 @@ fn combine(children: &[(&[Entry], u64)], capacities: Peaks) -> Vec<Partial> {
 /// [`combine`] by pairing entries child by child, pruning partial combinations as it goes.
 ///
 /// Until the last child, a partial is dropped only when another is cheaper with peaks at most its
-/// own, or as cheap, with peaks and depth at most its own (`prune_partials`): a partial of equal
+/// own, or as cheap, with peaks and depth at most its own (`prune`): a partial of equal
 /// cost and smaller peaks but a greater depth may still combine into the same final peaks, where
 /// the smaller depth wins. So the survivors are exactly [`grid::product`]'s.
+///
+/// Two cuts skip pairs that `prune` would drop, so the survivors are the same without them:
+///
+/// - Entries are sorted by cost. Once an entry `e` fits inside a partial's peaks, the pair has
+///   exactly the partial's peaks, and pairing with any later entry gives peaks at least as large
+///   at a cost at least as high: dominated. Entries of `e`'s cost are still paired (a pair of
+///   equal cost and peaks may win on depth). On the 64^3 search this skips most pairs.
+/// - Symmetrically, once a partial fits inside an entry's peaks, a later partial's pair with that
+///   entry that costs more is dominated by that pair (see [`PairScratch::closed`]).
 fn combine_pairs(children: &[(&[Entry], u64)], capacities: Peaks) -> Vec<Partial> {
-    let mut partials = vec![Partial { cost: 0, peaks: Peaks::ZERO, depth: 0 }];
-    for (index, &(entries, weight)) in children.iter().enumerate() {
-        let combinations = partials.iter().flat_map(|p| {
-            entries[..undominated_prefix(entries, p.peaks)].iter().filter_map(move |e| {
-                let peaks = p.peaks.max(e.peaks);
-                peaks.fits(capacities).then(|| Partial {
-                    cost: p.cost.saturating_add(weight.saturating_mul(e.cost)),
-                    peaks,
-                    depth: p.depth.max(e.depth),
-                })
-            })
-        });
-        let last = index + 1 == children.len();
-        partials = if index == 0 {
-            // One child's frontier, scaled, is already free of dominated entries.
-            combinations.collect()
-        } else if partials.len() * entries.len() <= MERGE_ABOVE {
-            prune(combinations.collect(), last)
-        } else {
-            // Of the combinations with equal peaks only the cheapest (then shallowest) can
-            // survive, so large products are merged as they are made: the product of two
-            // frontiers has far fewer distinct peak vectors than pairs.
-            let mut next: HashMap<Peaks, Partial, FxBuildHasher> = HashMap::default();
-            next.reserve(partials.len().max(entries.len()));
-            for candidate in combinations {
-                next.entry(candidate.peaks)
-                    .and_modify(|kept| {
-                        if (candidate.cost, candidate.depth) < (kept.cost, kept.depth) {
-                            *kept = candidate;
-                        }
-                    })
-                    .or_insert(candidate);
-            }
-            // `prune` sorts, so the map's order does not matter.
-            prune(next.into_values().collect(), last)
-        };
-        if partials.is_empty() {
-            break;
-        }
-    }
-    partials
+    PAIR_SCRATCH.with_borrow_mut(|scratch| {
+        let partials = scratch.combine(children, capacities);
+        scratch.shrink();
+        partials
+    })
 }
 
-/// How many of `entries` (sorted by cost) a partial with `peaks` needs pairing with.
-///
-/// Once an entry `e` fits inside `peaks`, the pair has exactly the partial's peaks, and pairing with
-/// any later entry gives peaks at least as large (`max` with `peaks`) at a cost at least as high:
-/// dominated, so `prune` would drop it. Entries of `e`'s cost are kept (a pair of equal cost and
-/// peaks may win on depth), so the survivors are the same as without the cut; on the 64^3 search
-/// it skips most pairs.
-fn undominated_prefix(entries: &[Entry], peaks: Peaks) -> usize {
-    match entries.iter().position(|e| e.peaks.fits(peaks)) {
-        None => entries.len(),
-        Some(i) => i + entries[i..].iter().take_while(|e| e.cost == entries[i].cost).count(),
+thread_local! {
+    /// Each solving thread's buffers for [`combine_pairs`], kept between calls.
+    static PAIR_SCRATCH: std::cell::RefCell<PairScratch> = std::cell::RefCell::default();
+}
+
+/// The buffers [`combine_pairs`] reuses: a solve calls it for most edges of most specs, so
+/// allocating them per call would cost more than much of the pairing.
+#[derive(Default)]
+struct PairScratch {
+    /// The pairs of one child with the partials so far.
+    combinations: Vec<Partial>,
+    /// For each entry of the child being paired, the cost of its cheapest pair with a partial
+    /// whose peaks fit inside the entry's (`u64::MAX` if none yet). Such a pair's peaks are the
+    /// entry's own, so any later pair of that entry costing more is dominated: its peaks are at
+    /// least the entry's.
+    closed: Vec<u64>,
+    /// Large products merged by peaks: the cheapest, then shallowest, pair of each peak vector.
+    by_peaks: HashMap<Peaks, Partial, FxBuildHasher>,
+}
+
+/// The pairs [`PairScratch`] keeps room for between calls (a few hundred KiB per thread): the
+/// rare larger product gives its memory back, so the memory budget need not count it.
+const SCRATCH_KEPT: usize = 1 << 14;
+
+impl PairScratch {
+    fn shrink(&mut self) {
+        self.combinations.shrink_to(SCRATCH_KEPT);
+        self.closed.shrink_to(SCRATCH_KEPT);
+        self.by_peaks.shrink_to(SCRATCH_KEPT);
+    }
+
+    fn combine(&mut self, children: &[(&[Entry], u64)], capacities: Peaks) -> Vec<Partial> {
+        let mut partials = vec![Partial { cost: 0, peaks: Peaks::ZERO, depth: 0 }];
+        for (index, &(entries, weight)) in children.iter().enumerate() {
+            self.pair(&partials, entries, weight, capacities);
+            let last = index + 1 == children.len();
+            partials = if index == 0 {
+                // One child's frontier, scaled, is already free of dominated entries.
+                self.combinations.clone()
+            } else if self.combinations.len() <= MERGE_ABOVE {
+                prune(&mut self.combinations, last)
+            } else {
+                // Of the combinations with equal peaks only the cheapest (then shallowest) can
+                // survive: the product of two frontiers has far fewer distinct peak vectors
+                // than pairs.
+                self.by_peaks.clear();
+                for candidate in self.combinations.drain(..) {
+                    self.by_peaks
+                        .entry(candidate.peaks)
+                        .and_modify(|kept| {
+                            if (candidate.cost, candidate.depth) < (kept.cost, kept.depth) {
+                                *kept = candidate;
+                            }
+                        })
+                        .or_insert(candidate);
+                }
+                // `prune` sorts, so the map's order does not matter.
+                self.combinations.extend(self.by_peaks.drain().map(|(_, p)| p));
+                prune(&mut self.combinations, last)
+            };
+            if partials.is_empty() {
+                break;
+            }
+        }
+        partials
+    }
+
+    /// Fills `combinations` with the pairs of `partials` and `entries` (scaled by `weight`) that
+    /// fit `capacities`, less pairs that a cheaper pair among them dominates.
+    fn pair(&mut self, partials: &[Partial], entries: &[Entry], weight: u64, capacities: Peaks) {
+        self.combinations.clear();
+        self.closed.clear();
+        self.closed.resize(entries.len(), u64::MAX);
+        for p in partials {
+            // Up to the first entry that fits inside `p`'s peaks and those of its cost.
+            let mut inside: Option<Cost> = None;
+            for (e, closed) in entries.iter().zip(&mut self.closed) {
+                match inside {
+                    Some(c) if e.cost != c => break,
+                    Some(_) => {}
+                    None => inside = e.peaks.fits(p.peaks).then_some(e.cost),
+                }
+                let cost = p.cost.saturating_add(weight.saturating_mul(e.cost));
+                // A pair of this entry with an earlier partial has the entry's peaks at a lower
+                // cost: this pair's peaks are at least those.
+                if *closed < cost {
+                    continue;
+                }
+                let peaks = p.peaks.max(e.peaks);
+                if !peaks.fits(capacities) {
+                    continue;
+                }
+                if peaks == e.peaks && cost < *closed {
+                    *closed = cost;
+                }
+                self.combinations.push(Partial { cost, peaks, depth: p.depth.max(e.depth) });
+            }
+        }
     }
 }
 
 /// Drops partial combinations that another beats on cost and every peak (ties: smaller depth).
 /// Before the `last` child, one of equal cost and smaller peaks beats a partial only if it is also
 /// as shallow (see [`combine_pairs`]).
-fn prune(mut partials: Vec<Partial>, last: bool) -> Vec<Partial> {
+fn prune(partials: &mut [Partial], last: bool) -> Vec<Partial> {
     if partials.len() <= 1 {
-        return partials;
+        return partials.to_vec();
     }
     partials.sort_unstable_by_key(|p| (p.cost, p.peaks, p.depth));
     let mut kept: Vec<Partial> = Vec::with_capacity(partials.len().min(16));
-    for p in partials {
-        let beaten = |k: &Partial| k.peaks.fits(p.peaks) && (last || k.cost < p.cost || k.depth <= p.depth);
-        if !kept.iter().any(beaten) {
+    // The kept partials' peaks side by side, tested a block at a time without branches: most
+    // partials are compared with every kept one.
+    let mut kept_peaks: Vec<Peaks> = Vec::with_capacity(partials.len().min(16));
+    for &p in partials.iter() {
+        let beats = |k: &Partial| last || k.cost < p.cost || k.depth <= p.depth;
+        let blocks = kept_peaks.chunks_exact(PRUNE_BLOCK);
+        let rest = blocks.remainder();
+        let mut beaten = blocks.enumerate().any(|(block, peaks)| {
+            let mut inside = 0u32;
+            for (j, k) in peaks.iter().enumerate() {
+                inside |= u32::from(k.fits(p.peaks)) << j;
+            }
+            inside != 0 && bits(inside).any(|j| beats(&kept[block * PRUNE_BLOCK + j]))
+        });
+        if !beaten {
+            let start = kept.len() - rest.len();
+            beaten = kept[start..].iter().any(|k| k.peaks.fits(p.peaks) && beats(k));
+        }
+        if !beaten {
             kept.push(p);
+            kept_peaks.push(p.peaks);
         }
     }
     kept
+}
+
+/// The partials [`prune`] tests at once.
+const PRUNE_BLOCK: usize = 8;
+
+/// The positions of the set bits of `mask`, lowest first.
+fn bits(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let j = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            j
+        })
+    })
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ pub fn pitch_cannot_matter(t: &TensorSpec, pitch: u32, target: &Target) -> bool 
 /// Whether `t` has one strided physical dim outside its run and at most one inside it (extents of
 /// 1 aside): a tile of a matrix, whose every tile is one run or has the same pitch.
 pub fn two_dim_strided(t: &TensorSpec) -> bool {
-    let Ok(sizes) = t.layout.physical_sizes(&t.shape) else { return false };
+    let Ok(sizes) = t.layout.physical_sizes_inline(&t.shape) else { return false };
     let split = sizes.len() - usize::from(t.contiguous_dims).min(sizes.len());
     let strided = |dims: &[u64]| dims.iter().filter(|&&n| n > 1).count();
     strided(&sizes[..split]) == 1 && strided(&sizes[split..]) <= 1

@@ -303,9 +303,18 @@ impl Layout {
         index::physical_sizes(self, shape)
     }
 
+    /// [`Layout::physical_sizes`] held inline (no allocation for up to six physical dims): the
+    /// search asks for them for most tiles it makes.
+    ///
+    /// # Errors
+    /// As [`Layout::physical_sizes`].
+    pub(crate) fn physical_sizes_inline(&self, shape: &Shape) -> Result<SmallVec<[u64; 6]>, LayoutError> {
+        Ok(index::expand(self, shape)?.iter().map(|e| e.size).collect())
+    }
+
     /// Whether the layout is valid for `shape`.
     pub fn applies_to(&self, shape: &Shape) -> bool {
-        self.physical_sizes(shape).is_ok()
+        index::expand(self, shape).is_ok()
     }
 
     /// The number of buffer elements the layout uses for `shape` (its volume: layouts do not pad).

@@ -7,7 +7,10 @@
 //! region at a given origin). Operand dims that slide (a convolution's image rows `h + fh`) are
 //! only tiled when that logical dim has a single physical dim, so every window is a box.
 
+use smallvec::SmallVec;
+
 use super::canonical::{assemble, canonical_operand, canonical_pitch};
+use super::geometry::operand_tile_shape;
 use super::{CanonicalSpec, FillValue, LogicalSpec, OperandDim, PrimitiveKind, SpecError, TensorSpec};
 use crate::layout::{Layout, LayoutView, PhysDim};
 use crate::shape::Shape;
@@ -51,7 +54,7 @@ impl CanonicalSpec {
         target: &Target,
     ) -> Result<CanonicalSpec, SpecError> {
         let shape =
-            Shape::new(sizes.to_vec()).map_err(|source| SpecError::OperandShape { operand: 0, source })?;
+            Shape::from_slice(sizes).map_err(|source| SpecError::OperandShape { operand: 0, source })?;
         if shape.rank() != self.shape.rank() || origin.is_some_and(|o| o.len() != shape.rank()) {
             return Err(SpecError::WrongRank {
                 kind: self.kind.name(),
@@ -65,8 +68,11 @@ impl CanonicalSpec {
             return Err(SpecError::PaddedTile);
         }
         let dims = self.kind.operand_dims(sizes.len());
-        let tile_shapes = self.kind.operand_tile_shapes(sizes)?;
-        let origins = origin.map(|o| self.kind.operand_origins(o));
+        let tile_shapes = dims
+            .iter()
+            .enumerate()
+            .map(|(i, operand_dims)| operand_tile_shape(i, operand_dims, sizes))
+            .collect::<Result<SmallVec<[Shape; 4]>, _>>()?;
         let mut operands = Vec::with_capacity(self.operands.len());
         for (i, (operand, tile_shape)) in self.operands.iter().zip(tile_shapes).enumerate() {
             let layout_error = |source| SpecError::Layout { operand: i, source };
@@ -74,16 +80,17 @@ impl CanonicalSpec {
                 LayoutView { layout: operand.layout.clone(), contiguous_dims: operand.contiguous_dims };
             let sliding = dims[i].iter().enumerate().any(|(d, od)| slides(od, operand, d, &tile_shape));
             let parent_pitch = operand.pitch.map(u64::from);
-            let (tiled, pitch) = match (&origins, sliding) {
-                (Some(origins), _) => {
-                    view.tile_with_pitch(&operand.shape, &tile_shape, Some(&origins[i]), parent_pitch)
+            let (tiled, pitch) = match (origin, sliding) {
+                (Some(origin), _) => {
+                    let origin: SmallVec<[u32; 4]> = dims[i].iter().map(|d| d.origin(origin)).collect();
+                    view.tile_with_pitch(&operand.shape, &tile_shape, Some(&origin), parent_pitch)
                 }
                 (None, false) => view.tile_with_pitch(&operand.shape, &tile_shape, None, parent_pitch),
                 (None, true) => {
                     if !sliding_dims_are_plain(&dims[i], operand, &tile_shape) {
                         return Err(SpecError::SlidingTile { operand: i });
                     }
-                    let origin = vec![0; tile_shape.rank()];
+                    let origin: SmallVec<[u32; 4]> = smallvec::smallvec![0; tile_shape.rank()];
                     view.tile_with_pitch(&operand.shape, &tile_shape, Some(&origin), parent_pitch)
                 }
             }

@@ -5,7 +5,10 @@
 //! Padding is removed from windows (its zeros are not stored), so a padded convolution's tiles must
 //! span its whole windows.
 
+use smallvec::SmallVec;
+
 use super::{PrimitiveKind, canonical::SpecError};
+use crate::operators::OperandDim;
 use crate::shape::{Shape, ShapeError};
 
 impl PrimitiveKind {
@@ -37,17 +40,7 @@ impl PrimitiveKind {
         self.operand_dims(sizes.len())
             .iter()
             .enumerate()
-            .map(|(operand, dims)| {
-                let dims: Vec<u32> = dims
-                    .iter()
-                    .map(|d| {
-                        let extent = d.window_extent(sizes);
-                        let kept = extent.saturating_sub(u64::from(d.pad_before) + u64::from(d.pad_after));
-                        u32::try_from(kept).unwrap_or(u32::MAX)
-                    })
-                    .collect();
-                Shape::new(dims).map_err(|source| SpecError::OperandShape { operand, source })
-            })
+            .map(|(operand, dims)| operand_tile_shape(operand, dims, sizes))
             .collect()
     }
 
@@ -58,4 +51,22 @@ impl PrimitiveKind {
             .map(|dims| dims.iter().map(|d| d.origin(origin)).collect())
             .collect()
     }
+}
+
+/// The shape of the tile of `operand`, whose dims are `dims`, for an iteration box of `sizes`
+/// (each at least 1): see [`PrimitiveKind::operand_tile_shapes`].
+pub(super) fn operand_tile_shape(
+    operand: usize,
+    dims: &[OperandDim],
+    sizes: &[u32],
+) -> Result<Shape, SpecError> {
+    let extents: SmallVec<[u32; 4]> = dims
+        .iter()
+        .map(|d| {
+            let extent = d.window_extent(sizes);
+            let kept = extent.saturating_sub(u64::from(d.pad_before) + u64::from(d.pad_after));
+            u32::try_from(kept).unwrap_or(u32::MAX)
+        })
+        .collect();
+    Shape::from_slice(&extents).map_err(|source| SpecError::OperandShape { operand, source })
 }

@@ -114,8 +114,10 @@ impl TensorSpec {
     /// The contiguous runs of the tensor's elements in their buffer, and the bytes of each: the
     /// run is the innermost `contiguous_dims` physical dims, the runs are the product of the others.
     pub fn runs(&self) -> (u64, u64) {
-        let sizes =
-            self.layout.physical_sizes(&self.shape).expect("a canonical tensor's layout fits its shape");
+        let sizes = self
+            .layout
+            .physical_sizes_inline(&self.shape)
+            .expect("a canonical tensor's layout fits its shape");
         let split = sizes.len() - usize::from(self.contiguous_dims).min(sizes.len());
         let outer: u64 = sizes[..split].iter().product();
         let run_bytes: u64 = sizes[split..].iter().product::<u64>() * u64::from(self.dtype.size_bytes());
