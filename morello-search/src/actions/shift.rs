@@ -1,5 +1,5 @@
 //! An s8s8s32 matmul on u8 x i8 kernels: `Matmul(lhs, rhs, out)` with an i8 `lhs` becomes a block
-//! that allocates `u [b, m, k]` (u8, row-major) at `level` (a memory level) and runs
+//! that allocates `u [b, m, k]` (u8, row-major) at `level` and runs
 //!
 //! ```text
 //! Move(lhs, u)                    u = lhs + 128 (the bits lhs ^ 0x80)
@@ -53,9 +53,7 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
     }
     for level in target.level_ids() {
         let info = target.level(level);
-        // Memory only: the accumulating matmul brings `u` into the caches as cache views, as it
-        // does any `lhs`, and a `u` allocated in each cache would triple its sub-specs.
-        if !info.allocates || info.kind != LevelKind::Memory {
+        if !info.allocates || !matches!(info.kind, LevelKind::Cache | LevelKind::Memory) {
             continue;
         }
         let shifted = TensorSpec {
