@@ -298,6 +298,16 @@ fn s8s8s32_shifted_onto_vnni() {
     assert!(!tree.contains("ShiftCorrection"), "{tree}");
 }
 
+/// A quantized NHWC convolution with `same` padding: each filter tap's accumulating matmul packs
+/// its `C x F` slice of the HWIO filters into the VNNI strip layout and runs the AVX-512 VNNI
+/// kernel (run where the host has it, else compiled and skipped), verified exactly.
+#[test]
+fn an_int8_convolution_on_the_vnni_kernel() {
+    let words = "conv 1x4x4x8 3x3x8x16 --layout nhwc --pad same";
+    let tree = check_best_uses(words, "u8s8s32", "x86-avx512", KernelKind::BroadcastQuadDot);
+    assert!(tree.contains("1 p(4)]"), "{words}: {tree}");
+}
+
 /// Whether the tree packs with `VectorInterleave` on tiles of `rows` rows of 16 bytes.
 fn interleaves(tree: &str, rows: u32) -> bool {
     let tile = format!("Move(1x{rows}x16,");

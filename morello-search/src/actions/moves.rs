@@ -23,7 +23,8 @@
 //! (`morello_core::cost::rows_on_their_own_pages`) from a level that refills those more slowly
 //! (`MemoryLevel::fill_cost`), so the space stays small.
 //!
-//! A matmul's i8 `rhs` (before any split of `k`) may also be packed at such a level into strips of
+//! A matmul's i8 `rhs` (accumulating or not: a convolution's filter taps reach the kernels as
+//! accumulating matmuls) may also be packed at such a level into strips of
 //! `k` inside `n` ([`vnni_layouts`]): the VNNI layout `[b, k / 4, n, 4]` that `BroadcastQuadDot`,
 //! `BroadcastQuadDotAvx` and AArch64's `BroadcastSdot` and `BroadcastSdotU8` read, or pairs
 //! `[b, k / 2, n, 2]` for `BroadcastPairDot` (an i8 `lhs` is offered the quads too where the
@@ -304,7 +305,8 @@ fn int8_strips(lhs: Dtype, target: &Target) -> Vec<u32> {
 
 /// The layout of strips of `k` operand `operand` of `spec` may be packed into: for a matmul's
 /// i8 `rhs` `[b, k, n]` not yet in it, on the matmul (or the requantizing matmul, so that one
-/// copy serves every block its epilogue is fused into) before any split of `k` (as panels are),
+/// copy serves every block its epilogue is fused into), accumulating or not (a convolution
+/// reaches the microkernels only as accumulating matmuls, one per filter tap: `AsMatmul`),
 /// `[b, k / s, n, s]` for the strip `s` of the int8 kernel the target offers for the `lhs` dtype
 /// ([`STRIP_KERNELS`]): `s = 4` (the VNNI layout, `morello_core::spec::VNNI_LAYOUT`) for
 /// `BroadcastQuadDot` (u8 `lhs`, AVX-512 VNNI), `BroadcastQuadDotAvx` (u8 `lhs`, AVX-VNNI) and
@@ -316,9 +318,8 @@ fn int8_strips(lhs: Dtype, target: &Target) -> Vec<u32> {
 pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Vec<Layout> {
     let rhs = &spec.operands[operand];
     let k = rhs.shape.dims().get(1).copied().unwrap_or(0);
-    let whole_matmul =
-        matches!(spec.kind, PrimitiveKind::Matmul { accum: false } | PrimitiveKind::MatmulRequant { .. });
-    if !whole_matmul || operand != 1 || rhs.dtype != Dtype::I8 {
+    let matmul = matches!(spec.kind, PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulRequant { .. });
+    if !matmul || operand != 1 || rhs.dtype != Dtype::I8 {
         return Vec::new();
     }
     let strip_layout = |strip: u32| {
@@ -490,6 +491,13 @@ mod tests {
         assert_eq!(strip_of(&neon, "u8s8s32", 32), quads);
         assert_eq!(strip_of(&neon, "s8s8s32", 32), quads);
         assert_eq!(strip_of(&neon, "u8s8s32", 30), None, "k not a multiple of 4");
+        // An accumulating matmul (a convolution's filter tap after `AsMatmul`) is offered the same.
+        let tap = SpecBuilder::matmul(8, 64, 16)
+            .dtypes("u8s8s32".parse().expect("dtypes"))
+            .accumulate()
+            .build(&avx512)
+            .expect("a valid spec");
+        assert_eq!(vnni_layouts(&tap, 1, &avx512).first().map(Layout::to_string), quads);
         // A NEON target without the dot-product kernels: nothing reads strips, nothing is packed.
         let mut description = neon.description_value();
         description.isa.retain(|f| f != "dotprod");
