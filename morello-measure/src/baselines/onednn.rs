@@ -4,7 +4,7 @@
 //!   oneDNN does it: the bias as the primitive's bias argument (`{1, N}`, one per column), the
 //!   activation as an eltwise post-op (`eltwise_relu`, `eltwise_gelu_tanh`). Quantized: u8 or
 //!   s8 times s8 into s32, or requantized to u8 or s8 with per-column output scales and zero
-//!   points ([`matmul_requant`], oneDNN 2.x).
+//!   points (`matmul_requant`, oneDNN 2.x).
 //! - **conv**: the forward-inference `convolution` primitive (`convolution_auto`) with the
 //!   problem's layouts (`nchw`/`nhwc` activations, `oihw`/`hwio`/`ohwi` filters), strides,
 //!   padding and dilation, and the epilogue as for matmul; quantized (u8 or s8 input, s8 filter,
