@@ -75,55 +75,21 @@ impl CanonicalSpec {
             .collect::<Result<SmallVec<[Shape; 4]>, _>>()?;
         let mut operands = Vec::with_capacity(self.operands.len());
         for (i, (operand, tile_shape)) in self.operands.iter().zip(tile_shapes).enumerate() {
-            let layout_error = |source| SpecError::Layout { operand: i, source };
-            let view =
-                LayoutView { layout: operand.layout.clone(), contiguous_dims: operand.contiguous_dims };
-            let sliding = dims[i].iter().enumerate().any(|(d, od)| slides(od, operand, d, &tile_shape));
-            let parent_pitch = operand.pitch.map(u64::from);
-            let (tiled, pitch) = match (origin, sliding) {
-                (Some(origin), _) => {
-                    let origin: SmallVec<[u32; 4]> = dims[i].iter().map(|d| d.origin(origin)).collect();
-                    view.tile_with_pitch(&operand.shape, &tile_shape, Some(&origin), parent_pitch)
-                }
-                (None, false) => view.tile_with_pitch(&operand.shape, &tile_shape, None, parent_pitch),
-                (None, true) => {
-                    if !sliding_dims_are_plain(&dims[i], operand, &tile_shape) {
-                        return Err(SpecError::SlidingTile { operand: i });
-                    }
-                    let origin: SmallVec<[u32; 4]> = smallvec::smallvec![0; tile_shape.rank()];
-                    view.tile_with_pitch(&operand.shape, &tile_shape, Some(&origin), parent_pitch)
-                }
-            }
-            .map_err(layout_error)?;
-            if let Some(v) = operand.vector_size {
-                if tile_shape.volume() % u64::from(v) != 0 {
-                    return Err(SpecError::VectorSize {
-                        operand: i,
-                        message: format!(
-                            "shape {} ({} elements) is not a whole number of v{v} vectors",
-                            tile_shape,
-                            tile_shape.volume()
-                        ),
-                    });
-                }
-            }
-            // Registers hold scalars one by one: their layout stays the canonical row-major.
-            let (layout, contiguous_dims) = if target.level(operand.level).kind == LevelKind::ScalarRegisters
-            {
-                let dense = LayoutView::dense(&Layout::row_major(tile_shape.rank() as u8), &tile_shape)
-                    .map_err(layout_error)?;
-                (dense.layout, dense.contiguous_dims)
+            // A tile that covers the whole operand (the tiled dims are not its own) is the operand
+            // itself where its pitch is known to carry over (see `whole_tile_is_operand`).
+            let whole = tile_shape == operand.shape
+                && origin.is_none_or(|o| dims[i].iter().all(|d| d.origin(o) == 0))
+                && whole_tile_is_operand(operand, target);
+            let tile = if whole {
+                debug_assert_eq!(
+                    tile_operand(i, operand, &dims[i], tile_shape, origin, target).as_ref(),
+                    Ok(operand),
+                    "a whole tile of a canonical operand is the operand"
+                );
+                operand.clone()
             } else {
-                (tiled.layout, tiled.contiguous_dims)
+                tile_operand(i, operand, &dims[i], tile_shape, origin, target)?
             };
-            let mut tile = operand.view(tile_shape, layout, contiguous_dims);
-            // A tile of a strided tensor whose pitch cannot matter has none either
-            // (`crate::cost::pitch_cannot_matter`); its pitch is not derived from the parent's
-            // shape, which is not its buffer's.
-            let inherits_none = operand.pitch.is_none()
-                && !operand.is_fully_contiguous()
-                && crate::cost::two_dim_strided(operand);
-            tile.pitch = if inherits_none { None } else { canonical_pitch(&tile, pitch, target) };
             operands.push(tile);
         }
         // Tiles of canonical views are canonical: no need to canonicalise the operands again.
@@ -246,6 +212,83 @@ impl CanonicalSpec {
         }
         .canonicalize(target)
     }
+}
+
+/// Whether [`tile_operand`] of `operand`'s whole shape, at multiples of it or at its origin, is
+/// `operand` itself, so [`CanonicalSpec::tile`] can skip the layout walk for the operands a tile
+/// leaves alone.
+///
+/// Every physical dim keeps its extent, so the walk finds the same run and the canonical layout is
+/// the operand's (canonical already). The pitch carries over where the operand has one (its class,
+/// which `canonical_pitch` keeps), where it is one run or in registers (no pitch either way), or
+/// where it is a two-dimensional strided tensor without one (its tiles inherit none). Otherwise a
+/// strided operand without a pitch (spec text may leave it out) gets one from its layout's strides
+/// when tiled, so the walk runs. Checked in debug builds and by the property
+/// `a_whole_tile_of_an_operand_is_the_operand`.
+pub(super) fn whole_tile_is_operand(operand: &TensorSpec, target: &Target) -> bool {
+    operand.pitch.is_some()
+        || operand.is_fully_contiguous()
+        || target.level(operand.level).kind.counts_registers()
+        || crate::cost::two_dim_strided(operand)
+}
+
+/// The tile of `operand` (operand `i` of a spec, over `operand_dims`) of `tile_shape`, at multiples
+/// of it or at the iteration `origin`: its canonical layout, contiguity and pitch class.
+pub(super) fn tile_operand(
+    i: usize,
+    operand: &TensorSpec,
+    operand_dims: &[OperandDim],
+    tile_shape: Shape,
+    origin: Option<&[u32]>,
+    target: &Target,
+) -> Result<TensorSpec, SpecError> {
+    let layout_error = |source| SpecError::Layout { operand: i, source };
+    let view = LayoutView { layout: operand.layout.clone(), contiguous_dims: operand.contiguous_dims };
+    let sliding = operand_dims.iter().enumerate().any(|(d, od)| slides(od, operand, d, &tile_shape));
+    let parent_pitch = operand.pitch.map(u64::from);
+    let (tiled, pitch) = match (origin, sliding) {
+        (Some(origin), _) => {
+            let origin: SmallVec<[u32; 4]> = operand_dims.iter().map(|d| d.origin(origin)).collect();
+            view.tile_with_pitch(&operand.shape, &tile_shape, Some(&origin), parent_pitch)
+        }
+        (None, false) => view.tile_with_pitch(&operand.shape, &tile_shape, None, parent_pitch),
+        (None, true) => {
+            if !sliding_dims_are_plain(operand_dims, operand, &tile_shape) {
+                return Err(SpecError::SlidingTile { operand: i });
+            }
+            let origin: SmallVec<[u32; 4]> = smallvec::smallvec![0; tile_shape.rank()];
+            view.tile_with_pitch(&operand.shape, &tile_shape, Some(&origin), parent_pitch)
+        }
+    }
+    .map_err(layout_error)?;
+    if let Some(v) = operand.vector_size {
+        if tile_shape.volume() % u64::from(v) != 0 {
+            return Err(SpecError::VectorSize {
+                operand: i,
+                message: format!(
+                    "shape {} ({} elements) is not a whole number of v{v} vectors",
+                    tile_shape,
+                    tile_shape.volume()
+                ),
+            });
+        }
+    }
+    // Registers hold scalars one by one: their layout stays the canonical row-major.
+    let (layout, contiguous_dims) = if target.level(operand.level).kind == LevelKind::ScalarRegisters {
+        let dense = LayoutView::dense(&Layout::row_major(tile_shape.rank() as u8), &tile_shape)
+            .map_err(layout_error)?;
+        (dense.layout, dense.contiguous_dims)
+    } else {
+        (tiled.layout, tiled.contiguous_dims)
+    };
+    let mut tile = operand.view(tile_shape, layout, contiguous_dims);
+    // A tile of a strided tensor whose pitch cannot matter has none either
+    // (`crate::cost::pitch_cannot_matter`); its pitch is not derived from the parent's
+    // shape, which is not its buffer's.
+    let inherits_none =
+        operand.pitch.is_none() && !operand.is_fully_contiguous() && crate::cost::two_dim_strided(operand);
+    tile.pitch = if inherits_none { None } else { canonical_pitch(&tile, pitch, target) };
+    Ok(tile)
 }
 
 /// Whether an operand dim is a sliding window (a sum of two iteration dims) that the tile cuts.

@@ -226,6 +226,26 @@ proptest! {
         prop_assert_eq!(parsed, canonical, "{}", text);
     }
 
+    /// A tile of an operand's whole shape, at multiples of it or at the origin, is the operand
+    /// wherever `whole_tile_is_operand` says so: the fast path of `CanonicalSpec::tile` for the
+    /// operands a tile leaves alone.
+    #[test]
+    fn a_whole_tile_of_an_operand_is_the_operand(spec in spec_strategy()) {
+        let t = avx2();
+        let Ok(canonical) = spec.canonicalize(&t) else { return Ok(()) };
+        let dims = canonical.kind.operand_dims(canonical.shape.rank());
+        let origin = vec![0; canonical.shape.rank()];
+        for (i, operand) in canonical.operands.iter().enumerate() {
+            if !derived::whole_tile_is_operand(operand, &t) {
+                continue;
+            }
+            for at in [None, Some(&origin[..])] {
+                let tile = derived::tile_operand(i, operand, &dims[i], operand.shape.clone(), at, &t);
+                prop_assert_eq!(tile.as_ref(), Ok(operand), "operand {} of {}", i, canonical.display(&t));
+            }
+        }
+    }
+
     #[test]
     fn spec_parser_never_panics(text in "[A-Za-z]{0,12}\\([0-9x]{0,8}(, [a-z0-9]{0,4} [A-Z0-9]{0,3} [a-z\\-\\[\\]0-9, ]{0,12}){0,3}\\)?") {
         let t = avx2();
