@@ -182,8 +182,9 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
                 }
             }
             for (destination, kind) in all {
+                let strip = strips.contains(&destination.layout);
                 if !shrinks(spec, i, level_id, kind)
-                    || !super::conv::moves(spec, i, target.level(level_id).kind, kind)
+                    || !super::conv::moves(spec, i, target.level(level_id).kind, kind, strip)
                 {
                     continue;
                 }
@@ -315,29 +316,62 @@ fn int8_strips(lhs: Dtype, target: &Target) -> Vec<u32> {
 /// `BroadcastQuadDot` or `BroadcastQuadDotAvx` is offered the quads too, after its pairs: those
 /// kernels read it once the search shifts the `lhs` into u8 (`super::shift`). None on a target
 /// without such a kernel.
+///
+/// A convolution's i8 filters `[f, c, fh, fw]` in main memory are offered the same strips for
+/// every tap at once ([`filter_strip_layout`]), so that one copy before the convolution is tiled
+/// serves every tap's matmul, which then reads its slice in place.
 pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Vec<Layout> {
     let rhs = &spec.operands[operand];
     let k = rhs.shape.dims().get(1).copied().unwrap_or(0);
     let matmul = matches!(spec.kind, PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulRequant { .. });
-    if !matmul || operand != 1 || rhs.dtype != Dtype::I8 {
+    let conv = matches!(spec.kind, PrimitiveKind::Conv { .. });
+    if !(matmul || conv) || operand != 1 || rhs.dtype != Dtype::I8 {
+        return Vec::new();
+    }
+    if conv && target.level(rhs.level).kind != LevelKind::Memory {
         return Vec::new();
     }
     let strip_layout = |strip: u32| {
         if k <= strip || k % strip != 0 {
             return None;
         }
-        let layout = Layout::new(vec![
-            LayoutDim::dynamic(0),
-            LayoutDim::dynamic(1),
-            LayoutDim::dynamic(2),
-            LayoutDim::packed(1, strip),
-        ]);
+        let layout = if conv {
+            Ok(filter_strip_layout(strip))
+        } else {
+            Layout::new(vec![
+                LayoutDim::dynamic(0),
+                LayoutDim::dynamic(1),
+                LayoutDim::dynamic(2),
+                LayoutDim::packed(1, strip),
+            ])
+        };
         match layout.ok().and_then(|l| LayoutView::dense(&l, &rhs.shape).ok()) {
             Some(view) if view.layout != rhs.layout => Some(view.layout),
             _ => None,
         }
     };
     int8_strips(spec.operands[0].dtype, target).into_iter().filter_map(strip_layout).collect()
+}
+
+/// A convolution's filters `[f, c, fh, fw]` in strips of `strip` input channels inside the output
+/// channels, one block per tap (`[fh][fw][c / s][f][s]`: HWIO with `c` split by the strip `s`):
+///
+/// ```text
+/// [2, 3, 1, 0, 1 p(s)]    filters[f, c, i, j] at (((i FW + j) (C / s) + c / s) F + f) s + c % s
+/// ```
+///
+/// A tap's slice `[f, c, 1, 1]` of it is one contiguous run, and read as the matmul's `rhs`
+/// `[k, n] = [c, f]` (`CanonicalSpec::as_matmul`) it is the strip layout `[k / s, n, s]` of
+/// [`vnni_layouts`].
+pub fn filter_strip_layout(strip: u32) -> Layout {
+    Layout::new(vec![
+        LayoutDim::dynamic(2),
+        LayoutDim::dynamic(3),
+        LayoutDim::dynamic(1),
+        LayoutDim::dynamic(0),
+        LayoutDim::packed(1, strip),
+    ])
+    .expect("every dim of a rank-4 layout once, then a packed strip of one of them")
 }
 
 /// Whether the move's copy-in and copy-out are smaller than `spec`, so the sub-spec graph stays
