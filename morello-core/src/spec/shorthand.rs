@@ -853,10 +853,11 @@ mod tests {
         assert_eq!("nchw".parse::<ConvLayout>().ok(), Some(ConvLayout::Nchw));
         assert_eq!("Hwio".parse::<FilterLayout>().ok(), Some(FilterLayout::Hwio));
         assert_eq!("ohwi".parse::<FilterLayout>().ok(), Some(FilterLayout::Ohwi));
+        assert_eq!("VNNI".parse::<FilterLayout>().ok(), Some(FilterLayout::HwioVnni));
         let conv = "nwhc".parse::<ConvLayout>().unwrap_err().to_string();
         assert!(conv.contains("nwhc") && conv.contains("nchw or nhwc"), "{conv}");
         let filter = "oihwx".parse::<FilterLayout>().unwrap_err().to_string();
-        assert!(filter.contains("oihw, hwio or ohwi"), "{filter}");
+        assert!(filter.contains("oihw, hwio, ohwi or vnni"), "{filter}");
     }
 
     fn text(shorthand: &str) -> String {
@@ -931,7 +932,7 @@ mod tests {
         let text = conv_text("conv 1x5x5x8 3x3x8x4", vnni).unwrap();
         assert!(text.contains("GL [2, 3, 1, 0, 1 p(4)]"), "{text}");
         let error = conv_text("conv 1x5x5x6 3x3x6x4", vnni).unwrap_err().to_string();
-        assert!(error.contains("a multiple of 4, found 6: pad the channels with zeros to 8"), "{error}");
+        assert!(error.contains("found 6: pad the channels with zeros to 8"), "{error}");
         let unread = ConvOptions { stride: [2, 2], ..ConvOptions::default() };
         let error = conv_text("conv 1x1x8x8 1x1x3x3", unread).unwrap_err().to_string();
         assert!(error.contains("the last 1 image rows are never read"), "{error}");

@@ -19,8 +19,9 @@
 //! across the taps), none of `c`; parallel tiles of `h` only; moves that are cache views, or the
 //! output into registers, or i8 filters in main memory copied once into the int8 kernels' strips
 //! (`super::moves::filter_strip_layout`: every tap's matmul then reads its slice in place instead
-//! of packing it again for every block of output rows). That copy is also offered on a padded
-//! convolution, before its split into regions, so that one copy serves them all.
+//! of packing it again for every block of output rows). On a padded convolution that copy, where
+//! it is offered, is its only action (its split into regions follows), so one copy serves every
+//! region.
 
 use morello_core::imp::AllocKind;
 use morello_core::spec::{CanonicalSpec, PrimitiveKind};
@@ -79,13 +80,17 @@ pub(super) fn parallel_dim(spec: &CanonicalSpec, dim: usize) -> bool {
 
 /// Whether a move of operand `operand` of `spec` into `level` as `kind` is tried (`strip`: the
 /// destination is the filters' strip layout, `super::moves::filter_strip_layout`).
-pub(super) fn moves(spec: &CanonicalSpec, operand: usize, level: LevelKind, kind: AllocKind, strip: bool) -> bool {
+pub(super) fn moves(
+    spec: &CanonicalSpec,
+    operand: usize,
+    level: LevelKind,
+    kind: AllocKind,
+    strip: bool,
+) -> bool {
     let Some(geometry) = spec.kind.conv_geometry() else { return true };
     let filters = operand == 1 && kind == AllocKind::Buffer && strip;
     if geometry.is_padded() {
         return filters;
     }
-    filters
-        || kind == AllocKind::CacheView
-        || (operand == spec.output_index() && level.counts_registers())
+    filters || kind == AllocKind::CacheView || (operand == spec.output_index() && level.counts_registers())
 }
