@@ -9,7 +9,7 @@
 //! move SHAPE --from LAYOUT --to LAYOUT       a copy that changes the layout
 //! zero SHAPE                                 fill with zeros
 //! softmax MxN                                softmax along the rows
-//! conv IMAGE FILTERS [--layout nchw|nhwc] [--filter-layout oihw|hwio|ohwi]
+//! conv IMAGE FILTERS [--layout nchw|nhwc] [--filter-layout oihw|hwio|ohwi|vnni]
 //!      [--stride N|HxW] [--pad N|T,B,L,R|valid|same] [--dilation N|HxW] [--accum]
 //!                                            a 2-D convolution, shapes in the layouts' order
 //! ```
@@ -46,7 +46,8 @@ Specs:
                                          2-D convolution, the shapes in the order of the layouts:
                                          NxCxHxW FxCxFHxFW (nchw, oihw: the default),
                                          NxHxWxC FHxFWxCxF (--layout nhwc, hwio by default) or
-                                         FxFHxFWxC (--filter-layout ohwi); --stride 2 or 2x1,
+                                         FxFHxFWxC (--filter-layout ohwi), FHxFWxCxF packed
+                                         [FH][FW][C/4][F][4] (--filter-layout vnni); --stride 2 or 2x1,
                                          --pad 1, 0,1,0,1 (top,bottom,left,right), valid or same,
                                          --dilation 2. E.g. conv 1x56x56x64 3x3x64x64 --layout nhwc --pad same
   'Matmul(1x64x64x64, f32 GL row-major, f32 GL row-major, f32 GL row-major)'   the full spec text

@@ -298,14 +298,32 @@ fn s8s8s32_shifted_onto_vnni() {
     assert!(!tree.contains("ShiftCorrection"), "{tree}");
 }
 
-/// A quantized NHWC convolution with `same` padding: each filter tap's accumulating matmul packs
-/// its `C x F` slice of the HWIO filters into the VNNI strip layout and runs the AVX-512 VNNI
-/// kernel (run where the host has it, else compiled and skipped), verified exactly.
+/// A quantized NHWC convolution with `same` padding: the HWIO filters are copied once, before the
+/// regions, into the VNNI strips of every tap (`VectorInterleave` on each tap's 16 x 4 tiles), and
+/// each tap's accumulating matmul reads its `C x F` slice in place with the AVX-512 VNNI kernel
+/// (run where the host has it, else compiled and skipped), verified exactly.
 #[test]
 fn an_int8_convolution_on_the_vnni_kernel() {
     let words = "conv 1x4x4x8 3x3x8x16 --layout nhwc --pad same";
     let tree = check_best_uses(words, "u8s8s32", "x86-avx512", KernelKind::BroadcastQuadDot);
-    assert!(tree.contains("1 p(4)]"), "{words}: {tree}");
+    let first = tree.lines().nth(1).unwrap_or_default();
+    assert!(first.contains("move operand 1 to i8 L2 [2, 3, 1, 0, 1 p(4)]"), "{words}: {tree}");
+    assert!(
+        tree.lines().any(|l| l.contains("kernel VectorInterleave") && l.contains("Move(16x4x1x1,")),
+        "{words}: {tree}"
+    );
+}
+
+/// Filters given in their strips (`--filter-layout vnni`), u8 and i8 images: read in place on
+/// the VNNI kernel, or repacked into pairs for the AVX2 one, verified exactly.
+#[test]
+#[ignore = "slow; run with `cargo test -p morello-cli --test e2e -- --ignored filters_in_strips`"]
+fn int8_convolutions_with_filters_in_strips() {
+    let words = "conv 1x6x6x8 3x3x8x32 --layout nhwc --pad same --filter-layout vnni";
+    let tree = check_best_uses(words, "u8s8s32", "x86-avx512", KernelKind::BroadcastQuadDot);
+    assert!(!tree.contains("kernel VectorInterleave"), "{words}: {tree}");
+    check_best_uses(words, "s8s8s32", "x86-avx512", KernelKind::BroadcastPairDot);
+    check_best_uses(words, "u8s8s32", "x86-avx2", KernelKind::BroadcastPairDot);
 }
 
 /// Whether the tree packs with `VectorInterleave` on tiles of `rows` rows of 16 bytes.

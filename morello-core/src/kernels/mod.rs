@@ -40,6 +40,7 @@ macro_rules! catalogue {
 
 kernel_catalogue!(catalogue);
 
+pub use vector_interleave::{StripTile, strip_tile};
 pub use vector_shift_correction::{ColumnRun, column_run, quad_isa, row_isa};
 
 pub(crate) use broadcast_pair_dot::PAIR;

@@ -11,7 +11,8 @@
 //! ordinal:  20
 //! constants: fixed 0, per_unit 3 per rows
 //! isa:      Avx
-//! applies:  Move [.., s, 16] (leading dims 1), s = 2 or 4, one 8-bit dtype; both sides in
+//! applies:  Move [.., s, 16] (other dims 1; the two dims in either order, so a convolution's
+//!           filter tap [16, s, 1, 1] too), s = 2 or 4, one 8-bit dtype; both sides in
 //!           memory or a cache; the source's rows each one run of 16 bytes; the destination one
 //!           run holding element (r, c) at s c + r
 //! cost:     fixed + per_unit * s + vector_move_cost(source) + vector_move_cost(destination)
@@ -48,11 +49,28 @@ fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], targ
         && has_isa(target)
 }
 
-/// The rows of the tile, if `spec` is `[.., s, 16]` with every leading dim 1 and `s` a strip.
-pub fn strip_rows(spec: &LogicalSpec) -> Option<u32> {
+/// The tile a `VectorInterleave` copies: `rows` (a strip) along logical dim `k` and 16 along
+/// logical dim `n`, every other dim 1 (`[.., s, 16]` for a matmul's `rhs`, `[16, s, 1, 1]` for a
+/// tap of a convolution's filters `[f, c, fh, fw]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StripTile {
+    /// The rows: 2 or 4.
+    pub rows: u32,
+    /// The logical dim of the rows.
+    pub k: usize,
+    /// The logical dim of the 16 values of each row.
+    pub n: usize,
+}
+
+/// The tile of `spec`, if its shape is 1 but for one dim of a strip's extent and one of 16.
+pub fn strip_tile(spec: &LogicalSpec) -> Option<StripTile> {
     let dims = spec.shape.dims();
-    let [leading @ .., s, n] = dims else { return None };
-    (leading.iter().all(|&d| d == 1) && *n == ROW_BYTES && STRIPS.contains(s)).then_some(*s)
+    let wide: Vec<usize> = (0..dims.len()).filter(|&d| dims[d] > 1).collect();
+    let &[a, b] = wide.as_slice() else { return None };
+    let tile = |k: usize, n: usize| {
+        (dims[n] == ROW_BYTES && STRIPS.contains(&dims[k])).then_some(StripTile { rows: dims[k], k, n })
+    };
+    tile(a, b).or_else(|| tile(b, a))
 }
 
 /// The physical dims of `t` above 1, outermost first: (logical dim, size).
@@ -70,7 +88,7 @@ fn wide_dims(t: &TensorSpec) -> Option<Vec<(usize, u64)>> {
 }
 
 fn applies(spec: &LogicalSpec, target: &Target) -> bool {
-    let Some(s) = strip_rows(spec) else { return false };
+    let Some(StripTile { rows: s, k, n }) = strip_tile(spec) else { return false };
     if !could_apply(
         spec.kind,
         &spec.operands.iter().map(|o| target.level(o.level).kind).collect::<Vec<_>>(),
@@ -80,8 +98,6 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
         return false;
     }
     let (src, dst) = (&spec.operands[0], &spec.operands[1]);
-    let rank = spec.shape.rank();
-    let (k, n) = (rank - 2, rank - 1);
     let (s, row) = (u64::from(s), u64::from(ROW_BYTES));
     // Rows: k outside n, each row of n one run of 16 bytes in index order.
     let rows = wide_dims(src).is_some_and(|d| d == [(k, s), (n, row)])
@@ -95,7 +111,7 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
 }
 
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
-    let rows = u64::from(strip_rows(spec).unwrap_or(1));
+    let rows = u64::from(strip_tile(spec).map_or(1, |t| t.rows));
     let sides: Cost = spec.operands.iter().map(|o| vector_move_cost(o, target)).sum();
     c.fixed.saturating_add(c.per_unit.saturating_mul(rows)).saturating_add(sides)
 }
@@ -117,6 +133,8 @@ fn applies_to_its_specs_only() {
         "Move(2x16, u8 GL row-major c1, u8 L1 col-major)",
         "Move(1x4x16, i8 GL row-major c1, i8 L2 [0, 2, 1])",
         "Move(4x16, i8 L2 row-major c1, i8 GL [0, 1, 0 p(4)])",
+        // A tap of HWIO filters [f, c, 1, 1] into their strips (`[2, 3, 1, 0, 1 p(4)]`).
+        "Move(16x4x1x1, i8 L2 col-major c2, i8 L2 row-major)",
     ];
     let refuses = [
         "Move(4x16, i8 L1 row-major, i8 L1 row-major)",
@@ -128,6 +146,8 @@ fn applies_to_its_specs_only() {
         "Move(4x16, i8 L1 row-major, i8 L1 col-major c1)",
         "Move(4x16, u32 L1 row-major, u32 L1 col-major)",
         "Move(4x16, i8 VRF row-major v16, i8 L1 col-major)",
+        "Move(16x4x1x1, i8 L2 col-major c2, i8 L2 col-major)",
+        "Move(16x4x2x1, i8 L2 col-major, i8 L2 row-major)",
     ];
     super::tests::check_avx2(KernelKind::VectorInterleave, &takes, &refuses);
     // No x86 vectors on AArch64.

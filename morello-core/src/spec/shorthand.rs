@@ -149,6 +149,18 @@ pub enum ShorthandError {
         /// The next multiple of 4.
         padded: u64,
     },
+    /// The VNNI filter layout asked of filters whose input channels are not a multiple of 4.
+    #[error(
+        "--filter-layout vnni needs the input channels a multiple of 4 (each output channel holds its \
+         input channels in groups of four), found {c}: pad the channels with zeros to {padded} in the \
+         image and the filters"
+    )]
+    VnniFilters {
+        /// The input channels.
+        c: u32,
+        /// The next multiple of 4.
+        padded: u64,
+    },
     /// A float epilogue and a requantizing one asked separately, together.
     #[error(
         "a float epilogue (bias, bias,relu, bias,gelu) and requantization were both asked: a requantized \
@@ -330,6 +342,10 @@ pub enum FilterLayout {
     Hwio,
     /// O, rows, columns, I.
     Ohwi,
+    /// HWIO with four input channels side by side in each output channel (`[FH][FW][I/4][O][4]`):
+    /// every tap's slice is the VNNI layout that the int8 kernels read (`--filter-layout vnni`;
+    /// the shape is written in HWIO order). I a multiple of 4.
+    HwioVnni,
 }
 
 /// A convolution's zero padding.
@@ -399,9 +415,13 @@ impl std::str::FromStr for FilterLayout {
     type Err = ShorthandError;
 
     fn from_str(text: &str) -> Result<Self, ShorthandError> {
-        let choices =
-            [("oihw", FilterLayout::Oihw), ("hwio", FilterLayout::Hwio), ("ohwi", FilterLayout::Ohwi)];
-        choice("filter layout", text, &choices, "oihw, hwio or ohwi")
+        let choices = [
+            ("oihw", FilterLayout::Oihw),
+            ("hwio", FilterLayout::Hwio),
+            ("ohwi", FilterLayout::Ohwi),
+            ("vnni", FilterLayout::HwioVnni),
+        ];
+        choice("filter layout", text, &choices, "oihw, hwio, ohwi or vnni")
     }
 }
 
@@ -737,11 +757,14 @@ fn conv_spec(
     // Logical filters are [F, C, FH, FW]; the physical orders below list those dims.
     let (f, fc, fh, fw, filter_order): (u32, u32, u32, u32, [u8; 4]) = match filter_layout {
         FilterLayout::Oihw => (a, b2, c2, d2, [0, 1, 2, 3]),
-        FilterLayout::Hwio => (d2, c2, a, b2, [2, 3, 1, 0]),
+        FilterLayout::Hwio | FilterLayout::HwioVnni => (d2, c2, a, b2, [2, 3, 1, 0]),
         FilterLayout::Ohwi => (a, d2, b2, c2, [0, 2, 3, 1]),
     };
     if c != fc {
         return Err(bad(format!("the image has {c} channels and the filters take {fc}")));
+    }
+    if filter_layout == FilterLayout::HwioVnni && fc % 4 != 0 {
+        return Err(ShorthandError::VnniFilters { c: fc, padded: u64::from(fc).div_ceil(4) * 4 });
     }
     let [sh, sw] = options.stride;
     let [dh, dw] = options.dilation;
@@ -798,9 +821,12 @@ fn conv_spec(
             narrow(padding[3], "padding")?,
         ],
     };
-    let filter_layout =
-        Layout::new(filter_order.iter().map(|&d| crate::layout::LayoutDim::dynamic(d)).collect())
-            .expect("a permutation is a valid layout");
+    let mut filter_dims: Vec<crate::layout::LayoutDim> =
+        filter_order.iter().map(|&d| crate::layout::LayoutDim::dynamic(d)).collect();
+    if filter_layout == FilterLayout::HwioVnni {
+        filter_dims.push(crate::layout::LayoutDim::packed(1, 4));
+    }
+    let filter_layout = Layout::new(filter_dims).expect("a permutation, then a strip of one of its dims");
     let kind = PrimitiveKind::Conv { accum, geometry };
     Ok((kind, vec![n, f, c, outputs[0], outputs[1], fh, fw], [nchw.clone(), filter_layout, nchw]))
 }
@@ -827,10 +853,11 @@ mod tests {
         assert_eq!("nchw".parse::<ConvLayout>().ok(), Some(ConvLayout::Nchw));
         assert_eq!("Hwio".parse::<FilterLayout>().ok(), Some(FilterLayout::Hwio));
         assert_eq!("ohwi".parse::<FilterLayout>().ok(), Some(FilterLayout::Ohwi));
+        assert_eq!("VNNI".parse::<FilterLayout>().ok(), Some(FilterLayout::HwioVnni));
         let conv = "nwhc".parse::<ConvLayout>().unwrap_err().to_string();
         assert!(conv.contains("nwhc") && conv.contains("nchw or nhwc"), "{conv}");
         let filter = "oihwx".parse::<FilterLayout>().unwrap_err().to_string();
-        assert!(filter.contains("oihw, hwio or ohwi"), "{filter}");
+        assert!(filter.contains("oihw, hwio, ohwi or vnni"), "{filter}");
     }
 
     fn text(shorthand: &str) -> String {
@@ -900,6 +927,12 @@ mod tests {
                 .unwrap()
                 .starts_with("Conv:s2x2:p1x0x1x0(1x1x1x4x4x3x3")
         );
+        // Filters already in the int8 kernels' strips: HWIO with the input channels in quads.
+        let vnni = ConvOptions { filter_layout: Some(FilterLayout::HwioVnni), ..nhwc };
+        let text = conv_text("conv 1x5x5x8 3x3x8x4", vnni).unwrap();
+        assert!(text.contains("GL [2, 3, 1, 0, 1 p(4)]"), "{text}");
+        let error = conv_text("conv 1x5x5x6 3x3x6x4", vnni).unwrap_err().to_string();
+        assert!(error.contains("found 6: pad the channels with zeros to 8"), "{error}");
         let unread = ConvOptions { stride: [2, 2], ..ConvOptions::default() };
         let error = conv_text("conv 1x1x8x8 1x1x3x3", unread).unwrap_err().to_string();
         assert!(error.contains("the last 1 image rows are never read"), "{error}");

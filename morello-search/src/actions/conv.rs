@@ -17,7 +17,11 @@
 //! actions are few, which keeps its search small ([`ConvTiles`]): serial tiles of `b`, `h`, `fh`
 //! and `fw` by 1 only, of `f` and `w` by the usual sizes (the register block an output keeps
 //! across the taps), none of `c`; parallel tiles of `h` only; moves that are cache views, or the
-//! output into registers.
+//! output into registers, or i8 filters in main memory copied once into the int8 kernels' strips
+//! (`super::moves::filter_strip_layout`: every tap's matmul then reads its slice in place instead
+//! of packing it again for every block of output rows). On a padded convolution that copy, where
+//! it is offered, is its only action (its split into regions follows), so one copy serves every
+//! region.
 
 use morello_core::imp::AllocKind;
 use morello_core::spec::{CanonicalSpec, PrimitiveKind};
@@ -74,9 +78,19 @@ pub(super) fn parallel_dim(spec: &CanonicalSpec, dim: usize) -> bool {
     !matches!(spec.kind, PrimitiveKind::Conv { .. }) || dim == 3
 }
 
-/// Whether a move of operand `operand` of `spec` into `level` as `kind` is tried.
-pub(super) fn moves(spec: &CanonicalSpec, operand: usize, level: LevelKind, kind: AllocKind) -> bool {
-    !matches!(spec.kind, PrimitiveKind::Conv { .. })
-        || kind == AllocKind::CacheView
-        || (operand == spec.output_index() && level.counts_registers())
+/// Whether a move of operand `operand` of `spec` into `level` as `kind` is tried (`strip`: the
+/// destination is the filters' strip layout, `super::moves::filter_strip_layout`).
+pub(super) fn moves(
+    spec: &CanonicalSpec,
+    operand: usize,
+    level: LevelKind,
+    kind: AllocKind,
+    strip: bool,
+) -> bool {
+    let Some(geometry) = spec.kind.conv_geometry() else { return true };
+    let filters = operand == 1 && kind == AllocKind::Buffer && strip;
+    if geometry.is_padded() {
+        return filters;
+    }
+    filters || kind == AllocKind::CacheView || (operand == spec.output_index() && level.counts_registers())
 }

@@ -12,8 +12,9 @@
 //! 3. parallel tilings (when the spec is not serial-only);
 //! 4. zero-then-accumulate (non-accumulating matmul and convolution), and a matmul's first
 //!    reduction chunk peeled off as a matmul before accumulating the rest;
-//! 5. convolutions: a padded one split into unpadded regions (its only action), a one-row 1x1
-//!    one computed as a matmul;
+//! 5. convolutions: a padded one split into unpadded regions (its only action, unless its i8
+//!    filters can be copied into the int8 kernels' strips: then that copy, among the moves, is),
+//!    a one-row 1x1 one computed as a matmul;
 //! 6. a matmul's epilogue split into a pass of its own (fused when the output is in registers);
 //! 7. softmax as its three passes (row maxima, exp and sums, scale), per level of its temporaries;
 //! 8. a matmul (or a requantizing matmul, with its per-column operands) whose columns are not
@@ -511,7 +512,14 @@ pub fn actions(
     let mut out = Vec::with_capacity(24);
     if spec.kind.conv_geometry().is_some_and(|g| g.is_padded()) {
         // A padded convolution is only ever split into regions (its tiles would not be uniform).
-        conv::enumerate(spec, target, &mut out);
+        // Where its i8 filters can be copied into the int8 kernels' strips, that copy is its only
+        // action (the regions follow it): every tap's kernel reads strips, so without it each
+        // tap is copied at least once anyway, and more often for every block of output rows, and
+        // exploring both would solve every region twice.
+        moves::enumerate(spec, target, &mut out);
+        if out.is_empty() {
+            conv::enumerate(spec, target, &mut out);
+        }
     } else {
         moves::enumerate(spec, target, &mut out);
         tile::enumerate(spec, target, config, &mut out);

@@ -182,8 +182,9 @@ pub(super) fn enumerate(spec: &CanonicalSpec, target: &Target, out: &mut Vec<(Ac
                 }
             }
             for (destination, kind) in all {
+                let strip = strips.contains(&destination.layout);
                 if !shrinks(spec, i, level_id, kind)
-                    || !super::conv::moves(spec, i, target.level(level_id).kind, kind)
+                    || !super::conv::moves(spec, i, target.level(level_id).kind, kind, strip)
                 {
                     continue;
                 }
@@ -315,29 +316,82 @@ fn int8_strips(lhs: Dtype, target: &Target) -> Vec<u32> {
 /// `BroadcastQuadDot` or `BroadcastQuadDotAvx` is offered the quads too, after its pairs: those
 /// kernels read it once the search shifts the `lhs` into u8 (`super::shift`). None on a target
 /// without such a kernel.
+///
+/// A convolution's i8 filters `[f, c, fh, fw]` are offered the same strips for every tap at once
+/// ([`filter_strip_layout`]), on the convolution before it is cut into rows or cached
+/// ([`filters_pack_here`]), so that one copy serves every tap's matmul, which then reads its
+/// slice in place.
 pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Vec<Layout> {
     let rhs = &spec.operands[operand];
     let k = rhs.shape.dims().get(1).copied().unwrap_or(0);
     let matmul = matches!(spec.kind, PrimitiveKind::Matmul { .. } | PrimitiveKind::MatmulRequant { .. });
-    if !matmul || operand != 1 || rhs.dtype != Dtype::I8 {
+    let conv = matches!(spec.kind, PrimitiveKind::Conv { .. });
+    if !(matmul || conv) || operand != 1 || rhs.dtype != Dtype::I8 {
+        return Vec::new();
+    }
+    if conv && !filters_pack_here(spec, target) {
         return Vec::new();
     }
     let strip_layout = |strip: u32| {
         if k <= strip || k % strip != 0 {
             return None;
         }
-        let layout = Layout::new(vec![
-            LayoutDim::dynamic(0),
-            LayoutDim::dynamic(1),
-            LayoutDim::dynamic(2),
-            LayoutDim::packed(1, strip),
-        ]);
+        let layout = if conv {
+            Ok(filter_strip_layout(strip))
+        } else {
+            Layout::new(vec![
+                LayoutDim::dynamic(0),
+                LayoutDim::dynamic(1),
+                LayoutDim::dynamic(2),
+                LayoutDim::packed(1, strip),
+            ])
+        };
         match layout.ok().and_then(|l| LayoutView::dense(&l, &rhs.shape).ok()) {
             Some(view) if view.layout != rhs.layout => Some(view.layout),
             _ => None,
         }
     };
     int8_strips(spec.operands[0].dtype, target).into_iter().filter_map(strip_layout).collect()
+}
+
+/// Whether a convolution's filters are offered their strips on `spec`: before it is cut into rows
+/// or cached, so that one copy serves every tap. That is a padded convolution (before its
+/// regions), or an unpadded one of more than one output row and column whose operands are each one
+/// run in main memory (a whole convolution, not a region of a padded one, a row, or a block of
+/// columns). Offered on those parts too, the copy would solve each of them twice for nothing the
+/// model can see: the parts of a convolution whose filters were copied are the same specs.
+fn filters_pack_here(spec: &CanonicalSpec, target: &Target) -> bool {
+    let Some(geometry) = spec.kind.conv_geometry() else { return false };
+    let in_memory = |o: &TensorSpec| target.level(o.level).kind == LevelKind::Memory;
+    if !in_memory(&spec.operands[1]) {
+        return false;
+    }
+    if geometry.is_padded() {
+        return true;
+    }
+    let [.., h, w, _, _] = *spec.shape.dims() else { return false };
+    h > 1 && w > 1 && spec.operands.iter().all(|o| in_memory(o) && o.is_fully_contiguous())
+}
+
+/// A convolution's filters `[f, c, fh, fw]` in strips of `strip` input channels inside the output
+/// channels, one block per tap (`[fh][fw][c / s][f][s]`: HWIO with `c` split by the strip `s`):
+///
+/// ```text
+/// [2, 3, 1, 0, 1 p(s)]    filters[f, c, i, j] at (((i FW + j) (C / s) + c / s) F + f) s + c % s
+/// ```
+///
+/// A tap's slice `[f, c, 1, 1]` of it is one contiguous run, and read as the matmul's `rhs`
+/// `[k, n] = [c, f]` (`CanonicalSpec::as_matmul`) it is the strip layout `[k / s, n, s]` of
+/// [`vnni_layouts`].
+pub fn filter_strip_layout(strip: u32) -> Layout {
+    Layout::new(vec![
+        LayoutDim::dynamic(2),
+        LayoutDim::dynamic(3),
+        LayoutDim::dynamic(1),
+        LayoutDim::dynamic(0),
+        LayoutDim::packed(1, strip),
+    ])
+    .expect("every dim of a rank-4 layout once, then a packed strip of one of them")
 }
 
 /// Whether the move's copy-in and copy-out are smaller than `spec`, so the sub-spec graph stays
@@ -505,5 +559,51 @@ mod tests {
         let plain_neon = Target::new(description).expect("a valid target");
         assert_eq!(strip_of(&plain_neon, "u8s8s32", 32), None);
         assert_eq!(strip_of(&plain_neon, "s8s8s32", 32), None);
+    }
+
+    /// A convolution's i8 filters in main memory are offered the strips of every tap at once, on
+    /// the padded convolution too (before its regions), and not on its parts.
+    #[test]
+    fn conv_filters_are_offered_their_strips_once() {
+        use morello_core::spec::{ConvLayout, ConvOptions, Padding};
+        let avx512 = Target::builtin("x86-avx512", 1).expect("built-in");
+        let conv = |words: &str, padding: Padding| {
+            let options = ConvOptions { layout: ConvLayout::Nhwc, padding, ..ConvOptions::default() };
+            SpecBuilder::parse(words)
+                .expect("a shorthand")
+                .dtypes("u8s8s32".parse().expect("dtypes"))
+                .conv(options)
+                .build(&avx512)
+                .expect("a valid spec")
+        };
+        let strips = |spec: &CanonicalSpec| -> Vec<String> {
+            let mut out = Vec::new();
+            enumerate(spec, &avx512, &mut out);
+            out.iter()
+                .filter_map(|(action, _)| match action {
+                    Action::Move { operand: 1, destination, kind: AllocKind::Buffer } => {
+                        Some(destination.layout.to_string())
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        let padded = conv("conv 1x8x8x8 3x3x8x16", Padding::Same);
+        assert_eq!(strips(&padded), ["[2, 3, 1, 0, 1 p(4)]"]);
+        let valid = conv("conv 1x8x8x8 3x3x8x16", Padding::Explicit([0; 4]));
+        assert_eq!(strips(&valid), ["[2, 3, 1, 0, 1 p(4)]"]);
+        // Channels that are not whole quads, and filters already in their strips.
+        assert!(strips(&conv("conv 1x8x8x6 3x3x6x16", Padding::Same)).is_empty());
+        let packed = valid.with_operand(
+            1,
+            TensorSpec { layout: filter_strip_layout(4), contiguous_dims: 5, ..valid.operands[1].clone() },
+            &avx512,
+        );
+        assert!(strips(&packed.expect("a valid spec")).is_empty());
+        // A region of the padded convolution (a view of its output).
+        let mut regions = Vec::new();
+        super::super::conv::enumerate(&padded, &avx512, &mut regions);
+        let (_, plan) = regions.first().expect("the regions");
+        assert!(plan.children.iter().all(|region| strips(region).is_empty()));
     }
 }

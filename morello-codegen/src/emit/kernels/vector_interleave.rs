@@ -19,6 +19,7 @@
 //! `s c + r` of one run, so store `j` covers columns `16 j / s` to `16 (j + 1) / s - 1`.
 
 use morello_core::kernels::KernelKind;
+use morello_core::kernels::{StripTile, strip_tile};
 use morello_core::spec::LogicalSpec;
 use morello_core::target::IsaFeature;
 
@@ -32,11 +33,9 @@ const ROW: u32 = 16;
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
     let fail = |e: &Emitter<'_>, why: &str| unsupported(KernelKind::VectorInterleave, spec, e, why);
-    let dims = spec.shape.dims();
-    let rank = dims.len();
-    let rows = match dims {
-        [leading @ .., s, n] if leading.iter().all(|&d| d == 1) && *n == ROW && matches!(s, 2 | 4) => *s,
-        _ => return Err(fail(e, "not 2 or 4 rows of 16 values")),
+    let rank = spec.shape.rank();
+    let Some(StripTile { rows, k, n }) = strip_tile(spec) else {
+        return Err(fail(e, "not 2 or 4 rows of 16 values"));
     };
     if spec.operands.iter().any(|o| o.dtype.size_bytes() != 1 || o.dtype != spec.operands[0].dtype) {
         return Err(fail(e, "not one 8-bit dtype"));
@@ -47,8 +46,8 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     e.require(IsaFeature::Avx, "128-bit byte unpacks")?;
     let point = |r: u32, c: u32| {
         let mut p = vec![0; rank];
-        p[rank - 2] = r;
-        p[rank - 1] = c;
+        p[k] = r;
+        p[n] = c;
         p
     };
     // Each source row one run.
