@@ -14,7 +14,10 @@
 //!
 //! The AVX-512 variant (16 lanes, 16 chains) is used when the host has AVX-512F, else the
 //! AVX2+FMA variant (8 lanes, 12 chains: 16 ymm registers). The reported peak is the best of the
-//! samples (a peak, not a typical figure). The probe pins itself with `sched_setaffinity`.
+//! samples (a peak, not a typical figure). The probe pins itself with `sched_setaffinity` and
+//! times its loop in the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), so the peak is what the
+//! core does while the probe runs, whatever else the machine runs beside it (the wall clock would
+//! also count the time other work holds the core, and a shared machine's peak would swing with it).
 //!
 //! The int8 variants ([`PeakVariant::for_int8`]) chain the target's int8 kernel instruction the
 //! same way, on integers (wrapping, so any values do):
@@ -280,7 +283,7 @@ pub fn peak_probe_source(variant: PeakVariant) -> String {
     let mut c = String::from(
         "/* morello peak probe: independent FMA chains, throughput-bound. */\n\
          #define _GNU_SOURCE\n#include <immintrin.h>\n#include <sched.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n\n\
-         static double probe_now(void) {\n  struct timespec t;\n  clock_gettime(CLOCK_MONOTONIC, &t);\n  \
+         static double probe_now(void) {\n  struct timespec t;\n  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);\n  \
          return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;\n}\n\n\
          static volatile float probe_x = 0.9999999f;\nstatic volatile float probe_y = 1e-7f;\n\
          static volatile int probe_i = 0x01020304;\nstatic volatile int probe_j = -0x05060708;\n\
