@@ -14,7 +14,10 @@
 //!
 //! The AVX-512 variant (16 lanes, 16 chains) is used when the host has AVX-512F, else the
 //! AVX2+FMA variant (8 lanes, 12 chains: 16 ymm registers). The reported peak is the best of the
-//! samples (a peak, not a typical figure). The probe pins itself with `sched_setaffinity`.
+//! samples (a peak, not a typical figure). The probe pins itself with `sched_setaffinity` and
+//! times its loop in the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), so the peak is what the
+//! core does while the probe runs, whatever else the machine runs beside it (the wall clock would
+//! also count the time other work holds the core, and a shared machine's peak would swing with it).
 //!
 //! The int8 variants ([`PeakVariant::for_int8`]) chain the target's int8 kernel instruction the
 //! same way, on integers (wrapping, so any values do):
@@ -26,6 +29,13 @@
 //!                                                through both, as the kernel adds each product)
 //! peak GOPS = iterations * chains * lanes * products per lane * 2 / seconds / 1e9
 //! ```
+//!
+//! The `vpdpbusd` chains call the `asm` helpers the kernels call (`morello_dpbusd_m512`,
+//! `morello_dpbusd_m256`): gcc 12 compiles a loop of `_mm512_dpbusd_epi32` chains with two
+//! registers per chain, copied every step, and stores some chains to the stack each iteration,
+//! so the probe timed those copies and stores rather than the instruction, and its result swung
+//! by 1.8x from run to run. Through the helpers each chain keeps one register and the loop is the
+//! `chains` instructions and the loop's increment and branch alone.
 
 use std::fmt::Write as _;
 
@@ -33,6 +43,7 @@ use serde::Serialize;
 
 use morello_codegen::CodegenError;
 use morello_codegen::compiler::{CProgram, CompileOptions, Compiler, SourceUnit};
+use morello_codegen::emit::helpers::{Helper, definitions};
 
 use crate::error::MeasureError;
 use morello_codegen::harness::parse_sample_line;
@@ -195,6 +206,8 @@ pub struct PeakReport {
 /// and `y`, its step (`{a}` the chain), how two chains add, and how a vector is stored to
 /// `lanes`, the array of the element type `element`.
 struct ProbeC {
+    /// The helper the step calls, defined before the probe.
+    helper: Option<Helper>,
     vector: &'static str,
     element: &'static str,
     constants: &'static str,
@@ -208,6 +221,7 @@ impl ProbeC {
     fn of(variant: PeakVariant) -> Self {
         match variant {
             PeakVariant::Avx512 => ProbeC {
+                helper: None,
                 vector: "__m512",
                 element: "float",
                 constants: "_mm512_set1_ps(probe_x);\n  const __m512 y = _mm512_set1_ps(probe_y)",
@@ -217,6 +231,7 @@ impl ProbeC {
                 store: "_mm512_storeu_ps",
             },
             PeakVariant::Avx2 => ProbeC {
+                helper: None,
                 vector: "__m256",
                 element: "float",
                 constants: "_mm256_set1_ps(probe_x);\n  const __m256 y = _mm256_set1_ps(probe_y)",
@@ -226,24 +241,27 @@ impl ProbeC {
                 store: "_mm256_storeu_ps",
             },
             PeakVariant::Vnni512 => ProbeC {
+                helper: Some(Helper::DpbusdM512),
                 vector: "__m512i",
                 element: "int",
                 constants: "_mm512_set1_epi32(probe_i);\n  const __m512i y = _mm512_set1_epi32(probe_j)",
                 start: "_mm512_set1_epi32({i})",
-                step: "_mm512_dpbusd_epi32({a}, x, y)",
+                step: "morello_dpbusd_m512({a}, x, y)",
                 add: "_mm512_add_epi32",
                 store: "_mm512_storeu_si512",
             },
             PeakVariant::AvxVnni => ProbeC {
+                helper: Some(Helper::DpbusdM256),
                 vector: "__m256i",
                 element: "int",
                 constants: "_mm256_set1_epi32(probe_i);\n  const __m256i y = _mm256_set1_epi32(probe_j)",
                 start: "_mm256_set1_epi32({i})",
-                step: "_mm256_dpbusd_avx_epi32({a}, x, y)",
+                step: "morello_dpbusd_m256({a}, x, y)",
                 add: "_mm256_add_epi32",
                 store: "_mm256_storeu_si256",
             },
             PeakVariant::Avx2Pairs => ProbeC {
+                helper: None,
                 vector: "__m256i",
                 element: "int",
                 constants: "_mm256_set1_epi32(probe_i);\n  const __m256i y = _mm256_set1_epi32(probe_j)",
@@ -258,19 +276,20 @@ impl ProbeC {
 
 /// The probe's C source for `variant`.
 pub fn peak_probe_source(variant: PeakVariant) -> String {
-    let ProbeC { vector, element, constants, start, step, add, store } = ProbeC::of(variant);
+    let ProbeC { helper, vector, element, constants, start, step, add, store } = ProbeC::of(variant);
     let lanes = variant.lanes();
     let chains = variant.chains();
     let flops_per_iteration = variant.operations_per_iteration();
     let mut c = String::from(
         "/* morello peak probe: independent FMA chains, throughput-bound. */\n\
          #define _GNU_SOURCE\n#include <immintrin.h>\n#include <sched.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n\n\
-         static double probe_now(void) {\n  struct timespec t;\n  clock_gettime(CLOCK_MONOTONIC, &t);\n  \
+         static double probe_now(void) {\n  struct timespec t;\n  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);\n  \
          return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;\n}\n\n\
          static volatile float probe_x = 0.9999999f;\nstatic volatile float probe_y = 1e-7f;\n\
          static volatile int probe_i = 0x01020304;\nstatic volatile int probe_j = -0x05060708;\n\
          static volatile double probe_sink;\n\n",
     );
+    c.push_str(&definitions(&helper.into_iter().collect()));
     let _ = writeln!(c, "static double probe_run(long iterations) {{");
     let _ = writeln!(c, "  (void)probe_x, (void)probe_y, (void)probe_i, (void)probe_j;");
     let _ = writeln!(c, "  const {vector} x = {constants};");
@@ -433,6 +452,38 @@ mod tests {
             assert!(report.gflops > 1.0 && report.gflops < 100_000.0, "{report:?}");
             assert!(variant.is_int8(), "{variant:?}");
         }
+    }
+
+    /// The `vpdpbusd` probe's loop is its chains' instructions, each chain in one register: no
+    /// copies between registers, no stack traffic (compiled only, so any x86 host checks it).
+    #[test]
+    fn the_vnni_probe_keeps_each_chain_in_one_register() {
+        let Some(compiler) = compiler() else { return };
+        let variant = PeakVariant::Vnni512;
+        let options = CompileOptions { features: variant.features(), ..CompileOptions::default() };
+        let program =
+            CProgram { units: vec![SourceUnit::new("peak", peak_probe_source(variant))], link_args: vec![] };
+        let build = compiler.build(&program, &options).expect("the probe compiles");
+        let disassembly = match std::process::Command::new("objdump").arg("-d").arg(build.binary()).output() {
+            Ok(output) if output.status.success() => String::from_utf8_lossy(&output.stdout).into_owned(),
+            _ => {
+                println!("skipped: objdump does not run here");
+                return;
+            }
+        };
+        let lines: Vec<&str> = disassembly.lines().collect();
+        let dots: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains("vpdpbusd")).collect();
+        let (Some(&first), Some(&last)) = (dots.first(), dots.last()) else {
+            panic!("no vpdpbusd in the probe:\n{disassembly}");
+        };
+        let chains = usize::try_from(variant.chains()).expect("small");
+        assert_eq!(dots.len(), chains, "one vpdpbusd per chain:\n{}", lines[first..=last].join("\n"));
+        let between = &lines[first..=last];
+        assert!(
+            !between.iter().any(|l| l.contains("vmovdq") || l.contains("(%r")),
+            "the loop copies or spills its chains:\n{}",
+            between.join("\n")
+        );
     }
 
     #[test]

@@ -46,10 +46,10 @@ pub(super) const DEFINITION: KernelDefinition =
         .memory(memory);
 
 /// i32 lanes per output vector (512-bit vectors).
-pub(crate) const LANES: u32 = 16;
+pub const LANES: u32 = 16;
 
 /// Values of `k` one instruction sums per lane.
-pub(crate) const QUAD: u32 = 4;
+pub const QUAD: u32 = 4;
 
 const DTYPES: [Dtype; 3] = [Dtype::U8, Dtype::I8, Dtype::I32];
 

@@ -44,7 +44,7 @@ pub use vector_interleave::{StripTile, strip_tile};
 pub use vector_shift_correction::{ColumnRun, column_run, quad_isa, row_isa};
 
 pub(crate) use broadcast_pair_dot::PAIR;
-pub(crate) use broadcast_quad_dot::{LANES as QUAD_LANES, QUAD};
+pub use broadcast_quad_dot::{LANES as QUAD_LANES, QUAD};
 pub(crate) use broadcast_quad_dot_avx::LANES as QUAD_AVX_LANES;
 
 impl KernelKind {

@@ -28,8 +28,9 @@
 //! `k` inside `n` ([`vnni_layouts`]): the VNNI layout `[b, k / 4, n, 4]` that `BroadcastQuadDot`,
 //! `BroadcastQuadDotAvx` and AArch64's `BroadcastSdot` and `BroadcastSdotU8` read, or pairs
 //! `[b, k / 2, n, 2]` for `BroadcastPairDot` (an i8 `lhs` is offered the quads too where the
-//! target's u8 x i8 kernels read them, for its shift into u8, `super::shift`); weights already in
-//! it are read in place. Panels and strips are offered
+//! target's u8 x i8 kernels read them, for its shift into u8, `super::shift`), and on a target
+//! with `BroadcastQuadDot` the *strip panel* `[b, n / 64, k / 4, 64, 4]`, the quads of one 6 x 4
+//! block's 64 columns one run over the whole `k`; weights already in it are read in place. Panels and strips are offered
 //! through one helper ([`offer_packed`]).
 //!
 //! A new buffer is copied in by a `Move` prologue when the operand is read and copied back by a
@@ -45,7 +46,7 @@ use std::rc::Rc;
 use morello_core::cost::{memory_units, rows_on_their_own_pages};
 use morello_core::dtype::Dtype;
 use morello_core::imp::AllocKind;
-use morello_core::kernels::KernelKind;
+use morello_core::kernels::{KernelKind, QUAD, QUAD_LANES};
 use morello_core::layout::{Layout, LayoutDim, LayoutView};
 use morello_core::shape::Shape;
 use morello_core::spec::{CanonicalSpec, PrimitiveKind, TensorSpec};
@@ -332,26 +333,64 @@ pub fn vnni_layouts(spec: &CanonicalSpec, operand: usize, target: &Target) -> Ve
     if conv && !filters_pack_here(spec, target) {
         return Vec::new();
     }
-    let strip_layout = |strip: u32| {
-        if k <= strip || k % strip != 0 {
-            return None;
+    let n = rhs.shape.dims().get(2).copied().unwrap_or(0);
+    let dense = |layout: Option<Layout>| match layout.and_then(|l| LayoutView::dense(&l, &rhs.shape).ok()) {
+        Some(view) if view.layout != rhs.layout => Some(view.layout),
+        _ => None,
+    };
+    let mut out: Vec<Layout> = Vec::new();
+    let mut push = |layout: Option<Layout>| {
+        if let Some(layout) = layout.filter(|l| !out.contains(l)) {
+            out.push(layout);
         }
-        let layout = if conv {
-            Ok(filter_strip_layout(strip))
-        } else {
+    };
+    for strip in int8_strips(spec.operands[0].dtype, target) {
+        if k <= strip || k % strip != 0 {
+            continue;
+        }
+        // A convolution's filters take the strips of every tap at once.
+        if conv {
+            push(dense(Some(filter_strip_layout(strip))));
+            continue;
+        }
+        // The strip panel first: where the model prices both alike (rows at most half a page
+        // apart), the earlier action wins the tie (`crate::frontier`).
+        let panel = strip_panel_width(strip, target).filter(|&w| w < n && n % w == 0).and_then(|width| {
+            dense(
+                Layout::new(vec![
+                    LayoutDim::dynamic(0),
+                    LayoutDim::dynamic(2),
+                    LayoutDim::dynamic(1),
+                    LayoutDim::packed(2, width),
+                    LayoutDim::packed(1, strip),
+                ])
+                .ok(),
+            )
+        });
+        let strips = dense(
             Layout::new(vec![
                 LayoutDim::dynamic(0),
                 LayoutDim::dynamic(1),
                 LayoutDim::dynamic(2),
                 LayoutDim::packed(1, strip),
             ])
-        };
-        match layout.ok().and_then(|l| LayoutView::dense(&l, &rhs.shape).ok()) {
-            Some(view) if view.layout != rhs.layout => Some(view.layout),
-            _ => None,
-        }
-    };
-    int8_strips(spec.operands[0].dtype, target).into_iter().filter_map(strip_layout).collect()
+            .ok(),
+        );
+        push(panel);
+        push(strips);
+    }
+    out
+}
+
+/// The columns of a strip panel: the widest register block of `BroadcastQuadDot` (four output
+/// vectors of 16 i32, 64 columns) for the quads on a target with that kernel, none otherwise.
+///
+/// In the strip layout `[k / s, n, s]` the `s` rows of `k` of one block's columns are a run of
+/// `s w` bytes, and consecutive runs are `s n` bytes apart (2 KiB at `n = 512`): each step of a
+/// block starts a new stream a page or half a page away. The strip panel `[n / w, k / s, w, s]`
+/// keeps a block's columns one run over the whole `k`, as the f32 panels do.
+fn strip_panel_width(strip: u32, target: &Target) -> Option<u32> {
+    (strip == QUAD && target.kernels().contains(&KernelKind::BroadcastQuadDot)).then_some(4 * QUAD_LANES)
 }
 
 /// Whether a convolution's filters are offered their strips on `spec`: before it is cut into rows
@@ -540,6 +579,24 @@ mod tests {
             both.iter().map(Layout::to_string).collect::<Vec<_>>(),
             ["[1, 2, 1 p(2)]", "[1, 2, 1 p(4)]"]
         );
+        // With `BroadcastQuadDot`, an `n` of several 64-column blocks is offered the strip panel
+        // `[0, 2, 1, 2 p(64), 1 p(4)]` first; AVX-VNNI's 8-lane kernel reads the strips alone.
+        let layouts_of = |target: &Target, n: u32| -> Vec<String> {
+            let spec = SpecBuilder::matmul(8, 32, n)
+                .dtypes("u8s8s32".parse().expect("dtypes"))
+                .build(target)
+                .expect("a valid spec");
+            vnni_layouts(&spec, 1, target).iter().map(Layout::to_string).collect()
+        };
+        assert_eq!(layouts_of(&avx512, 128), ["[2, 1, 2 p(64), 1 p(4)]", "[1, 2, 1 p(4)]"]);
+        assert_eq!(
+            layouts_of(&avx512, 64),
+            ["[1, 2, 1 p(4)]"],
+            "one block's columns: the strips are the panel"
+        );
+        assert_eq!(layouts_of(&avx512, 96), ["[1, 2, 1 p(4)]"], "n not whole blocks");
+        let avx_vnni = Target::builtin("x86-avx2-vnni", 1).expect("built-in");
+        assert_eq!(layouts_of(&avx_vnni, 128), ["[1, 2, 1 p(4)]"]);
         assert_eq!(strip_of(&avx2, "s8s8s32", 32), pairs);
         assert_eq!(strip_of(&avx2, "u8s8s32", 32), pairs);
         assert_eq!(strip_of(&neon, "u8s8s32", 32), quads);

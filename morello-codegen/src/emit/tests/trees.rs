@@ -471,6 +471,30 @@ fn avx512_cases() -> Vec<Case> {
     // A 2-row int8 register block of 16-lane vectors (`quad_dot_rows`).
     cases.push(case("broadcast_quad_dot_rows", t, true, quad_dot_rows(&b, 16, K::BroadcastQuadDot)));
 
+    // The same block over an rhs in the strip panel `[0, 2, 1, 2 p(16), 1 p(4)]` (the search's
+    // panels are 64 columns wide): one 16-column block per panel, its quads one run over `k`.
+    let s = b.spec("Matmul(1x2x8x32, u8 GL row-major, i8 GL [0, 2, 1, 2 p(16), 1 p(4)], i32 GL row-major)");
+    let imp = b.tiles(&s, &[1, 2, 8, 16], Parallelism::Serial, |panel| {
+        b.in_vector_register(&panel, 2, 16, |s| {
+            b.cache(&s, 1, "L1", |s| {
+                b.zero_then(
+                    &s,
+                    |z| b.kernel(z, K::VectorFill),
+                    |a| {
+                        b.tiles(&a, &[1, 2, 4, 16], Parallelism::Serial, |step| {
+                            b.in_vector_register(&step, 1, 64, |step| {
+                                b.tiles(&step, &[1, 1, 4, 16], Parallelism::Serial, |row| {
+                                    b.kernel(row, K::BroadcastQuadDot)
+                                })
+                            })
+                        })
+                    },
+                )
+            })
+        })
+    });
+    cases.push(case("broadcast_quad_dot_strip_panel", t, true, imp));
+
     // A 512-bit register copy between two register buffers.
     let s = b.spec("Move(1x16, f32 GL row-major, f32 GL row-major)");
     let imp = b
