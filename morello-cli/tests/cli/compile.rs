@@ -4,8 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-use common::{have_compiler, host_runs_avx2, morello, morello_in};
+use crate::common::{have_compiler, host_runs_avx2, morello, morello_in};
 
 fn fixtures() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");

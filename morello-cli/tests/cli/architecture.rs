@@ -468,6 +468,6 @@ fn the_checks_find_what_is_missing() {
         [("search.md".to_string(), "Packing".to_string())]
     );
     // A name defined nowhere is reported.
-    let defined = defined_names(&[root().join("morello-cli/tests/architecture.rs")]);
+    let defined = defined_names(&[root().join("morello-cli/tests/cli/architecture.rs")]);
     assert!(defined.contains("stale_references") && !defined.contains("no_such_function_anywhere"));
 }
