@@ -51,7 +51,7 @@ use crate::search::Search;
 ///
 /// 21 is never a model version: tables exist that a build with another model wrote as version 21,
 /// so no build may read them as its own.
-pub const MODEL_VERSION: u32 = 30;
+pub const MODEL_VERSION: u32 = 31;
 
 /// A hash of the sources of `morello-core` and `morello-search` this build was compiled from
 /// (0 if unknown): two builds with the same value compute the same frontiers.
