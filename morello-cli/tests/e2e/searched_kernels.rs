@@ -270,7 +270,7 @@ fn int8_matmuls() {
     // computed once, then the VNNI kernel with the correction added to each register block of
     // the output (larger shapes: `s8s8s32_shifted_onto_vnni`).
     for (words, target_name, kernel) in [
-        ("matmul 4x16x16", "x86-avx512", KernelKind::BroadcastQuadDot),
+        ("matmul 4x32x16", "x86-avx512", KernelKind::BroadcastQuadDot),
         ("matmul 6x32x12", "x86-avx2-vnni", KernelKind::BroadcastQuadDotAvx),
     ] {
         let tree = check_best_uses(words, "s8s8s32", target_name, kernel);
