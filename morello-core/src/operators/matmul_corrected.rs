@@ -23,8 +23,8 @@
 //! s8s8s32 result. Any other correction wraps modulo `2^32`, as the reference does.
 
 use super::{
-    AbstractSpec, Activation, Arithmetic, Direction, FrontierLevels, KernelReach, OperandDim, OperandRole,
-    OperandsMut, OperatorDefinition, Parts, PrimitiveKind, Tolerance, contraction, dims, operand,
+    Activation, Arithmetic, Direction, FrontierLevels, KernelReach, OperandRole, OperandsMut,
+    OperatorDefinition, Parts, PrimitiveKind, Tolerance, contraction, operand,
 };
 use crate::dtype::Dtype;
 use crate::shape::Shape;
@@ -33,7 +33,7 @@ use crate::target::{LevelId, Target};
 pub(super) const DEFINITION: OperatorDefinition = OperatorDefinition::new(
     &[(PrimitiveKind::MatmulCorrected, "MatmulCorrected")],
     &OPERANDS,
-    operand_dims,
+    super::matmul_bias::operand_dims,
     dtypes,
     semantics,
     tolerance,
@@ -59,12 +59,6 @@ const OPERANDS: [OperandRole; 4] = [
     operand("out", Direction::Out),
 ];
 
-fn operand_dims(_: PrimitiveKind, _: usize) -> Vec<Vec<OperandDim>> {
-    let mut dims = dims::matmul();
-    dims.insert(2, vec![OperandDim::one(3)]);
-    dims
-}
-
 fn dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
     if d != [Dtype::U8, Dtype::I8, Dtype::I32, Dtype::I32] {
         return Err(format!(
@@ -89,18 +83,9 @@ fn tolerance(_: PrimitiveKind) -> Tolerance {
 }
 
 /// The matmul into the output, then the correction added to it (the stages of the block that
-/// splits it, `super::EPILOGUE_STAGES`).
-fn parts(_: PrimitiveKind, l: &[LevelId], d: &[Dtype], _: &Target) -> Parts {
-    let part = |kind, operands: &[usize]| AbstractSpec {
-        kind,
-        levels: operands.iter().map(|&i| l[i]).collect(),
-        dtypes: operands.iter().map(|&i| d[i]).collect(),
-    };
-    let [matmul, epilogue] = super::EPILOGUE_STAGES;
-    Parts::Also(vec![vec![
-        part(PrimitiveKind::Matmul { accum: false }, matmul),
-        part(PrimitiveKind::AddBias { activation: Activation::Identity }, epilogue),
-    ]])
+/// splits it, `super::EPILOGUE_STAGES`): a `MatmulBias`'s parts without an activation.
+fn parts(_: PrimitiveKind, l: &[LevelId], d: &[Dtype], target: &Target) -> Parts {
+    super::matmul_bias::parts(PrimitiveKind::MatmulBias { activation: Activation::Identity }, l, d, target)
 }
 
 fn description(_: PrimitiveKind) -> &'static str {
