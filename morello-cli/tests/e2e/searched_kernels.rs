@@ -266,15 +266,18 @@ fn int8_matmuls() {
         let tree = check_best_uses(words, dtypes, "x86-avx2", KernelKind::BroadcastPairDot);
         assert!(interleaves(&tree, 2), "{words}: {tree}");
     }
-    // An i8 lhs where a VNNI kernel exists: shifted into u8, the sums corrected by the column sums
-    // of the packed rhs, then the VNNI kernel (larger shapes: `s8s8s32_shifted_onto_vnni`).
+    // An i8 lhs where a VNNI kernel exists: shifted into u8, the column sums of the packed rhs
+    // computed once, then the VNNI kernel with the correction added to each register block of
+    // the output (larger shapes: `s8s8s32_shifted_onto_vnni`).
     for (words, target_name, kernel) in [
-        ("matmul 4x16x16", "x86-avx512", KernelKind::BroadcastQuadDot),
+        ("matmul 4x32x16", "x86-avx512", KernelKind::BroadcastQuadDot),
         ("matmul 6x32x12", "x86-avx2-vnni", KernelKind::BroadcastQuadDotAvx),
     ] {
         let tree = check_best_uses(words, "s8s8s32", target_name, kernel);
         assert!(tree.contains("kernel VectorShiftCorrection"), "{words}: {tree}");
         assert!(tree.contains("Move(") && tree.contains("u8 "), "{words}: {tree}");
+        let corrected = |line: &&str| line.contains("kernel VectorAddBias") && line.contains("i32 VRF");
+        assert!(tree.lines().any(|line| corrected(&line)), "{words}: {tree}");
     }
 }
 

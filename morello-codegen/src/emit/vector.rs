@@ -301,6 +301,14 @@ impl VectorType {
         format!("{}_add_ps({a}, {b})", self.prefix())
     }
 
+    /// `a + b` for i32 vectors, wrapping.
+    pub fn add_i32(self, a: &str, b: &str) -> String {
+        if self.neon() {
+            return format!("vaddq_s32({a}, {b})");
+        }
+        format!("{}_add_epi32({a}, {b})", self.prefix())
+    }
+
     /// `max(a, b)` for f32 vectors.
     pub fn max_f32(self, a: &str, b: &str) -> String {
         if self.neon() {

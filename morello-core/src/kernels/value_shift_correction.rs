@@ -1,15 +1,15 @@
-//! `ValueShiftCorrection`: `out = -128 Σ_k rhs` for one column, stored on every row (the columns
-//! of `ShiftCorrection` no vector covers).
+//! `ValueShiftCorrection`: `out = -128 Σ_k rhs` for one column (the columns of `ShiftCorrection`
+//! no vector covers).
 //!
 //! ```text
 //! ordinal:  25
-//! constants: fixed 4, per_unit 1 per k and row (K + M)
-//! applies:  ShiftCorrection [1, M, K, 1]; rhs and out in memory or a cache
-//! cost:     fixed + per_unit * (K + M) + Σ move_cost(operand)
+//! constants: fixed 4, per_unit 1 per k and the store (K + 1)
+//! applies:  ShiftCorrection [1, K, 1]; rhs and out in memory or a cache
+//! cost:     fixed + per_unit * (K + 1) + Σ move_cost(operand)
 //! ```
 //!
 //! A loop over `k` (over strips of `k` with the strip unrolled, for a strip layout) adding the
-//! values in an `int32_t`, then `-128` times the sum stored on each row.
+//! values in an `int32_t`, then `-128` times the sum stored.
 
 use super::dot_product_loop::steps_cost;
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, in_memory, sized};
@@ -31,20 +31,20 @@ fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _tar
 
 fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     spec.kind == PrimitiveKind::ShiftCorrection
-        && matches!(spec.shape.dims(), [1, _, _, 1])
+        && matches!(spec.shape.dims(), [1, _, 1])
         && spec.operands.iter().all(|o| in_memory(o, target))
 }
 
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
-    let steps = u64::from(spec.shape.dim(2)) + u64::from(spec.shape.dim(1));
+    let steps = u64::from(spec.shape.dim(1)) + 1;
     steps_cost(spec, target, c, steps)
 }
 
-/// Calibration: K = 16, 64 and 256 rows in L1 into 4 rows of one column.
+/// Calibration: K = 16, 64 and 256 rows in L1 into one column.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let l1 = &s.l1;
     sized("k", [16, 64, 256], |k| {
-        format!("ShiftCorrection(1x4x{k}x1, i8 {l1} row-major, i32 {l1} row-major, serial)")
+        format!("ShiftCorrection(1x{k}x1, i8 {l1} row-major, i32 {l1} row-major, serial)")
     })
 }
 
@@ -52,12 +52,12 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 #[test]
 fn applies_to_its_specs_only() {
     let takes = [
-        "ShiftCorrection(1x4x16x1, i8 L1 row-major, i32 L1 row-major)",
-        "ShiftCorrection(1x1x3x1, i8 GL row-major, i32 GL col-major)",
+        "ShiftCorrection(1x16x1, i8 L1 row-major, i32 L1 row-major)",
+        "ShiftCorrection(1x3x1, i8 GL col-major, i32 GL row-major)",
     ];
     let refuses = [
-        "ShiftCorrection(1x4x16x2, i8 L1 row-major, i32 L1 row-major)",
-        "ShiftCorrection(2x4x16x1, i8 L1 row-major, i32 L1 row-major)",
+        "ShiftCorrection(1x16x2, i8 L1 row-major, i32 L1 row-major)",
+        "ShiftCorrection(2x16x1, i8 L1 row-major, i32 L1 row-major)",
     ];
     super::tests::check_avx2(super::KernelKind::ValueShiftCorrection, &takes, &refuses);
 }

@@ -1,10 +1,11 @@
-//! `VectorAddBias`: `out[v] = act(out[v] + bias[v])` on whole f32 vector registers, the fused
-//! epilogue of a matmul whose output block is in registers.
+//! `VectorAddBias`: `out[v] = act(out[v] + bias[v])` on whole f32 vector registers (or i32 ones
+//! with the identity), the fused epilogue of a matmul whose output block is in registers.
 //!
 //! ```text
 //! ordinal:  10
 //! constants: fixed 1, per_unit 1 per output vectors (x8 for gelu)
-//! applies:  AddBias (any activation); out f32 in vector registers, whole vectors whose lanes run
+//! applies:  AddBias (any activation on f32, the identity on i32); out f32 or i32 in vector
+//!           registers, whole vectors whose lanes run
 //!           along the last dim; bias in memory or a cache (it is loaded as vectors), one
 //!           contiguous run
 //! memory:   2 vector registers (the bias vector and a temporary; gelu's exp needs 2 more)
@@ -20,7 +21,7 @@ use crate::cost::{Cost, move_cost};
 use crate::dtype::Dtype;
 use crate::spec::{Activation, LogicalSpec, PrimitiveKind};
 use crate::target::LevelKind;
-use crate::target::{KernelCost, MemVec, Target};
+use crate::target::{Architecture, KernelCost, MemVec, Target};
 
 /// The catalogue entry.
 pub(super) const DEFINITION: KernelDefinition =
@@ -40,7 +41,7 @@ fn could_apply(kind: PrimitiveKind, levels: &[LevelKind], dtypes: &[Dtype], _tar
     matches!(kind, PrimitiveKind::AddBias { .. })
         && levels[1] == LevelKind::VectorRegisters
         && matches!(levels[0], LevelKind::Cache | LevelKind::Memory)
-        && dtypes.iter().all(|d| *d == Dtype::F32)
+        && (dtypes.iter().all(|d| *d == Dtype::F32) || dtypes.iter().all(|d| *d == Dtype::I32))
 }
 
 fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
@@ -52,10 +53,11 @@ fn could_apply_after_tiling(spec: &LogicalSpec, target: &Target) -> bool {
 }
 
 fn applies(spec: &LogicalSpec, target: &Target) -> bool {
-    let PrimitiveKind::AddBias { .. } = spec.kind else { return false };
+    let PrimitiveKind::AddBias { activation } = spec.kind else { return false };
     let (bias, out) = (&spec.operands[0], &spec.operands[1]);
-    out.dtype == Dtype::F32
-        && bias.dtype == Dtype::F32
+    let integer = activation == Activation::Identity && target.architecture() != Some(Architecture::Aarch64);
+    (out.dtype == Dtype::F32 || (integer && out.dtype == Dtype::I32))
+        && bias.dtype == out.dtype
         && in_vector_registers(out, target)
         && in_memory(bias, target)
         && bias.is_fully_contiguous()
@@ -88,12 +90,14 @@ fn applies_to_its_specs_only() {
     let takes = [
         "AddBiasRelu(2x16, f32 L1 row-major, f32 VRF row-major v8)",
         "AddBiasGelu(1x8, f32 GL row-major, f32 VRF row-major v8)",
+        "AddBias(2x8, i32 L1 row-major, i32 VRF row-major v8)",
     ];
     let refuses = [
         // The bias is loaded as vectors: never from scalar registers.
         "AddBiasRelu(1x8, f32 RF row-major, f32 VRF row-major v8)",
         "AddBiasRelu(1x8, f32 L1 row-major, f32 L1 row-major)",
         "AddBias(8x1, f32 L1 row-major, f32 VRF row-major v8)",
+        "AddBias(1x8, i32 RF row-major, i32 VRF row-major v8)",
     ];
     super::tests::check_avx2(super::KernelKind::VectorAddBias, &takes, &refuses);
 }

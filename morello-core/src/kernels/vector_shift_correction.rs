@@ -1,22 +1,22 @@
-//! `VectorShiftCorrection`: `out = -128 Σ_k rhs` for one vector of columns, stored on every row
-//! (the correction of a shifted s8s8s32 matmul, `ShiftCorrection`).
+//! `VectorShiftCorrection`: `out = -128 Σ_k rhs` for one vector of columns (the correction of a
+//! shifted s8s8s32 matmul, `ShiftCorrection`).
 //!
 //! ```text
 //! ordinal:  24
-//! constants: fixed 4, per_unit 1 per k step and row (K / 4 + M for quads, K + M for rows)
+//! constants: fixed 4, per_unit 1 per k step and the store (K / 4 + 1 for quads, K + 1 for rows)
 //! isa:      Avx2
-//! applies:  ShiftCorrection [1, M, K, lanes], lanes the i32 lanes of the widest vectors; rhs and
+//! applies:  ShiftCorrection [1, K, lanes], lanes the i32 lanes of the widest vectors; rhs and
 //!           out in memory or a cache; rhs either rows (each k's lanes consecutive) or VNNI quads
 //!           [K/4][n][4] (each four k's lanes consecutive, K a multiple of 4, with vpdpbusd:
-//!           AVX-512 VNNI for 16 lanes, AVX-VNNI for 8); out's rows of lanes consecutive
+//!           AVX-512 VNNI for 16 lanes, AVX-VNNI for 8); out's lanes consecutive
 //! memory:   2 vector registers
-//! cost:     fixed + per_unit * (steps + M) + Σ move_cost(operand)
+//! cost:     fixed + per_unit * (steps + 1) + Σ move_cost(operand)
 //! ```
 //!
 //! Rows: each step sign-extends `lanes` bytes of `rhs` to i32 (`vpmovsxbd`) and adds them; the sum
 //! is multiplied by -128 (`0 - (sum << 7)`). Quads: each step is one `vpdpbusd` of a splat of
 //! u8 128 with four values of `k` per lane, which sums `128 rhs` directly (at most
-//! `128 * 128 * 131071 < 2^31`), then negated. Then one store per row of `out`.
+//! `128 * 128 * 131071 < 2^31`), then negated. Then one store.
 
 use super::{CalibrationCase, CalibrationSites, KernelDefinition, in_index_order, in_memory, sized};
 use super::{dot_product_loop::steps_cost, widest_vector_level};
@@ -97,7 +97,7 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
     if spec.kind != PrimitiveKind::ShiftCorrection {
         return false;
     }
-    let (Some(lanes), [1, _, _, n]) = (lanes(target), spec.shape.dims()) else { return false };
+    let (Some(lanes), [1, _, n]) = (lanes(target), spec.shape.dims()) else { return false };
     let (rhs, out) = (&spec.operands[0], &spec.operands[1]);
     let isa = match column_run(rhs) {
         Some(ColumnRun::Rows) => row_isa(lanes),
@@ -108,13 +108,13 @@ fn applies(spec: &LogicalSpec, target: &Target) -> bool {
         && isa.is_some_and(|f| target.has_isa(f))
         && in_memory(rhs, target)
         && in_memory(out, target)
-        && out.layout.dims().last().is_some_and(|d| d.logical == 2 && d.kind == PhysDim::Dynamic)
+        && out.layout.dims().last().is_some_and(|d| d.logical == 0 && d.kind == PhysDim::Dynamic)
         && out.contiguous_dims >= 1
 }
 
 /// The steps along `k`: `K / 4` for quads, `K` for rows.
 fn steps(spec: &LogicalSpec) -> u64 {
-    let k = u64::from(spec.shape.dim(2));
+    let k = u64::from(spec.shape.dim(1));
     match column_run(&spec.operands[0]) {
         Some(ColumnRun::Strips(s)) => k / u64::from(s),
         _ => k,
@@ -122,7 +122,7 @@ fn steps(spec: &LogicalSpec) -> u64 {
 }
 
 fn cost(spec: &LogicalSpec, target: &Target, c: KernelCost) -> Cost {
-    steps_cost(spec, target, c, steps(spec).saturating_add(u64::from(spec.shape.dim(1))))
+    steps_cost(spec, target, c, steps(spec).saturating_add(1))
 }
 
 /// Two registers of the widest vector level (the sum and a loaded or constant vector).
@@ -130,11 +130,11 @@ fn memory(_spec: &LogicalSpec, target: &Target) -> MemVec {
     widest_vector_level(target).map_or(MemVec::ZERO, |(level, _)| MemVec::single(level, 2))
 }
 
-/// Calibration: K = 16, 64 and 256 rows in L1 into 4 rows of one vector of columns.
+/// Calibration: K = 16, 64 and 256 rows in L1 into one vector of columns.
 fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
     let (l1, lanes) = (&s.l1, s.lanes());
     sized("k", [16, 64, 256], |k| {
-        format!("ShiftCorrection(1x4x{k}x{lanes}, i8 {l1} row-major, i32 {l1} row-major, serial)")
+        format!("ShiftCorrection(1x{k}x{lanes}, i8 {l1} row-major, i32 {l1} row-major, serial)")
     })
 }
 
@@ -142,24 +142,24 @@ fn calibration(s: &CalibrationSites) -> Vec<CalibrationCase> {
 #[test]
 fn applies_to_its_specs_only() {
     let takes = [
-        "ShiftCorrection(1x4x16x8, i8 L1 row-major, i32 L1 row-major)",
-        "ShiftCorrection(1x1x3x8, i8 GL row-major, i32 GL row-major)",
+        "ShiftCorrection(1x16x8, i8 L1 row-major, i32 L1 row-major)",
+        "ShiftCorrection(1x3x8, i8 GL row-major, i32 GL row-major)",
     ];
     let refuses = [
-        "ShiftCorrection(1x4x16x16, i8 L1 row-major, i32 L1 row-major)",
-        "ShiftCorrection(2x4x16x8, i8 L1 row-major, i32 L1 row-major)",
-        "ShiftCorrection(1x4x16x8, i8 L1 col-major, i32 L1 row-major)",
+        "ShiftCorrection(1x16x16, i8 L1 row-major, i32 L1 row-major)",
+        "ShiftCorrection(2x16x8, i8 L1 row-major, i32 L1 row-major)",
+        "ShiftCorrection(1x16x8, i8 L1 col-major, i32 L1 row-major)",
         // Quads need vpdpbusd, which x86-avx2 lacks.
-        "ShiftCorrection(1x4x16x8, i8 L1 [0, 1, 2, 1 p(4)], i32 L1 row-major)",
+        "ShiftCorrection(1x16x8, i8 L1 [0, 1, 2, 1 p(4)], i32 L1 row-major)",
     ];
     super::tests::check_avx2(super::KernelKind::VectorShiftCorrection, &takes, &refuses);
     let takes = [
-        "ShiftCorrection(1x4x16x16, i8 L1 row-major, i32 L1 row-major)",
-        "ShiftCorrection(1x4x16x16, i8 L1 [0, 1, 2, 1 p(4)], i32 L1 row-major)",
+        "ShiftCorrection(1x16x16, i8 L1 row-major, i32 L1 row-major)",
+        "ShiftCorrection(1x16x16, i8 L1 [0, 1, 2, 1 p(4)], i32 L1 row-major)",
     ];
     let refuses = [
-        "ShiftCorrection(1x4x18x16, i8 L1 [0, 1, 2, 1 p(2)], i32 L1 row-major)",
-        "ShiftCorrection(1x4x16x16, i8 L1 row-major, i32 L1 col-major)",
+        "ShiftCorrection(1x18x16, i8 L1 [0, 1, 2, 1 p(2)], i32 L1 row-major)",
+        "ShiftCorrection(1x16x16, i8 L1 col-major, i32 L1 row-major)",
     ];
     super::tests::check_on("x86-avx512", super::KernelKind::VectorShiftCorrection, &takes, &refuses);
 }

@@ -6,13 +6,14 @@
 //! forms:    AddBias, AddBiasRelu, AddBiasGelu (activation)
 //! space:    any rank, [..., n]
 //! operands: bias [n] in, out [..., n] in and out
-//! dtypes:   f32
-//! computes: out[..., j] = act(out[..., j] + bias[j]), the sum rounded to f32
-//! verified: as MatmulBias's epilogue, with no sum before it
+//! dtypes:   f32, or i32 with the identity
+//! computes: out[..., j] = act(out[..., j] + bias[j]), the sum rounded to f32 (wrapping in i32)
+//! verified: as MatmulBias's epilogue, with no sum before it (i32 exactly)
 //! ```
 //!
-//! A pass of `MatmulBias` that only the search makes (`actions/epilogue.rs`); its kernels are
-//! `VectorAddBias` (on a register block of the output) and `ValueAddBias`.
+//! A pass of `MatmulBias` (and, on i32, of `MatmulCorrected`) that only the search makes
+//! (`actions/epilogue.rs`); its kernels are `VectorAddBias` (on a register block of the output)
+//! and `ValueAddBias`.
 
 use super::{
     Activation, Direction, OperandDim, OperandsMut, Operator, OperatorDefinition, PrimitiveKind, Tolerance,
@@ -50,8 +51,14 @@ fn activation(kind: PrimitiveKind) -> Option<Activation> {
 }
 
 fn dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
-    if d[1] != Dtype::F32 || d[0] != d[1] {
-        return Err(format!("{} needs f32 operands, found {} and {}", kind.name(), d[0], d[1]));
+    let integer = d == [Dtype::I32, Dtype::I32] && activation(kind) == Some(Activation::Identity);
+    if (d[1] != Dtype::F32 || d[0] != d[1]) && !integer {
+        return Err(format!(
+            "{} needs f32 operands (or i32 ones without an activation), found {} and {}",
+            kind.name(),
+            d[0],
+            d[1]
+        ));
     }
     Ok(())
 }

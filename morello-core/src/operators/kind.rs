@@ -222,15 +222,18 @@ pub enum PrimitiveKind {
         /// The bias and activation before the requantization.
         epilogue: RequantEpilogue,
     },
-    /// `out[b, m, n] = -128 Σ_k rhs[b, k, n]` on every row: what shifting an i8 `lhs` into u8
-    /// (`+128`) adds to an s8s8s32 matmul's sums, to be taken away.
+    /// `out[n] = -128 Σ_k rhs[b, k, n]`: what shifting an i8 `lhs` into u8 (`+128`) adds to each
+    /// column of an s8s8s32 matmul's sums, to be taken away.
     ShiftCorrection,
+    /// `out[b, m, n] = correction[n] + Σ_k lhs[b, m, k] rhs[b, k, n]`: the u8 x i8 matmul of a
+    /// shifted s8s8s32 matmul with its column correction added.
+    MatmulCorrected,
 }
 
 impl PrimitiveKind {
     /// Every form, in a fixed order (convolutions with the unit geometry): the forms of each
     /// operator's definition, in the order `morello db stats` lists them.
-    pub const ALL: [PrimitiveKind; 27] = [
+    pub const ALL: [PrimitiveKind; 28] = [
         PrimitiveKind::Matmul { accum: false },
         PrimitiveKind::Matmul { accum: true },
         PrimitiveKind::Move,
@@ -258,6 +261,7 @@ impl PrimitiveKind {
         PrimitiveKind::Requant { epilogue: RequantEpilogue::Bias },
         PrimitiveKind::Requant { epilogue: RequantEpilogue::BiasRelu },
         PrimitiveKind::ShiftCorrection,
+        PrimitiveKind::MatmulCorrected,
     ];
 }
 

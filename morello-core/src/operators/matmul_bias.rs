@@ -58,7 +58,8 @@ const OPERANDS: [OperandRole; 4] = [
     operand("out", Direction::Out),
 ];
 
-fn operand_dims(_: PrimitiveKind, _: usize) -> Vec<Vec<OperandDim>> {
+/// The matmul's operands' dims with the bias's, `[n]`, third (`MatmulCorrected`'s too).
+pub(super) fn operand_dims(_: PrimitiveKind, _: usize) -> Vec<Vec<OperandDim>> {
     let mut dims = dims::matmul();
     dims.insert(2, vec![OperandDim::one(3)]);
     dims
@@ -108,8 +109,9 @@ fn tolerance(kind: PrimitiveKind) -> Tolerance {
 /// then the epilogue on `bias` and `out` (the stages of the block that splits it).
 pub const EPILOGUE_STAGES: [&[usize]; 2] = [&[0, 1, 3], &[2, 3]];
 
-/// The matmul into the output, then the epilogue on it.
-fn parts(kind: PrimitiveKind, l: &[LevelId], d: &[Dtype], _: &Target) -> Parts {
+/// The matmul into the output, then the epilogue on it (`MatmulCorrected`'s parts too, the
+/// identity's).
+pub(super) fn parts(kind: PrimitiveKind, l: &[LevelId], d: &[Dtype], _: &Target) -> Parts {
     let activation = activation(kind).unwrap_or(Activation::Identity);
     let part = |kind, operands: &[usize]| AbstractSpec {
         kind,

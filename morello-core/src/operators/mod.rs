@@ -38,7 +38,7 @@ pub use r#move::shifts;
 pub use shift_correction::SHIFT_STAGES;
 
 use crate::dtype::{Dtype, OperandDtypes, exact_reduction_limit};
-use crate::interp::values::{Value, convert, mul_add};
+use crate::interp::values::{Value, convert, mul_add, wrap};
 use crate::shape::Shape;
 use crate::spec::LogicalSpec;
 use crate::target::{LevelId, Target};
@@ -881,6 +881,9 @@ fn float(v: Value) -> f64 {
 fn epilogue(v: Value, bias: Value, activation: Activation) -> Value {
     match (v, bias) {
         (Value::Float(v), Value::Float(b)) => Value::Float(activation.apply(f64::from(v + b)) as f32),
+        // Integer epilogues are i32 and the identity (the dtypes of `AddBias` and
+        // `MatmulCorrected`): the sum wraps as the emitted adds do.
+        (Value::Int(v), Value::Int(b)) => Value::Int(wrap(v + b, Dtype::I32)),
         (v, _) => v,
     }
 }

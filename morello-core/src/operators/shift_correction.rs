@@ -1,14 +1,14 @@
-//! `ShiftCorrection`: `out[b, m, n] = -128 Σ_k rhs[b, k, n]` on every row `m`, the correction an
-//! s8s8s32 matmul needs when its i8 `lhs` is shifted into u8.
+//! `ShiftCorrection`: `out[n] = -128 Σ_k rhs[b, k, n]`, the column-sum correction an s8s8s32
+//! matmul needs when its i8 `lhs` is shifted into u8, once per column.
 //!
 //! ```text
 //! ordinal:  12
 //! forms:    ShiftCorrection
-//! space:    [b, m, k, n]
-//! operands: rhs [b, k, n] in, out [b, m, n] out
-//! reduces:  k
+//! space:    [b, k, n]
+//! operands: rhs [b, k, n] in, out [n] out
+//! reduces:  b, k
 //! dtypes:   rhs i8, out i32
-//! computes: out[b, m, n] = -128 Σ_k rhs[b, k, n]
+//! computes: out[n] = -128 Σ_b Σ_k rhs[b, k, n]
 //! verified: exactly
 //! ```
 //!
@@ -17,16 +17,15 @@
 //!
 //! ```text
 //! Σ_k s[m, k] rhs[k, n] = -128 Σ_k rhs[k, n]  +  Σ_k u[m, k] rhs[k, n]
-//!                         ShiftCorrection(rhs, out), then MatmulAccum(u, rhs, out)
+//!                         ShiftCorrection(rhs, c), then MatmulCorrected(u, rhs, c, out)
 //! ```
 //!
-//! (`morello-search/src/actions/shift.rs`). It is exact in i32 wherever the s8s8s32 matmul is
-//! (`crate::dtype::exact_reduction_limit`: `K <= 131071`): `|-128 Σ_k rhs| <= 16384 K`, and after
-//! the first `j` products of the accumulation the sum is `Σ_{k<j} s rhs - 128 Σ_{k>=j} rhs`, each
-//! term at most 16384 in magnitude, so no partial sum leaves the range the matmul's own bound
-//! keeps the result in. Made only by the search; its kernels are `VectorShiftCorrection` (one
-//! column vector of `out`, every row) and `ValueShiftCorrection` (one column). It does not move:
-//! its kernels read `rhs` and write `out` where they are.
+//! (`morello-search/src/actions/shift.rs`, one batch at a time: `b` is 1 there, and summing over
+//! it is what a larger `b` means here). It is exact in i32 wherever the s8s8s32 matmul is
+//! (`crate::dtype::exact_reduction_limit`: `K <= 131071`): `|-128 Σ_k rhs| <= 16384 K`. Made only
+//! by the search; its kernels are `VectorShiftCorrection` (one vector of columns) and
+//! `ValueShiftCorrection` (one column). It does not move: its kernels read `rhs` and write `out`
+//! where they are.
 
 use super::{
     Direction, OperandDim, OperandsMut, Operator, OperatorDefinition, PrimitiveKind, Tolerance, dims, operand,
@@ -43,21 +42,20 @@ pub(super) const DEFINITION: OperatorDefinition = OperatorDefinition::new(
     semantics,
     tolerance,
     description,
-    |m| format!("ShiftCorrection(1x2x8x16, i8 {m} row-major, i32 {m} row-major)"),
+    |m| format!("ShiftCorrection(1x8x16, i8 {m} row-major, i32 {m} row-major)"),
 )
-.rank(4, Some(&["b", "m", "k", "n"]))
-.reductions(&[2])
+.rank(3, Some(&["b", "k", "n"]))
+.reductions(&[0, 1])
 .unmoved(&[0, 1])
 .pass_of(Operator::Matmul);
 
 /// The operands of the shifted matmul's stages, as indices of the matmul's (`lhs` 0, `rhs` 1,
-/// `out` 2) and the temporary shifted `lhs` (3): the shift, the correction, the accumulation.
-pub const SHIFT_STAGES: [&[usize]; 3] = [&[0, 3], &[1, 2], &[3, 1, 2]];
+/// `out` 2) and its temporaries, the shifted `lhs` (3) and the correction (4): the shift, the
+/// correction, the corrected matmul.
+pub const SHIFT_STAGES: [&[usize]; 3] = [&[0, 3], &[1, 4], &[3, 1, 4, 2]];
 
 fn operand_dims(_: PrimitiveKind, _: usize) -> Vec<Vec<OperandDim>> {
-    let mut matmul = dims::matmul();
-    matmul.remove(0);
-    matmul
+    vec![dims::identity(3), vec![OperandDim::one(2)]]
 }
 
 fn dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
@@ -73,20 +71,17 @@ fn dtypes(kind: PrimitiveKind, d: &[Dtype]) -> Result<(), String> {
 }
 
 fn semantics(_: PrimitiveKind, shape: &Shape, ops: &mut dyn OperandsMut) {
-    let [batch, rows, depth, cols] = *shape.dims() else { return };
-    for b in 0..batch {
-        for n in 0..cols {
-            let mut sum = 0i64;
+    let [batch, depth, cols] = *shape.dims() else { return };
+    for n in 0..cols {
+        let mut sum = 0i64;
+        for b in 0..batch {
             for k in 0..depth {
                 if let Value::Int(w) = ops.read(0, &[b, k, n]) {
                     sum += w;
                 }
             }
-            let value = Value::Int(wrap(-128 * sum, Dtype::I32));
-            for m in 0..rows {
-                ops.write(1, &[b, m, n], value);
-            }
         }
+        ops.write(1, &[n], Value::Int(wrap(-128 * sum, Dtype::I32)));
     }
 }
 

@@ -11,7 +11,9 @@ use smallvec::SmallVec;
 
 use super::canonical::{assemble, canonical_operand, canonical_pitch};
 use super::geometry::operand_tile_shape;
-use super::{CanonicalSpec, FillValue, LogicalSpec, OperandDim, PrimitiveKind, SpecError, TensorSpec};
+use super::{
+    Activation, CanonicalSpec, FillValue, LogicalSpec, OperandDim, PrimitiveKind, SpecError, TensorSpec,
+};
 use crate::layout::{Layout, LayoutView, PhysDim};
 use crate::shape::Shape;
 use crate::target::{LevelKind, Target};
@@ -141,8 +143,9 @@ impl CanonicalSpec {
 }
 
 impl CanonicalSpec {
-    /// A `MatmulBias` split into its matmul `Matmul(lhs, rhs, out)` and its epilogue
-    /// `AddBias(bias, out)` over `[b, m, n]`; `None` for other kinds.
+    /// A `MatmulBias` (or `MatmulCorrected`, its correction the bias) split into its matmul
+    /// `Matmul(lhs, rhs, out)` and its epilogue `AddBias(bias, out)` over `[b, m, n]`; `None` for
+    /// other kinds.
     ///
     /// # Errors
     /// [`SpecError`] if a part is invalid (it cannot be, for a valid spec).
@@ -150,7 +153,11 @@ impl CanonicalSpec {
         &self,
         target: &Target,
     ) -> Option<Result<(CanonicalSpec, CanonicalSpec), SpecError>> {
-        let PrimitiveKind::MatmulBias { activation } = self.kind else { return None };
+        let activation = match self.kind {
+            PrimitiveKind::MatmulBias { activation } => activation,
+            PrimitiveKind::MatmulCorrected => Activation::Identity,
+            _ => return None,
+        };
         let o = &self.operands;
         let [b, m, _, n] = *self.shape.dims() else { return None };
         let split = || {

@@ -1,4 +1,4 @@
-//! `ValueShiftCorrection`: one column of `out = -128 Σ_k rhs`, stored on every row.
+//! `ValueShiftCorrection`: one column of `out = -128 Σ_k rhs`.
 //!
 //! ```text
 //! {
@@ -8,14 +8,13 @@
 //!     s9 += (uint32_t)r9[q9 * 256 + 0]; ... s9 += (uint32_t)r9[q9 * 256 + 3];
 //!   }
 //!   s9 = 0u - (s9 << 7);
-//!   int32_t *o9 = &out[...];
-//!   for (int64_t m9 = 0; m9 < 4; m9++) o9[m9 * 64] = s9;
+//!   out[...] = (int32_t)s9;
 //! }
 //! ```
 //!
 //! The walk along `k` is checked at every value of `k`: element `k` at `q S + r` from the first
 //! (`k = g q + r`, `g` 1 for rows, the strip for strip layouts); a column that is neither is
-//! summed element by element. Rows of `out` are checked likewise. The sum is kept in `uint32_t`, so
+//! summed element by element. The sum is kept in `uint32_t`, so
 //! it wraps as the vector kernel's i32 lanes and the reference do (never within the matmul's
 //! bound on `K`, `ShiftCorrection`'s doc), without C's undefined signed overflow.
 
@@ -28,13 +27,12 @@ use crate::emit::buffers::View;
 use crate::error::CodegenError;
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
-    let &[1, rows, depth, 1] = spec.shape.dims() else {
+    let &[1, depth, 1] = spec.shape.dims() else {
         return Err(unsupported(KernelKind::ValueShiftCorrection, spec, e, "not one column of one batch"));
     };
     let (rhs, out) = (&views[0], &views[1]);
     let id = e.fresh();
-    let (r, s, q, o, m) =
-        (format!("r{id}"), format!("s{id}"), format!("q{id}"), format!("o{id}"), format!("m{id}"));
+    let (r, s, q) = (format!("r{id}"), format!("s{id}"), format!("q{id}"));
     e.out.open("{");
     let start = e.offset_at(rhs, &[0, 0, 0])?;
     let address = e.address(rhs, &start)?;
@@ -58,44 +56,9 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
         }
     }
     e.out.line(format!("{s} = 0u - ({s} << 7);"));
-    store_rows(e, out, rows, [&o, &m, "int32_t"], |o, at| format!("{o}[{at}] = (int32_t){s};"))?;
+    let element = e.element(out, &[0])?;
+    e.out.line(format!("{element} = (int32_t){s};"));
     e.out.close();
-    Ok(())
-}
-
-/// Stores a value on each of `rows` rows of `out` (its column 0): a loop when the rows are a
-/// constant stride apart, else one statement per row. `names` are the pointer's name, the loop
-/// counter's and the element's C type; `store(pointer, index)` is the statement storing at
-/// `pointer + index`.
-pub(super) fn store_rows(
-    e: &mut Emitter<'_>,
-    out: &View,
-    rows: u32,
-    names: [&str; 3],
-    store: impl Fn(&str, &str) -> String,
-) -> Result<(), CodegenError> {
-    let [o, m, element] = names;
-    let start = e.offset_at(out, &[0, 0, 0])?;
-    let address = e.address(out, &start)?;
-    e.out.line(format!("{element} *{o} = {address};"));
-    match Walk::find(e, out, rows, 1, |m| vec![0, m, 0])? {
-        Some(walk) => {
-            let line = store(o, &format!("{m} * {}", walk.stride));
-            e.out.line(format!("for (int64_t {m} = 0; {m} < {rows}; {m}++) {line}"));
-        }
-        None => {
-            for row in 0..rows {
-                let offset = e.offset_at(out, &[0, row, 0])?;
-                let gap = offset.sub(&start).and_then(|d| d.simplify(&e.env)).map_err(arithmetic)?;
-                let Some(gap) = gap.as_constant() else {
-                    return Err(CodegenError::Unsupported {
-                        reason: format!("the rows of out are at offsets {start} and {offset}"),
-                    });
-                };
-                e.out.line(store(o, &gap.to_string()));
-            }
-        }
-    }
     Ok(())
 }
 

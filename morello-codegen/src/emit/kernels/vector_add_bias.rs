@@ -1,4 +1,5 @@
-//! `VectorAddBias`: `out[v] = act(out[v] + bias[v])` on whole f32 vector registers.
+//! `VectorAddBias`: `out[v] = act(out[v] + bias[v])` on whole f32 vector registers (i32 ones
+//! with the identity: `_mm512_add_epi32`).
 //!
 //! ```text
 //! v5_0 = _mm256_add_ps(v5_0, _mm256_loadu_ps(&bias[8 * n_2]));       (identity)
@@ -8,6 +9,7 @@
 //!
 //! The bias elements of a register's lanes must be consecutive in memory (checked).
 
+use morello_core::dtype::Dtype;
 use morello_core::kernels::KernelKind;
 use morello_core::spec::{Activation, LogicalSpec};
 
@@ -22,19 +24,24 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     };
     let (bias, out) = (&views[0], &views[1]);
     let vector = e.vector_type(out)?;
+    let out_dtype = spec.operands[1].dtype;
     let last = spec.shape.rank() - 1;
     for register in whole_registers(e, out, &spec.shape)? {
         let points: Vec<Vec<u32>> = register.points.iter().map(|p| vec![p[last]]).collect();
         let offset = consecutive(e, bias, &points)?;
         let address = e.address(bias, &offset)?;
         let name = e.register_name(out, register.index);
-        let sum = vector.add_f32(&name, &vector.load(&address));
+        let loaded = vector.load(&address);
         let value = match activation {
-            Activation::Identity => sum,
-            Activation::Relu => vector.max_f32(&sum, &vector.zero()),
+            Activation::Identity if out_dtype == Dtype::I32 => vector.add_i32(&name, &loaded),
+            _ if out_dtype != Dtype::F32 => {
+                return Err(unsupported(KernelKind::VectorAddBias, spec, e, "an activation on integers"));
+            }
+            Activation::Identity => vector.add_f32(&name, &loaded),
+            Activation::Relu => vector.max_f32(&vector.add_f32(&name, &loaded), &vector.zero()),
             Activation::Gelu => {
                 e.require_fused_multiply_add("the gelu epilogue")?;
-                let (call, helper) = vector.gelu(&sum);
+                let (call, helper) = vector.gelu(&vector.add_f32(&name, &loaded));
                 e.helpers.insert(helper);
                 call
             }

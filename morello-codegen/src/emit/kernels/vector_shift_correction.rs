@@ -1,4 +1,4 @@
-//! `VectorShiftCorrection`: one vector of columns of `out = -128 Σ_k rhs`, stored on every row.
+//! `VectorShiftCorrection`: one vector of columns of `out = -128 Σ_k rhs`.
 //!
 //! ```text
 //! rows (AVX-512):
@@ -11,8 +11,7 @@
 //!   }
 //!   s9_0 = _mm512_add_epi32(s9_0, s9_1); ...
 //!   s9_0 = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(s9_0, 7));
-//!   int32_t *o9 = &out[...];
-//!   for (int64_t m9 = 0; m9 < 4; m9++) _mm512_storeu_si512((void *)(o9 + m9 * 256), s9_0);
+//!   _mm512_storeu_si512((void *)(&out[...]), s9_0);
 //! }
 //! quads: s9_j = morello_dpbusd_m512(s9_j, c9, _mm512_loadu_si512((const void *)(r9 + (k9) / 4 * 1024)));
 //!        with c9 every byte 0x80 (u8 128), so the sum is 128 Σ rhs, then negated.
@@ -20,14 +19,14 @@
 //!
 //! Checked: the lanes of each step are one run (each value of `k`'s columns for rows, the four
 //! values of `k` inside each column for quads) at the first and the last step, and every step's
-//! run a constant stride from the previous one; the rows of `out` likewise.
+//! run a constant stride from the previous one; the lanes of `out` one run.
 
 use morello_core::kernels::{ColumnRun, KernelKind, column_run, quad_isa, row_isa};
 use morello_core::spec::LogicalSpec;
 use morello_core::target::IsaFeature;
 
 use super::dot_product_loop::accumulate_over_k;
-use super::value_shift_correction::{Walk, store_rows};
+use super::value_shift_correction::Walk;
 use super::{consecutive, unsupported};
 use crate::emit::Emitter;
 use crate::emit::buffers::View;
@@ -39,7 +38,7 @@ const SUMS: u32 = 4;
 
 pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> Result<(), CodegenError> {
     let fail = |e: &Emitter<'_>, why: &str| unsupported(KernelKind::VectorShiftCorrection, spec, e, why);
-    let &[1, rows, depth, lanes] = spec.shape.dims() else { return Err(fail(e, "not one batch")) };
+    let &[1, depth, lanes] = spec.shape.dims() else { return Err(fail(e, "not one batch")) };
     let (rhs, out) = (&views[0], &views[1]);
     let (p, c_type) = match lanes {
         16 => ("_mm512", "__m512i"),
@@ -69,18 +68,10 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     consecutive(e, rhs, &step(last))?;
     let walk = Walk::find(e, rhs, depth / strip, 1, |q| vec![0, q * strip, 0])?
         .ok_or_else(|| fail(e, "the steps along k are not a constant stride apart"))?;
-    consecutive(e, out, &(0..lanes).map(|n| vec![0, 0, n]).collect::<Vec<_>>())?;
-    consecutive(e, out, &(0..lanes).map(|n| vec![0, rows - 1, n]).collect::<Vec<_>>())?;
+    let stored = consecutive(e, out, &(0..lanes).map(|n| vec![n]).collect::<Vec<_>>())?;
 
     let id = e.fresh();
-    let (r, s, kv, c, o, m) = (
-        format!("r{id}"),
-        format!("s{id}"),
-        format!("k{id}"),
-        format!("c{id}"),
-        format!("o{id}"),
-        format!("m{id}"),
-    );
+    let (r, s, kv, c) = (format!("r{id}"), format!("s{id}"), format!("k{id}"), format!("c{id}"));
     let start = e.offset_at(rhs, &[0, 0, 0])?;
     let address = e.address(rhs, &start)?;
     let sums = (depth / strip).min(SUMS);
@@ -135,13 +126,12 @@ pub(super) fn emit(e: &mut Emitter<'_>, spec: &LogicalSpec, views: &[View]) -> R
     }
     let times_128 = if strip == 4 { format!("{s}_0") } else { format!("{p}_slli_epi32({s}_0, 7)") };
     e.out.line(format!("{s}_0 = {p}_sub_epi32({zero}(), {times_128});"));
-    store_rows(e, out, rows, [&o, &m, "int32_t"], |o, at| {
-        if lanes == 16 {
-            format!("_mm512_storeu_si512((void *)({o} + {at}), {s}_0);")
-        } else {
-            format!("_mm256_storeu_si256((__m256i *)({o} + {at}), {s}_0);")
-        }
-    })?;
+    let address = e.address(out, &stored)?;
+    e.out.line(if lanes == 16 {
+        format!("_mm512_storeu_si512((void *)({address}), {s}_0);")
+    } else {
+        format!("_mm256_storeu_si256((__m256i *)({address}), {s}_0);")
+    });
     e.out.close();
     Ok(())
 }

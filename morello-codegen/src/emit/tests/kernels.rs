@@ -462,26 +462,26 @@ fn shift_pieces_are_exact_at_the_extremes() {
     const K: u32 = 65_792;
     let quads = "[0, 1, 2, 1 p(4)]";
     let cases: Vec<(KernelKind, &str, String, Vec<IsaFeature>)> = vec![
-        (KernelKind::VectorShiftCorrection, "x86-avx2", format!("1x3x{K}x8, i8 GL row-major"), vec![]),
+        (KernelKind::VectorShiftCorrection, "x86-avx2", format!("1x{K}x8, i8 GL row-major"), vec![]),
         (
             KernelKind::VectorShiftCorrection,
             "x86-avx512",
-            format!("1x3x{K}x16, i8 GL row-major"),
+            format!("1x{K}x16, i8 GL row-major"),
             vec![IsaFeature::Avx512f],
         ),
         (
             KernelKind::VectorShiftCorrection,
             "x86-avx512",
-            format!("1x3x{K}x16, i8 GL {quads}"),
+            format!("1x{K}x16, i8 GL {quads}"),
             vec![IsaFeature::Avx512f, IsaFeature::Avx512vnni],
         ),
         (
             KernelKind::VectorShiftCorrection,
             "x86-avx2-vnni",
-            format!("1x3x{K}x8, i8 GL {quads}"),
+            format!("1x{K}x8, i8 GL {quads}"),
             vec![IsaFeature::Avxvnni],
         ),
-        (KernelKind::ValueShiftCorrection, "x86-avx2", format!("1x3x{K}x1, i8 GL row-major"), vec![]),
+        (KernelKind::ValueShiftCorrection, "x86-avx2", format!("1x{K}x1, i8 GL row-major"), vec![]),
     ];
     let mut ran = 0;
     for (kernel, target_name, operands, needs) in cases {

@@ -1,5 +1,5 @@
 /* morello kernel `ValueShiftCorrection` by itself, as function `value_shift_correction` for target x86-avx2:
- * ShiftCorrection(1x4x16x1, i8 L1 row-major, i32 L1 row-major, serial)
+ * ShiftCorrection(1x16x1, i8 L1 row-major, i32 L1 row-major, serial)
  * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  */
 #include <immintrin.h>
@@ -15,7 +15,6 @@ void value_shift_correction(const int8_t *restrict rhs, int32_t *restrict out) {
       s0 += (uint32_t)r0[q0 * 1 + 0];
     }
     s0 = 0u - (s0 << 7);
-    int32_t *o0 = out;
-    for (int64_t m0 = 0; m0 < 4; m0++) o0[m0 * 1] = (int32_t)s0;
+    out[0] = (int32_t)s0;
   }
 }

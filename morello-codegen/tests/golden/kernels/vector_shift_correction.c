@@ -1,5 +1,5 @@
 /* morello kernel `VectorShiftCorrection` by itself, as function `vector_shift_correction` for target x86-avx2:
- * ShiftCorrection(1x4x16x8, i8 L1 row-major, i32 L1 row-major, serial)
+ * ShiftCorrection(1x16x8, i8 L1 row-major, i32 L1 row-major, serial)
  * compile: cc -O3 -std=gnu11 -mavx -mavx2 -mfma -c kernel.c
  */
 #include <immintrin.h>
@@ -21,7 +21,6 @@ void vector_shift_correction(const int8_t *restrict rhs, int32_t *restrict out) 
     s0_2 = _mm256_add_epi32(s0_2, s0_3);
     s0_0 = _mm256_add_epi32(s0_0, s0_2);
     s0_0 = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s0_0, 7));
-    int32_t *o0 = out;
-    for (int64_t m0 = 0; m0 < 4; m0++) _mm256_storeu_si256((__m256i *)(o0 + m0 * 8), s0_0);
+    _mm256_storeu_si256((__m256i *)(out), s0_0);
   }
 }
